@@ -1,0 +1,1 @@
+"""statinterp: rank case-law sentences that explain a statutory term."""
