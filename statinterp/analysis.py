@@ -1,0 +1,340 @@
+"""Text analysis: spaCy tokens -> lower-cased lemma ids, sentence spans, and the on-disk cache.
+
+A *token* is the lower-cased lemma of a spaCy token that contains a letter or a digit.
+Lemmas come from spaCy's lookup lemmatizer (tables of ``spacy-lookups-data``); since lookup
+lemmatization depends only on the token's form, each distinct form is lemmatized once
+(:meth:`LemmaTable.lemma`) instead of once per token.
+
+Each distinct text is analysed once: :class:`Analyzer` keeps an on-disk cache keyed by the
+SHA-256 of the text and by every setting that changes the result (see
+:attr:`Analyzer.settings_key`), so a second run reads arrays instead of running spaCy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+import zipfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+from spacy.attrs import IDX, LENGTH, ORTH
+
+from . import atomic
+from .segmentation import SEGMENTER_VERSION, build_pipeline, sentence_spans
+
+#: Bump when the cache layout or the token definition changes.
+CACHE_FORMAT = 2
+
+
+def default_cache_dir() -> Path:
+    """``$STATINTERP_CACHE``, else ``$XDG_CACHE_HOME/statinterp``, else ``~/.cache/statinterp``."""
+    env = os.environ.get("STATINTERP_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "statinterp"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Vocabulary:
+    """Token string <-> integer id, shared by every analysed text of a run."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self.words: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def add(self, word: str) -> int:
+        i = self._ids.get(word)
+        if i is None:
+            i = self._ids[word] = len(self.words)
+            self.words.append(word)
+        return i
+
+    def get(self, word: str) -> int | None:
+        return self._ids.get(word)
+
+    def add_all(self, words: Sequence[str]) -> np.ndarray:
+        return np.fromiter((self.add(w) for w in words), dtype=np.int32, count=len(words))
+
+
+@dataclass
+class AnalysedText:
+    """The word tokens of one text: character spans and vocabulary ids, plus sentence spans."""
+
+    starts: np.ndarray  # int32, character offset where each word token starts
+    ends: np.ndarray  # int32, character offset where it ends
+    ids: np.ndarray  # int32, vocabulary id of its lower-cased lemma
+    sentences: np.ndarray  # int32 (m, 2), character spans of spaCy sentences
+
+    def token_range(self, start: int, end: int) -> tuple[int, int]:
+        """Indices ``lo, hi`` of the tokens lying wholly inside characters ``[start, end)``."""
+        lo = int(np.searchsorted(self.starts, start, "left"))
+        hi = int(np.searchsorted(self.ends, end, "right"))
+        return lo, max(lo, hi)
+
+    def tokens(self, start: int, end: int) -> np.ndarray:
+        lo, hi = self.token_range(start, end)
+        return self.ids[lo:hi]
+
+
+@dataclass
+class _LocalAnalysis:
+    """One text's analysis with a text-local vocabulary: the cache's unit of storage."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    local_ids: np.ndarray
+    words: list[str]  # local vocabulary
+    sentences: np.ndarray
+
+
+class LemmaTable:
+    """Form -> lower-cased lemma via spaCy's lookup table, memoised per distinct form."""
+
+    def __init__(self, nlp) -> None:
+        self._table = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_lookup")
+        self._memo: dict[str, str | None] = {}
+
+    def lemma(self, form: str) -> str | None:
+        """The token for ``form``, or ``None`` when it holds no letter or digit."""
+        try:
+            return self._memo[form]
+        except KeyError:
+            pass
+        if not any(ch.isalnum() for ch in form):
+            out = None
+        else:
+            lemma = self._table.get(form)
+            if lemma is None:
+                lower = form.lower()
+                lemma = self._table.get(lower, lower)
+            out = lemma.lower()
+        self._memo[form] = out
+        return out
+
+
+class _Worker:
+    """Runs the spaCy pipeline and turns docs into compact arrays (also inside subprocesses)."""
+
+    def __init__(self, legal_rules: bool):
+        self.nlp = build_pipeline(legal_rules=legal_rules)
+        self.lemmas = LemmaTable(self.nlp)
+        self.disabled = [name for name in self.nlp.pipe_names if name == "lemmatizer"]
+
+    def run(self, texts: Sequence[str], batch_size: int = 32) -> list[_LocalAnalysis]:
+        out = []
+        for doc in self.nlp.pipe(texts, batch_size=batch_size, disable=self.disabled):
+            out.append(self.convert(doc))
+        return out
+
+    def convert(self, doc) -> _LocalAnalysis:
+        """Word tokens of ``doc`` as arrays; each distinct form is looked up once."""
+        spans = np.asarray(sentence_spans(doc), dtype=np.int32).reshape(-1, 2)
+        if len(doc) == 0:
+            empty = np.zeros(0, dtype=np.int32)
+            return _LocalAnalysis(empty, empty, empty, [], spans)
+        arr = doc.to_array([ORTH, IDX, LENGTH]).astype(np.int64, copy=False)
+        forms, inverse = np.unique(arr[:, 0].view(np.uint64), return_inverse=True)
+        strings = doc.vocab.strings
+        local: dict[str, int] = {}
+        form_to_local = np.full(len(forms), -1, dtype=np.int32)
+        for j, h in enumerate(forms.tolist()):
+            word = self.lemmas.lemma(strings[h])
+            if word is not None:
+                form_to_local[j] = local.setdefault(word, len(local))
+        token_local = form_to_local[inverse.reshape(-1)]
+        keep = token_local >= 0
+        starts = arr[keep, 1].astype(np.int32)
+        ends = (arr[keep, 1] + arr[keep, 2]).astype(np.int32)
+        return _LocalAnalysis(starts, ends, token_local[keep], list(local), spans)
+
+
+_PROCESS_WORKER: _Worker | None = None
+
+
+def _init_process(legal_rules: bool) -> None:
+    global _PROCESS_WORKER
+    _PROCESS_WORKER = _Worker(legal_rules)
+
+
+def _run_in_process(texts: list[str]) -> list[_LocalAnalysis]:
+    assert _PROCESS_WORKER is not None
+    return _PROCESS_WORKER.run(texts)
+
+
+class AnalysisCache:
+    """One ``.npz`` file per analysed text, under a folder named by the settings key.
+
+    Files are written to a temporary file and atomically renamed, so a reader sees a whole
+    entry or none. A damaged entry fails the zip CRC check or the array checks on reading; it
+    is then discarded with a warning and rebuilt.
+    """
+
+    def __init__(self, directory: Path, settings_key: str):
+        self.directory = Path(directory) / "analysis" / settings_key
+
+    def path(self, digest: str) -> Path:
+        return self.directory / digest[:2] / f"{digest}.npz"
+
+    def get(self, digest: str) -> _LocalAnalysis | None:
+        path = self.path(digest)
+        if not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                words = z["words"].tobytes().decode("utf-8")
+                entry = _LocalAnalysis(z["starts"], z["ends"], z["local_ids"],
+                                       words.split("\n") if words else [], z["sentences"])
+                check = str(z["check"])
+            if check != _checksum(entry):
+                raise ValueError("checksum mismatch")
+            return entry
+        except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
+            warnings.warn(f"discarding damaged analysis cache entry {path} ({exc}); it will be rebuilt", stacklevel=2)
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            return None
+
+    def put(self, digest: str, entry: _LocalAnalysis) -> None:
+        path = self.path(digest)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic.replace(path, force=True) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(
+                    fh,
+                    starts=entry.starts,
+                    ends=entry.ends,
+                    local_ids=entry.local_ids,
+                    words=np.frombuffer("\n".join(entry.words).encode("utf-8"), dtype=np.uint8),
+                    sentences=entry.sentences,
+                    check=np.asarray(_checksum(entry)),
+                )
+
+
+def _checksum(entry: _LocalAnalysis) -> str:
+    h = hashlib.sha256()
+    for arr in (entry.starts, entry.ends, entry.local_ids, entry.sentences):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    h.update("\n".join(entry.words).encode("utf-8"))
+    return h.hexdigest()
+
+
+class Analyzer:
+    """Analyses texts into :class:`AnalysedText` with a shared :class:`Vocabulary`.
+
+    Parameters
+    ----------
+    cache_dir:
+        Folder of the persistent cache; ``None`` uses :func:`default_cache_dir`, ``False``
+        disables the cache.
+    legal_rules:
+        Use the legal abbreviation and citation rules of the sentence segmenter.
+    n_process:
+        Worker processes for spaCy (texts are split into chunks across them).
+    """
+
+    def __init__(self, cache_dir: str | Path | None | bool = None, legal_rules: bool = True, n_process: int = 1,
+                 batch_size: int = 16):
+        self.legal_rules = legal_rules
+        self.n_process = max(1, int(n_process))
+        self.batch_size = batch_size
+        self.vocab = Vocabulary()
+        self._worker: _Worker | None = None
+        self._memory: dict[str, AnalysedText] = {}
+        if cache_dir is False:
+            self.cache = None
+        else:
+            self.cache = AnalysisCache(Path(cache_dir) if cache_dir else default_cache_dir(), self.settings_key)
+
+    @property
+    def settings_key(self) -> str:
+        import spacy
+        import spacy_lookups_data
+
+        parts = [
+            f"format={CACHE_FORMAT}",
+            f"segmenter={SEGMENTER_VERSION}",
+            f"legal_rules={self.legal_rules}",
+            f"spacy={spacy.__version__}",
+            f"lookups={getattr(spacy_lookups_data, '__version__', 'unknown')}",
+        ]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+    @property
+    def worker(self) -> _Worker:
+        if self._worker is None:
+            self._worker = _Worker(self.legal_rules)
+        return self._worker
+
+    def analyse(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[AnalysedText]:
+        """Analyse ``texts`` (each distinct text once, reusing the cache); results in input order.
+
+        ``progress`` is called with the number of characters finished after each text.
+        """
+        digests = [text_hash(t) for t in texts]
+        todo: dict[str, str] = {}
+        for digest, text in zip(digests, texts):
+            if digest in self._memory or digest in todo:
+                continue
+            entry = self.cache.get(digest) if self.cache is not None else None
+            if entry is not None:
+                self._memory[digest] = self._globalise(entry)
+                if progress:
+                    progress(len(text))
+            else:
+                todo[digest] = text
+        if todo:
+            for digest, entry in self._run(list(todo.items()), progress):
+                if self.cache is not None:
+                    self.cache.put(digest, entry)
+                self._memory[digest] = self._globalise(entry)
+        return [self._memory[d] for d in digests]
+
+    def forget(self) -> None:
+        """Drop the in-memory copies (the on-disk cache stays)."""
+        self._memory.clear()
+
+    def _run(self, items: list[tuple[str, str]], progress) -> Iterable[tuple[str, _LocalAnalysis]]:
+        if self.n_process == 1 or len(items) < 2 * self.n_process:
+            for i in range(0, len(items), self.batch_size):
+                chunk = items[i : i + self.batch_size]
+                for (digest, text), entry in zip(chunk, self.worker.run([t for _, t in chunk], self.batch_size)):
+                    if progress:
+                        progress(len(text))
+                    yield digest, entry
+            return
+        chunks = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
+        with ProcessPoolExecutor(self.n_process, initializer=_init_process, initargs=(self.legal_rules,)) as pool:
+            for chunk, entries in zip(chunks, pool.map(_run_in_process, [[t for _, t in c] for c in chunks])):
+                for (digest, text), entry in zip(chunk, entries):
+                    if progress:
+                        progress(len(text))
+                    yield digest, entry
+
+    def _globalise(self, entry: _LocalAnalysis) -> AnalysedText:
+        mapping = self.vocab.add_all(entry.words)
+        ids = mapping[entry.local_ids] if len(entry.local_ids) else np.zeros(0, dtype=np.int32)
+        return AnalysedText(entry.starts, entry.ends, ids.astype(np.int32), entry.sentences)
+
+    def tokens(self, text: str) -> list[str]:
+        """The token strings of a short text (a query or a provision); not cached."""
+        doc = self.worker.nlp.make_doc(text)
+        return [w for w in (self.worker.lemmas.lemma(t.text) for t in doc) if w is not None]
+
+    def known_ids(self, text: str) -> np.ndarray:
+        """Vocabulary ids of the tokens of ``text`` that occur in the analysed corpus."""
+        ids = [self.vocab.get(w) for w in self.tokens(text)]
+        return np.asarray([i for i in ids if i is not None], dtype=np.int32)

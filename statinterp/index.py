@@ -1,0 +1,350 @@
+"""From a loaded corpus to what scorers read: token units per candidate and background statistics.
+
+Analyse once, by offsets: in the data-set format every opinion text is a substring of its case
+text, every paragraph of its opinion and every sentence of its paragraph. Each case text is
+analysed once (:class:`~statinterp.analysis.Analyzer`), and the tokens of opinions,
+paragraphs, sentences and recursive-context neighbours are sliced out of it by character
+offsets. Where a text is *not* a substring of its parent, it is analysed on its own (and such a
+sentence gets no recursive neighbours); :attr:`PreparedCorpus.fallbacks` counts these.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .analysis import AnalysedText, Analyzer, Vocabulary, text_hash
+from .corpus import Corpus, Sentence, TermData, term_key
+from .errors import UsageError
+from .stats import LEVELS, Background, CollectionStats, StatsAccumulator
+from .units import TokenSeqs
+
+#: Neighbours kept on each side of a candidate for recursive context (the paper's n = 4).
+MAX_NEIGHBOURS = 4
+
+
+@dataclass
+class Query:
+    """A bag of query tokens: distinct vocabulary ids and their counts (tf in the query)."""
+
+    ids: np.ndarray  # int32, distinct
+    counts: np.ndarray  # float64
+    tokens: list[str]  # all analysed tokens, including those not in the vocabulary
+
+    @classmethod
+    def from_tokens(cls, tokens: list[str], vocab: Vocabulary) -> "Query":
+        known = [vocab.get(t) for t in tokens]
+        ids = np.asarray([i for i in known if i is not None], dtype=np.int64)
+        uniq, counts = np.unique(ids, return_counts=True)
+        return cls(uniq.astype(np.int32), counts.astype(np.float64), list(tokens))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass
+class UnitSet:
+    """Distinct units of one kind and, for each candidate, the row of its unit."""
+
+    seqs: TokenSeqs
+    row: np.ndarray  # int64 per candidate; -1 where the candidate has no such unit
+    labels: list[str] = field(default_factory=list)  # an id per distinct unit
+
+    @property
+    def present(self) -> np.ndarray:
+        return self.row >= 0
+
+    def spread(self, unit_values: np.ndarray, missing: float = 0.0) -> np.ndarray:
+        """Per-candidate values from per-unit values (``missing`` where a candidate has none)."""
+        out = np.full(len(self.row), missing, dtype=np.float64)
+        ok = self.row >= 0
+        out[ok] = unit_values[self.row[ok]]
+        return out
+
+
+@dataclass
+class TermIndex:
+    """Everything a scorer needs about one term's candidate sentences."""
+
+    term: TermData
+    sentences: list[Sentence]
+    levels: dict[str, UnitSet]  # "sentence", "paragraph", "opinion", "case"
+    neighbours: dict[int, UnitSet]  # offset (-4..-1, 1..4) -> neighbour sentence of each candidate
+    single_segment: np.ndarray  # bool: candidate is exactly one spaCy sentence of its opinion
+    query: Query
+    provision: Query | None
+    background: Background
+    vocab: Vocabulary
+    analyzer: Analyzer
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    @property
+    def key(self) -> str:
+        return self.term.key
+
+    @property
+    def sentence_ids(self) -> np.ndarray:
+        return np.asarray([s.id for s in self.sentences], dtype=object)
+
+    @property
+    def gains(self) -> np.ndarray:
+        """Gain per candidate, NaN where unlabelled."""
+        return np.asarray([np.nan if s.gain is None else s.gain for s in self.sentences], dtype=np.float64)
+
+    @property
+    def cases(self) -> UnitSet:
+        return self.levels["case"]
+
+    def require_provision(self) -> Query:
+        if self.provision is None:
+            raise UsageError(
+                f"term {self.term.key!r} has no source provision; give one with --provision or --provision-file"
+            )
+        if len(self.provision) == 0:
+            raise UsageError(f"the provision of term {self.term.key!r} analyses to no known tokens")
+        return self.provision
+
+
+@dataclass
+class PreparedCorpus:
+    indices: dict[str, TermIndex]
+    background: Background
+    analyzer: Analyzer
+    fallbacks: int = 0  # texts that were not substrings of their parent
+
+    def __getitem__(self, name: str) -> TermIndex:
+        """The index of a term, by key (``technological_measure``) or name (``technological measure``)."""
+        key = term_key(name)
+        if key not in self.indices:
+            known = ", ".join(sorted(self.indices)) or "none"
+            raise UsageError(f"term {name!r} is not in the loaded data (terms: {known})")
+        return self.indices[key]
+
+    def __iter__(self):
+        return iter(self.indices.values())
+
+
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Span:
+    host: AnalysedText
+    start: int
+    end: int
+
+    def tokens(self) -> np.ndarray:
+        return self.host.tokens(self.start, self.end)
+
+
+def _line_spans(text: str, base: int) -> np.ndarray:
+    """Character spans of the lines of ``text`` (offset by ``base``)."""
+    breaks = [m.start() for m in re.finditer("\n", text)]
+    starts = np.asarray([0] + [b + 1 for b in breaks], dtype=np.int64)
+    ends = np.asarray(breaks + [len(text)], dtype=np.int64)
+    return np.stack([starts + base, ends + base], axis=1)
+
+
+def _ranges(at: AnalysedText, spans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if len(spans) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    lo = np.searchsorted(at.starts, spans[:, 0], "left")
+    hi = np.searchsorted(at.ends, spans[:, 1], "right")
+    return lo, np.maximum(lo, hi)
+
+
+def _segments_within(at: AnalysedText, start: int, end: int) -> np.ndarray:
+    s = at.sentences
+    if len(s) == 0:
+        return s.reshape(0, 2)
+    keep = (s[:, 0] >= start) & (s[:, 1] <= end)
+    return s[keep]
+
+
+class _TermBuilder:
+    def __init__(self, term: TermData, analyzer: Analyzer):
+        self.term = term
+        self.analyzer = analyzer
+        self.fallbacks = 0
+
+    def locate(self, parent: _Span, parent_text: str, text: str) -> _Span:
+        """Span of ``text`` inside ``parent`` (its first occurrence), else its own analysis."""
+        off = parent_text.find(text)
+        if off >= 0:
+            return _Span(parent.host, parent.start + off, parent.start + off + len(text))
+        self.fallbacks += 1
+        at = self.analyzer.analyse([text])[0]
+        return _Span(at, 0, len(text))
+
+
+def _background_units(case_at: AnalysedText, case_text: str, opinion_spans: list[_Span], opinion_texts: list[str]):
+    """Background units of one case: {level: TokenSeqs}."""
+    units: dict[str, list[TokenSeqs]] = {lvl: [] for lvl in LEVELS}
+    units["case"].append(TokenSeqs(case_at.ids, np.asarray([0, len(case_at.ids)], dtype=np.int64)))
+    for span, text in zip(opinion_spans, opinion_texts):
+        at = span.host
+        lo, hi = at.token_range(span.start, span.end)
+        units["opinion"].append(TokenSeqs.from_ranges(at.ids, np.asarray([lo]), np.asarray([hi])))
+        lines = _line_spans(text, span.start)
+        units["paragraph"].append(TokenSeqs.from_ranges(at.ids, *_ranges(at, lines)))
+        segs = _segments_within(at, span.start, span.end)
+        units["sentence"].append(TokenSeqs.from_ranges(at.ids, *_ranges(at, segs)))
+    return {lvl: TokenSeqs.concat(parts) for lvl, parts in units.items()}
+
+
+def prepare(
+    corpus: Corpus,
+    analyzer: Analyzer,
+    *,
+    statistics: str = "background",
+    extra_background: Corpus | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> PreparedCorpus:
+    """Analyse the corpus and build one :class:`TermIndex` per term.
+
+    ``statistics="background"`` (default) computes the collection statistics over every unit
+    of all loaded cases (plus the cases of ``extra_background``); ``"candidates"`` computes
+    them over the candidates' own units only (degenerate on real data; for comparison).
+    ``progress`` receives the number of characters analysed.
+    """
+    if statistics not in ("background", "candidates"):
+        raise UsageError(f"unknown statistics {statistics!r}; use 'background' or 'candidates'")
+    acc = {lvl: StatsAccumulator(lvl) for lvl in LEVELS}
+    seen_cases: set[str] = set()
+    n_background_cases = 0
+    fallbacks = 0
+    background = Background({}, "")  # filled once every term has been read
+    indices: dict[str, TermIndex] = {}
+
+    def add_case_background(case_text: str, at: AnalysedText, spans: list[_Span], texts: list[str]) -> None:
+        nonlocal n_background_cases
+        digest = text_hash(case_text)
+        if digest in seen_cases:
+            return
+        seen_cases.add(digest)
+        n_background_cases += 1
+        for lvl, seqs in _background_units(at, case_text, spans, texts).items():
+            acc[lvl].add(seqs)
+
+    if extra_background is not None and statistics == "background":
+        for term in extra_background:
+            case_ids = sorted(term.cases)
+            analysed = analyzer.analyse([term.cases[c].text for c in case_ids], progress)
+            builder = _TermBuilder(term, analyzer)
+            for cid, at in zip(case_ids, analysed):
+                case = term.cases[cid]
+                ops = [o for o in term.opinions.values() if o.case_id == cid]
+                root = _Span(at, 0, len(case.text))
+                spans = [builder.locate(root, case.text, o.text) for o in ops]
+                add_case_background(case.text, at, spans, [o.text for o in ops])
+            analyzer.forget()
+
+    for term in corpus:
+        builder = _TermBuilder(term, analyzer)
+        case_ids = sorted(term.cases)
+        analysed = analyzer.analyse([term.cases[c].text for c in case_ids], progress)
+        case_span: dict[str, _Span] = {}
+        opinion_span: dict[str, _Span] = {}
+        for cid, at in zip(case_ids, analysed):
+            case = term.cases[cid]
+            root = _Span(at, 0, len(case.text))
+            case_span[cid] = root
+            ops = sorted((o for o in term.opinions.values() if o.case_id == cid), key=lambda o: o.id)
+            spans = [builder.locate(root, case.text, o.text) for o in ops]
+            opinion_span.update({o.id: s for o, s in zip(ops, spans)})
+            if statistics == "background":
+                add_case_background(case.text, at, spans, [o.text for o in ops])
+        paragraph_span = {
+            pid: builder.locate(opinion_span[p.opinion_id], term.opinions[p.opinion_id].text, p.text)
+            for pid, p in sorted(term.paragraphs.items())
+        }
+        sentence_span = [
+            builder.locate(paragraph_span[s.paragraph_id], term.paragraphs[s.paragraph_id].text, s.text)
+            for s in term.sentences
+        ]
+        fallbacks += builder.fallbacks
+        spans = dict(case=case_span, opinion=opinion_span, paragraph=paragraph_span, sentence=sentence_span)
+        index = _term_index(term, spans, background, analyzer)
+        indices[term.key] = index
+        if statistics == "candidates":
+            for lvl in LEVELS:
+                acc[lvl].add(index.levels[lvl].seqs)
+        analyzer.forget()
+
+    vocab_size = len(analyzer.vocab)
+    stats = {lvl: acc[lvl].result(vocab_size) for lvl in LEVELS}
+    if statistics == "background":
+        description = f"all units of the {n_background_cases} distinct cases loaded"
+    else:
+        description = "the candidate sentences and their own paragraphs, opinions and cases"
+    background.stats.update(stats)
+    background.description = description
+    for index in indices.values():  # queries last: the vocabulary is complete now
+        index.query, index.provision = _queries(index.term, analyzer)
+    return PreparedCorpus(indices, background, analyzer, fallbacks)
+
+
+def _candidate_levels(term: TermData, spans: dict) -> dict[str, UnitSet]:
+    sentences = term.sentences
+    levels = {"sentence": UnitSet(TokenSeqs.from_list([s.tokens() for s in spans["sentence"]]),
+                                  np.arange(len(sentences), dtype=np.int64), [s.id for s in sentences])}
+    for lvl, key in (("paragraph", "paragraph_id"), ("opinion", "opinion_id"), ("case", "case_id")):
+        ids = sorted(spans[lvl]) if lvl == "case" else sorted({getattr(s, key) for s in sentences})
+        pos = {u: i for i, u in enumerate(ids)}
+        seqs = TokenSeqs.from_list([spans[lvl][u].tokens() for u in ids])
+        row = np.asarray([pos[getattr(s, key)] for s in sentences], dtype=np.int64)
+        levels[lvl] = UnitSet(seqs, row, ids)
+    return levels
+
+
+def _neighbours(spans: dict, sentences: list[Sentence], term: TermData):
+    """Recursive-context neighbours of each candidate, and whether it is a single segment."""
+    n = len(sentences)
+    per_offset: dict[int, list[np.ndarray]] = {d: [] for d in range(-MAX_NEIGHBOURS, MAX_NEIGHBOURS + 1) if d}
+    present: dict[int, np.ndarray] = {d: np.zeros(n, dtype=bool) for d in per_offset}
+    single = np.zeros(n, dtype=bool)
+    empty = np.zeros(0, dtype=np.int32)
+    for i, (s, span) in enumerate(zip(sentences, spans["sentence"])):
+        op = spans["opinion"][s.opinion_id]
+        if span.host is not op.host:
+            for d in per_offset:
+                per_offset[d].append(empty)
+            continue
+        segs = _segments_within(op.host, op.start, op.end)
+        i0 = int(np.searchsorted(segs[:, 1], span.start, "right"))  # first segment ending after start
+        i1 = int(np.searchsorted(segs[:, 0], span.end, "left")) - 1  # last segment starting before end
+        single[i] = i0 == i1
+        for d in per_offset:
+            j = i0 + d if d < 0 else i1 + d
+            if 0 <= j < len(segs) and i1 >= i0:
+                per_offset[d].append(op.host.tokens(int(segs[j, 0]), int(segs[j, 1])))
+                present[d][i] = True
+            else:
+                per_offset[d].append(empty)
+    units = {}
+    for d, seqs in per_offset.items():
+        row = np.where(present[d], np.arange(n), -1).astype(np.int64)
+        units[d] = UnitSet(TokenSeqs.from_list(seqs), row)
+    return units, single
+
+
+def _term_index(term: TermData, spans: dict, background: Background, analyzer: Analyzer) -> TermIndex:
+    vocab = analyzer.vocab
+    levels = _candidate_levels(term, spans)
+    neighbours, single = _neighbours(spans, term.sentences, term)
+    query, provision = _queries(term, analyzer)
+    return TermIndex(term, list(term.sentences), levels, neighbours, single, query, provision, background,
+                     vocab, analyzer)
+
+
+def _queries(term: TermData, analyzer: Analyzer) -> tuple[Query, Query | None]:
+    query = Query.from_tokens(analyzer.tokens(term.query), analyzer.vocab)
+    provision = None
+    if term.provision is not None:
+        provision = Query.from_tokens(analyzer.tokens(term.provision.text), analyzer.vocab)
+    return query, provision

@@ -1,0 +1,107 @@
+"""Lexical similarities: TF-ISF, BM25 and the query-likelihood language model (QLLM).
+
+All three are computed on sparse count matrices (rows = units, columns = vocabulary ids);
+only the query tokens' columns are read. Statistics (N, df, average length, collection
+model) come from the background collection of the granularity being scored
+(:mod:`statinterp.stats`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .base import Similarity
+
+if TYPE_CHECKING:
+    from ..index import Query, TermIndex
+    from ..stats import CollectionStats
+    from ..units import TokenSeqs
+
+
+def query_term_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") -> np.ndarray:
+    """tf of each query token in each unit: dense array (n_units, len(query))."""
+    if len(query) == 0 or len(units) == 0:
+        return np.zeros((len(units), len(query)))
+    return units.matrix(len(index.vocab))[:, query.ids].toarray()
+
+
+class TFISF(Similarity):
+    """TF-ISF(q, s) = Σ_{t∈q} log(tf_ts + 1) · log((N + 1) / (0.5 + df_t)) · log(tf_tq + 1)."""
+
+    short_name = "TF-ISF"
+
+    def evidence(self, query, units, stats, index):
+        tf = query_term_counts(query, units, index)
+        idf = np.log((stats.n_units + 1.0) / (0.5 + stats.df_of(query.ids)))
+        return np.log1p(tf) * idf
+
+    def combine(self, evidence, query, stats):
+        return evidence @ np.log1p(query.counts)
+
+
+class BM25(Similarity):
+    """BM25 = Σ_t TF · IDF · QTF with
+    TF = (k1 + 1) tf / (k1 (1 − b + b L / Lavg) + tf), IDF = log((N − df + 0.5) / (df + 0.5)),
+    QTF = (k3 + 1) tf_q / (k3 + tf_q)."""
+
+    short_name = "BM25"
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75, k3: float = 1.2):
+        self.k1 = k1
+        self.b = b
+        self.k3 = k3
+
+    def evidence(self, query, units, stats, index):
+        tf = query_term_counts(query, units, index)
+        lengths = units.lengths.astype(np.float64)[:, None]
+        avg = stats.avg_length or 1.0
+        tf_part = (self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf)
+        tf_part = np.nan_to_num(tf_part)  # 0/0 for an empty unit with k1 * (1 - b) = 0
+        df = stats.df_of(query.ids)
+        idf = np.log((stats.n_units - df + 0.5) / (df + 0.5))
+        return tf_part * idf
+
+    def combine(self, evidence, query, stats):
+        qtf = (self.k3 + 1.0) * query.counts / (self.k3 + query.counts)
+        return evidence @ qtf
+
+
+class QLLM(Similarity):
+    """Query likelihood with Jelinek-Mercer smoothing:
+    Σ_{t∈q} tf_tq · log((1 − λ) P(t|Mc) + λ P(t|Md)), P(t|Md) = tf_td / L_d, P(t|Mc) = cf_t / |C|.
+
+    With context (see :class:`~statinterp.context.Interpolated`), the document model is mixed
+    with the context unit's: log((1 − λ1 − λ2) P(t|Mc) + λ1 P(t|Mi) + λ2 P(t|Md)), where the
+    collection weight stays 1 − λ (so λ2 = λ − λ1). Query tokens absent from the background
+    collection are left out (they would give log 0 for every unit).
+    """
+
+    short_name = "QLLM"
+
+    def __init__(self, lam: float = 0.9):
+        if not 0.0 < lam < 1.0:
+            raise ValueError("QLLM's lam must lie strictly between 0 and 1")
+        self.lam = lam
+
+    def evidence(self, query, units, stats, index):
+        tf = query_term_counts(query, units, index)
+        lengths = units.lengths.astype(np.float64)[:, None]
+        return np.divide(tf, lengths, out=np.zeros_like(tf), where=lengths > 0)
+
+    def direct(self, evidence):
+        return self.lam * evidence
+
+    def mix(self, own, context, lam):
+        if lam > self.lam + 1e-12:
+            raise ValueError(f"QLLM context weight {lam} exceeds the document weight lam={self.lam}")
+        return (self.lam - lam) * own + lam * context
+
+    def combine(self, evidence, query, stats):
+        pc = stats.collection_probability(query.ids)
+        known = pc > 0
+        if not known.any():
+            return np.zeros(evidence.shape[0])
+        mixed = (1.0 - self.lam) * pc[known] + evidence[:, known]
+        return np.log(mixed) @ query.counts[known]

@@ -1,0 +1,81 @@
+"""Text units as token-id sequences, stored ragged (one flat id array plus row offsets)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass
+class TokenSeqs:
+    """``n`` token sequences: row ``i`` is ``ids[offsets[i]:offsets[i + 1]]``.
+
+    The sparse count matrix (rows = units, columns = vocabulary ids) is derived on demand and
+    memoised per vocabulary size.
+    """
+
+    ids: np.ndarray  # int32
+    offsets: np.ndarray  # int64, length n + 1
+    _matrix: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_list(cls, seqs: list[np.ndarray]) -> "TokenSeqs":
+        lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+        offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        ids = np.concatenate(seqs).astype(np.int32) if seqs else np.zeros(0, dtype=np.int32)
+        return cls(ids, offsets)
+
+    @classmethod
+    def from_ranges(cls, ids: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> "TokenSeqs":
+        """Rows ``ids[lo[i]:hi[i]]`` of one token array, gathered without a Python loop."""
+        lo = np.asarray(lo, dtype=np.int64)
+        lengths = np.maximum(np.asarray(hi, dtype=np.int64) - lo, 0)
+        offsets = np.zeros(len(lo) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        total = int(offsets[-1])
+        if total == 0:
+            return cls(np.zeros(0, dtype=np.int32), offsets)
+        starts = np.repeat(lo - offsets[:-1], lengths)
+        gather = starts + np.arange(total, dtype=np.int64)
+        return cls(np.asarray(ids, dtype=np.int32)[gather], offsets)
+
+    @classmethod
+    def concat(cls, parts: list["TokenSeqs"]) -> "TokenSeqs":
+        if not parts:
+            return cls(np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
+        ids = np.concatenate([p.ids for p in parts]).astype(np.int32)
+        offsets = [np.zeros(1, dtype=np.int64)]
+        base = 0
+        for p in parts:
+            offsets.append(p.offsets[1:] + base)
+            base += int(p.offsets[-1])
+        return cls(ids, np.concatenate(offsets))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def row(self, i: int) -> np.ndarray:
+        return self.ids[self.offsets[i] : self.offsets[i + 1]]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def take(self, rows: np.ndarray) -> "TokenSeqs":
+        rows = np.asarray(rows, dtype=np.int64)
+        return TokenSeqs.from_ranges(self.ids, self.offsets[rows], self.offsets[rows + 1])
+
+    def matrix(self, vocab_size: int) -> sp.csr_matrix:
+        """Counts: ``M[i, t]`` = occurrences of token ``t`` in unit ``i`` (CSR, float64)."""
+        m = self._matrix.get(vocab_size)
+        if m is None:
+            n = len(self)
+            rows = np.repeat(np.arange(n, dtype=np.int32), self.lengths)
+            data = np.ones(len(self.ids), dtype=np.float64)
+            m = sp.csr_matrix((data, (rows, self.ids)), shape=(n, vocab_size))
+            m.sum_duplicates()
+            self._matrix = {vocab_size: m}
+        return m

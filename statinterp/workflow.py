@@ -1,0 +1,103 @@
+"""The library's top-level operations: load -> prepare -> rank -> evaluate.
+
+The CLI calls these and nothing else; Python users can call them too::
+
+    from statinterp import open_corpus, prepare_corpus, build_method, rank, evaluate_methods
+    corpus = open_corpus("data/example")
+    prepared = prepare_corpus(corpus)
+    ranking = rank(build_method("TF-ISF-p"), prepared["vehicle"])
+    table = evaluate_methods(prepared, ["Random", "TF-ISF-p"])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .analysis import Analyzer
+from .corpus import Corpus, load_corpus, term_key
+from .evaluation import DEFAULT_METRICS, Metric, macro_average, parse_metric
+from .index import PreparedCorpus, prepare
+from .methods import build_method
+from .progress import iterate, progress_bar
+from .provisions import ProvisionBook, load_provisions
+from .ranking import rank
+from .scorers.base import Ranker
+
+
+def example_data_path() -> Path:
+    """The invented example corpus shipped with statinterp (term ``vehicle``)."""
+    return Path(str(resources.files("statinterp.data").joinpath("example")))
+
+
+def open_corpus(
+    data: str | Path | None = None,
+    *,
+    provisions: str | Path | ProvisionBook | None = None,
+    terms: Iterable[str] | None = None,
+    provision_override: dict[str, str] | None = None,
+) -> Corpus:
+    """Load a corpus (default: the example data) with the provisions attached.
+
+    ``provisions`` is a provisions file or book (default: the shipped one);
+    ``provision_override`` maps term names to provision texts that replace it.
+    """
+    book = provisions if isinstance(provisions, ProvisionBook) else load_provisions(provisions)
+    for name, text in (provision_override or {}).items():
+        book = book.with_override(term_key(name), text)
+    return load_corpus(data if data is not None else example_data_path(), book, terms=terms)
+
+
+def prepare_corpus(
+    corpus: Corpus,
+    *,
+    cache_dir: str | Path | None | bool = None,
+    statistics: str = "background",
+    background: Corpus | None = None,
+    n_process: int = 1,
+    show_progress: bool = False,
+    analyzer: Analyzer | None = None,
+) -> PreparedCorpus:
+    """Analyse the corpus (using the cache) and build the per-term indices."""
+    analyzer = analyzer or Analyzer(cache_dir=cache_dir, n_process=n_process)
+    total = sum(len(c.text) for t in corpus for c in t.cases.values())
+    if background is not None:
+        total += sum(len(c.text) for t in background for c in t.cases.values())
+    with progress_bar(total, "Analysing case texts", show_progress and total > 2_000_000) as advance:
+        return prepare(corpus, analyzer, statistics=statistics, extra_background=background, progress=advance)
+
+
+def as_ranker(method: str | Ranker) -> Ranker:
+    return build_method(method) if isinstance(method, str) else method
+
+
+@dataclass
+class MethodResult:
+    method: str
+    per_term: dict[str, dict[str, float]]
+    macro: dict[str, float] = field(default_factory=dict)
+
+
+def evaluate_methods(
+    prepared: PreparedCorpus,
+    methods: Sequence[str | Ranker],
+    metrics: Sequence[Metric | str] = DEFAULT_METRICS,
+    show_progress: bool = False,
+) -> list[MethodResult]:
+    """Per-term and macro NDCG of each method on every labelled term of ``prepared``."""
+    parsed = [m if isinstance(m, Metric) else parse_metric(m) for m in metrics]
+    rankers = [as_ranker(m) for m in methods]
+    indices = [ix for ix in prepared if ix.term.labelled]
+    results = []
+    jobs = [(r, ix) for r in rankers for ix in indices]
+    per: dict[str, dict[str, dict[str, float]]] = {r.name: {} for r in rankers}
+    for ranker, ix in iterate(jobs, "Ranking and evaluating", show_progress and len(jobs) > 20):
+        per[ranker.name][ix.key] = rank(ranker, ix).evaluate(parsed)
+    for ranker in rankers:
+        res = MethodResult(ranker.name, per[ranker.name])
+        if res.per_term:
+            res.macro = macro_average(res.per_term)
+        results.append(res)
+    return results
