@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -79,6 +79,8 @@ class TermIndex:
     background: Background
     vocab: Vocabulary
     analyzer: Analyzer
+    #: Word vectors for embedding scorers, set by the workflow (:mod:`statinterp.vectors`).
+    vectors: Any = None
 
     def __len__(self) -> int:
         return len(self.sentences)
