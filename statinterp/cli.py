@@ -16,9 +16,23 @@ from .methods import build_method, list_methods
 from .output import RANK_FORMATS, TABLE_FORMATS, format_evaluation, format_ranking
 from .provisions import read_provision_file
 from .ranking import rank as rank_term
+from .vectors import parse_vectors_option, required_pretrained
 from .workflow import evaluate_methods, example_data_path, open_corpus, prepare_corpus
 
 DATA_HELP = "A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data."
+
+
+def _vectors_option(ctx, param, value):
+    return parse_vectors_option(value)
+
+
+def _check_vectors(rankers, opts: dict) -> None:
+    """Fail before reading the corpus if a method needs pretrained vectors not given (or unreadable)."""
+    for name in required_pretrained(rankers, opts["vectors"]):
+        if isinstance(opts["vectors"][name], Path):
+            from .embeddings import load_vectors
+
+            opts["vectors"][name] = load_vectors(opts["vectors"][name])
 
 
 def common_options(func):
@@ -39,6 +53,13 @@ def common_options(func):
     @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
                   help="Processes for text analysis.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+    @click.option("--vectors", "vectors", multiple=True, metavar="[NAME=]PATH", callback=_vectors_option,
+                  help="Pretrained word vectors for the methods w2vec, GloVe and fastt: a word2vec binary/text, "
+                       "GloVe text or fastText .vec/.bin file; NAME (w2vec, GloVe or fastt) defaults to the "
+                       "file's format. Repeatable.")
+    @click.option("--vector-workers", type=click.IntRange(1, 64), default=1, show_default=True,
+                  help="Threads for training the domain vectors of w2vec* and fastt*: 1 gives the same "
+                       "vectors on every run; more is faster but not reproducible.")
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         return func(*args, **kwargs)
@@ -58,6 +79,8 @@ def _prepare(opts: dict, terms=None, provision_override=None):
         statistics=opts["statistics"],
         background=background,
         n_process=opts["jobs"],
+        vectors=opts["vectors"],
+        vector_workers=opts["vector_workers"],
         show_progress=not opts["quiet"],
     )
 
@@ -108,6 +131,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, **o
     Example: statinterp rank vehicle --method BM25-p --top 5
     """
     ranker = build_method(method)
+    _check_vectors([ranker], opts)
     if provision_text is not None and provision_file is not None:
         raise UsageError("give --provision or --provision-file, not both")
     override = None
@@ -142,6 +166,7 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, **opts):
     """
     names = _split_methods(methods) or default_methods()
     rankers = [build_method(n) for n in names]
+    _check_vectors(rankers, opts)
     metrics = [parse_metric(f"nDCG@{k}") for k in (ks or (10, 100))]
     if out is not None:
         atomic.check_writable(out, force)

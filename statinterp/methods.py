@@ -52,6 +52,30 @@ SIMILARITIES: dict[str, SimilarityEntry] = {
     "QLLM": SimilarityEntry(QLLM, "query likelihood, Jelinek-Mercer smoothing (lambda 0.9)"),
 }
 
+
+def _cosine_factory(kind: str) -> Callable[..., Similarity]:
+    """Factory of :class:`~statinterp.scorers.embedding.Cosine` (gensim is imported only on use)."""
+
+    def factory(**params) -> Similarity:
+        from .scorers.embedding import Cosine
+
+        return Cosine(kind, **params)
+
+    return factory
+
+
+#: Embedding similarities (cosine of mean unit word vectors): name -> (vector kind, description).
+#: ``*`` marks vectors trained on the loaded case law (:mod:`statinterp.vectors`).
+EMBEDDING_SIMILARITIES = {
+    "w2vec*": ("word2vec", "cosine of mean word vectors: word2vec trained on the loaded case law (skip-gram, 300 dim)"),
+    "fastt*": ("fasttext", "cosine of mean word vectors: fastText trained on the loaded case law (skip-gram, 300 dim)"),
+    "w2vec": ("w2vec", "cosine of mean word vectors: pretrained word2vec (needs --vectors w2vec=PATH)"),
+    "GloVe": ("GloVe", "cosine of mean word vectors: pretrained GloVe (needs --vectors GloVe=PATH)"),
+    "fastt": ("fastt", "cosine of mean word vectors: pretrained fastText (needs --vectors fastt=PATH)"),
+}
+for _name, (_kind, _description) in EMBEDDING_SIMILARITIES.items():
+    SIMILARITIES[_name] = SimilarityEntry(_cosine_factory(_kind), _description)
+
 CONTEXT_DESCRIPTIONS = {
     "c": "interpolated with the whole case",
     "o": "interpolated with the opinion",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .analysis import Analyzer
 from .corpus import Corpus, load_corpus, term_key
@@ -25,6 +25,7 @@ from .progress import iterate, progress_bar
 from .provisions import ProvisionBook, load_provisions
 from .ranking import rank
 from .scorers.base import Ranker
+from .vectors import VectorProvider, vector_kinds
 
 
 def example_data_path() -> Path:
@@ -59,14 +60,59 @@ def prepare_corpus(
     n_process: int = 1,
     show_progress: bool = False,
     analyzer: Analyzer | None = None,
+    vectors: Mapping[str, Any] | None = None,
+    vector_workers: int | None = None,
+    vector_settings: Mapping[str, Any] | None = None,
 ) -> PreparedCorpus:
-    """Analyse the corpus (using the cache) and build the per-term indices."""
+    """Analyse the corpus (using the cache) and build the per-term indices.
+
+    Word vectors for the embedding methods are attached too (:func:`attach_vectors`); nothing
+    is trained or loaded until a method uses them. ``vectors`` maps pretrained names (``w2vec``,
+    ``GloVe``, ``fastt``) to files; ``vector_workers`` > 1 trains domain vectors faster but not
+    reproducibly; ``vector_settings`` maps ``word2vec``/``fasttext`` to training settings.
+    """
     analyzer = analyzer or Analyzer(cache_dir=cache_dir, n_process=n_process)
     total = sum(len(c.text) for t in corpus for c in t.cases.values())
     if background is not None:
         total += sum(len(c.text) for t in background for c in t.cases.values())
     with progress_bar(total, "Analysing case texts", show_progress and total > 2_000_000) as advance:
-        return prepare(corpus, analyzer, statistics=statistics, extra_background=background, progress=advance)
+        prepared = prepare(corpus, analyzer, statistics=statistics, extra_background=background, progress=advance)
+    attach_vectors(prepared, cache_dir=cache_dir, pretrained=vectors, workers=vector_workers,
+                   settings=vector_settings, show_progress=show_progress)
+    return prepared
+
+
+def attach_vectors(
+    prepared: PreparedCorpus,
+    *,
+    cache_dir: str | Path | None | bool = None,
+    pretrained: Mapping[str, Any] | None = None,
+    workers: int | None = None,
+    settings: Mapping[str, Any] | None = None,
+    show_progress: bool = False,
+) -> VectorProvider:
+    """Attach a :class:`~statinterp.vectors.VectorProvider` to ``prepared`` and each of its term
+    indices (``index.vectors``); domain vectors are trained on the corpus's case texts (or read
+    from the cache under ``cache_dir``) when first used. Returns the provider."""
+    provider = VectorProvider(prepared, cache_dir=cache_dir, settings=settings, workers=workers,
+                              pretrained=pretrained, show_progress=show_progress)
+    prepared.vectors = provider  # type: ignore[attr-defined]
+    for index in prepared:
+        index.vectors = provider
+    return provider
+
+
+def prefetch_vectors(prepared: PreparedCorpus, rankers: Sequence[str | Ranker]) -> None:
+    """Train or load, now, the word vectors that ``rankers`` will use (so that training shows
+    its own progress bar before any other is drawn)."""
+    kinds: list[str] = []
+    for ranker in rankers:
+        for kind in vector_kinds(as_ranker(ranker)):
+            if kind not in kinds:
+                kinds.append(kind)
+    provider = getattr(prepared, "vectors", None)
+    if kinds and provider is not None:
+        provider.prefetch(kinds)
 
 
 def as_ranker(method: str | Ranker) -> Ranker:
@@ -90,6 +136,7 @@ def evaluate_methods(
     parsed = [m if isinstance(m, Metric) else parse_metric(m) for m in metrics]
     rankers = [as_ranker(m) for m in methods]
     indices = [ix for ix in prepared if ix.term.labelled]
+    prefetch_vectors(prepared, rankers)
     results = []
     jobs = [(r, ix) for r in rankers for ix in indices]
     per: dict[str, dict[str, dict[str, float]]] = {r.name: {} for r in rankers}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import ot
@@ -19,7 +20,16 @@ from gensim.models.keyedvectors import KeyedVectors
 from scipy.sparse import csr_matrix
 from scipy.spatial.distance import cdist
 
-__all__ = ["WMDScorer", "cosine_scores", "mean_unit_vector", "wmd"]
+from ..errors import UsageError
+from .base import Similarity
+
+if TYPE_CHECKING:
+    from ..embeddings import DomainVectors
+    from ..index import Query, TermIndex
+    from ..stats import CollectionStats
+    from ..units import TokenSeqs
+
+__all__ = ["Cosine", "WMDScorer", "cosine_scores", "mean_directions", "mean_unit_vector", "wmd"]
 
 #: Iteration cap for POT's network simplex (its default, 100 000, can be too low for long texts).
 EMD_MAX_ITER = 1_000_000
@@ -197,3 +207,134 @@ def wmd(doc_tokens: Sequence[str], ref_tokens: Sequence[str], kv: KeyedVectors, 
     ``float('inf')`` if either side has no token with a vector.
     """
     return float(WMDScorer(ref_tokens, kv, norm=norm).distances([doc_tokens])[0])
+
+
+# ----------------------------------------------------------------------------------------
+# Cosine as a Similarity (methods w2vec*, fastt*, w2vec, GloVe, fastt)
+
+
+def mean_directions(docs: Sequence[Sequence[str]], kv: KeyedVectors) -> np.ndarray:
+    """Unit-length direction of each doc's :func:`mean_unit_vector` (rows of a float64 array).
+
+    A row is all zeros where the doc has no token with a vector (or its mean is zero), so a
+    dot product with a unit query direction is the doc's cosine, 0 for such docs, exactly
+    as in :func:`cosine_scores`.
+    """
+    docs = list(docs)
+    out = np.zeros((len(docs), kv.vector_size))
+    rows, matrix = _lookup((token for doc in docs for token in doc), kv)
+    if not rows:
+        return out
+    unit = _unit_rows(matrix)
+    cols: list[int] = []
+    indptr = [0]
+    for doc in docs:
+        cols.extend(row for row in map(rows.get, doc) if row is not None)
+        indptr.append(len(cols))
+    counts = csr_matrix((np.ones(len(cols)), cols, indptr), shape=(len(docs), len(rows)))
+    sums = np.asarray(counts @ unit)
+    norms = np.linalg.norm(sums, axis=1)
+    nonzero = norms > 0
+    out[nonzero] = sums[nonzero] / norms[nonzero, None]
+    return out
+
+
+def _query_direction(tokens: Sequence[str], kv: KeyedVectors) -> np.ndarray | None:
+    mean = mean_unit_vector(tokens, kv)
+    if mean is None:
+        return None
+    norm = np.linalg.norm(mean)
+    return mean / norm if norm > 0 else None
+
+
+#: Method names of the domain vector kinds (kept in step with :data:`statinterp.vectors.DOMAIN_KINDS`).
+_KIND_NAMES = {"word2vec": "w2vec*", "fasttext": "fastt*"}
+
+
+class Cosine(Similarity):
+    """Cosine between the mean unit word vectors of the query and of a text.
+
+    q and d are the averages of the L2-normalised vectors of their tokens (tokens without a
+    vector are skipped; a text with none scores 0) and the score is cos(q, d), i.e.
+    :func:`cosine_scores`.  Both sides go through the vectors' phrase model first.  The
+    vectors come from ``index.vectors.get(kind)`` (a :class:`statinterp.vectors.VectorProvider`):
+    ``kind`` is ``"word2vec"`` (method ``w2vec*``), ``"fasttext"`` (``fastt*``) or the name of
+    pretrained vectors (``w2vec``, ``GloVe``, ``fastt``).
+
+    As a :class:`Similarity` the evidence is one column, the cosine, and :meth:`combine` sums
+    it, so context interpolation gives (1 - λ1) COS_s + λ1 COS_i and the recursive variant
+    works unchanged.  The unit directions of each set of units (sentences, paragraphs, ...,
+    neighbours) are memoised per term index and kind: phrase joining over whole cases is done
+    once, however many methods use them.
+    """
+
+    def __init__(self, kind: str = "word2vec"):
+        if not isinstance(kind, str) or not kind:
+            raise ValueError(f"vector kind must be a non-empty string, not {kind!r}")
+        self.kind = kind
+        self.short_name = _KIND_NAMES.get(kind, kind)
+
+    @property
+    def vector_kind(self) -> str:
+        """The kind of vectors this similarity asks ``index.vectors`` for."""
+        return self.kind
+
+    def vectors(self, index: "TermIndex") -> "DomainVectors":
+        provider = getattr(index, "vectors", None)
+        if provider is None:
+            raise UsageError(
+                f"method {self.short_name} needs word vectors, but none are attached to term {index.key!r} "
+                "(prepare the corpus with statinterp.prepare_corpus)"
+            )
+        return provider.get(self.kind)
+
+    def query_direction(self, query: "Query", vectors: "DomainVectors") -> np.ndarray | None:
+        """Unit direction of the query's mean unit vector (``None`` if no query token has a vector)."""
+        return _query_direction(vectors.transform(query.tokens), vectors.kv)
+
+    def unit_directions(self, units: "TokenSeqs", index: "TermIndex", vectors: "DomainVectors") -> np.ndarray:
+        """:func:`mean_directions` of the units' tokens (phrases joined), memoised per index and kind."""
+        memo = _memo(index)
+        key = (self.kind, id(units))
+        hit = memo.get(key) if memo is not None else None
+        if hit is not None and hit[0] is units and hit[1] is vectors:
+            return hit[2]
+        words = np.asarray(index.vocab.words, dtype=object)
+        docs = [vectors.transform(words[units.row(i)].tolist()) for i in range(len(units))]
+        directions = mean_directions(docs, vectors.kv)
+        if memo is not None:
+            memo[key] = (units, vectors, directions)  # holding ``units`` keeps its id unique
+        return directions
+
+    def evidence(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats", index: "TermIndex") -> np.ndarray:
+        vectors = self.vectors(index)
+        out = np.zeros((len(units), 1))
+        q = self.query_direction(query, vectors)
+        if q is None or len(units) == 0:
+            return out
+        out[:, 0] = np.clip(self.unit_directions(units, index, vectors) @ q, -1.0, 1.0)
+        return out
+
+    def combine(self, evidence: np.ndarray, query: "Query", stats: "CollectionStats") -> np.ndarray:
+        return evidence.sum(axis=1)
+
+    def explain(self, index: "TermIndex", i: int) -> dict:
+        vectors = self.vectors(index)
+        tokens = vectors.transform(index.query.tokens)
+        return {
+            "method": self.name,
+            "score": float(self.score(index)[i]),
+            "query tokens (phrases joined)": tokens,
+            "query tokens with a vector": [t for t in tokens if t in vectors.kv],
+        }
+
+
+def _memo(index: object) -> dict | None:
+    """The per-index memo of :class:`Cosine` (``None`` if the index takes no attributes)."""
+    try:
+        memo = index.__dict__.get("_cosine_memo")
+        if memo is None:
+            memo = index.__dict__["_cosine_memo"] = {}
+        return memo
+    except AttributeError:
+        return None
