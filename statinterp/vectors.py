@@ -319,6 +319,7 @@ class VectorProvider:
         self._cache: VectorCache | None = None
         self.pretrained: dict[str, Any] = dict(pretrained or {})
         self._loaded: dict[str, DomainVectors] = {}
+        self._phrasers: dict[tuple[int, float], Any] = {}
         self._corpus_hash: str | None = None
         #: How each kind was obtained: "trained", "cache" or "file" (for reports and tests).
         self.origin: dict[str, str] = {}
@@ -454,10 +455,15 @@ class VectorProvider:
         corpus: Sequence[Sequence[str]] = sentences
         n = len(sentences)
         if settings.phrases:
-            with progress_bar(3 * n, "Learning phrases", show and n > BAR_SENTENCES) as advance:
-                phrasers = embeddings.train_phrases(
-                    _Counted(sentences, advance), settings.phrase_min_count, settings.phrase_threshold
-                )
+            phrase_key = (settings.phrase_min_count, float(settings.phrase_threshold))
+            phrasers = self._phrasers.get(phrase_key)  # word2vec and fastText share the phrase model
+            passes = 1 if phrasers is not None else 3
+            with progress_bar(passes * n, "Learning phrases", show and n > BAR_SENTENCES) as advance:
+                if phrasers is None:
+                    phrasers = embeddings.train_phrases(
+                        _Counted(sentences, advance), settings.phrase_min_count, settings.phrase_threshold
+                    )
+                    self._phrasers[phrase_key] = phrasers
                 corpus = [embeddings.apply_phrases(phrasers, s) for s in _Counted(sentences, advance)]
             del sentences
         plain = dataclasses.replace(settings, phrases=False)  # phrases are joined already

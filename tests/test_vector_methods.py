@@ -232,6 +232,8 @@ def test_domain_cosine_ranks(prepared, index):
     results = evaluate_methods(prepared, ["w2vec*", "fastt*-r"])
     assert [r.method for r in results] == ["w2vec*", "fastt*-r"]
     assert prepared.vectors.origin == {"word2vec": "trained", "fasttext": "trained"}
+    # the phrase model is learnt once and shared by both kinds
+    assert prepared.vectors.get("word2vec").phrasers is prepared.vectors.get("fasttext").phrasers
 
 
 def test_corpus_hash_ignores_order_and_sees_content(prepared):
