@@ -211,8 +211,9 @@ def prepare(
 
     ``statistics="background"`` (default) computes the collection statistics over every unit
     of all loaded cases (plus the cases of ``extra_background``); ``"candidates"`` computes
-    them over the candidates' own units only (degenerate on real data; for comparison).
-    ``progress`` receives the number of characters analysed.
+    them over each term's own candidates only: its candidate sentences, their paragraphs and
+    opinions, and its cases (degenerate on real data; for comparison). ``progress`` receives the
+    number of characters analysed.
     """
     if statistics not in ("background", "candidates"):
         raise UsageError(f"unknown statistics {statistics!r}; use 'background' or 'candidates'")
@@ -222,6 +223,7 @@ def prepare(
     fallbacks = 0
     background = Background({}, "")  # filled once every term has been read
     indices: dict[str, TermIndex] = {}
+    own_stats: dict[str, dict[str, StatsAccumulator]] = {}
 
     def add_case_background(case_text: str, at: AnalysedText, spans: list[_Span], texts: list[str]) -> None:
         nonlocal n_background_cases
@@ -274,8 +276,11 @@ def prepare(
         index = _term_index(term, spans, background, analyzer)
         indices[term.key] = index
         if statistics == "candidates":
+            own = {lvl: StatsAccumulator(lvl) for lvl in LEVELS}  # this term's candidates only
             for lvl in LEVELS:
                 acc[lvl].add(index.levels[lvl].seqs)
+                own[lvl].add(index.levels[lvl].seqs)
+            own_stats[term.key] = own
         analyzer.forget()
 
     vocab_size = len(analyzer.vocab)
@@ -283,9 +288,11 @@ def prepare(
     if statistics == "background":
         description = f"all units of the {n_background_cases} distinct cases loaded"
     else:
-        description = "the candidate sentences and their own paragraphs, opinions and cases"
+        description = "each term's own candidate sentences and their paragraphs, opinions and cases"
     background.stats.update(stats)
     background.description = description
+    for key, own in own_stats.items():  # candidates: each term keeps its own statistics
+        indices[key].background = Background({lvl: own[lvl].result(vocab_size) for lvl in LEVELS}, description)
     for index in indices.values():  # queries last: the vocabulary is complete now
         index.query, index.provision = _queries(index.term, analyzer)
     return PreparedCorpus(indices, background, analyzer, fallbacks)
