@@ -290,7 +290,8 @@ def _load_term(source: _Source, provisions: ProvisionBook | None) -> TermData:
     key = source.key
     missing = [k for k in KINDS if k not in source.members]
     if missing:
-        raise InputError(source.label, f"term {key!r} lacks its {', '.join(missing)} file(s) (TERM-{missing[0]}.json)")
+        expected = ", ".join(f"{key}-{kind}.json" for kind in missing)
+        raise InputError(source.label, f"term {key!r} lacks its {', '.join(missing)} file(s) (expected {expected})")
 
     recs = _Records(source, "case")
     cases: dict[str, Case] = {}
