@@ -138,12 +138,12 @@ def evaluate_methods(
     indices = [ix for ix in prepared if ix.term.labelled]
     prefetch_vectors(prepared, rankers)
     results = []
-    jobs = [(r, ix) for r in rankers for ix in indices]
-    per: dict[str, dict[str, dict[str, float]]] = {r.name: {} for r in rankers}
-    for ranker, ix in iterate(jobs, "Ranking and evaluating", show_progress and len(jobs) > 20):
-        per[ranker.name][ix.key] = rank(ranker, ix).evaluate(parsed)
-    for ranker in rankers:
-        res = MethodResult(ranker.name, per[ranker.name])
+    jobs = [(j, r, ix) for j, r in enumerate(rankers) for ix in indices]
+    per: list[dict[str, dict[str, float]]] = [{} for _ in rankers]  # by position: names may repeat
+    for j, ranker, ix in iterate(jobs, "Ranking and evaluating", show_progress and len(jobs) > 20):
+        per[j][ix.key] = rank(ranker, ix).evaluate(parsed)
+    for j, ranker in enumerate(rankers):
+        res = MethodResult(ranker.name, per[j])
         if res.per_term:
             res.macro = macro_average(res.per_term)
         results.append(res)
