@@ -13,9 +13,11 @@ SHA-256 of the text and by every setting that changes the result (see
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
+import io
 import os
+import unicodedata
 import warnings
-import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +27,12 @@ import numpy as np
 from spacy.attrs import IDX, LENGTH, ORTH
 
 from . import atomic
+from .corpus import MAX_TEXT_CHARS  # the analyser accepts every text the loaders accept
+from .errors import StatinterpError, StatinterpWarning
 from .segmentation import SEGMENTER_VERSION, build_pipeline, sentence_spans
 
 #: Bump when the cache layout or the token definition changes.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 def default_cache_dir() -> Path:
@@ -129,6 +133,7 @@ class _Worker:
 
     def __init__(self, legal_rules: bool):
         self.nlp = build_pipeline(legal_rules=legal_rules)
+        self.nlp.max_length = max(self.nlp.max_length, MAX_TEXT_CHARS + 1)
         self.lemmas = LemmaTable(self.nlp)
         self.disabled = [name for name in self.nlp.pipe_names if name == "lemmatizer"]
 
@@ -177,59 +182,96 @@ class AnalysisCache:
     """One ``.npz`` file per analysed text, under a folder named by the settings key.
 
     Files are written to a temporary file and atomically renamed, so a reader sees a whole
-    entry or none. A damaged entry fails the zip CRC check or the array checks on reading; it
-    is then discarded with a warning and rebuilt.
+    entry or none, and concurrent runs sharing the folder cannot corrupt it (the last writer of
+    an entry wins; every writer writes the same bytes). Each file starts with a magic string and
+    the SHA-256 of the text's digest plus the payload, checked before anything is parsed: a
+    damaged, truncated or foreign entry is never used, but discarded with a
+    :class:`~statinterp.errors.StatinterpWarning` and rebuilt. If the folder cannot be written,
+    one warning is given and the run continues without storing entries.
     """
+
+    MAGIC = b"statinterp-analysis-cache\n"
 
     def __init__(self, directory: Path, settings_key: str):
         self.directory = Path(directory) / "analysis" / settings_key
+        self.writable = True
+        self.readable = True
 
     def path(self, digest: str) -> Path:
         return self.directory / digest[:2] / f"{digest}.npz"
 
     def get(self, digest: str) -> _LocalAnalysis | None:
         path = self.path(digest)
-        if not path.exists():
+        try:
+            with open(path, "rb") as fh:
+                inode = os.fstat(fh.fileno()).st_ino
+                raw = fh.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            if self.readable:  # one warning per run, not one per text
+                self.readable = False
+                warnings.warn(f"cannot read the analysis cache ({path}: {exc.strerror or exc}); analysing again",
+                              StatinterpWarning, stacklevel=2)
             return None
         try:
-            with np.load(path, allow_pickle=False) as z:
-                words = z["words"].tobytes().decode("utf-8")
-                entry = _LocalAnalysis(z["starts"], z["ends"], z["local_ids"],
-                                       words.split("\n") if words else [], z["sentences"])
-                check = str(z["check"])
-            if check != _checksum(entry):
-                raise ValueError("checksum mismatch")
-            return entry
-        except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
-            warnings.warn(f"discarding damaged analysis cache entry {path} ({exc}); it will be rebuilt", stacklevel=2)
+            return self._decode(digest, raw)
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the entry is not used
+            warnings.warn(f"discarding damaged analysis cache entry {path} ({exc}); it will be rebuilt",
+                          StatinterpWarning, stacklevel=2)
             try:
-                path.unlink()
+                if os.stat(path).st_ino == inode:  # not a good entry another run has just written
+                    path.unlink()
             except OSError:
                 pass
             return None
 
+    def _decode(self, digest: str, raw: bytes) -> _LocalAnalysis:
+        head = len(self.MAGIC)
+        if len(raw) < head + 32 or not raw.startswith(self.MAGIC):
+            raise ValueError("not a statinterp cache entry, or truncated" if raw else "empty file")
+        payload = raw[head + 32:]
+        if hashlib.sha256(digest.encode("ascii") + payload).digest() != raw[head:head + 32]:
+            raise ValueError("checksum mismatch")
+        with np.load(io.BytesIO(payload), allow_pickle=False) as z:
+            words_raw = z["words"].tobytes().decode("utf-8")
+            entry = _LocalAnalysis(z["starts"], z["ends"], z["local_ids"],
+                                   words_raw.split("\n") if words_raw else [], z["sentences"])
+        n = len(entry.starts)
+        if (entry.starts.shape != (n,) or entry.ends.shape != (n,) or entry.local_ids.shape != (n,)
+                or entry.sentences.ndim != 2 or entry.sentences.shape[1] != 2
+                or (n and (entry.local_ids.min() < 0 or entry.local_ids.max() >= len(entry.words)))):
+            raise ValueError("inconsistent arrays")
+        return entry
+
     def put(self, digest: str, entry: _LocalAnalysis) -> None:
-        path = self.path(digest)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic.replace(path, force=True) as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(
-                    fh,
-                    starts=entry.starts,
-                    ends=entry.ends,
-                    local_ids=entry.local_ids,
-                    words=np.frombuffer("\n".join(entry.words).encode("utf-8"), dtype=np.uint8),
-                    sentences=entry.sentences,
-                    check=np.asarray(_checksum(entry)),
-                )
+        if not self.writable:
+            return
+        buf = io.BytesIO()
+        np.savez(
+            buf,
+            starts=entry.starts,
+            ends=entry.ends,
+            local_ids=entry.local_ids,
+            words=np.frombuffer("\n".join(entry.words).encode("utf-8"), dtype=np.uint8),
+            sentences=entry.sentences,
+        )
+        payload = buf.getvalue()
+        check = hashlib.sha256(digest.encode("ascii") + payload).digest()
+        try:
+            atomic.write_bytes(self.path(digest), self.MAGIC + check + payload, force=True)
+        except StatinterpError as exc:
+            self.writable = False
+            warnings.warn(f"cannot write the analysis cache ({exc}); continuing without storing analyses",
+                          StatinterpWarning, stacklevel=2)
 
 
-def _checksum(entry: _LocalAnalysis) -> str:
-    h = hashlib.sha256()
-    for arr in (entry.starts, entry.ends, entry.local_ids, entry.sentences):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    h.update("\n".join(entry.words).encode("utf-8"))
-    return h.hexdigest()
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        module = __import__(package.replace("-", "_"))
+        return str(getattr(module, "__version__", "unknown"))
 
 
 class Analyzer:
@@ -261,15 +303,13 @@ class Analyzer:
 
     @property
     def settings_key(self) -> str:
-        import spacy
-        import spacy_lookups_data
-
         parts = [
             f"format={CACHE_FORMAT}",
             f"segmenter={SEGMENTER_VERSION}",
             f"legal_rules={self.legal_rules}",
-            f"spacy={spacy.__version__}",
-            f"lookups={getattr(spacy_lookups_data, '__version__', 'unknown')}",
+            f"spacy={_version('spacy')}",
+            f"lookups={_version('spacy-lookups-data')}",
+            f"unicode={unicodedata.unidata_version}",  # str.isalnum decides what is a word token
         ]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
@@ -283,15 +323,18 @@ class Analyzer:
         """Analyse ``texts`` (each distinct text once, reusing the cache); results in input order.
 
         ``progress`` is called with the number of characters finished after each text.
+        New words join the vocabulary in input order whether an analysis comes from the cache
+        or from spaCy, so vocabulary ids (and every result) are the same cold, warm or uncached.
         """
         digests = [text_hash(t) for t in texts]
+        local: dict[str, _LocalAnalysis | None] = {}
         todo: dict[str, str] = {}
         for digest, text in zip(digests, texts):
-            if digest in self._memory or digest in todo:
+            if digest in self._memory or digest in local:
                 continue
             entry = self.cache.get(digest) if self.cache is not None else None
+            local[digest] = entry
             if entry is not None:
-                self._memory[digest] = self._globalise(entry)
                 if progress:
                     progress(len(text))
             else:
@@ -300,7 +343,9 @@ class Analyzer:
             for digest, entry in self._run(list(todo.items()), progress):
                 if self.cache is not None:
                     self.cache.put(digest, entry)
-                self._memory[digest] = self._globalise(entry)
+                local[digest] = entry
+        for digest, entry in local.items():  # first-occurrence order
+            self._memory[digest] = self._globalise(entry)
         return [self._memory[d] for d in digests]
 
     def forget(self) -> None:

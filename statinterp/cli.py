@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import functools
+import signal
 import sys
+import threading
 import traceback
+import warnings
 from pathlib import Path
 
 import click
 
 from . import atomic
-from .errors import StatinterpError, UsageError
+from .errors import StatinterpError, StatinterpWarning, UsageError
 from .evaluation import parse_metric
 from .methods import build_method, list_methods
 from .output import RANK_FORMATS, TABLE_FORMATS, format_evaluation, format_ranking
@@ -67,9 +70,13 @@ def common_options(func):
     return wrapper
 
 
-def _prepare(opts: dict, terms=None, provision_override=None):
+def _prepare(opts: dict, terms=None, provision_override=None, require_labels=False, require_term=None):
     corpus = open_corpus(opts["data"], provisions=opts["provisions"], terms=terms,
                          provision_override=provision_override)
+    if require_term is not None:
+        corpus.term(require_term)  # an unknown term fails before the (slow) analysis
+    if require_labels and not any(t.labelled for t in corpus):
+        raise UsageError("no loaded term has labelled sentences: nothing to evaluate (rank works on unlabelled data)")
     background = None
     if opts["background"] is not None:
         background = open_corpus(opts["background"], provisions=opts["provisions"])
@@ -143,7 +150,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, **o
         override = {term: provision_text}
     if out is not None:
         atomic.check_writable(out, force)
-    prepared = _prepare(opts, provision_override=override)
+    prepared = _prepare(opts, provision_override=override, require_term=term)
     index = prepared[term]
     ranking = rank_term(ranker, index)
     _emit(format_ranking(ranking, fmt, top or None), out, force)
@@ -170,11 +177,21 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, **opts):
     metrics = [parse_metric(f"nDCG@{k}") for k in (ks or (10, 100))]
     if out is not None:
         atomic.check_writable(out, force)
-    prepared = _prepare(opts, terms=terms or None)
-    if not any(ix.term.labelled for ix in prepared):
-        raise UsageError("no loaded term has labelled sentences: nothing to evaluate (rank works on unlabelled data)")
+    prepared = _prepare(opts, terms=terms or None, require_labels=True)
+    _note_unlabelled(prepared)
     results = evaluate_methods(prepared, rankers, metrics, show_progress=not opts["quiet"])
     _emit(format_evaluation(results, fmt, per_term=not macro_only), out, force)
+
+
+def _note_unlabelled(prepared) -> None:
+    """Say on stderr which sentences and terms the evaluation leaves out for want of labels."""
+    unlabelled = sum(1 for ix in prepared for s in ix.term.sentences if s.label is None)
+    skipped = sorted(ix.key for ix in prepared if not ix.term.labelled)
+    if unlabelled:
+        note = f"statinterp: note: {unlabelled} unlabelled sentence(s) left out of the evaluation"
+        if skipped:
+            note += f"; term(s) without labels skipped: {', '.join(skipped)}"
+        click.echo(note, err=True)
 
 
 def default_methods() -> list[str]:
@@ -194,6 +211,29 @@ def methods():
 def example():
     """Print where the example data lives (the default --data)."""
     click.echo(str(example_data_path()))
+
+
+#: click >= 8.2 raises this (with the help text) for a bare ``statinterp``.
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler, so that ``finally`` blocks (temporary files) run."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).splitlines()).strip()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None, _default=warnings.showwarning):
+    if issubclass(category, StatinterpWarning):
+        click.echo(f"statinterp: warning: {_one_line(message)}", err=True)
+    else:
+        _default(message, category, filename, lineno, file, line)
 
 
 # --------------------------------------------------------------------------- tuning and reports
@@ -306,29 +346,66 @@ def reproduce(method_set, terms, out_dir, force, **opts):
 
 
 def main(argv=None) -> int:
-    """Console entry point: clear one-line errors, exit status 2 for bad input or usage."""
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    """Console entry point: clear one-line errors, exit status 2 for bad input or usage.
+
+    Exit status: 0 success, 1 internal error (a bug; ``--debug`` shows the traceback), 2 bad
+    input or usage, 130 interrupted (SIGINT), 143 terminated (SIGTERM). SIGTERM is turned into
+    an exception so that partly written output files are removed.
+    """
+    args = list(argv) if argv is not None else sys.argv[1:]
+    debug = "--debug" in args
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        cli.main(args=argv, prog_name="statinterp", standalone_mode=False, obj={})
-        return 0
-    except click.exceptions.Abort:
-        click.echo("statinterp: interrupted", err=True)
-        return 130
-    except click.ClickException as exc:
-        exc.show()
-        return 2
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except StatinterpError as exc:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", StatinterpWarning)
+            warnings.showwarning = _show_warning
+            return _main(args, debug)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(args: list[str], debug: bool) -> int:
+    def error(message: object, code: int = 2) -> int:
         if debug:
             traceback.print_exc()
-        click.echo(f"statinterp: error: {exc}", err=True)
-        return exc.exit_code
+        click.echo(f"statinterp: error: {_one_line(message)}", err=True)
+        return code
+
+    try:
+        cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={})
+        return 0
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, Terminated):
+            click.echo("statinterp: terminated", err=True)
+            return 143
+        click.echo("statinterp: interrupted", err=True)
+        return 130
+    except Terminated:
+        click.echo("statinterp: terminated", err=True)
+        return 143
     except KeyboardInterrupt:
         click.echo("statinterp: interrupted", err=True)
         return 130
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except _NO_ARGS_IS_HELP as exc:  # bare `statinterp`: the help text, as click shows it
+        exc.show()
+        return exc.exit_code
+    except click.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        return error(exc.format_message() + hint, exc.exit_code)
+    except click.ClickException as exc:
+        return error(exc.format_message(), exc.exit_code)
+    except StatinterpError as exc:
+        return error(exc, exc.exit_code)
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback with --debug
+        return error(f"internal error ({type(exc).__name__}: {exc}); this is a bug, run with --debug "
+                     "for the traceback", 1)
 
 
 if __name__ == "__main__":  # pragma: no cover

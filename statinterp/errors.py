@@ -27,3 +27,78 @@ class InputError(StatinterpError):
 
 class UsageError(StatinterpError):
     """A bad option value or an impossible request (unknown method, missing term, ...)."""
+
+
+class OutputError(StatinterpError):
+    """An output file cannot be written (missing folder, no permission, disk full, ...)."""
+
+
+class StatinterpWarning(UserWarning):
+    """A problem statinterp recovered from (e.g. a damaged cache entry); shown as one line."""
+
+
+class DuplicateKeys(dict):
+    """A parsed JSON object in which some keys occur more than once (``json`` keeps the last)."""
+
+    duplicates: list[str]
+
+
+def _object_pairs(pairs: list) -> dict:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    dups: list[str] = []
+    for key, _ in pairs:
+        if key in seen and key not in dups:
+            dups.append(key)
+        seen.add(key)
+    out = DuplicateKeys(obj)
+    out.duplicates = dups
+    return out
+
+
+def read_limited(fh, limit: int) -> bytes:
+    """Read a binary file object to its end, but never more than ``limit + 1`` bytes.
+
+    Memory grows with what is actually read, whatever size the file or a zip header claims;
+    a result longer than ``limit`` means the file is too large.
+    """
+    chunks: list[bytes] = []
+    total = 0
+    while total <= limit:
+        chunk = fh.read(min(1 << 20, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def parse_json(raw: bytes, where: object):
+    """Decode UTF-8 (an optional BOM is allowed) JSON, or raise :class:`InputError` naming ``where``.
+
+    Objects whose keys repeat come back as :class:`DuplicateKeys`; check them with
+    :func:`check_unique_keys`.
+    """
+    import json
+
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(where, f"is not UTF-8 text (bad byte at offset {exc.start})") from None
+    try:
+        return json.loads(text, object_pairs_hook=_object_pairs)
+    except json.JSONDecodeError as exc:
+        raise InputError(where, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(where, "malformed JSON: nested too deeply") from None
+
+
+def check_unique_keys(obj: object, where: object, record: str | None = None) -> None:
+    """Raise :class:`InputError` if ``obj`` (top level: ids; inside a record: fields) repeats a key."""
+    if isinstance(obj, DuplicateKeys):
+        key = obj.duplicates[0]
+        if record is None:
+            raise InputError(where, "duplicate key: occurs more than once in the file (ids must be unique)", record=key)
+        raise InputError(where, "duplicate key: occurs more than once in the record", record=record, field=key)
