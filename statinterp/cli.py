@@ -321,6 +321,10 @@ def reproduce(method_set, terms, out_dir, force, **opts):
         command += ["--provisions", str(opts["provisions"])]
     if opts["statistics"] != "background":
         command += ["--statistics", opts["statistics"]]
+    for vec_name, vec_path in (opts.get("vectors") or {}).items():
+        command += ["--vectors", f"{vec_name}={vec_path}"]
+    if opts.get("vector_workers", 1) != 1:
+        command += ["--vector-workers", str(opts["vector_workers"])]
     if key != "all":
         command += ["--methods", method_set]
     for t in terms:
