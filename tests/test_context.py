@@ -8,6 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
+from statinterp.errors import UsageError
+
 from statinterp.context import DEFAULT_LAMBDA, Interpolated, Recursive
 from statinterp.index import Query
 from statinterp.methods import build_method
@@ -80,9 +82,9 @@ def test_lambda_one_gives_the_context_only_score(tiny_prepared, sim):
 def test_qllm_context_weight_cannot_exceed_its_document_weight(tiny_prepared):
     # λ1 above QLLM's λ would give the collection model a weight below 1 − λ (or a negative
     # sentence weight): refused when scoring (tuning grids rely on building such points)
-    with pytest.raises(ValueError, match="exceeds"):
+    with pytest.raises(UsageError, match="exceeds"):
         Interpolated(QLLM(0.5), "case", 0.6).score(tiny_prepared[KEY])
-    with pytest.raises(ValueError, match="exceeds"):
+    with pytest.raises(UsageError, match="exceeds"):
         build_method("QLLM-c", lam=0.95).score(tiny_prepared[KEY])
     Interpolated(QLLM(0.5), "case", 0.5).score(tiny_prepared[KEY])  # equal weights are fine
     with pytest.raises(ValueError):

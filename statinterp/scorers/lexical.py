@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import UsageError
 from .base import Similarity
 
 if TYPE_CHECKING:
@@ -95,7 +96,10 @@ class QLLM(Similarity):
 
     def mix(self, own, context, lam):
         if lam > self.lam + 1e-12:
-            raise ValueError(f"QLLM context weight {lam} exceeds the document weight lam={self.lam}")
+            raise UsageError(
+                f"QLLM context weight {lam} exceeds the document weight lam={self.lam}; "
+                "the collection keeps 1 - lam, so the context weight must not exceed lam"
+            )
         return (self.lam - lam) * own + lam * context
 
     def combine(self, evidence, query, stats):
