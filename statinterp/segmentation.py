@@ -1,0 +1,512 @@
+"""Text-analysis pipeline: tokenizer, lookup lemmatizer and a legal-aware sentence segmenter.
+
+spaCy's rule-based ``sentencizer`` ends a sentence at every ``.`` token.  In case law
+that breaks citations ("123 F. Supp. 2d 456", "Pub. L. No. 105-304", "2d Cir. 2016")
+into several "sentences", and it lets sentences run across line breaks.  With
+``legal_rules=True`` :func:`build_pipeline` fixes that with two cheap mechanisms:
+
+1. Tokenizer special cases keep legal abbreviations (``Supp.``, ``Cir.``, ``Fed.``,
+   ``Reg.``, ``Dep.``, ``Countercl.`` ...; :data:`LEGAL_ABBREVIATIONS`) as single tokens
+   *with* their period, as written and in ALL CAPS ("INC.", "SUPP.") unless the stem is
+   an English word ("ill.", "MASS.", "pet." are not special-cased).  Dotted forms
+   (``U.S.C.``, ``S.D.N.Y.``, ``F.3d``), initials (``J.``) and spaCy's own exceptions
+   (``v.``, ``Inc.``, ``Jan.``, ``Mass.``) are already single tokens.  "Id"/"id" is kept
+   whole (spaCy splits it into "I" + "d" as in "I'd").
+2. The ``legal_sentence_boundaries`` component, used instead of the sentencizer,
+   classifies each distinct token text once (cached), works on NumPy arrays, and runs
+   Python code only at the few tokens that can end a sentence.  Rules:
+
+   * A newline always ends a sentence: paragraphs are lines and sentences never cross
+     a line break.  Only exception: a line holding nothing but star-page markers
+     ("*457", "[*12]", "*3-*4") is glued to the sentence before it (to the next line
+     when it is the first line), so it never forms a sentence of its own.  A bare
+     number on its own line ("12") is a footnote mark in CAP texts and stays a line.
+   * ``.``, ``!``, ``?`` (and runs such as "?!" or ". . .") end a sentence.  Closing
+     brackets/quotes and a glued star-page marker after them stay with the ending
+     sentence; the next one starts at the first token preceded by whitespace, so an
+     opening bracket or quote opens the next sentence (the sentencizer glues it to
+     the previous one).
+   * No boundary when the next word starts with a lower-case letter ("cert. denied",
+     ". . . may require"), when the next token is a bare "§"/"¶" (the citation of a
+     quotation: '... owner.” § 1201(a)(3).'), when nothing separates the two tokens,
+     or when the "." was split off a known abbreviation or a glued court name
+     ("N.D.Cal" + ".").
+   * No boundary after an abbreviation, except: after ``et seq.``, ``etc.``, ``Id.``,
+     ``Ibid.``, ``Jr.``, ``Sr.``, ``Esq.`` when a capitalised ordinary word follows
+     (:data:`STRONG_FINAL_ABBREVIATIONS`); after ``Inc.``, ``Corp.``, ``Co.``,
+     ``Ltd.``, ``U.S.`` ... only when the next word is a typical sentence opener
+     ("The", "In", "However", "Id." ...; :data:`WEAK_FINAL_ABBREVIATIONS`), since
+     "Co. Pension Trust" or "U.S. Supreme Court" continue the sentence.
+   * A list label at the start of a line is split off when a capitalised word
+     follows: "(d) In cases ...", "(1) (A) The ...", "3. The ...", "{¶ 23} As ...".
+     (Lettered and Roman headings, "A. Background", "II. DISCUSSION", stay whole.)
+     The annotated data set segments its candidate sentences this way.
+
+:func:`sentence_spans` returns the whitespace-trimmed character spans of the
+sentences; it works for both pipelines.
+
+Bump :data:`SEGMENTER_VERSION` whenever a rule or a list here changes: it is part of
+the analysis cache key.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import spacy
+from spacy.attrs import ORTH, SENT_START
+from spacy.language import Language
+from spacy.tokens import Doc
+
+__all__ = [
+    "SEGMENTER_VERSION",
+    "LEGAL_ABBREVIATIONS",
+    "SENTENCE_FINAL_ABBREVIATIONS",
+    "STRONG_FINAL_ABBREVIATIONS",
+    "WEAK_FINAL_ABBREVIATIONS",
+    "build_pipeline",
+    "sentence_spans",
+]
+
+SEGMENTER_VERSION = "legal-seg-1"
+
+# ---------------------------------------------------------------------------
+# Abbreviations
+# ---------------------------------------------------------------------------
+# Written as they appear in text.  For each entry the tokenizer gets a special case
+# for the form as written and for its ALL-CAPS form (captions: "GOOGLE, INC.",
+# "CASE NO. 5:17"), plus its lower-case form when the entry is lower-case already.
+# Forms whose letters spell a common English word ("me.", "ill.", "mass.", "or.",
+# "am.", "art." ...) are only added in the capitalisation listed, so "to me." or
+# "I am." still end a sentence.
+_ABBREVIATION_TEXT = """
+v. vs. Id. id. Ibid. ibid. Cf. cf. e.g. i.e. viz. etc. al. seq. seqq. cert. den. rel.
+n. nn. p. pp. pgs. para. paras. par. pars. ch. chs. Ch. cl. cls. Cl. Cls. art. arts. Art.
+sec. secs. Sec. Secs. subd. subdiv. subsec. subch. subpt. pt. pts. Pt. tit. Tit. No. Nos.
+Vol. vol. vols. ed. eds. Ed. Eds. amend. Amend. cmt. fn. fns. col. cols. op. opn.
+dkt. certif. trans. affd. revd. rev. Const. Rev. Stat. Stats.
+Ann. Gen. Regs. Reg. Admin. Comp. Cons. Supp. Suppl. Pub. Priv. Res. Doc. Docs. Rep. Reps.
+Rept. Rpt. Cong. Sess. Rec. Sen. Comm. Subcomm. Op. Ops. Opn. Atty. Dist. Cir. Ct. Cts.
+Super. Commw. Misc. Div. Bankr. Fed. Cl. Crim. Civ. Evid. Proc. App. Apps. Appx. Rptr.
+Rul. Treas. Cum. Bull. Ltr. Dig. Jur. Jud. Legis. Interp. Juv. Prob. Probs. Fam. Mun.
+Cnty. Cty. Twp. Tp. Supr. Sup. Adm. Ex. Exs. Exh. Exhs. Pl. Pls. PI. Pis. Pltf. Def.
+Defs. Deft. Resp. Br. Mot. Tr. Dkt. Decl. Aff. Compl. Countercl. Mem. Memo. Ord. Orig.
+NO. NOS. Stip. Prelim. Inj. Opp. Oppo. Repl. Pet. Pets. Petr. Aplt. Aple. Dep. Depo. Summ. Attach.
+Obj. Arb. Cr. Jt. Conf. Confid. Co. Cos. Corp. Corps. Inc. Ltd. Bros. Assn. Ass. Asso.
+Assoc. Assocs. Ins. Mut. Nat. Natl. Intl. Fin. Sav. Bd. Dept. Auth. Cmty. Educ. Emp. Emps.
+Envtl. Equip. Hosp. Hous. Indus. Indem. Inv. Invs. Info. Mfg. Mgmt. Prod. Prods. Sys.
+Tech. Techs. Tel. Transp. Trans. Univ. Elec. Elecs. Servs. Serv. Grp. Enters. Ent. Am.
+Amer. Ams. Sch. Ctr. Ctrs. Cent. Bldg. Agric. Chem. Constr. Contr. Distrib. Pharm. Pharms.
+Prop. Props. Ry. Soc. Sur. Guar. Acc. Auto. Util. Mach. Mktg. Mgt. Petro. Petrol. Ref.
+Refin. Med. Ag. Bus. Comm. Commn. Exch. Org. Inst. Found. Broad. Metro. Dev. Ret. Irr.
+Cmdr. Admr. Exr. Exrx. Gdn. Asst. Assts. Bhd. Intell. Contemp. Econ. Pamph. Rem. Fut.
+Mr. Mrs. Ms. Messrs. Dr. Drs. Prof. Hon. Jr. Sr. Esq. Gov. Lt. Col. Capt. Sgt. Maj. St.
+Ste. Mt. Ft. Ave. Blvd. Rd. Hwy. Pkwy. Sq. JJ. CJ. C.J. P.J. J.J.
+Jan. Feb. Mar. Apr. Jun. Jul. Aug. Sep. Sept. Oct. Nov. Dec.
+Ala. Ariz. Ark. Cal. Calif. Colo. Conn. Del. Fla. Ga. Haw. Ill. Ind. Kan. Kans. Ky. La.
+Md. Me. Mass. Mich. Minn. Miss. Mo. Mont. Neb. Nebr. Nev. Okla. Okl. Or. Ore. Pa. Penn.
+Tenn. Tex. Vt. Va. Wash. Wis. Wisc. Wyo. Wn. Pac. Atl. So. Nw. Wall. Cas. Eq. Sp.
+Europ. Eur. Int. Intern. Stud. Harv. Colum. Geo. Stan. Chi. Mod. Q. Eng. Engl. Brit. Can.
+Aust. Austl. Mex. Fr. Ger. approx. fig. Fig. figs. Figs.
+"""
+
+# Abbreviations that often end a sentence.  After one of these a boundary is made
+# when the next word is a capitalised ordinary word ("... 17 U.S.C. § 101 et seq. The
+# Court has ...", "... fears.” Id. Rather, ...").
+STRONG_FINAL_ABBREVIATIONS = frozenset("seq. seqq. etc. id. ibid. jr. sr. esq.".split())
+# Company suffixes and the like end sentences too, but are often followed by the rest
+# of a name ("Co. Pension Trust", "Inc. Retirement Plan", "U.S. Supreme Court"): after
+# these a boundary is made only when the next word is a typical sentence opener.
+WEAK_FINAL_ABBREVIATIONS = frozenset(
+    "inc. corp. co. cos. ltd. bros. l.l.c. l.l.p. l.p. llc. n.a. s.a. p.c. p.a. al. u.s.".split()
+)
+SENTENCE_FINAL_ABBREVIATIONS = STRONG_FINAL_ABBREVIATIONS | WEAK_FINAL_ABBREVIATIONS
+_SENTENCE_OPENERS = frozenset(
+    """the a an this that these those it its he she they we there here his her their our
+    in on at for by from with under upon after before during since although though because
+    when where while if as unless until once accordingly thus therefore moreover further
+    furthermore finally first second third however nevertheless nonetheless but and or
+    yet also id. ibid. id ibid see cf. similarly likewise indeed instead rather no none
+    neither nor not each every all any both such other another one two three what which
+    who how why whether even only many most some because in""".split()
+)
+
+# Stems that are also English words (or common names): such an entry gets a special
+# case only in the capitalisation written above, never an ALL-CAPS sibling ("ILL.",
+# "MASS.", "CAN." stay "ILL" + "." in an all-caps sentence).
+_WORD_LIKE = frozenset(
+    """me or am art ill mass miss wash con col del min max est mar dec ex ed gen la pa mo
+    ind ore can ref res com bus ag fig fr eng sup sur hon prof st mt ft sq hr oz mi ave rd
+    no dr doc op ord med int amer found broad wall so sp dis disc mem app rev pet trans par
+    pars rem ret cent inst org prop ass dev auto fin emp sav cr nat ins mut soc tel ent acc
+    reg stat comp cons pub priv rep sen comm rec br tr def aff obj arb conf jt ch cl sec pt
+    tit vol misc div fed civ proc juv prob fam mun exch stud pl cas eq chi sp ne se far""".split()
+)
+
+
+def _abbreviation_forms() -> list[str]:
+    forms: set[str] = set()
+    for entry in _ABBREVIATION_TEXT.split():
+        forms.add(entry)
+        if entry[:-1].lower() not in _WORD_LIKE:
+            forms.add(entry.upper())
+    return sorted(forms)
+
+
+LEGAL_ABBREVIATIONS: tuple[str, ...] = tuple(_abbreviation_forms())
+
+
+def _known_abbreviations() -> frozenset[str]:
+    from spacy.lang.en.tokenizer_exceptions import TOKENIZER_EXCEPTIONS
+
+    spacy_forms = {
+        form for form in TOKENIZER_EXCEPTIONS
+        if len(form) > 1 and form.endswith(".") and any(ch.isalpha() for ch in form)
+    }
+    return frozenset(LEGAL_ABBREVIATIONS) | frozenset(spacy_forms)
+
+
+# Every token text that counts as an abbreviation (with its period).
+_ABBREVIATION_SET = _known_abbreviations()
+# Case-insensitive look-up for forms that are not English words.
+_ABBREVIATION_SET_LOWER = frozenset(
+    a.lower() for a in _ABBREVIATION_SET if a[:-1].lower() not in _WORD_LIKE
+)
+
+# "Id" / "id" are split by spaCy's English exceptions into "I" + "d" (as in "I'd").
+_EXTRA_SINGLE_TOKENS = ("Id", "id", "ID")
+
+# ---------------------------------------------------------------------------
+# Token classes (computed once per distinct token text, cached by orth hash)
+# ---------------------------------------------------------------------------
+(
+    _OTHER,      # ordinary word, number, symbol
+    _TERM,       # . ! ? and runs of them ("?!", "...", "…"), or an unknown word glued to "." ("WoW.")
+    _ABBR,       # abbreviation with its period ("Supp.", "U.S.C.", "J.") that never ends a sentence
+    _ABBR_END,   # abbreviation that may end a sentence ("seq.", "Inc.", "Id.")
+    _OPEN,       # opening bracket or quote
+    _CLOSE,      # closing bracket or quote
+    _QUOTE,      # straight quote: opening or closing depending on the whitespace around it
+    _NL,         # whitespace token holding a line break
+    _SPACE,      # other whitespace token
+    _STAR,       # "*" / "**" (star paging: "*457")
+    _SECTION,    # "§", "§§", "¶", "¶¶": a citation continues
+) = range(11)
+
+_TERMINAL_CHARS = frozenset(".!?…‼‽⁇⁈⁉。｡．！？")
+_OPEN_PUNCT = frozenset(["(", "[", "{", "“", "‘", "«", "‹", "„", "‚", "‘‘", "``"])
+_CLOSE_PUNCT = frozenset([")", "]", "}", "”", "’", "»", "›", "’’", "''"])
+_AMBIGUOUS_QUOTES = frozenset(['"', "'", "`"])
+_PAGE_LINE_RE = re.compile(r"\[?\*+\d+(?:-\*?\d+)?\]?(?:\s+\[?\*+\d+(?:-\*?\d+)?\]?)*")
+# List labels at the start of a line, split off when a capitalised word follows:
+# "(d) In cases ...", "(1) (A) The ...", "3. The ...", "¶16 In ...".  (Lettered
+# headings such as "A. Was An Effective ..." are left whole.)
+_ENUMERATOR_RE = re.compile(
+    r"(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)[ \t]+)+"
+    r"|\d{1,3}\.[ \t]+"
+    r"|[\[{]?¶[ \t]*\d+[\]}]?[ \t]+)"
+    r"(?=[“\"‘']?[A-Z])"
+)
+_ENUMERATOR_TOKEN_RE = re.compile(r"\d{1,3}|[IVXLC]{1,6}")
+
+_LIST_HEAD = 16  # flag bit: the token may begin a list label ("(", "¶", "[", "{", a digit)
+_CLASS_MASK = 15
+_class_cache: dict[int, int] = {}
+
+
+def _is_abbreviation(text: str) -> bool:
+    """``text`` ends with "." and is a known or dotted abbreviation ("U.S.C.", "J.", "e.g.")."""
+    if text in _ABBREVIATION_SET or text.lower() in _ABBREVIATION_SET_LOWER:
+        return True
+    stem = text[:-1]
+    if len(stem) == 1 and stem.isalpha():
+        return True  # initial: "J.", "F."
+    if "." in stem and stem[-1].isalpha():
+        return True  # dotted: "U.S.C.", "S.D.N.Y.", "Ph.D." (not "1.5." or "N.E.2d.")
+    return False
+
+
+def _classify(text: str) -> int:
+    code = _classify_token(text)
+    if text[:1] in ("(", "¶", "[", "{") or text[:1].isdigit():
+        code |= _LIST_HEAD
+    return code
+
+
+def _classify_token(text: str) -> int:
+    if text.isspace():
+        return _NL if ("\n" in text or "\r" in text or "\u2028" in text or "\u2029" in text) else _SPACE
+    if all(ch in _TERMINAL_CHARS for ch in text):
+        return _TERM
+    if text in _OPEN_PUNCT:
+        return _OPEN
+    if text in _CLOSE_PUNCT:
+        return _CLOSE
+    if text in _AMBIGUOUS_QUOTES:
+        return _QUOTE
+    if text in ("§", "§§", "¶", "¶¶"):
+        return _SECTION
+    if text.strip("*") == "":
+        return _STAR
+    if len(text) > 1 and text.endswith(".") and any(ch.isalpha() for ch in text):
+        if _is_abbreviation(text):
+            return _ABBR_END if text.lower() in SENTENCE_FINAL_ABBREVIATIONS else _ABBR
+        return _TERM  # an unknown word with its period kept on ("WoW.")
+    return _OTHER
+
+
+def _token_codes(doc: Doc) -> np.ndarray:
+    """Class code (plus the ``_LIST_HEAD`` flag) of every token, one dict look-up per distinct text."""
+    uniq, inverse = np.unique(doc.to_array(ORTH), return_inverse=True)
+    cache = _class_cache
+    ulist = uniq.tolist()
+    values = [cache.get(orth) for orth in ulist]
+    if None in values:
+        strings = doc.vocab.strings
+        for k, orth in enumerate(ulist):
+            if values[k] is None:
+                values[k] = cache[orth] = _classify(strings[orth])
+    return np.array(values, dtype=np.uint8)[inverse.reshape(-1)]
+
+
+def _first_letter_is_lower(text: str) -> bool:
+    for ch in text:
+        if ch.isalpha():
+            return ch.islower()
+        if ch.isdigit():
+            return False
+    return False
+
+
+def _is_ordinary_capitalised(text: str) -> bool:
+    """A capitalised word that is not an abbreviation or initial ("Google", "The", "A")."""
+    return text[:1].isupper() and not text.endswith(".") and (len(text) == 1 or any(ch.islower() for ch in text[1:]))
+
+
+def _split_off_abbreviation(prev_text: str) -> str | None:
+    """The abbreviation formed by ``prev_text`` and a "." that spaCy split off, if any."""
+    form = prev_text + "."
+    if form in _ABBREVIATION_SET or form.lower() in _ABBREVIATION_SET_LOWER:
+        return form
+    # Dotted court/reporter names glued together: "N.D.Cal", "W.D.Wash", "N.J.Super".
+    head, dot, last = prev_text.rpartition(".")
+    if dot and head and last[:1].isupper() and last.isalpha() and len(last) <= 6:
+        return form
+    return None
+
+
+# ---------------------------------------------------------------------------
+# The boundary component
+# ---------------------------------------------------------------------------
+
+
+def _find_starts(doc: Doc) -> np.ndarray:
+    n = len(doc)
+    starts = np.zeros(n, dtype=bool)
+    if n == 0:
+        return starts
+    starts[0] = True
+    codes = _token_codes(doc)
+    classes = codes & _CLASS_MASK
+
+    # 1. A newline always ends a sentence: the token after a newline token starts one.
+    nl = np.flatnonzero(classes == _NL)
+    line_starts = np.concatenate(([0], nl + 1))
+    line_starts = line_starts[line_starts < n]
+    starts[line_starts] = True
+
+    # 2. List labels at the start of a line ("(a) It shall ...") are split off.
+    heads = line_starts[(codes[line_starts] & _LIST_HEAD) != 0]
+    if len(heads):
+        _enumerator_boundaries(doc, classes, heads.tolist(), starts)
+
+    # 3. Sentence-final punctuation and sentence-final abbreviations.
+    candidates = np.flatnonzero((classes == _TERM) | (classes == _ABBR_END))
+    if len(candidates):
+        _punctuation_boundaries(doc, classes, candidates.tolist(), starts)
+
+    # 4. Star-page-marker lines ("*457", "[*12]") never form a sentence of their own.
+    if (classes == _STAR).any():
+        _attach_page_lines(doc, classes, nl, starts)
+    return starts
+
+
+def _line_prefix(doc: Doc, classes: np.ndarray, s: int, max_tokens: int) -> tuple[str, list[int]]:
+    """Text of up to ``max_tokens`` tokens from ``s`` (stopping at a line break) and their end offsets."""
+    n = len(doc)
+    pieces: list[str] = []
+    ends: list[int] = []
+    length = 0
+    k = s
+    while k < n and k < s + max_tokens and classes[k] != _NL:
+        piece = doc[k].text_with_ws
+        pieces.append(piece)
+        length += len(piece)
+        ends.append(length)
+        k += 1
+    return "".join(pieces), ends
+
+
+def _enumerator_boundaries(doc: Doc, classes: np.ndarray, heads: list[int], starts: np.ndarray) -> None:
+    match = _ENUMERATOR_RE.match
+    for s in heads:
+        prefix, ends = _line_prefix(doc, classes, s, 12)
+        m = match(prefix)
+        if m is None:
+            continue
+        # token boundary at m.end(): the token after the one whose text_with_ws ends there
+        for k, end in enumerate(ends):
+            if end == m.end():
+                if s + k + 1 < len(doc):
+                    starts[s + k + 1] = True
+                break
+
+
+def _attach_page_lines(doc: Doc, classes: np.ndarray, nl: np.ndarray, starts: np.ndarray) -> None:
+    n = len(doc)
+    line_starts = np.concatenate(([0], nl + 1))
+    line_ends = np.concatenate((nl, [n]))  # exclusive; the newline token itself is excluded
+    star_lines = np.unique(np.searchsorted(line_starts, np.flatnonzero(classes == _STAR), side="right") - 1)
+    for k in star_lines.tolist():
+        s, e = int(line_starts[k]), int(line_ends[k])
+        if s >= e or e - s > 40:
+            continue
+        line, _ = _line_prefix(doc, classes, s, e - s)
+        if not _PAGE_LINE_RE.fullmatch(line.strip()):
+            continue
+        starts[s + 1 : e] = False
+        if s > 0:
+            starts[s] = False  # glue to the sentence before (the line break stays inside it)
+        elif e + 1 < n:
+            starts[e + 1] = False  # first line of the doc: glue the next line to it instead
+
+
+def _punctuation_boundaries(doc: Doc, classes: np.ndarray, candidates: list[int], starts: np.ndarray) -> None:
+    n = len(doc)
+    cls = classes.tobytes()  # fast per-item access (ints)
+    last = -1
+    for i in candidates:
+        if i <= last:
+            continue  # part of a run already handled ("?!", ". . .")
+        tok = doc[i]
+        abbreviation = None
+        if cls[i] == _ABBR_END:
+            abbreviation = tok.text.lower()
+        elif i > 0 and (tok.text == "." or tok.text == ".."):
+            prev = doc[i - 1]
+            if not prev.whitespace_:
+                if i == 1 or cls[i - 2] == _NL:
+                    if _ENUMERATOR_TOKEN_RE.fullmatch(prev.text):
+                        continue  # line-start "3." (rule 2 decides) or "II." heading: no boundary here
+                if cls[i - 1] == _ABBR or cls[i - 1] == _ABBR_END:
+                    form = prev.text  # doubled period: "Nov.." (the abbreviation decides)
+                else:
+                    form = _split_off_abbreviation(prev.text)
+                if form is not None:
+                    abbreviation = form.lower()
+                    if abbreviation not in SENTENCE_FINAL_ABBREVIATIONS:
+                        continue
+        # Skip what still belongs to the ending sentence: more terminal punctuation,
+        # closing brackets and quotes, a star-page marker glued on ("*457").
+        j = i + 1
+        while j < n:
+            cj = cls[j]
+            if cj == _TERM or cj == _CLOSE:
+                j += 1
+            elif cj == _QUOTE and not doc[j - 1].whitespace_:
+                j += 1  # a straight quote glued to the punctuation closes the sentence
+            elif cj == _STAR and j + 1 < n and not doc[j].whitespace_ and doc[j + 1].text.isdigit():
+                j += 2
+            else:
+                break
+        last = j - 1
+        while j < n and cls[j] == _SPACE:
+            j += 1
+        if j >= n or cls[j] == _NL:
+            continue  # the line break (rule 1) or the end of the text ends the sentence
+        if not doc[j - 1].whitespace_ and cls[j - 1] != _SPACE:
+            continue  # nothing between: "1.5", "Jan.18", "word.Next" (OCR) - no boundary
+        cj = cls[j]
+        if cj == _SECTION:
+            continue  # a bare "§ 1201(a)(3)." after a quotation is its citation
+        # The first word of the candidate sentence, past opening brackets and quotes.
+        k = j
+        while k < n and (cls[k] == _OPEN or cls[k] == _QUOTE):
+            k += 1
+        if k >= n or cls[k] == _NL:
+            continue
+        word = doc[k].text
+        if _first_letter_is_lower(word):
+            continue  # "p. 5", ". . . may require", "cert. denied"
+        if abbreviation is not None:
+            if k != j:
+                continue  # "Inc. (Colt)", "etc. (Matter of ...)"
+            lower = word.lower()
+            if abbreviation in STRONG_FINAL_ABBREVIATIONS:
+                if not (_is_ordinary_capitalised(word) or lower in _SENTENCE_OPENERS):
+                    continue
+            elif lower not in _SENTENCE_OPENERS:
+                continue
+        starts[j] = True
+
+
+@Language.component("legal_sentence_boundaries")
+def legal_sentence_boundaries(doc: Doc) -> Doc:
+    """Set sentence starts with the legal rules (see the module docstring)."""
+    if len(doc) == 0:
+        return doc
+    starts = _find_starts(doc)
+    values = np.where(starts, 1, -1).astype(np.int64).astype(np.uint64)
+    doc.from_array([SENT_START], values)
+    return doc
+
+
+# ---------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------
+
+
+def _add_special_cases(nlp: Language) -> None:
+    tokenizer = nlp.tokenizer
+    for form in LEGAL_ABBREVIATIONS + _EXTRA_SINGLE_TOKENS:
+        if [t.text for t in tokenizer(form)] != [form]:
+            tokenizer.add_special_case(form, [{ORTH: form}])
+
+
+def build_pipeline(legal_rules: bool = True) -> Language:
+    """Blank English pipeline with a lookup lemmatizer and sentence segmentation.
+
+    ``legal_rules=False`` gives plain spaCy: ``spacy.blank("en")`` + lookup
+    ``lemmatizer`` + ``sentencizer``.  ``legal_rules=True`` adds the tokenizer special
+    cases for legal abbreviations and uses ``legal_sentence_boundaries`` instead of the
+    sentencizer.
+    """
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
+    if legal_rules:
+        _add_special_cases(nlp)
+        nlp.add_pipe("legal_sentence_boundaries")
+    else:
+        nlp.add_pipe("sentencizer")
+    nlp.initialize()
+    return nlp
+
+
+def sentence_spans(doc: Doc) -> list[tuple[int, int]]:
+    """Character ``(start, end)`` of each sentence of ``doc``, trimmed of whitespace.
+
+    Sentences that hold only whitespace are left out.
+    """
+    text = doc.text
+    spans: list[tuple[int, int]] = []
+    for sent in doc.sents:
+        start = sent.start_char
+        end = sent.end_char
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            spans.append((start, end))
+    return spans
