@@ -126,13 +126,20 @@ def reproduction_markdown(rep: Reproduction, title: str | None = None, chart: st
     else:
         facts.append(f"- Data: {len(rep.terms)} terms, {sum(rep.sentences.values())} labelled sentences")
     facts.append(f"- Background statistics: {rep.statistics}")
+    short = [t for t in rep.terms if rep.sentences.get(t, 0) <= 100]
+    if short:
+        facts.append(f"- {len(short)} of {len(rep.terms)} terms have at most 100 labelled sentences: for them "
+                     "NDCG@100 scores the whole ranking, so even a random order gets a high NDCG@100.")
     facts.append("- Numbers: NDCG@10 / NDCG@100 (linear gains 3/2/1/0) of each method's ranking, ties "
                  "broken by sentence id; the Random row is the exact expected NDCG of a uniformly random "
                  "order. Macro = mean over terms (each term counts once).")
     out += facts + [""]
     if rep.skipped:
-        out += ["Skipped methods (they cannot run with the given inputs):", ""]
-        out += [f"- `{name}`: {reason}" for name, reason in rep.skipped]
+        by_reason: dict[str, list[str]] = {}
+        for name, reason in rep.skipped:
+            by_reason.setdefault(reason, []).append(name)
+        out += [f"Skipped methods ({len(rep.skipped)}; they cannot run with the given inputs):", ""]
+        out += [f"- {', '.join(f'`{n}`' for n in names)}: {reason}" for reason, names in by_reason.items()]
         out.append("")
 
     best = {m: max((r["macro"][m] for r in rows), default=None) for m in REPORT_METRICS}
@@ -199,32 +206,39 @@ def reproduction_json(rep: Reproduction) -> str:
 
 def reproduction_chart(rep: Reproduction, title: str | None = None) -> bytes:
     """A PNG bar chart of the macro NDCG@10 and NDCG@100 of every method (Agg backend)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     rows = [r for s in SECTIONS for r in _rows(rep) if r["section"] == s]
-    names = [r["method"] for r in rows]
     n = max(len(rows), 1)
-    fig = Figure(figsize=(max(6.0, 0.45 * n + 2), 4.8), dpi=110)
+    fig = Figure(figsize=(8.0, 0.26 * n + 1.6), dpi=110)
+    FigureCanvasAgg(fig)  # the Agg backend, without touching pyplot's global state
     ax = fig.subplots()
-    width = 0.4
-    xs = range(len(rows))
-    for offset, metric, colour in ((-width / 2, "nDCG@10", "#4c72b0"), (width / 2, "nDCG@100", "#dd8452")):
-        ax.bar([x + offset for x in xs], [r["macro"][metric] for r in rows], width, label=f"macro {metric}",
-               color=colour)
+    height = 0.4
+    ys = list(range(len(rows)))
+    colours = {"nDCG@10": "#4c72b0", "nDCG@100": "#dd8452"}
+    for offset, metric in ((-height / 2, "nDCG@10"), (height / 2, "nDCG@100")):
+        ax.barh([y + offset for y in ys], [r["macro"][metric] for r in rows], height, label=f"macro {metric}",
+                color=colours[metric])
     rand = next((r for r in rows if r["method"] == "Random"), None)
     if rand is not None:
-        for metric, colour in (("nDCG@10", "#4c72b0"), ("nDCG@100", "#dd8452")):
-            ax.axhline(rand["macro"][metric], color=colour, linestyle=":", linewidth=1)
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels(names, rotation=60, ha="right", fontsize=8)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("NDCG (macro over terms)")
-    ax.set_title(title or f"Macro NDCG per method ({len(rep.terms)} terms; dotted: Random)", fontsize=10)
-    ax.legend(loc="lower right", fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
+        for metric, colour in colours.items():
+            ax.axvline(rand["macro"][metric], color=colour, linestyle=":", linewidth=1)
+    for y in range(1, len(rows)):  # a rule and a label where a new section starts
+        if rows[y]["section"] != rows[y - 1]["section"]:
+            ax.axhline(y - 0.5, color="grey", linewidth=0.6)
+    for y, r in enumerate(rows):
+        if y == 0 or r["section"] != rows[y - 1]["section"]:
+            ax.text(0.995, y - 0.45, r["section"], transform=ax.get_yaxis_transform(), ha="right", va="top",
+                    fontsize=7, color="grey", style="italic")
+    ax.set_yticks(ys)
+    ax.set_yticklabels([r["method"] for r in rows], fontsize=8)
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # first method at the top
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("NDCG (macro over terms)")
+    fig.suptitle(title or f"Macro NDCG per method ({len(rep.terms)} terms; dotted lines: Random)", fontsize=10)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
+    ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
