@@ -172,6 +172,11 @@ def _similarity(name: str, params: dict) -> Similarity:
         if name.startswith("w2vec"):
             raise UsageError(f"{name!r} needs word vectors: the embedding similarity {name!r} is not registered")
         raise UsageError(f"unknown similarity {name!r}; valid similarities: {', '.join(SIMILARITIES)}")
+    params = dict(params)
+    if "qllm_lam" in params:  # QLLM's own smoothing weight (``lam`` is the context weight)
+        if name != "QLLM":
+            raise UsageError(f"qllm_lam applies to QLLM methods, not to {name!r}")
+        params["lam"] = params.pop("qllm_lam")
     return SIMILARITIES[name].factory(**params)
 
 
@@ -281,6 +286,9 @@ def _build_compound(name: str, base_name: str, gate_specs: list[str], label: str
 
 def build_method(name: str, **params) -> Ranker:
     """The ranker a method name stands for. ``params`` (e.g. ``lam=0.5``) override defaults.
+
+    ``lam`` is the context weight λ1 (-c/-o/-p/-r); ``qllm_lam`` is QLLM's own Jelinek-Mercer
+    weight λ; BM25 takes ``k1``, ``b``, ``k3``.
 
     Compound names (``Tp-Tg-Nr``, ``BM25-r+Tg+Nr``) take ``lam2``, ``nwr``, ``nw``, ``wmd`` and
     ``n_similar`` for their gates; their other parameters go to the base method.
