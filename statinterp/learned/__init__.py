@@ -1,0 +1,1 @@
+"""A learned ranker trained across terms (issue 6): features, models, cross-validation, dedupe."""

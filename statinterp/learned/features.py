@@ -1,0 +1,760 @@
+"""Features of each candidate sentence for the learned ranker.
+
+:func:`extract_features` turns one :class:`~statinterp.index.TermIndex` into a matrix
+``X`` (n_candidates, n_features) with a name and a family per column. It reads only the
+term's own data (texts, tokens, provision, unsupervised scores), never its labels, so the
+same function serves training and ranking of new, unlabelled terms.
+
+Families (each switchable in :class:`FeatureSettings`):
+
+``scores``
+    Every unsupervised lexical score: TF-ISF, BM25, QLLM on the sentence and with each
+    context (``-p``, ``-o``, ``-c``, ``-r``), the provision expansion of the sentence's case
+    (``-g``), the novelty measures NW and NWR, and the paper's gates: ``Tg`` (0/1), the
+    domain score of the case relative to the gate's scale ((Sim-g − o) / (Avg10 − o)) and
+    ``Nr`` (0/1).
+``vectors``
+    The same with domain word vectors (``w2vec*`` with each context, ``TF-ISF-e``,
+    ``w2vec*-g``, WMD novelty); skipped, with the reason recorded, when no vectors are
+    available.
+``neighbours``
+    The base similarities (and NWR) of the ±1 and ±2 neighbouring sentences
+    (``index.neighbours[d]``; a missing neighbour gets the term's lowest value and a
+    ``present`` flag 0) and of the sentence's paragraph.
+``quotes``
+    Number of quoted spans, quoted share of the sentence, whether the term is quoted, and
+    the overlap with the provision: the longest run of tokens shared by the provision and a
+    quoted span (or the whole sentence), divided by the provision's length, by the
+    sentence's length, and in tokens.
+``citations``
+    Whether the sentence (and its paragraph) cites the source provision (its section number
+    after ``§``/``section``, ``1839(3)``-style, or ``18 U.S.C. § 1839``, parsed from
+    ``term.provision.citation``), any statute, or a case; citation share of the sentence.
+``cues``
+    Definitional and explanatory patterns ("means", "is defined as", "refers to",
+    "includes", "such as", "for example", "test", "factors", "whether", negation, "in
+    determining", ...), the term in a copular construction ("X is/are/means ..."),
+    attribution cues (argues, contends, asserts, claims, according to, a party as subject),
+    headings and citation-only sentences.
+``structure``
+    Sentence length, relative position in its paragraph and of the paragraph in the opinion,
+    opinion type (majority, concurrence, dissent, other), how often the case mentions the
+    term, how many candidates the case and paragraph hold, the term's occurrences in the
+    sentence, the share of the term's words present and their proximity (term length /
+    minimal window holding all of them), near-copies among the term's candidates, court level.
+
+Per-term standardisation (``standardise``): unsupervised scores are not comparable across
+terms (their scale depends on the term's query and statistics), so the columns of the
+``scores``, ``vectors`` and ``neighbours`` families are turned into per-term z-scores
+(``"term"``), kept raw (``"none"``), or given raw plus per-term z-score and percentile rank
+(``"both"``). The other families are kept as they are. Only the term's own candidates enter
+the per-term statistics.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import numpy as np
+
+from ..errors import StatinterpError, UsageError
+
+if TYPE_CHECKING:
+    from ..index import TermIndex
+
+__all__ = [
+    "FAMILIES", "FeatureMatrix", "FeatureSettings", "extract_features", "citation_parts", "quoted_spans",
+    "longest_common_run", "minimal_window", "cue_flags", "cites_provision", "term_pattern",
+]
+
+#: Feature families and what they hold.
+FAMILIES = {
+    "scores": "unsupervised lexical scores: TF-ISF/BM25/QLLM with every context, -g expansion, NW, NWR, gates",
+    "vectors": "scores that need domain word vectors: w2vec* with every context, -e expansion, WMD",
+    "neighbours": "base similarities of the +-1, +-2 neighbouring sentences and of the paragraph",
+    "quotes": "quoted spans, quoted share, longest token run shared with the provision",
+    "citations": "citations of the source provision, of any statute, of cases (sentence and paragraph)",
+    "cues": "definitional/explanatory/attribution patterns, copular use of the term, headings, citation-only",
+    "structure": "length, position, opinion type, term mentions in the case, term-word proximity, copies",
+}
+#: Families whose columns are unsupervised scores (standardised per term).
+SCORE_FAMILIES = ("scores", "vectors", "neighbours")
+DEFAULT_FAMILIES = tuple(FAMILIES)
+
+LEXICAL = ("TF-ISF", "BM25", "QLLM")
+CONTEXTS = ("", "-p", "-o", "-c", "-r")
+DEFAULT_SCORE_METHODS = tuple(f"{b}{s}" for b in LEXICAL for s in CONTEXTS) + tuple(f"{b}-g" for b in LEXICAL) + (
+    "NW", "NWR")
+DEFAULT_VECTOR_METHODS = tuple(f"w2vec*{s}" for s in CONTEXTS) + ("TF-ISF-e", "w2vec*-g", "WMD")
+STANDARDISE = ("term", "none", "both")
+
+
+@dataclass
+class FeatureSettings:
+    """Which features to compute. Stored with a trained model so ranking computes the same ones."""
+
+    families: tuple[str, ...] = DEFAULT_FAMILIES
+    score_methods: tuple[str, ...] = DEFAULT_SCORE_METHODS
+    vector_methods: tuple[str, ...] = DEFAULT_VECTOR_METHODS
+    neighbour_offsets: tuple[int, ...] = (-2, -1, 1, 2)
+    standardise: str = "term"
+    #: "auto": use word vectors when the index can provide them; "off": never.
+    vectors: str = "auto"
+
+    def __post_init__(self):
+        self.families = tuple(self.families)
+        unknown = [f for f in self.families if f not in FAMILIES]
+        if unknown:
+            raise UsageError(f"unknown feature famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
+                             f"valid: {', '.join(FAMILIES)}")
+        if self.standardise not in STANDARDISE:
+            raise UsageError(f"standardise must be one of {', '.join(STANDARDISE)}, not {self.standardise!r}")
+        if self.vectors not in ("auto", "off"):
+            raise UsageError(f"vectors must be 'auto' or 'off', not {self.vectors!r}")
+        self.score_methods = tuple(self.score_methods)
+        self.vector_methods = tuple(self.vector_methods)
+        self.neighbour_offsets = tuple(int(d) for d in self.neighbour_offsets)
+
+    def to_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FeatureSettings":
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+    def without(self, *families: str) -> "FeatureSettings":
+        d = self.to_dict()
+        d["families"] = [f for f in self.families if f not in families]
+        return FeatureSettings.from_dict(d)
+
+
+@dataclass
+class FeatureMatrix:
+    """Features of one term's candidates: ``X[i, j]`` is feature ``names[j]`` of candidate ``i``."""
+
+    X: np.ndarray
+    names: list[str]
+    families: list[str]
+    #: Feature groups that could not be computed (filled with 0) -> reason.
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def column(self, name: str) -> np.ndarray:
+        return self.X[:, self.names.index(name)]
+
+    def select(self, names: Sequence[str]) -> "FeatureMatrix":
+        """The columns ``names`` in that order; absent ones are 0 (and recorded in ``skipped``)."""
+        pos = {n: j for j, n in enumerate(self.names)}
+        X = np.zeros((self.X.shape[0], len(names)))
+        fam = []
+        skipped = dict(self.skipped)
+        for j, n in enumerate(names):
+            if n in pos:
+                X[:, j] = self.X[:, pos[n]]
+                fam.append(self.families[pos[n]])
+            else:
+                fam.append(n.split(":", 1)[0])
+                skipped.setdefault(n, "not computed for this term (filled with 0)")
+        return FeatureMatrix(X, list(names), fam, skipped)
+
+
+# ============================================================================ text helpers
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def simple_tokens(text: str) -> list[str]:
+    """Lower-cased alphanumeric runs (the tokeniser of the text features)."""
+    return _WORD.findall(text.lower())
+
+
+#: Opening/closing double quotes; single curly quotes only when the opening one starts a word.
+_DOUBLE = re.compile(r"[\"“”„]")
+
+
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans (without the quote marks) of the quotations in ``text``.
+
+    Double quotes (straight or curly) are paired in order (a curly closing quote closes
+    whatever is open); an unclosed opening quote runs to the end of the sentence (a sentence
+    cut out of a longer quotation); a lone closing quote near the start means the sentence
+    began inside a quotation. Single curly quotes ‘...’ count when ‘ opens a word and the
+    matching ’ is not an apostrophe (not followed by a letter).
+    """
+    spans: list[tuple[int, int]] = []
+    marks = [(m.start(), m.group()) for m in _DOUBLE.finditer(text)]
+    open_at: int | None = None
+    for k, (pos, ch) in enumerate(marks):
+        if open_at is None:
+            if ch == "”" and not spans and k == 0:  # the sentence starts inside a quotation
+                spans.append((0, pos))
+                continue
+            if ch == "”":
+                continue
+            open_at = pos + 1
+        else:
+            if ch == "“":  # a new opening curly quote: treat the previous one as unclosed text
+                open_at = pos + 1
+                continue
+            spans.append((open_at, pos))
+            open_at = None
+    if open_at is not None and len(text) - open_at > 0:
+        spans.append((open_at, len(text)))
+    for m in re.finditer(r"(?:(?<=^)|(?<=[\s(\[]))‘([^‘’]{3,}?)’(?![A-Za-z])", text):
+        s, e = m.span(1)
+        if not any(a <= s and e <= b for a, b in spans):
+            spans.append((s, e))
+    return [(a, b) for a, b in sorted(spans) if b > a and text[a:b].strip()]
+
+
+def longest_common_run(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest run of consecutive tokens occurring in both ``a`` and ``b``."""
+    if not a or not b:
+        return 0
+    vocab: dict[str, int] = {}
+    aa = np.asarray([vocab.setdefault(t, len(vocab)) for t in a])
+    bb = np.asarray([vocab.get(t, -1) for t in b])
+    if not np.isin(aa, bb).any():
+        return 0
+    best = 0
+    prev = np.zeros(len(bb) + 1, dtype=np.int32)
+    for x in aa:
+        cur = np.zeros_like(prev)
+        match = bb == x
+        cur[1:] = np.where(match, prev[:-1] + 1, 0)
+        m = int(cur.max())
+        if m > best:
+            best = m
+        prev = cur
+    return best
+
+
+def minimal_window(seq: np.ndarray, wanted: np.ndarray) -> int:
+    """Length of the shortest stretch of ``seq`` holding every id of ``wanted`` (0 if impossible)."""
+    wanted = np.unique(np.asarray(wanted))
+    if len(wanted) == 0:
+        return 0
+    seq = np.asarray(seq)
+    hit = np.flatnonzero(np.isin(seq, wanted))
+    if len(hit) == 0 or len(np.unique(seq[hit])) < len(wanted):
+        return 0
+    need = len(wanted)
+    count: dict[int, int] = {}
+    have = 0
+    best = len(seq) + 1
+    lo = 0
+    for hi in range(len(hit)):
+        t = int(seq[hit[hi]])
+        count[t] = count.get(t, 0) + 1
+        if count[t] == 1:
+            have += 1
+        while have == need:
+            best = min(best, int(hit[hi] - hit[lo]) + 1)
+            u = int(seq[hit[lo]])
+            count[u] -= 1
+            if count[u] == 0:
+                have -= 1
+            lo += 1
+    return best
+
+
+def count_phrase(seq: np.ndarray, phrase: np.ndarray) -> int:
+    """Occurrences of the consecutive ids ``phrase`` in ``seq``."""
+    seq = np.asarray(seq)
+    k = len(phrase)
+    if k == 0 or len(seq) < k:
+        return 0
+    ok = seq[: len(seq) - k + 1] == phrase[0]
+    for j in range(1, k):
+        ok &= seq[j: len(seq) - k + 1 + j] == phrase[j]
+    return int(ok.sum())
+
+
+def term_pattern(query: str) -> re.Pattern:
+    """Regex of the term in running text: its words in order, any plural ending, any separator."""
+    words = [re.escape(w) for w in simple_tokens(query)] or [re.escape(query.lower())]
+    return re.compile(r"\b" + r"\W{1,3}".join(w + r"(?:s|es)?" for w in words) + r"\b", re.IGNORECASE)
+
+
+# ---------------------------------------------------------------------------- citations
+
+_STATUTE = re.compile(
+    r"§|\bU\.\s?S\.\s?C\b|\bUSC\b|\bC\.\s?F\.\s?R\b|\bStat\.|\bPub\.\s?L\b|\b[Ss]ection\s+\d|\b[Ss]ecs?\.\s?\d"
+    r"|\bCode\b|\bAct\b")
+_CASE = re.compile(
+    r"\b\d{1,4}\s+(?:U\.\s?S\.|S\.\s?Ct\.|L\.\s?Ed\.|F\.\s?(?:2d|3d|4th)|F\.\s?Supp\.|F\.\s?App'?x|B\.\s?R\.|"
+    r"[A-Z][a-z]{0,8}\.\s?(?:App\.\s?)?(?:[234]d|\dth)?|N\.[EW]\.\s?(?:[23]d)?|[A-Z]\.(?:[23]d)?|So\.\s?(?:[23]d)?|"
+    r"Cal\.\s?Rptr\.)\s*(?:\d[a-z]{1,2}\s)?\d{1,5}\b"
+    r"|\b[A-Z][\w.&'’-]*(?:\s[A-Z][\w.&'’-]*){0,4}\s+v\.\s+[A-Z]"
+    r"|\bId\.|\bid\.\s+at\b|\bsupra\b|\binfra\b")
+_SIGNAL = re.compile(r"^\W*(?:See(?:,| also| generally| e\.g\.)?|Cf\.|Accord|Compare|E\.g\.,?|Id\.|But see|"
+                     r"See id\.)(?:\s|$)")
+
+
+def citation_parts(citation: str) -> tuple[str, str, str, str]:
+    """(title, code, section, first subsection) of ``"18 U.S.C. § 1839(3)"`` -> ("18", "U.S.C.", "1839", "3")."""
+    m = re.search(r"(?:(\d+)\s+)?([A-Za-z][A-Za-z.\s]*?)\s*§+\s*([0-9A-Za-z.-]+?)(?:\(([0-9A-Za-z]+)\))?(?:\(|\s|$)",
+                  citation or "")
+    if not m:
+        return "", "", "", ""
+    return m.group(1) or "", (m.group(2) or "").strip(), m.group(3) or "", m.group(4) or ""
+
+
+def provision_patterns(citation: str) -> tuple[re.Pattern | None, re.Pattern | None]:
+    """(section pattern, full pattern) that find the source provision cited in a text.
+
+    The section pattern matches ``§ 1839``, ``§§ 1839``, ``section 1839``, ``sec. 1839`` and
+    ``1839(3)`` (the section number followed by its first subsection); the full pattern
+    matches ``18 U.S.C. § 1839`` / ``18 U.S.C. 1839`` / ``18 USC § 1839``.
+    """
+    title, code, section, sub = citation_parts(citation)
+    if not section:
+        return None, None
+    sec = re.escape(section)
+    alts = [rf"§+\s*{sec}(?![0-9A-Za-z])", rf"\b[Ss]ec(?:tion|s?\.)\s*{sec}(?![0-9A-Za-z])"]
+    if sub:
+        alts.append(rf"(?<![\w.]){sec}\s?\({re.escape(sub)}\)")
+    section_pattern = re.compile("|".join(alts))
+    full = None
+    if title and code:
+        code_re = r"\s?".join(re.escape(c) + r"\.?" for c in re.findall(r"[A-Za-z]", code)) if "." in code \
+            else re.escape(code)
+        full = re.compile(rf"\b{re.escape(title)}\s+{code_re}\s?A?\.?\s*(?:§+\s*)?{sec}(?![0-9A-Za-z])")
+    return section_pattern, full
+
+
+def cites_provision(text: str, citation: str) -> tuple[bool, bool]:
+    """(cites the source section, cites it with title and code) for ``text``."""
+    section_pattern, full = provision_patterns(citation)
+    sec = bool(section_pattern and section_pattern.search(text))
+    whole = bool(full and full.search(text))
+    return sec or whole, whole
+
+
+# ---------------------------------------------------------------------------- cues
+
+CUES: dict[str, str] = {
+    "means": r"\bmeans?\b|\bmeaning\b",
+    "defined": r"\b(?:is|are|be|was|were)\s+defined\b|\bdefin(?:e|es|ed|ing|ition|itions)\b",
+    "refers_to": r"\brefer(?:s|red|ring)?\s+to\b",
+    "includes": r"\binclud(?:e|es|ed|ing)\b",
+    "such_as": r"\bsuch\s+as\b",
+    "for_example": r"\bfor\s+(?:example|instance)\b|\be\.\s?g\.",
+    "test": r"\btests?\b|\bstandard\b",
+    "factors": r"\bfactors?\b|\bcriteria\b|\bcriterion\b|\belements?\b",
+    "whether": r"\bwhether\b",
+    "negation": r"\b(?:is|are|was|were|does|do|did)\s+not\b|\bn[o']t\b|\bnot\s+(?:a|an|the)\b",
+    "determining": r"\bin\s+(?:determining|deciding|assessing|evaluating)\b|\bto\s+determine\b",
+    "holding": r"\b(?:we|court)\s+(?:hold|held|conclude[sd]?|find|found|agree|reject)\b|\bhold\s+that\b",
+    "interpret": r"\binterpret\w*|\bconstru\w*|\bplain\s+(?:meaning|language)\b|\bordinary\s+meaning\b",
+    "legislature": r"\bcongress\w*|\blegislat\w*|\bstatut\w*",
+    "term_word": r"\bterms?\b|\bphrase\b|\bwords?\b|\blanguage\b",
+    "requires": r"\brequire[sd]?\b|\bmust\b|\bshall\b",
+    "because": r"\bbecause\b|\bsince\b|\btherefore\b|\bthus\b",
+    "example_noun": r"\bexamples?\b|\binstances?\b|\billustrat\w*",
+    "broad_narrow": r"\bbroad\w*|\bnarrow\w*|\bencompass\w*|\bcover(?:s|ed)?\b|\bwithin\s+the\s+meaning\b",
+    "question_mark": r"\?",
+}
+ATTRIBUTION = r"\b(?:argue[sd]?|argument|contend[s]?|contended|contention|assert(?:s|ed)?|claim(?:s|ed)?|" \
+              r"maintain(?:s|ed)?|urge[sd]?|insist[s]?|allege[sd]?|according\s+to)\b"
+PARTY_SUBJECT = r"^\W*(?:the\s+)?(?:plaintiff|defendant|appellant|appellee|petitioner|respondent|government|" \
+                r"claimant|debtor|movant|state|united\s+states|commissioner|irs|secretary)s?(?:['’]s?)?\b"
+_CUES = {k: re.compile(v, re.IGNORECASE) for k, v in CUES.items()}
+_ATTR = re.compile(ATTRIBUTION, re.IGNORECASE)
+_PARTY = re.compile(PARTY_SUBJECT, re.IGNORECASE)
+_COPULA = r"[\"”’']?\)?\s*(?:,[^,]{0,60},\s*)?(?:is|are|was|were|means|mean|refers|includes|include|encompasses|" \
+          r"covers|requires|connotes|denotes|has\s+been|have\s+been|shall\s+mean|does\s+not|do\s+not)\b"
+_PREDICATE = r"\b(?:is|are|was|were|be|been|being|constitut\w*|qualif\w*\s+as|considered|deemed|treated\s+as|" \
+             r"counts?\s+as|amount\w*\s+to|as)\s+(?:not\s+)?(?:an?|the|any|one|such)?\s*(?:[\w-]+\s+){0,2}[\"“'‘]?\s*$"
+_HEADING = re.compile(r"^\s*(?:[IVXLC]+|[A-Z]|\d{1,2}|[a-z])[.)]\s|^\s*\(?[a-z0-9]{1,3}\)\s")
+
+
+def cue_flags(text: str, term_re: re.Pattern | None = None) -> dict[str, float]:
+    """The cue features of one sentence (1.0 / 0.0 flags, plus a few counts)."""
+    out = {f"cue:{k}": float(bool(p.search(text))) for k, p in _CUES.items()}
+    out["cue:n_cues"] = float(sum(out.values()))
+    out["cue:attribution"] = float(bool(_ATTR.search(text)))
+    out["cue:party_subject"] = float(bool(_PARTY.search(text)))
+    copular = 0.0
+    if term_re is not None:
+        for m in term_re.finditer(text):
+            if re.match(_COPULA, text[m.end():], re.IGNORECASE):
+                copular = 1.0
+                break
+    out["cue:copular_term"] = copular
+    subject = predicate = capital = meaning = paren = 0.0
+    if term_re is not None:
+        for m in term_re.finditer(text):
+            before = text[max(0, m.start() - 60): m.start()]
+            after = text[m.end(): m.end() + 60]
+            if len(simple_tokens(text[: m.start()])) <= 2:
+                subject = 1.0
+            if re.search(_PREDICATE, before, re.IGNORECASE):
+                predicate = 1.0
+            if m.group()[:1].isupper() and m.start() > 2 and not re.search(r"[.!?:]\W*$", text[: m.start()]):
+                capital = 1.0
+            if re.match(r"\W{0,3}(?:within\s+the\s+meaning|under|as\s+(?:defined|used)|for\s+purposes)", after,
+                        re.IGNORECASE):
+                meaning = 1.0
+            if before.rstrip().endswith("(") or re.match(r"\W{0,2}\)", after):
+                paren = 1.0
+    out["cue:term_subject"] = subject
+    out["cue:term_predicate"] = predicate
+    out["cue:term_capitalised"] = capital
+    out["cue:term_within_meaning"] = meaning
+    out["cue:term_parenthetical"] = paren
+    words = simple_tokens(text)
+    stripped = text.strip()
+    letters = [c for c in stripped if c.isalpha()]
+    upper = sum(c.isupper() for c in letters) / len(letters) if letters else 0.0
+    heading = len(words) <= 12 and (not re.search(r"[.?!:;\"”]\s*$", stripped) or upper > 0.6
+                                    or bool(_HEADING.match(stripped)) and len(words) <= 8)
+    out["cue:heading"] = float(heading)
+    cite_chars = sum(m.end() - m.start() for m in _CASE.finditer(text))
+    cite_share = min(1.0, cite_chars / max(1, len(stripped)))
+    out["cue:citation_only"] = float(bool(_SIGNAL.match(stripped)) or cite_share > 0.5 or
+                                     (len(words) <= 25 and sum(w.isdigit() for w in words) >= max(3, len(words) / 3)))
+    out["cue:signal_start"] = float(bool(_SIGNAL.match(stripped)))
+    return out
+
+
+# ============================================================================ extraction
+
+
+class _Builder:
+    def __init__(self, n: int):
+        self.n = n
+        self.cols: list[np.ndarray] = []
+        self.names: list[str] = []
+        self.families: list[str] = []
+        self.skipped: dict[str, str] = {}
+
+    def add(self, family: str, name: str, values) -> None:
+        v = np.asarray(values, dtype=np.float64).reshape(-1)
+        if v.shape != (self.n,):
+            raise RuntimeError(f"feature {name}: {v.shape} values for {self.n} candidates")
+        v = np.where(np.isfinite(v), v, 0.0)
+        self.cols.append(v)
+        self.names.append(f"{family}:{name}" if not name.startswith(family + ":") else name)
+        self.families.append(family)
+
+
+def _zscore(v: np.ndarray) -> np.ndarray:
+    sd = v.std()
+    return (v - v.mean()) / sd if sd > 1e-12 else np.zeros_like(v)
+
+
+def _percentile(v: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    if len(v) <= 1:
+        return np.full(len(v), 0.5)
+    return (rankdata(v, method="average") - 1.0) / (len(v) - 1.0)
+
+
+def vectors_available(index: "TermIndex", settings: FeatureSettings) -> tuple[bool, str]:
+    """Whether the vector family can be computed for ``index`` (and why not)."""
+    if settings.vectors == "off":
+        return False, "word vectors switched off (vectors='off')"
+    provider = getattr(index, "vectors", None)
+    if provider is None:
+        return False, "no word vectors attached to the index"
+    try:
+        if provider.get("word2vec") is None:
+            return False, "domain word2vec vectors not available"
+    except StatinterpError as exc:
+        return False, f"domain word2vec vectors not available: {exc}"
+    return True, ""
+
+
+def _method_scores(b: _Builder, family: str, methods: Sequence[str], index: "TermIndex") -> None:
+    from ..methods import build_method
+
+    for name in methods:
+        try:
+            values = build_method(name).score(index)
+        except StatinterpError as exc:
+            b.skipped[f"{family}:{name}"] = str(exc)
+            continue
+        b.add(family, name, values)
+
+
+def _provision_and_centrality(b: _Builder, index: "TermIndex") -> None:
+    """Sentence-level similarity to the provision (TF-ISF, BM25 with the provision as query) and
+    centrality: mean TF-ISF-weighted cosine of the sentence to the term's other candidates."""
+    from ..methods import build_method
+
+    units = index.levels["sentence"]
+    stats = index.background["sentence"]
+    if index.provision is not None and len(index.provision):
+        for name in ("TF-ISF", "BM25"):
+            raw = build_method(name).score_units(index.provision, units.seqs, stats, index)
+            b.add("scores", f"provision:{name}", units.spread(np.asarray(raw, dtype=np.float64)))
+    else:
+        b.skipped["scores:provision similarity"] = "the term has no source provision"
+    M = units.seqs.matrix(len(index.vocab)).copy()
+    if M.shape[0] > 1 and M.nnz:
+        df = np.asarray(stats.df_of(np.arange(M.shape[1], dtype=np.int64)), dtype=np.float64)
+        idf = np.log((stats.n_units + 1.0) / (0.5 + df))
+        M.data = np.log1p(M.data)
+        M = M.multiply(idf[None, :]).tocsr()
+        norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+        norms[norms == 0] = 1.0
+        from scipy.sparse import diags
+
+        M = diags(1.0 / norms) @ M
+        sims = np.asarray((M @ M.T).todense())
+        np.fill_diagonal(sims, 0.0)
+        central = sims.sum(axis=1) / (M.shape[0] - 1)
+    else:
+        central = np.zeros(M.shape[0])
+    b.add("scores", "centrality", units.spread(central))
+
+
+def _gate_features(b: _Builder, index: "TermIndex") -> None:
+    from ..gates import DomainGate, NoveltyGate, top_mean
+
+    try:
+        gate = DomainGate()
+        cases = gate.case_scores(index)
+        origin = min(0.0, float(cases.min())) if len(cases) else 0.0
+        scale = top_mean(cases) - origin if len(cases) else 0.0
+        case_of = index.levels["case"].spread(cases, missing=origin)
+        b.add("scores", "gate:Tg", gate.passes(index).astype(float))
+        b.add("scores", "gate:Tg_ratio", (case_of - origin) / scale if scale > 0 else np.zeros(len(index)))
+        b.add("scores", "gate:Nr", NoveltyGate("NWR", 0.2).passes(index).astype(float))
+    except StatinterpError as exc:
+        b.skipped["scores:gates"] = str(exc)
+
+
+def _neighbour_features(b: _Builder, index: "TermIndex", settings: FeatureSettings, with_vectors: bool) -> None:
+    from ..methods import build_method
+    from ..scorers.novelty import new_words
+
+    sims = list(LEXICAL) + (["w2vec*"] if with_vectors else [])
+    stats = index.background["sentence"]
+    for d in settings.neighbour_offsets:
+        units = index.neighbours.get(d)
+        if units is None:
+            continue
+        present = units.present
+        b.add("neighbours", f"nb{d:+d}:present", present.astype(float))
+        for name in sims:
+            try:
+                sim = build_method(name)
+                raw = sim.score_units(index.query, units.seqs, stats, index)
+            except StatinterpError as exc:
+                b.skipped[f"neighbours:nb{d:+d}:{name}"] = str(exc)
+                continue
+            v = units.spread(np.asarray(raw, dtype=np.float64), missing=np.nan)
+            floor = np.nanmin(v) if np.isfinite(v).any() else 0.0
+            b.add("neighbours", f"nb{d:+d}:{name}", np.where(np.isnan(v), floor, v))
+        if index.provision is not None and len(index.provision):
+            new, distinct = new_words(units.seqs, index.provision.ids)
+            nwr = np.divide(new, distinct, out=np.zeros_like(new), where=distinct > 0)
+            b.add("neighbours", f"nb{d:+d}:NWR", units.spread(nwr, missing=0.0))
+    par = index.levels["paragraph"]
+    for name in sims:
+        try:
+            sim = build_method(name)
+            raw = sim.score_units(index.query, par.seqs, index.background["paragraph"], index)
+        except StatinterpError as exc:
+            b.skipped[f"neighbours:par:{name}"] = str(exc)
+            continue
+        b.add("neighbours", f"par:{name}", par.spread(np.asarray(raw, dtype=np.float64)))
+
+
+def _quote_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) -> None:
+    provision = index.term.provision
+    prov = simple_tokens(provision.text) if provision is not None else []
+    rows = {k: [] for k in ("n_quotes", "quoted_share", "term_quoted", "prov_run_sentence", "prov_run_quote",
+                            "prov_run_tokens", "prov_run_of_sentence", "starts_quoted")}
+    for s in index.sentences:
+        text = s.text
+        spans = quoted_spans(text)
+        quoted = sum(e - a for a, e in spans)
+        words = simple_tokens(text)
+        rows["n_quotes"].append(len(spans))
+        rows["quoted_share"].append(min(1.0, quoted / max(1, len(text.strip()))))
+        rows["term_quoted"].append(float(any(term_re.search(text[a:e]) for a, e in spans)))
+        rows["starts_quoted"].append(float(bool(re.match(r"^\W*[\"“”]", text))))
+        run_s = longest_common_run(words, prov) if prov else 0
+        run_q = max((longest_common_run(simple_tokens(text[a:e]), prov) for a, e in spans), default=0) if prov else 0
+        rows["prov_run_sentence"].append(run_s / len(prov) if prov else 0.0)
+        rows["prov_run_quote"].append(run_q / len(prov) if prov else 0.0)
+        rows["prov_run_tokens"].append(math.log1p(run_s))
+        rows["prov_run_of_sentence"].append(run_s / max(1, len(words)))
+    if not prov:
+        b.skipped["quotes:provision overlap"] = "the term has no source provision (overlap features are 0)"
+    for k, v in rows.items():
+        b.add("quotes", k, v)
+
+
+def _citation_features(b: _Builder, index: "TermIndex") -> None:
+    citation = index.term.provision.citation if index.term.provision is not None else ""
+    par_cache: dict[str, tuple] = {}
+
+    def analyse(text: str) -> tuple[float, float, float, float]:
+        sec, full = cites_provision(text, citation) if citation else (False, False)
+        return float(sec), float(full), float(bool(_STATUTE.search(text))), float(bool(_CASE.search(text)))
+
+    rows = []
+    for s in index.sentences:
+        own = analyse(s.text)
+        if s.paragraph_id not in par_cache:
+            par_cache[s.paragraph_id] = analyse(index.term.paragraphs[s.paragraph_id].text)
+        par = par_cache[s.paragraph_id]
+        cite_chars = sum(m.end() - m.start() for m in _CASE.finditer(s.text))
+        rows.append(own + par + (min(1.0, cite_chars / max(1, len(s.text))),))
+    rows = np.asarray(rows, dtype=np.float64).reshape(len(index), 9)
+    names = ["source_section", "source_full", "statute", "case", "par_source_section", "par_source_full",
+             "par_statute", "par_case", "case_cite_share"]
+    if not citation:
+        b.skipped["citations:source provision"] = "the term has no provision citation (source features are 0)"
+    for j, n in enumerate(names):
+        b.add("citations", n, rows[:, j])
+
+
+def _cue_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) -> None:
+    flags = [cue_flags(s.text, term_re) for s in index.sentences]
+    keys = list(cue_flags("x", term_re))
+    for k in keys:
+        b.add("cues", k, [f[k] for f in flags])
+    par_flags: dict[str, dict] = {}
+    for s in index.sentences:
+        if s.paragraph_id not in par_flags:
+            par_flags[s.paragraph_id] = cue_flags(index.term.paragraphs[s.paragraph_id].text, term_re)
+    for k in ("cue:n_cues", "cue:means", "cue:defined", "cue:copular_term", "cue:term_predicate", "cue:attribution"):
+        b.add("cues", "par_" + k.split(":", 1)[1], [par_flags[s.paragraph_id][k] for s in index.sentences])
+
+
+_COURTS = (("supreme_us", r"supreme court of the united states"), ("appeals_us", r"united states court of appeals"),
+           ("district_us", r"united states district court|bankruptcy|court of (?:federal )?claims|tax court"),
+           ("state", r"^(?!.*united states).*"))
+
+
+def _structure_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) -> None:
+    from .dedupe import near_duplicate_counts
+
+    term = index.term
+    sent = index.levels["sentence"]
+    n = len(index)
+    qids = [index.vocab.get(t) for t in index.query.tokens]
+    phrase = np.asarray(qids, dtype=np.int64) if qids and all(q is not None for q in qids) else np.zeros(0, np.int64)
+    wanted = np.asarray([q for q in qids if q is not None], dtype=np.int64)
+    n_wanted = len(set(qids)) if qids else 0
+    lengths, pos_par, pos_op, occ, coverage, proximity = [], [], [], [], [], []
+    for i, s in enumerate(index.sentences):
+        seq = sent.seqs.row(int(sent.row[i]))
+        lengths.append(len(seq))
+        ptext = term.paragraphs[s.paragraph_id].text
+        off = ptext.find(s.text)
+        pos_par.append(off / max(1, len(ptext) - len(s.text)) if off >= 0 and len(ptext) > len(s.text) else 0.0)
+        otext = term.opinions[s.opinion_id].text
+        poff = otext.find(ptext)
+        pos_op.append(poff / max(1, len(otext)) if poff >= 0 else 0.5)
+        k = count_phrase(seq, phrase) if len(phrase) else 0
+        occ.append(max(k, len(term_re.findall(s.text))))
+        present = len(set(seq.tolist()) & set(wanted.tolist())) if len(wanted) else 0
+        coverage.append(present / n_wanted if n_wanted else 0.0)
+        w = minimal_window(seq, wanted) if len(wanted) and present == len(set(wanted.tolist())) else 0
+        proximity.append(len(set(wanted.tolist())) / w if w else 0.0)
+    b.add("structure", "length", np.log1p(lengths))
+    b.add("structure", "length_raw", lengths)
+    b.add("structure", "pos_in_paragraph", pos_par)
+    b.add("structure", "pos_in_opinion", pos_op)
+    b.add("structure", "term_occurrences", occ)
+    b.add("structure", "term_word_coverage", coverage)
+    b.add("structure", "term_proximity", proximity)
+    types = [term.opinions[s.opinion_id].type.lower() for s in index.sentences]
+    for t in ("majority", "concurrence", "dissent"):
+        b.add("structure", f"opinion_{t}", [float(t in x) for x in types])
+    b.add("structure", "opinion_other", [float(not any(t in x for t in ("majority", "concurrence", "dissent")))
+                                         for x in types])
+    # how often each case mentions the term (in its whole text), and candidates per case / paragraph
+    cases = index.levels["case"]
+    mentions = np.zeros(len(cases.labels))
+    for r, cid in enumerate(cases.labels):
+        seq = cases.seqs.row(r)
+        mentions[r] = count_phrase(seq, phrase) if len(phrase) else 0
+        if mentions[r] == 0:
+            mentions[r] = len(term_re.findall(term.cases[cid].text))
+    b.add("structure", "case_mentions", np.log1p(cases.spread(mentions)))
+    per_case = np.bincount(cases.row[cases.row >= 0], minlength=len(cases.labels)).astype(float)
+    b.add("structure", "case_candidates", np.log1p(cases.spread(per_case)))
+    par = index.levels["paragraph"]
+    per_par = np.bincount(par.row[par.row >= 0], minlength=len(par.seqs)).astype(float)
+    b.add("structure", "paragraph_candidates", par.spread(per_par))
+    b.add("structure", "paragraph_length", np.log1p(par.spread(par.seqs.lengths.astype(float))))
+    b.add("structure", "copies", np.log1p(near_duplicate_counts(index)))
+    courts = [term.cases[s.case_id].court.lower() for s in index.sentences]
+    for name, pattern in _COURTS:
+        rx = re.compile(pattern)
+        b.add("structure", f"court_{name}", [float(bool(rx.search(c))) if c else 0.0 for c in courts])
+    n_mentions = np.asarray(occ, dtype=float)
+    b.add("structure", "term_share_of_case", n_mentions / np.maximum(1.0, cases.spread(mentions)))
+
+
+def extract_features(index: "TermIndex", settings: FeatureSettings | None = None,
+                     names: Sequence[str] | None = None) -> FeatureMatrix:
+    """The feature matrix of ``index``'s candidates under ``settings``.
+
+    With ``names`` (a trained model's feature names) the result has exactly those columns in
+    that order; a column that cannot be computed here (e.g. vectors missing) is 0 and listed in
+    ``skipped``.
+    """
+    settings = settings or FeatureSettings()
+    n = len(index)
+    b = _Builder(n)
+    fam = set(settings.families)
+    with_vectors = False
+    if "vectors" in fam or "neighbours" in fam:
+        with_vectors, why = vectors_available(index, settings) if ("vectors" in fam or settings.vectors == "auto") \
+            else (False, "")
+        if "vectors" in fam and not with_vectors:
+            b.skipped["vectors"] = why
+    term_re = term_pattern(index.term.query)
+    if n:
+        if "scores" in fam:
+            _method_scores(b, "scores", settings.score_methods, index)
+            _gate_features(b, index)
+            _provision_and_centrality(b, index)
+        if "vectors" in fam and with_vectors:
+            _method_scores(b, "vectors", settings.vector_methods, index)
+        if "neighbours" in fam:
+            _neighbour_features(b, index, settings, with_vectors and "vectors" in fam)
+        if "quotes" in fam:
+            _quote_features(b, index, term_re)
+        if "citations" in fam:
+            _citation_features(b, index)
+        if "cues" in fam:
+            _cue_features(b, index, term_re)
+        if "structure" in fam:
+            _structure_features(b, index, term_re)
+    cols, out_names, out_fams = [], [], []
+    for v, name, f in zip(b.cols, b.names, b.families):
+        if f in SCORE_FAMILIES and settings.standardise != "none":
+            if settings.standardise == "both":
+                cols += [v, _zscore(v), _percentile(v)]
+                out_names += [name, name + "#z", name + "#pct"]
+                out_fams += [f, f, f]
+            else:
+                cols.append(_zscore(v))
+                out_names.append(name + "#z")
+                out_fams.append(f)
+        else:
+            cols.append(v)
+            out_names.append(name)
+            out_fams.append(f)
+    X = np.column_stack(cols) if cols else np.zeros((n, 0))
+    fm = FeatureMatrix(X.astype(np.float64), out_names, out_fams, b.skipped)
+    if names is not None:
+        fm = fm.select(list(names))
+    return fm
+
+
+#: Called with a TermIndex; used by tests to count extractions.
+Extractor = Callable[["TermIndex"], FeatureMatrix]

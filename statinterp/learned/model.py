@@ -1,0 +1,416 @@
+"""The learned ranker: scikit-learn models over the features of :mod:`.features`, as a Ranker.
+
+Learners (``learner=``):
+
+``linear``
+    Pointwise ridge regression on the gains (features standardised over the training
+    sentences; each training term weighs the same, whatever its number of sentences).
+``pairwise``
+    A linear pairwise ranker (RankNet/RankSVM style): logistic regression on feature
+    differences x_i − x_j of sentence pairs of the *same* term with different gains, the
+    target being g_i > g_j. The same number of pairs is drawn from every training term
+    (``pairs_per_term``), so every term weighs the same; each pair appears in both orders.
+``hgb``
+    Pointwise gradient-boosted trees (:class:`~sklearn.ensemble.HistGradientBoostingRegressor`)
+    on the gains, each term weighing the same.
+``ensemble`` (default)
+    The mean of the ``pairwise`` and ``hgb`` scores, each z-scored over the term's candidates
+    (so neither dominates by scale).
+
+A trained :class:`LearnedRanker` is a :class:`~statinterp.scorers.base.Ranker`: ranking,
+evaluation and the CLI treat it like any method. Its name is ``learned:<file stem>`` when
+loaded from a file (``learned:<learner>`` before it is saved).
+
+Model files (:func:`save_model` / :func:`load_model`): a first line ``STATINTERP-MODEL``, a
+second line holding a JSON header (format version, statinterp / scikit-learn / NumPy / Python
+versions, learner, feature settings and names, training terms, skipped feature groups), then
+the joblib pickle of the ranker. Written atomically (:mod:`statinterp.atomic`). Loading a
+model unpickles it: only load model files you trust.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import platform
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from .. import atomic
+from ..errors import InputError, StatinterpWarning, UsageError
+from ..scorers.base import Ranker
+from .features import FeatureMatrix, FeatureSettings, extract_features
+
+if TYPE_CHECKING:
+    from ..index import TermIndex
+
+__all__ = ["LEARNERS", "LearnedRanker", "fit_ranker", "fit_matrices", "save_model", "load_model", "read_header",
+           "MAGIC", "FORMAT_VERSION"]
+
+MAGIC = b"STATINTERP-MODEL"
+FORMAT_VERSION = 1
+LEARNERS = {
+    "ensemble": "mean of the pairwise and hgb scores, each z-scored within the term (default)",
+    "pairwise": "logistic regression on feature differences of same-term sentence pairs (linear)",
+    "linear": "pointwise ridge regression on the gains (linear)",
+    "hgb": "pointwise gradient-boosted trees (HistGradientBoostingRegressor) on the gains",
+}
+
+
+def _zscore(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float64)
+    sd = v.std()
+    return (v - v.mean()) / sd if sd > 1e-12 else np.zeros_like(v)
+
+
+def _term_weights(groups: Sequence[np.ndarray]) -> np.ndarray:
+    w = np.concatenate([np.full(len(g), 1.0 / max(1, len(g))) for g in groups])
+    return w / w.mean() if len(w) else w
+
+
+class _Component:
+    """One fitted scikit-learn model: ``raw(X)`` scores, ``contributions(X, i)``."""
+
+    kind = ""
+
+    def fit(self, mats: list[np.ndarray], gains: list[np.ndarray], seed: int) -> "_Component":
+        raise NotImplementedError
+
+    def raw(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def contributions(self, X: np.ndarray, i: int) -> np.ndarray:
+        """Per feature, the change of candidate ``i``'s raw score when the feature is set to its
+        term mean (the candidates' mean) instead of its value."""
+        base = self.raw(X[i: i + 1])[0]
+        means = X.mean(axis=0)
+        probe = np.repeat(X[i: i + 1], X.shape[1], axis=0)
+        probe[np.arange(X.shape[1]), np.arange(X.shape[1])] = means
+        return base - self.raw(probe)
+
+
+class _Linear(_Component):
+    """Ridge (pointwise) or logistic regression on pair differences (pairwise), standardised."""
+
+    def __init__(self, kind: str, alpha: float = 10.0, C: float = 0.01, pairs_per_term: int = 3000):
+        self.kind = kind
+        self.alpha = alpha
+        self.C = C
+        self.pairs_per_term = pairs_per_term
+
+    def fit(self, mats, gains, seed):
+        from sklearn.linear_model import LogisticRegression, Ridge
+        from sklearn.preprocessing import StandardScaler
+
+        X = np.vstack(mats)
+        self.scaler = StandardScaler().fit(X)
+        if self.kind == "linear":
+            y = np.concatenate(gains)
+            self.model = Ridge(alpha=self.alpha).fit(self.scaler.transform(X), y, sample_weight=_term_weights(gains))
+            self.coef_ = np.asarray(self.model.coef_, dtype=np.float64)
+            return self
+        rng = np.random.default_rng(seed)
+        diffs, targets = [], []
+        for Xt, g in zip(mats, gains):
+            if len(g) < 2 or len(np.unique(g)) < 2:
+                continue
+            Z = self.scaler.transform(Xt)
+            i = rng.integers(0, len(g), self.pairs_per_term * 2)
+            j = rng.integers(0, len(g), self.pairs_per_term * 2)
+            keep = g[i] != g[j]
+            i, j = i[keep][: self.pairs_per_term], j[keep][: self.pairs_per_term]
+            d = Z[i] - Z[j]
+            t = (g[i] > g[j]).astype(int)
+            diffs += [d, -d]
+            targets += [t, 1 - t]
+        if not diffs:
+            raise UsageError("pairwise training needs a term with at least two different labels")
+        self.model = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000)
+        self.model.fit(np.vstack(diffs), np.concatenate(targets))
+        self.coef_ = np.asarray(self.model.coef_[0], dtype=np.float64)
+        return self
+
+    def raw(self, X):
+        return self.scaler.transform(X) @ self.coef_
+
+    def contributions(self, X, i):
+        """coef × standardised value (standardised with the training sentences' mean and sd)."""
+        return self.coef_ * self.scaler.transform(X[i: i + 1])[0]
+
+
+class _Trees(_Component):
+    kind = "hgb"
+
+    def __init__(self, max_iter: int = 100, learning_rate: float = 0.1, max_leaf_nodes: int = 8,
+                 min_samples_leaf: int = 30, l2_regularization: float = 1.0):
+        self.params = dict(max_iter=max_iter, learning_rate=learning_rate, max_leaf_nodes=max_leaf_nodes,
+                           min_samples_leaf=min_samples_leaf, l2_regularization=l2_regularization)
+
+    def fit(self, mats, gains, seed):
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        X = np.vstack(mats)
+        y = np.concatenate(gains)
+        leaf = max(1, min(self.params["min_samples_leaf"], len(y) // 4))
+        params = dict(self.params, min_samples_leaf=leaf)
+        self.model = HistGradientBoostingRegressor(random_state=seed, early_stopping=False, **params)
+        self.model.fit(X, y, sample_weight=_term_weights(gains))
+        return self
+
+    def raw(self, X):
+        return self.model.predict(X)
+
+
+#: The component kinds of each learner.
+COMPONENTS = {"linear": ("linear",), "pairwise": ("pairwise",), "hgb": ("hgb",), "ensemble": ("pairwise", "hgb")}
+
+
+def _component(kind: str) -> _Component:
+    return _Trees() if kind == "hgb" else _Linear(kind)
+
+
+class LearnedRanker(Ranker):
+    """A ranker learned across terms; scores a term from its :func:`extract_features` matrix."""
+
+    def __init__(self, learner: str, settings: FeatureSettings, feature_names: list[str],
+                 feature_families: list[str], components: list[_Component], trained_on: list[str],
+                 skipped: dict[str, str] | None = None, label: str | None = None):
+        self.learner = learner
+        self.settings = settings
+        self.feature_names = list(feature_names)
+        self.feature_families = list(feature_families)
+        self.components = components
+        self.trained_on = list(trained_on)
+        self.skipped = dict(skipped or {})
+        self.label = label
+
+    @property
+    def name(self) -> str:
+        return self.label or f"learned:{self.learner}"
+
+    def __repr__(self) -> str:
+        return (f"LearnedRanker(learner={self.learner!r}, features={len(self.feature_names)}, "
+                f"trained_on={len(self.trained_on)} terms, name={self.name!r})")
+
+    # -- scoring -----------------------------------------------------------------------------
+    def features(self, index: "TermIndex") -> FeatureMatrix:
+        return extract_features(index, self.settings, names=self.feature_names)
+
+    def score_matrix(self, X: np.ndarray) -> np.ndarray:
+        """Scores of one term's candidates from their feature matrix (columns = ``feature_names``)."""
+        if X.shape[0] == 0:
+            return np.zeros(0)
+        if len(self.components) == 1:
+            return np.asarray(self.components[0].raw(X), dtype=np.float64)
+        return np.mean([_zscore(c.raw(X)) for c in self.components], axis=0)
+
+    def score(self, index: "TermIndex") -> np.ndarray:
+        fm = self.features(index)
+        missing = [k for k in fm.skipped if k not in self.skipped]
+        if missing:
+            warnings.warn(f"{self.name}: for term {index.key!r} some features could not be computed and are 0: "
+                          + "; ".join(f"{k} ({fm.skipped[k]})" for k in missing[:3])
+                          + (f"; and {len(missing) - 3} more" if len(missing) > 3 else ""), StatinterpWarning)
+        return self.score_matrix(fm.X)
+
+    # -- explanation -------------------------------------------------------------------------
+    def contributions(self, X: np.ndarray, i: int) -> np.ndarray:
+        """Per feature, its contribution to candidate ``i``'s score (see :meth:`explain`)."""
+        if len(self.components) == 1:
+            return self.components[0].contributions(X, i)
+        total = np.zeros(X.shape[1])
+        for c in self.components:
+            sd = c.raw(X).std()
+            total += c.contributions(X, i) / (sd if sd > 1e-12 else 1.0)
+        return total / len(self.components)
+
+    def explain(self, index: "TermIndex", i: int, top: int = 10) -> dict:
+        """The largest feature contributions to candidate ``i``'s score.
+
+        Linear learners: coefficient × standardised feature value. Trees and the ensemble:
+        the score minus the score with the feature replaced by its mean over the term's
+        candidates (for the ensemble, per component in units of the component's standard
+        deviation over the term, averaged, matching how the ensemble combines them).
+        """
+        fm = self.features(index)
+        scores = self.score_matrix(fm.X)
+        contrib = self.contributions(fm.X, i)
+        order = np.argsort(-np.abs(contrib), kind="stable")[:top]
+        rank = int(np.sum(scores > scores[i])) + 1
+        how = ("coefficient x standardised value" if self.learner in ("linear", "pairwise")
+               else "score minus score with the feature at its term mean")
+        return {
+            "method": self.name,
+            "learner": self.learner,
+            "score": float(scores[i]),
+            "rank": rank,
+            "candidates": len(scores),
+            "contributions (" + how + ")": [
+                {"feature": self.feature_names[j], "value": float(fm.X[i, j]), "contribution": float(contrib[j])}
+                for j in order],
+        }
+
+    def importances(self) -> dict[str, float] | None:
+        """|standardised coefficient| per feature for linear learners (None otherwise)."""
+        if self.learner in ("linear", "pairwise"):
+            return dict(zip(self.feature_names, np.abs(self.components[0].coef_).tolist()))
+        return None
+
+
+# ============================================================================ fitting
+
+
+def fit_matrices(mats: Sequence[FeatureMatrix], gains: Sequence[np.ndarray], terms: Sequence[str],
+                 settings: FeatureSettings, learner: str = "ensemble", seed: int = 0,
+                 shared: dict | None = None) -> LearnedRanker:
+    """Fit on precomputed feature matrices (one per training term; unlabelled rows are dropped).
+
+    ``shared`` (a dict, kind -> fitted component) lets learners fitted on the *same* data reuse
+    each other's components (the ensemble reuses the pairwise and hgb fits).
+    """
+    if learner not in LEARNERS:
+        raise UsageError(f"unknown learner {learner!r}; valid: {', '.join(LEARNERS)}")
+    if not mats:
+        raise UsageError("no labelled term to train on")
+    names = list(mats[0].names)
+    families = list(mats[0].families)
+    skipped: dict[str, str] = {}
+    Xs, ys = [], []
+    for fm, g in zip(mats, gains):
+        if list(fm.names) != names:
+            fm = fm.select(names)
+        skipped.update(fm.skipped)
+        g = np.asarray(g, dtype=np.float64)
+        ok = ~np.isnan(g)
+        if ok.any():
+            Xs.append(fm.X[ok])
+            ys.append(g[ok])
+    if not Xs:
+        raise UsageError("no labelled sentence to train on")
+    shared = {} if shared is None else shared
+    comps = []
+    for kind in COMPONENTS[learner]:
+        if kind not in shared:
+            shared[kind] = _component(kind).fit(Xs, ys, seed)
+        comps.append(shared[kind])
+    return LearnedRanker(learner, settings, names, families, comps, list(terms), skipped)
+
+
+def fit_ranker(indices: Sequence["TermIndex"], settings: FeatureSettings | None = None, learner: str = "ensemble",
+               seed: int = 0) -> LearnedRanker:
+    """Extract the features of every labelled term in ``indices`` and fit a ranker on all of them."""
+    settings = settings or FeatureSettings()
+    labelled = [ix for ix in indices if ix.term.labelled]
+    if not labelled:
+        raise UsageError("no loaded term has labelled sentences: nothing to train on")
+    mats = [extract_features(ix, settings) for ix in labelled]
+    names = _common_names(mats)
+    mats = [m.select(names) for m in mats]
+    return fit_matrices(mats, [ix.gains for ix in labelled], [ix.key for ix in labelled], settings, learner, seed)
+
+
+def _common_names(mats: Sequence[FeatureMatrix]) -> list[str]:
+    """Feature names of the first matrix, extended by any a later term has (order kept)."""
+    names: list[str] = []
+    seen: set[str] = set()
+    for m in mats:
+        for n in m.names:
+            if n not in seen:
+                seen.add(n)
+                names.append(n)
+    return names
+
+
+# ============================================================================ files
+
+
+def _versions() -> dict[str, str]:
+    import joblib
+    import sklearn
+
+    from .. import __version__
+
+    return {"statinterp": __version__, "scikit-learn": sklearn.__version__, "numpy": np.__version__,
+            "joblib": joblib.__version__, "python": platform.python_version()}
+
+
+def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False) -> Path:
+    """Write ``ranker`` to ``path`` (atomic; an existing file is replaced only with ``force``)."""
+    import joblib
+
+    path = Path(path)
+    header = {
+        "format": FORMAT_VERSION,
+        "versions": _versions(),
+        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "learner": ranker.learner,
+        "features": ranker.settings.to_dict(),
+        "feature_names": ranker.feature_names,
+        "trained_on": ranker.trained_on,
+        "skipped": ranker.skipped,
+    }
+    buf = io.BytesIO()
+    label, ranker.label = ranker.label, None
+    try:
+        joblib.dump(ranker, buf, compress=3)
+    finally:
+        ranker.label = label
+    data = MAGIC + b"\n" + json.dumps(header, sort_keys=True).encode() + b"\n" + buf.getvalue()
+    atomic.write_bytes(path, data, force=force)
+    return path
+
+
+def read_header(path: str | Path) -> tuple[dict, bytes]:
+    """The JSON header of a model file and the pickle bytes after it."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, "does not exist") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, not a model file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+    first, _, rest = data.partition(b"\n")
+    if first != MAGIC:
+        raise InputError(path, "is not a statinterp model file (made by `statinterp train`)")
+    line, _, payload = rest.partition(b"\n")
+    try:
+        header = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        raise InputError(path, "has a damaged header") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
+        raise InputError(path, f"has model format {header.get('format') if isinstance(header, dict) else '?'}; "
+                               f"this statinterp reads format {FORMAT_VERSION}")
+    return header, payload
+
+
+def load_model(path: str | Path) -> LearnedRanker:
+    """Read a model file written by :func:`save_model`; its name becomes ``learned:<file stem>``.
+
+    A different scikit-learn version than the one the model was saved with is a warning (the
+    model may still load, but scores may differ).
+    """
+    import joblib
+    import sklearn
+
+    path = Path(path)
+    header, payload = read_header(path)
+    saved = header.get("versions", {}).get("scikit-learn")
+    if saved and saved != sklearn.__version__:
+        warnings.warn(f"{path} was saved with scikit-learn {saved}, this is {sklearn.__version__}: "
+                      "its scores may differ; retrain it with `statinterp train`", StatinterpWarning)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scikit-learn's own version warning: ours is above
+            ranker = joblib.load(io.BytesIO(payload))
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure means a bad file
+        raise InputError(path, f"the model cannot be loaded ({type(exc).__name__}: {exc})") from None
+    if not isinstance(ranker, LearnedRanker):
+        raise InputError(path, "does not hold a statinterp learned ranker")
+    ranker.label = f"learned:{path.stem}"
+    return ranker
