@@ -132,12 +132,26 @@ def cli(ctx, debug):
 @click.option("--provision-file", type=click.Path(path_type=Path), default=None, help="Read the provision from this text file.")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def rank(term, method, top, fmt, provision_text, provision_file, out, force, **opts):
+@click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
+              help="Rank with a learned model (made by `statinterp train`) instead of --method.")
+@click.option("--dedupe", is_flag=True,
+              help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
+@click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
+              help="Token-set Jaccard from which two sentences count as copies (with --dedupe).")
+def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, dedupe, dedupe_threshold,
+         **opts):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
     """
-    ranker = build_method(method)
+    if model_file is not None:
+        if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
+            raise UsageError("give --method or --model, not both")
+        from .learned.model import load_model
+
+        ranker = load_model(model_file)
+    else:
+        ranker = build_method(method)
     _check_vectors([ranker], opts)
     if provision_text is not None and provision_file is not None:
         raise UsageError("give --provision or --provision-file, not both")
@@ -153,6 +167,11 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, **o
     prepared = _prepare(opts, provision_override=override, require_term=term)
     index = prepared[term]
     ranking = rank_term(ranker, index)
+    if dedupe:
+        from .learned.dedupe import collapse_ranking, format_collapsed
+
+        _emit(format_collapsed(collapse_ranking(ranking, dedupe_threshold), fmt, top or None), out, force)
+        return
     _emit(format_ranking(ranking, fmt, top or None), out, force)
 
 
@@ -166,19 +185,31 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, **o
 @click.option("--macro-only", is_flag=True, help="Table format: only the macro averages.")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def evaluate(methods, ks, terms, fmt, macro_only, out, force, **opts):
+@click.option("--model", "model_files", type=click.Path(path_type=Path), multiple=True,
+              help="Also evaluate this learned model (made by `statinterp train`; shown as learned:<file stem>). "
+                   "Repeatable; without --method only the model(s) are evaluated.")
+def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, **opts):
     """Per-term and macro NDCG of ranking methods on labelled data.
 
     Example: statinterp evaluate --data ../shared/data/statutory_interpretation -m TF-ISF-p -m BM25
     """
-    names = _split_methods(methods) or default_methods()
+    names = _split_methods(methods) or ([] if model_files else default_methods())
     rankers = [build_method(n) for n in names]
+    if model_files:
+        from .learned.model import load_model
+
+        rankers += [load_model(f) for f in model_files]
     _check_vectors(rankers, opts)
     metrics = [parse_metric(f"nDCG@{k}") for k in (ks or (10, 100))]
     if out is not None:
         atomic.check_writable(out, force)
     prepared = _prepare(opts, terms=terms or None, require_labels=True)
     _note_unlabelled(prepared)
+    for ranker in rankers:
+        seen = sorted(set(getattr(ranker, "trained_on", ())) & {ix.key for ix in prepared if ix.term.labelled})
+        if seen:
+            warnings.warn(f"{ranker.name} was trained on {', '.join(seen)}: its results on these terms are not "
+                          "held-out (use `statinterp cv` for a fair estimate)", StatinterpWarning)
     results = evaluate_methods(prepared, rankers, metrics, show_progress=not opts["quiet"])
     _emit(format_evaluation(results, fmt, per_term=not macro_only), out, force)
 
@@ -347,6 +378,179 @@ def reproduce(method_set, terms, out_dir, force, **opts):
         click.echo(f"wrote {path}", err=True)
     for name, reason in rep.skipped:
         click.echo(f"skipped {name}: {reason}", err=True)
+
+
+# --------------------------------------------------------------------------- learned ranker (issue 6)
+
+
+def _feature_settings(families, standardise, vector_features):
+    from .learned.features import FAMILIES, FeatureSettings
+
+    fams = _split_methods(families) if families else list(FAMILIES)
+    return FeatureSettings(families=tuple(fams), standardise=standardise,
+                           vectors="auto" if vector_features else "off")
+
+
+def learned_options(func):
+    """Options shared by `train` and `cv`."""
+
+    @click.option("--families", "families", multiple=True, metavar="LIST",
+                  help="Feature families to use (comma-separated or repeated; default all): scores, vectors, "
+                       "neighbours, quotes, citations, cues, structure.")
+    @click.option("--standardise", type=click.Choice(["term", "none", "both"]), default="term", show_default=True,
+                  help="Unsupervised scores as per-term z-scores, raw, or both (raw, z-score and percentile).")
+    @click.option("--vector-features/--no-vector-features", default=True, show_default=True,
+                  help="Use features that need domain word vectors (trained on the loaded case law and cached; "
+                       "minutes the first time).")
+    @click.option("--seed", type=int, default=0, show_default=True, help="Seed of pair sampling, trees and folds.")
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@cli.command()
+@common_options
+@learned_options
+@click.option("--learner", type=click.Choice(["ensemble", "pairwise", "linear", "hgb"]), default="ensemble",
+              show_default=True, help="Model: pairwise and hgb z-scored and averaged, a pairwise linear ranker, "
+                                      "pointwise ridge, or gradient-boosted trees.")
+@click.option("--term", "-t", "terms", multiple=True, help="Train only on these terms.")
+@click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True, help="Model file to write.")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+def train(families, standardise, vector_features, seed, learner, terms, out, force, **opts):
+    """Fit a learned ranker on every labelled term loaded and save it.
+
+    Use it with `statinterp rank TERM --model FILE` (any corpus, labels not needed) and
+    `statinterp evaluate --model FILE` (on terms it was not trained on).
+
+    Example: statinterp train --data ../shared/data/statutory_interpretation --out learned.model
+    """
+    from .learned.model import fit_ranker, save_model
+
+    settings = _feature_settings(families, standardise, vector_features)
+    atomic.check_writable(out, force)
+    prepared = _prepare(opts, terms=terms or None, require_labels=True)
+    _note_unlabelled(prepared)
+    model = fit_ranker(list(prepared), settings, learner, seed)
+    save_model(model, out, force=force)
+    n = sum(s.gain is not None for ix in prepared if ix.key in model.trained_on for s in ix.sentences)
+    click.echo(f"trained {learner} on {len(model.trained_on)} term(s), {n} labelled sentences, "
+               f"{len(model.feature_names)} features; wrote {out}", err=True)
+    for what, why in sorted(model.skipped.items()):
+        click.echo(f"skipped {what}: {why}", err=True)
+
+
+@cli.command()
+@common_options
+@learned_options
+@click.option("--learner", "learners", type=click.Choice(["ensemble", "pairwise", "linear", "hgb"]), multiple=True,
+              help="Learner(s) to cross-validate (repeatable; the first is the one tested and explained). "
+                   "Default: ensemble, pairwise, hgb, linear.")
+@click.option("--mode", type=click.Choice(["loo", "folds"]), default="loo", show_default=True,
+              help="Leave one term out, or --folds fixed folds of terms.")
+@click.option("--folds", "n_folds", type=click.IntRange(2), default=5, show_default=True,
+              help="Number of term folds with --mode folds.")
+@click.option("--compounds", default="paper", show_default=True,
+              help="Compound rankers to pick the best baseline from: paper (Tp-Tg ... Wr-Tg-Nr) or a comma-separated list.")
+@click.option("--term", "-t", "terms", multiple=True, help="Load only these terms.")
+@click.option("--no-importance", is_flag=True, help="Skip the permutation importance (faster).")
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
+              show_default=True, help="Folder for learned.md and learned_importance.png.")
+@click.option("--no-report", is_flag=True, help="Only print the table; write no report files.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite existing report files.")
+def cv(families, standardise, vector_features, seed, learners, mode, n_folds, compounds, terms, no_importance,
+       report_dir, no_report, fmt, force, **opts):
+    """Cross-validate the learned ranker on terms it was not trained on; write reports/learned.md.
+
+    Compares it with Random, TF-ISF-p and the best compound ranker on the same terms, with paired
+    tests across terms, per-term results and a feature-importance chart.
+
+    Example: statinterp cv --data ../shared/data/statutory_interpretation
+    """
+    import datetime
+    import shlex
+
+    from . import __version__
+    from .learned.crossval import cross_validate, format_cv, write_report
+    from .methods import PAPER_COMPOUNDS
+
+    settings = _feature_settings(families, standardise, vector_features)
+    names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
+    for n in names:
+        build_method(n)  # unknown names fail before the corpus is read
+    paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png"}
+    if not no_report:
+        for path in paths.values():
+            atomic.check_writable(path, force)
+    prepared = _prepare(opts, terms=terms or None, require_labels=True)
+    _note_unlabelled(prepared)
+    result = cross_validate(prepared, settings, learners or ("ensemble", "pairwise", "hgb", "linear"), mode, n_folds,
+                            seed, compounds=names, importance=not no_importance, show_progress=not opts["quiet"])
+    command = ["statinterp", "cv"]
+    if opts["data"] is not None:
+        command += ["--data", str(opts["data"])]
+    for ln in learners:
+        command += ["--learner", ln]
+    if mode != "loo":
+        command += ["--mode", mode, "--folds", str(n_folds)]
+    if families:
+        command += ["--families", ",".join(_split_methods(families))]
+    if standardise != "term":
+        command += ["--standardise", standardise]
+    if not vector_features:
+        command += ["--no-vector-features"]
+    if seed:
+        command += ["--seed", str(seed)]
+    for t in terms:
+        command += ["--term", t]
+    if report_dir != Path("reports"):
+        command += ["--report-dir", str(report_dir)]
+    result.metadata = {
+        "command": shlex.join(command),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "version": __version__, "seed": seed,
+        "data": str(opts["data"]) if opts["data"] is not None else f"{example_data_path()} (shipped example)",
+    }
+    click.echo(format_cv(result, fmt), nl=False)
+    if not no_report:
+        for path in write_report(result, paths["md"], paths["png"], force=force):
+            click.echo(f"wrote {path}", err=True)
+
+
+@cli.command()
+@click.argument("term")
+@click.argument("sentence_id")
+@common_options
+@click.option("--method", "-m", default="TF-ISF-p", show_default=True, help="Ranking method (see `statinterp methods`).")
+@click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
+              help="Explain a learned model's ranking (made by `statinterp train`) instead of --method.")
+@click.option("--top", "-n", type=click.IntRange(1), default=10, show_default=True,
+              help="Learned models: how many of the largest feature contributions to show.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def explain(term, sentence_id, method, model_file, top, fmt, **opts):
+    """Why sentence SENTENCE_ID of TERM is where it is: the components of its score.
+
+    For a method: the base score, context contributions, gates and thresholds. For a learned
+    model: its largest feature contributions.
+
+    Example: statinterp explain vehicle SENTENCE_ID --method Tp-Tg-Nr
+    """
+    from .learned.explain import explain_sentence, format_explanation
+
+    if model_file is not None:
+        if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
+            raise UsageError("give --method or --model, not both")
+        from .learned.model import load_model
+
+        ranker = load_model(model_file)
+    else:
+        ranker = build_method(method)
+    _check_vectors([ranker], opts)
+    prepared = _prepare(opts, require_term=term)
+    click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top), fmt), nl=False)
 
 
 def main(argv=None) -> int:

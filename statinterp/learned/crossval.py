@@ -394,3 +394,51 @@ def cv_markdown(result: CVResult, chart: str | None = None, notes: Sequence[str]
     if notes:
         out += ["", "## Limits", ""] + list(notes)
     return "\n".join(out) + "\n"
+
+
+def limits_notes(result: CVResult) -> list[str]:
+    """What the numbers say about the limits of the learned ranker (generated from ``result``)."""
+    ms = result.metrics
+    prim = result.primary
+    notes = []
+    n_sent = sorted(result.sentences.values())
+    notes.append(f"- Little training data: {len(result.terms)} labelled terms, {sum(n_sent)} sentences "
+                 f"({n_sent[0]}–{n_sent[-1]} per term); each fold trains on the other terms only. The unit of the "
+                 f"significance tests is the term, so with n = {len(result.terms)} only large, consistent gains "
+                 "reach p < 0.05.")
+    if result.best_compound:
+        t = result.tests.get((prim, result.best_compound, ms[0]))
+        if t is not None:
+            wins = sum(result.per_term[prim][x][ms[0]] > result.per_term[result.best_compound][x][ms[0]]
+                       for x in result.terms)
+            notes.append(f"- Against {result.best_compound}: {prim} is better on {wins} of {len(result.terms)} terms "
+                         f"for {ms[0]} (mean {t.mean_diff:+.4f}, Wilcoxon p = {_p(t.wilcoxon_p)}).")
+    vals = {x: result.per_term[prim][x][ms[0]] for x in result.terms}
+    worst = sorted(vals, key=vals.get)[:3]
+    notes.append("- Weakest held-out terms (" + ms[0] + "): " + ", ".join(f"{w.replace('_', ' ')} {vals[w]:.2f}"
+                                                                     for w in worst) + ".")
+    notes.append("- Few high-value sentences per term: NDCG@10 swings with the placement of a handful of "
+                 "sentences, and many sentences carry the same low gain, so per-term numbers are noisy.")
+    notes.append("- The features are surface signals (lexical scores, patterns, positions); the model has no "
+                 "sentence-level understanding (no contextual language model: the core install has no torch).")
+    if result.skipped:
+        notes.append(f"- Some features or baselines could not be computed ({len(result.skipped)}; listed above).")
+    return notes
+
+
+def write_report(result: CVResult, md_path, png_path, force: bool = False) -> list:
+    """Write the Markdown report and the importance chart (atomically); returns the paths written."""
+    from pathlib import Path
+
+    from .. import atomic
+
+    md_path, png_path = Path(md_path), Path(png_path)
+    written = []
+    chart = None
+    if result.importance:
+        atomic.write_bytes(png_path, importance_chart(result), force=force)
+        written.append(png_path)
+        chart = png_path.name if png_path.parent == md_path.parent else str(png_path)
+    atomic.write_text(md_path, cv_markdown(result, chart=chart, notes=limits_notes(result)), force=force)
+    written.append(md_path)
+    return written
