@@ -101,9 +101,19 @@ def _emit(text: str, out: Path | None, force: bool) -> None:
 
 
 def _split_methods(values) -> list[str]:
+    """Method names from repeated and comma-separated values (commas inside parentheses,
+    as in ``gate(BM25-g,0.4)``, do not split)."""
     out = []
     for v in values:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
+        depth, part = 0, ""
+        for ch in v + ",":
+            depth += (ch == "(") - (ch == ")")
+            if ch == "," and depth <= 0:
+                if part.strip():
+                    out.append(part.strip())
+                part = ""
+            else:
+                part += ch
     return out
 
 

@@ -306,3 +306,10 @@ def test_out_into_a_missing_folder_creates_it(capsys, tmp_path):
 def test_scores_in_outputs_are_finite():
     data = json.loads(invoke("rank", "vehicle", "-m", "QLLM-r", "--format", "json", "-n", "0", "-q").stdout)
     assert np.all(np.isfinite([r["score"] for r in data["results"]]))
+
+
+def test_method_list_splits_on_commas_outside_parentheses():
+    from statinterp.cli import _split_methods
+
+    assert _split_methods(["Tp-Nr,QLLM-p+gate(BM25-g,0.4)", " BM25 "]) == ["Tp-Nr", "QLLM-p+gate(BM25-g,0.4)", "BM25"]
+    assert _split_methods(["a,,b,"]) == ["a", "b"]
