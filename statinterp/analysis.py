@@ -18,13 +18,14 @@ import io
 import os
 import unicodedata
 import warnings
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
-from spacy.attrs import IDX, LENGTH, ORTH
+from spacy.attrs import IDX, IS_SPACE, LENGTH, ORTH, SENT_START
 
 from . import atomic
 from .corpus import MAX_TEXT_CHARS  # the analyser accepts every text the loaders accept
@@ -69,7 +70,19 @@ class Vocabulary:
         return self._ids.get(word)
 
     def add_all(self, words: Sequence[str]) -> np.ndarray:
-        return np.fromiter((self.add(w) for w in words), dtype=np.int32, count=len(words))
+        """Ids of ``words``, adding the new ones in order (as :meth:`add` one by one would)."""
+        if not self.words:  # a whole vocabulary at once (e.g. restored from a cache)
+            ids = dict(zip(words, range(len(words))))
+            if len(ids) == len(words):
+                self._ids, self.words = ids, list(words)
+                return np.arange(len(words), dtype=np.int32)
+        get = self._ids.get
+        out = [get(w) for w in words]
+        if None in out:
+            for k, i in enumerate(out):
+                if i is None:
+                    out[k] = self.add(words[k])
+        return np.asarray(out, dtype=np.int32).reshape(len(out))
 
 
 @dataclass
@@ -144,12 +157,17 @@ class _Worker:
         return out
 
     def convert(self, doc) -> _LocalAnalysis:
-        """Word tokens of ``doc`` as arrays; each distinct form is looked up once."""
-        spans = np.asarray(sentence_spans(doc), dtype=np.int32).reshape(-1, 2)
+        """Word tokens of ``doc`` as arrays; each distinct form is looked up once.
+
+        One ``Doc.to_array`` call gives everything, sentence spans included
+        (:func:`array_sentence_spans`, equal to :func:`~statinterp.segmentation.sentence_spans`
+        without creating a Python object per token).
+        """
         if len(doc) == 0:
             empty = np.zeros(0, dtype=np.int32)
-            return _LocalAnalysis(empty, empty, empty, [], spans)
-        arr = doc.to_array([ORTH, IDX, LENGTH]).astype(np.int64, copy=False)
+            return _LocalAnalysis(empty, empty, empty, [], np.zeros((0, 2), dtype=np.int32))
+        arr = doc.to_array([ORTH, IDX, LENGTH, SENT_START, IS_SPACE]).astype(np.int64, copy=False)
+        spans = array_sentence_spans(arr[:, 3], arr[:, 1], arr[:, 2], arr[:, 4])
         forms, inverse = np.unique(arr[:, 0].view(np.uint64), return_inverse=True)
         strings = doc.vocab.strings
         local: dict[str, int] = {}
@@ -163,6 +181,63 @@ class _Worker:
         starts = arr[keep, 1].astype(np.int32)
         ends = (arr[keep, 1] + arr[keep, 2]).astype(np.int32)
         return _LocalAnalysis(starts, ends, token_local[keep], list(local), spans)
+
+
+def array_sentence_spans(sent_start: np.ndarray, idx: np.ndarray, length: np.ndarray,
+                         is_space: np.ndarray) -> np.ndarray:
+    """:func:`~statinterp.segmentation.sentence_spans` computed on token attribute arrays.
+
+    The arguments are a doc's ``SENT_START``, ``IDX``, ``LENGTH`` and ``IS_SPACE`` columns
+    (``Doc.to_array``). As in ``Doc.sents``, a sentence starts at token 0 and at every token
+    whose ``SENT_START`` is 1. Its whitespace-trimmed span runs from the first to the last of its
+    tokens that are not whitespace: spaCy's tokenizer splits text at every change between
+    whitespace and other characters, so a token is either all whitespace or holds none, and
+    trimming characters equals dropping whitespace tokens at the edges. A sentence of
+    whitespace only has no such token and is left out. Returns int32 ``(m, 2)``.
+    """
+    n = len(idx)
+    if n == 0:
+        return np.zeros((0, 2), dtype=np.int32)
+    starts = np.asarray(sent_start) == 1
+    starts[0] = True
+    sentence = np.cumsum(starts) - 1  # sentence number of each token
+    words = np.flatnonzero(np.asarray(is_space) == 0)
+    if len(words) == 0:
+        return np.zeros((0, 2), dtype=np.int32)
+    of = sentence[words]
+    change = of[1:] != of[:-1]
+    first = words[np.concatenate(([True], change))]
+    last = words[np.concatenate((change, [True]))]
+    idx = np.asarray(idx, dtype=np.int64)
+    out = np.empty((len(first), 2), dtype=np.int32)
+    out[:, 0] = idx[first]
+    out[:, 1] = idx[last] + np.asarray(length, dtype=np.int64)[last]
+    return out
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class _CacheWriter:
+    """Writes cache entries in one background thread; :meth:`close` waits for all of them and
+    re-raises the first error (a warning turned into an error, say) in the caller's thread."""
+
+    def __init__(self, cache: "AnalysisCache"):
+        self._cache = cache
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="statinterp-cache-writer")
+        self._futures: list[Future] = []
+
+    def put(self, digest: str, entry: "_LocalAnalysis") -> None:
+        self._futures.append(self._executor.submit(self._cache.put, digest, entry))
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        for future in self._futures:
+            future.result()
 
 
 _PROCESS_WORKER: _Worker | None = None
@@ -285,21 +360,46 @@ class Analyzer:
     legal_rules:
         Use the legal abbreviation and citation rules of the sentence segmenter.
     n_process:
-        Worker processes for spaCy (texts are split into chunks across them).
+        Worker processes for spaCy (texts are split into chunks across them). ``None``
+        (default) chooses: ``min(AUTO_MAX_PROCESSES, usable CPUs)`` processes when one call has
+        at least :data:`AUTO_PROCESS_CHARS` characters to analyse (worth the start-up), else none.
+        The results do not depend on it.
+    batch_size:
+        Texts per ``nlp.pipe`` batch (and at most per task sent to a worker process).
+
+    Without worker processes, finished analyses are written to the cache by a background
+    thread while spaCy runs on (the atomic writes wait for the disk); with them, the main process
+    writes while the workers run. Either way every entry is written before :meth:`analyse`
+    returns. Inside ``with analyzer.session():`` started worker processes are kept for the
+    following calls (:func:`~statinterp.index.prepare` analyses term by term).
     """
 
-    def __init__(self, cache_dir: str | Path | None | bool = None, legal_rules: bool = True, n_process: int = 1,
-                 batch_size: int = 16):
+    #: Most worker processes the automatic choice (``n_process=None``) starts.
+    AUTO_MAX_PROCESSES = 2
+    #: Characters to analyse in one call from which the automatic choice starts processes.
+    AUTO_PROCESS_CHARS = 2_000_000
+
+    def __init__(self, cache_dir: str | Path | None | bool = None, legal_rules: bool = True,
+                 n_process: int | None = None, batch_size: int = 16):
         self.legal_rules = legal_rules
-        self.n_process = max(1, int(n_process))
+        self.n_process = None if n_process is None else max(1, int(n_process))
         self.batch_size = batch_size
         self.vocab = Vocabulary()
         self._worker: _Worker | None = None
         self._memory: dict[str, AnalysedText] = {}
+        self._pool: ProcessPoolExecutor | None = None
+        self._pool_size = 0
+        self._sessions = 0
+        #: The cache folder (``None`` without a cache); :mod:`statinterp.index` keeps prepared
+        #: corpora under it too.
+        self.cache_root: Path | None = None
+        #: SHA-256 of every text :meth:`analyse` was given (a prepared corpus records their entries).
+        self.seen: set[str] = set()
         if cache_dir is False:
             self.cache = None
         else:
-            self.cache = AnalysisCache(Path(cache_dir) if cache_dir else default_cache_dir(), self.settings_key)
+            self.cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
+            self.cache = AnalysisCache(self.cache_root, self.settings_key)
 
     @property
     def settings_key(self) -> str:
@@ -327,6 +427,7 @@ class Analyzer:
         or from spaCy, so vocabulary ids (and every result) are the same cold, warm or uncached.
         """
         digests = [text_hash(t) for t in texts]
+        self.seen.update(digests)
         local: dict[str, _LocalAnalysis | None] = {}
         todo: dict[str, str] = {}
         for digest, text in zip(digests, texts):
@@ -340,10 +441,20 @@ class Analyzer:
             else:
                 todo[digest] = text
         if todo:
-            for digest, entry in self._run(list(todo.items()), progress):
-                if self.cache is not None:
-                    self.cache.put(digest, entry)
-                local[digest] = entry
+            items = list(todo.items())
+            n = self._processes_for(items)
+            # one process: a thread writes the cache while spaCy runs (never alive at a fork)
+            writer = _CacheWriter(self.cache) if self.cache is not None and n == 1 else None
+            try:
+                for digest, entry in self._run(items, progress, n):
+                    if writer is not None:
+                        writer.put(digest, entry)
+                    elif self.cache is not None:
+                        self.cache.put(digest, entry)
+                    local[digest] = entry
+            finally:
+                if writer is not None:
+                    writer.close()
         for digest, entry in local.items():  # first-occurrence order
             self._memory[digest] = self._globalise(entry)
         return [self._memory[d] for d in digests]
@@ -352,8 +463,34 @@ class Analyzer:
         """Drop the in-memory copies (the on-disk cache stays)."""
         self._memory.clear()
 
-    def _run(self, items: list[tuple[str, str]], progress) -> Iterable[tuple[str, _LocalAnalysis]]:
-        if self.n_process == 1 or len(items) < 2 * self.n_process:
+    @contextmanager
+    def session(self):
+        """Keep worker processes started inside the block for every :meth:`analyse` call in it."""
+        self._sessions += 1
+        try:
+            yield self
+        finally:
+            self._sessions -= 1
+            if self._sessions == 0:
+                self._close_pool()
+
+    def _processes_for(self, items: list[tuple[str, str]]) -> int:
+        """Worker processes for analysing ``items`` (1: in this process)."""
+        if self.n_process is not None:
+            return 1 if len(items) < 2 * self.n_process else self.n_process
+        if self._pool is not None:
+            return self._pool_size
+        if len(items) < 2 or sum(len(t) for _, t in items) < self.AUTO_PROCESS_CHARS:
+            return 1
+        return max(1, min(self.AUTO_MAX_PROCESSES, _usable_cpus()))
+
+    def _close_pool(self) -> None:
+        pool, self._pool, self._pool_size = self._pool, None, 0
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _run(self, items: list[tuple[str, str]], progress, n: int = 1) -> Iterable[tuple[str, _LocalAnalysis]]:
+        if n == 1:
             for i in range(0, len(items), self.batch_size):
                 chunk = items[i : i + self.batch_size]
                 for (digest, text), entry in zip(chunk, self.worker.run([t for _, t in chunk], self.batch_size)):
@@ -361,13 +498,23 @@ class Analyzer:
                         progress(len(text))
                     yield digest, entry
             return
-        chunks = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
-        with ProcessPoolExecutor(self.n_process, initializer=_init_process, initargs=(self.legal_rules,)) as pool:
-            for chunk, entries in zip(chunks, pool.map(_run_in_process, [[t for _, t in c] for c in chunks])):
+        # small tasks (about 4 per process) keep the processes busy to the end of the call
+        size = max(1, min(self.batch_size, -(-len(items) // (4 * n))))
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        if self._pool is None or self._pool_size != n:
+            self._close_pool()
+            self._pool = ProcessPoolExecutor(n, initializer=_init_process, initargs=(self.legal_rules,))
+            self._pool_size = n
+        try:
+            results = self._pool.map(_run_in_process, [[t for _, t in c] for c in chunks])
+            for chunk, entries in zip(chunks, results):
                 for (digest, text), entry in zip(chunk, entries):
                     if progress:
                         progress(len(text))
                     yield digest, entry
+        finally:
+            if self._sessions == 0:
+                self._close_pool()
 
     def _globalise(self, entry: _LocalAnalysis) -> AnalysedText:
         mapping = self.vocab.add_all(entry.words)

@@ -10,15 +10,22 @@ sentence gets no recursive neighbours); :attr:`PreparedCorpus.fallbacks` counts 
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import os
 import re
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from . import atomic
 from .analysis import AnalysedText, Analyzer, Vocabulary, text_hash
 from .corpus import Corpus, Sentence, TermData, term_key
-from .errors import UsageError
+from .errors import StatinterpError, StatinterpWarning, UsageError
 from .stats import LEVELS, Background, CollectionStats, StatsAccumulator
 from .units import TokenSeqs
 
@@ -217,6 +224,27 @@ def prepare(
     """
     if statistics not in ("background", "candidates"):
         raise UsageError(f"unknown statistics {statistics!r}; use 'background' or 'candidates'")
+    store = PreparedCache.for_run(corpus, analyzer, statistics, extra_background)
+    if store is not None:
+        found = store.load(corpus, analyzer)
+        if found is not None:
+            if progress:
+                progress(_case_chars(corpus, extra_background if statistics == "background" else None))
+            return found
+    with analyzer.session():  # worker processes, if the analyzer starts any, serve every term
+        prepared = _prepare(corpus, analyzer, statistics, extra_background, progress)
+    if store is not None:
+        store.save(prepared, statistics)
+    return prepared
+
+
+def _case_chars(corpus: Corpus, extra_background: Corpus | None) -> int:
+    terms = list(corpus) + (list(extra_background) if extra_background is not None else [])
+    return sum(len(c.text) for t in terms for c in t.cases.values())
+
+
+def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_background: Corpus | None,
+             progress: Callable[[int], None] | None) -> PreparedCorpus:
     acc = {lvl: StatsAccumulator(lvl) for lvl in LEVELS}
     seen_cases: set[str] = set()
     n_background_cases = 0
@@ -298,12 +326,21 @@ def prepare(
     return PreparedCorpus(indices, background, analyzer, fallbacks)
 
 
+def _unit_ids(term: TermData, lvl: str) -> list[str]:
+    """The ids of a level's distinct units, in the order of the :class:`UnitSet`'s rows."""
+    if lvl == "sentence":
+        return [s.id for s in term.sentences]
+    if lvl == "case":
+        return sorted(term.cases)
+    return sorted({getattr(s, f"{lvl}_id") for s in term.sentences})
+
+
 def _candidate_levels(term: TermData, spans: dict) -> dict[str, UnitSet]:
     sentences = term.sentences
     levels = {"sentence": UnitSet(TokenSeqs.from_list([s.tokens() for s in spans["sentence"]]),
-                                  np.arange(len(sentences), dtype=np.int64), [s.id for s in sentences])}
+                                  np.arange(len(sentences), dtype=np.int64), _unit_ids(term, "sentence"))}
     for lvl, key in (("paragraph", "paragraph_id"), ("opinion", "opinion_id"), ("case", "case_id")):
-        ids = sorted(spans[lvl]) if lvl == "case" else sorted({getattr(s, key) for s in sentences})
+        ids = _unit_ids(term, lvl)
         pos = {u: i for i, u in enumerate(ids)}
         seqs = TokenSeqs.from_list([spans[lvl][u].tokens() for u in ids])
         row = np.asarray([pos[getattr(s, key)] for s in sentences], dtype=np.int64)
@@ -351,9 +388,305 @@ def _term_index(term: TermData, spans: dict, background: Background, analyzer: A
                      vocab, analyzer)
 
 
-def _queries(term: TermData, analyzer: Analyzer) -> tuple[Query, Query | None]:
-    query = Query.from_tokens(analyzer.tokens(term.query), analyzer.vocab)
+def _queries(term: TermData, analyzer: Analyzer, known: dict[str, list[str]] | None = None) -> tuple[Query, Query | None]:
+    """The term's query and provision; ``known`` maps texts to their tokens (no spaCy needed)."""
+    def tokens(text: str) -> list[str]:
+        return list(known[text]) if known is not None and text in known else analyzer.tokens(text)
+
+    query = Query.from_tokens(tokens(term.query), analyzer.vocab)
     provision = None
     if term.provision is not None:
-        provision = Query.from_tokens(analyzer.tokens(term.provision.text), analyzer.vocab)
+        provision = Query.from_tokens(tokens(term.provision.text), analyzer.vocab)
     return query, provision
+
+
+# --------------------------------------------------------------------------------------------
+# The prepared-corpus cache
+
+
+#: Bump when the layout of a prepared-corpus file changes.
+PREPARED_FORMAT = 1
+
+
+@functools.lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """SHA-256 of the modules that build a prepared corpus: editing them invalidates the files."""
+    from . import stats, units
+
+    digest = hashlib.sha256()
+    for module_file in (__file__, stats.__file__, units.__file__):
+        digest.update(Path(module_file).read_bytes())
+    return digest.hexdigest()
+
+
+def _content_key(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_background: Corpus | None) -> str:
+    """SHA-256 of everything :func:`prepare`'s arrays depend on: the analysis settings, the
+    statistics, the code, and every id, link and text of the corpus (in loading order)."""
+    parts = [f"statinterp-prepared {PREPARED_FORMAT}|{analyzer.settings_key}|{statistics}|{_code_fingerprint()}"]
+
+    def add(term: TermData, candidates: bool) -> None:
+        parts.extend((term.key, str(len(term.cases)), str(len(term.opinions))))
+        for cid, case in term.cases.items():
+            parts.extend((cid, case.text))
+        for oid, op in term.opinions.items():
+            parts.extend((oid, op.case_id, op.text))
+        if candidates:
+            parts.extend((str(len(term.paragraphs)), str(len(term.sentences))))
+            for pid, par in term.paragraphs.items():
+                parts.extend((pid, par.case_id, par.opinion_id, par.text))
+            for s in term.sentences:
+                parts.extend((s.id, s.case_id, s.opinion_id, s.paragraph_id, s.text))
+
+    for term in corpus:
+        add(term, True)
+    parts.append("extra background")
+    if extra_background is not None and statistics == "background":
+        for term in extra_background:
+            add(term, False)
+    digest = hashlib.sha256()
+    digest.update(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)).tobytes())
+    digest.update("".join(parts).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+class PreparedCache:
+    """What :func:`prepare` builds, on disk, so that a warm run skips analysis and statistics.
+
+    One file per prepared corpus under ``CACHE/prepared/SETTINGS_KEY/``, named by the SHA-256 of
+    the analysis settings, the statistics choice, the source of the modules that build it and
+    every id, link and text of the corpus (:func:`_content_key`); labels, queries and provisions
+    are not part of the arrays and come from the corpus as loaded. It holds the vocabulary, every
+    term's unit token arrays, neighbours and the background statistics: plain arrays laid out in
+    one file after a JSON manifest (no pickles), preceded by a magic string and the SHA-256 of
+    the key and the contents. A damaged file is discarded with a warning and rebuilt; writes
+    are atomic; the :attr:`KEEP` most recently used files are kept. Only used with an
+    analyzer whose vocabulary is still empty (a used one would number words differently).
+
+    A prepared corpus is derived from the analysis cache entries of its texts: it records their
+    size and modification time and is used only while every one of them is unchanged, so a
+    replaced, damaged or deleted analysis entry is met (and reported) on the way it would be
+    without this file.
+    """
+
+    MAGIC = b"statinterp-prepared-corpus\n"
+    KEEP = 4
+
+    def __init__(self, directory: Path, key: str):
+        self.directory = directory
+        self.key = key
+        self.path = directory / f"{key}.bin"
+
+    @classmethod
+    def for_run(cls, corpus: Corpus, analyzer: Analyzer, statistics: str,
+                extra_background: Corpus | None) -> "PreparedCache | None":
+        root = getattr(analyzer, "cache_root", None)
+        if root is None or analyzer.cache is None or len(analyzer.vocab):
+            return None
+        key = _content_key(corpus, analyzer, statistics, extra_background)
+        return cls(Path(root) / "prepared" / analyzer.settings_key, key)
+
+    # ---- writing
+    def save(self, prepared: PreparedCorpus, statistics: str) -> None:
+        arrays: dict[str, np.ndarray] = {}
+        words = "\n".join(prepared.analyzer.vocab.words).encode("utf-8", "surrogatepass")
+        arrays["words"] = np.frombuffer(words, dtype=np.uint8)
+        meta: dict[str, Any] = {
+            "format": PREPARED_FORMAT, "statistics": statistics, "n_words": len(prepared.analyzer.vocab),
+            "description": prepared.background.description, "fallbacks": prepared.fallbacks,
+            "terms": [ix.key for ix in prepared], "stats": {}, "own_stats": {}, "queries": {},
+        }
+        meta["stats"] = _put_stats(arrays, "bg", prepared.background)
+        analyzer = prepared.analyzer
+        try:
+            meta["analysis_entries"] = _entry_stamps(analyzer, sorted(analyzer.seen))
+        except OSError:
+            return  # an analysis entry is missing (not writable?): nothing to derive from
+        for t, ix in enumerate(prepared):
+            for lvl, units in ix.levels.items():
+                _put_units(arrays, f"{t}/{lvl}", units)
+            for d, units in ix.neighbours.items():
+                _put_units(arrays, f"{t}/n{d}", units)
+            arrays[f"{t}/single"] = ix.single_segment.astype(np.uint8)
+            if ix.background is not prepared.background:
+                meta["own_stats"][str(t)] = _put_stats(arrays, f"{t}/bg", ix.background)
+            texts = [ix.term.query] + ([ix.term.provision.text] if ix.term.provision is not None else [])
+            for text in texts:
+                meta["queries"][text] = analyzer.tokens(text)
+        manifest: dict[str, list] = {}
+        chunks: list[bytes] = []
+        offset = 0
+        for name, arr in arrays.items():
+            arr = np.ascontiguousarray(arr)
+            manifest[name] = [arr.dtype.str, list(arr.shape), offset]
+            data = arr.tobytes()
+            chunks.append(data)
+            offset += len(data)
+            if offset % 8:
+                chunks.append(bytes(8 - offset % 8))
+                offset += 8 - offset % 8
+        meta["arrays"] = manifest
+        head = json.dumps(meta, ensure_ascii=True).encode("ascii")
+        head += b" " * (-len(head) % 8)
+        body = [len(head).to_bytes(8, "little"), head] + chunks
+        check = hashlib.sha256(self.key.encode("ascii"))
+        for chunk in body:
+            check.update(chunk)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with atomic.replace(self.path, force=True) as tmp:
+                with open(tmp, "wb") as fh:
+                    fh.write(self.MAGIC)
+                    fh.write(check.digest())
+                    for chunk in body:
+                        fh.write(chunk)
+            self._evict()
+        except (OSError, StatinterpError):
+            pass  # only an accelerator: the analysis cache has said what is wrong with the folder
+
+    def _evict(self) -> None:
+        files = []
+        for path in self.directory.glob("*.bin"):
+            try:
+                files.append((path.stat().st_mtime, path))
+            except OSError:
+                pass
+        for _, path in sorted(files, reverse=True)[self.KEEP:]:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
+    # ---- reading
+    def load(self, corpus: Corpus, analyzer: Analyzer) -> PreparedCorpus | None:
+        try:
+            with open(self.path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                raw = bytearray(size)
+                got = fh.readinto(raw)
+        except OSError:
+            return None
+        try:
+            if got != size:
+                raise ValueError("short read")
+            prepared = self._decode(raw, corpus, analyzer)
+        except _Stale:
+            return None  # an analysis entry changed: rebuild from the analysis cache, and save again
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the file is not used
+            warnings.warn(f"discarding damaged prepared-corpus cache file {self.path} ({exc}); it will be rebuilt",
+                          StatinterpWarning, stacklevel=3)
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+            if len(analyzer.vocab):  # a half-restored vocabulary would renumber the words: start afresh
+                analyzer.vocab = Vocabulary()
+            return None
+        try:
+            os.utime(self.path)  # recently used: kept by the eviction
+        except OSError:
+            pass
+        return prepared
+
+    def _decode(self, raw: bytearray, corpus: Corpus, analyzer: Analyzer) -> PreparedCorpus:
+        magic = len(self.MAGIC)
+        if len(raw) < magic + 40 or bytes(raw[:magic]) != self.MAGIC:
+            raise ValueError("not a prepared-corpus file, or truncated")
+        body = memoryview(raw)[magic + 32:]
+        check = hashlib.sha256(self.key.encode("ascii"))
+        check.update(body)
+        if check.digest() != bytes(raw[magic : magic + 32]):
+            raise ValueError("checksum mismatch")
+        n_head = int.from_bytes(body[:8], "little")
+        meta = json.loads(bytes(body[8 : 8 + n_head]).decode("ascii"))
+        base = magic + 32 + 8 + n_head
+        if meta["format"] != PREPARED_FORMAT or meta["terms"] != [t.key for t in corpus]:
+            raise ValueError("written for another corpus")
+        try:
+            if _entry_stamps(analyzer, [d for d, _, _ in meta["analysis_entries"]]) != meta["analysis_entries"]:
+                raise _Stale
+        except OSError:
+            raise _Stale from None
+
+        def array(name: str) -> np.ndarray:
+            dtype, shape, offset = meta["arrays"][name]
+            count = int(np.prod(shape)) if shape else 1
+            return np.frombuffer(raw, dtype=np.dtype(dtype), count=count, offset=base + offset).reshape(shape)
+
+        words_raw = array("words").tobytes().decode("utf-8", "surrogatepass")
+        words = words_raw.split("\n") if meta["n_words"] else []
+        if len(words) != meta["n_words"]:
+            raise ValueError("inconsistent vocabulary")
+        vocab = analyzer.vocab
+        if not np.array_equal(vocab.add_all(words), np.arange(len(words))):
+            raise ValueError("repeated words in the vocabulary")
+        size = len(words)
+        background = _get_stats(array, "bg", meta["stats"], size, meta["description"])
+        indices: dict[str, TermIndex] = {}
+        for t, term in enumerate(corpus):
+            n = len(term.sentences)
+            levels = {lvl: _get_units(array, f"{t}/{lvl}", n, size, _unit_ids(term, lvl)) for lvl in LEVELS}
+            neighbours = {d: _get_units(array, f"{t}/n{d}", n, size)
+                          for d in range(-MAX_NEIGHBOURS, MAX_NEIGHBOURS + 1) if d}
+            single = array(f"{t}/single").astype(bool)
+            if single.shape != (n,):
+                raise ValueError("inconsistent arrays")
+            own = meta["own_stats"].get(str(t))
+            bg = background if own is None else _get_stats(array, f"{t}/bg", own, size, meta["description"])
+            query, provision = _queries(term, analyzer, meta["queries"])
+            indices[term.key] = TermIndex(term, list(term.sentences), levels, neighbours, single, query, provision,
+                                          bg, vocab, analyzer)
+        return PreparedCorpus(indices, background, analyzer, int(meta["fallbacks"]))
+
+
+class _Stale(Exception):
+    """The prepared corpus is intact but an analysis entry it derives from has changed."""
+
+
+def _entry_stamps(analyzer: Analyzer, digests: list[str]) -> list[list]:
+    """``[digest, size, mtime_ns]`` of the analysis cache entry of each digest (OSError if absent)."""
+    out = []
+    for digest in digests:
+        st = os.stat(analyzer.cache.path(digest))
+        out.append([digest, st.st_size, st.st_mtime_ns])
+    return out
+
+
+def _put_units(arrays: dict[str, np.ndarray], name: str, units: UnitSet) -> None:
+    arrays[f"{name}/ids"] = units.seqs.ids
+    arrays[f"{name}/offsets"] = units.seqs.offsets
+    arrays[f"{name}/row"] = units.row
+
+
+def _get_units(array, name: str, n: int, vocab_size: int, labels: list[str] | None = None) -> UnitSet:
+    ids, offsets, row = array(f"{name}/ids"), array(f"{name}/offsets"), array(f"{name}/row")
+    units = len(offsets) - 1
+    if (units < 0 or offsets[0] != 0 or offsets[-1] != len(ids) or (np.diff(offsets) < 0).any()
+            or row.shape != (n,) or (len(ids) and (ids.min() < 0 or ids.max() >= vocab_size))
+            or (n and (row.min() < -1 or row.max() >= units)) or (labels is not None and len(labels) != units)):
+        raise ValueError(f"inconsistent arrays in {name}")
+    return UnitSet(TokenSeqs(ids, offsets), row, list(labels) if labels is not None else [])
+
+
+def _put_stats(arrays: dict[str, np.ndarray], name: str, background: Background) -> dict[str, list]:
+    out = {}
+    for lvl, st in background.stats.items():
+        nz = np.flatnonzero(st.cf).astype(np.int32)
+        arrays[f"{name}/{lvl}/at"] = nz
+        arrays[f"{name}/{lvl}/df"] = st.df[nz]
+        arrays[f"{name}/{lvl}/cf"] = st.cf[nz]
+        out[lvl] = [st.level, st.n_units, st.total_tokens, len(st.df)]
+    return out
+
+
+def _get_stats(array, name: str, meta: dict[str, list], vocab_size: int, description: str) -> Background:
+    stats = {}
+    for lvl, (level, n_units, total, length) in meta.items():
+        at = array(f"{name}/{lvl}/at")
+        if length != vocab_size or (len(at) and (at.min() < 0 or at.max() >= length)):
+            raise ValueError("inconsistent statistics")
+        df = np.zeros(length, dtype=np.float64)
+        cf = np.zeros(length, dtype=np.float64)
+        df[at] = array(f"{name}/{lvl}/df")
+        cf[at] = array(f"{name}/{lvl}/cf")
+        stats[lvl] = CollectionStats(level, int(n_units), int(total), df, cf)
+    return Background(stats, description)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .units import TokenSeqs
 
@@ -65,7 +66,20 @@ def _lookup(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
 
 
 class StatsAccumulator:
-    """Adds up df / cf / N / length over batches of units of one granularity."""
+    """Adds up df / cf / N / length over batches of units of one granularity.
+
+    Each :meth:`add` reduces its batch to one token id per distinct (unit, token) pair (df) and
+    its token ids (cf) without hashing: by sorting the (unit, token) keys, or for a batch of at
+    least :attr:`MATRIX_IDS` ids by SciPy's linear-time conversion to a sparse matrix (whose
+    summed entries are the distinct pairs). The ids wait in a buffer that is counted
+    (``np.bincount``) once it holds :attr:`FLUSH_IDS` ids and at :meth:`result`, so the cost
+    of a batch is proportional to its tokens, not to the vocabulary size.
+    """
+
+    #: Buffered ids before they are counted into the totals (bounds the buffer's memory).
+    FLUSH_IDS = 1 << 23
+    #: Batches of at least this many ids find their distinct pairs through a sparse matrix.
+    MATRIX_IDS = 1 << 16
 
     def __init__(self, level: str):
         self.level = level
@@ -73,6 +87,9 @@ class StatsAccumulator:
         self.total_tokens = 0
         self._df = np.zeros(0, dtype=np.float64)
         self._cf = np.zeros(0, dtype=np.float64)
+        self._pending_df: list[np.ndarray] = []
+        self._pending_cf: list[np.ndarray] = []
+        self._pending = 0
 
     def add(self, units: TokenSeqs) -> None:
         lengths = units.lengths
@@ -81,16 +98,36 @@ class StatsAccumulator:
         self.total_tokens += int(lengths.sum())
         if not len(units.ids):
             return
-        size = int(units.ids.max()) + 1
-        rows = np.repeat(np.arange(len(units), dtype=np.int64), lengths)
-        # one entry per (unit, token) pair for df; plain counts for cf
-        pairs = np.unique(rows * size + units.ids)
-        df = np.bincount(pairs % size, minlength=size).astype(np.float64)
-        cf = np.bincount(units.ids, minlength=size).astype(np.float64)
-        self._df = _add(self._df, df)
-        self._cf = _add(self._cf, cf)
+        ids = units.ids.astype(np.int64)
+        size = int(ids.max()) + 1
+        if len(ids) >= self.MATRIX_IDS:
+            # CSR conversion sums duplicate (unit, token) entries: its column indices are the pairs
+            rows = np.repeat(np.arange(len(units), dtype=np.int32), lengths)
+            counts = sp.csr_matrix((np.ones(len(ids), dtype=np.float32), (rows, units.ids)),
+                                   shape=(len(units), size))
+            counts.sum_duplicates()
+            self._pending_df.append(counts.indices.astype(np.int64))
+        else:
+            # one entry per distinct (unit, token) pair: sort the pair keys, keep run starts
+            keys = np.repeat(np.arange(len(units), dtype=np.int64) * size, lengths) + ids
+            keys.sort()
+            first = np.empty(len(keys), dtype=bool)
+            first[0] = True
+            np.not_equal(keys[1:], keys[:-1], out=first[1:])
+            self._pending_df.append(keys[first] % size)
+        self._pending_cf.append(ids)
+        self._pending += len(ids)
+        if self._pending >= self.FLUSH_IDS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending_cf:
+            self._df = _add(self._df, np.bincount(np.concatenate(self._pending_df)).astype(np.float64))
+            self._cf = _add(self._cf, np.bincount(np.concatenate(self._pending_cf)).astype(np.float64))
+        self._pending_df, self._pending_cf, self._pending = [], [], 0
 
     def result(self, vocab_size: int) -> CollectionStats:
+        self._flush()
         df = np.zeros(vocab_size, dtype=np.float64)
         cf = np.zeros(vocab_size, dtype=np.float64)
         df[: len(self._df)] = self._df[:vocab_size]

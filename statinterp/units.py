@@ -13,12 +13,13 @@ class TokenSeqs:
     """``n`` token sequences: row ``i`` is ``ids[offsets[i]:offsets[i + 1]]``.
 
     The sparse count matrix (rows = units, columns = vocabulary ids) is derived on demand and
-    memoised per vocabulary size.
+    memoised per vocabulary size, by rows (:meth:`matrix`) or by columns (:meth:`columns`).
     """
 
     ids: np.ndarray  # int32
     offsets: np.ndarray  # int64, length n + 1
     _matrix: dict = field(default_factory=dict, repr=False, compare=False)
+    _columns: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_list(cls, seqs: list[np.ndarray]) -> "TokenSeqs":
@@ -78,4 +79,17 @@ class TokenSeqs:
             m = sp.csr_matrix((data, (rows, self.ids)), shape=(n, vocab_size))
             m.sum_duplicates()
             self._matrix = {vocab_size: m}
+        return m
+
+    def columns(self, vocab_size: int) -> sp.csc_matrix:
+        """The counts of :meth:`matrix` stored by columns (CSC, float64): taking the columns of a
+        few query tokens reads only their entries, not the whole matrix."""
+        m = self._columns.get(vocab_size)
+        if m is None:
+            n = len(self)
+            rows = np.repeat(np.arange(n, dtype=np.int32), self.lengths)
+            data = np.ones(len(self.ids), dtype=np.float64)
+            m = sp.csc_matrix((data, (rows, self.ids)), shape=(n, vocab_size))
+            m.sum_duplicates()
+            self._columns = {vocab_size: m}
         return m

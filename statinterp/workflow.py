@@ -57,7 +57,7 @@ def prepare_corpus(
     cache_dir: str | Path | None | bool = None,
     statistics: str = "background",
     background: Corpus | None = None,
-    n_process: int = 1,
+    n_process: int | None = None,
     show_progress: bool = False,
     analyzer: Analyzer | None = None,
     vectors: Mapping[str, Any] | None = None,
@@ -70,6 +70,8 @@ def prepare_corpus(
     is trained or loaded until a method uses them. ``vectors`` maps pretrained names (``w2vec``,
     ``GloVe``, ``fastt``) to files; ``vector_workers`` > 1 trains domain vectors faster but not
     reproducibly; ``vector_settings`` maps ``word2vec``/``fasttext`` to training settings.
+    ``n_process=None`` lets the :class:`~statinterp.analysis.Analyzer` choose how many processes
+    analyse the texts (two on a multi-core machine when there is much to analyse).
     """
     analyzer = analyzer or Analyzer(cache_dir=cache_dir, n_process=n_process)
     total = sum(len(c.text) for t in corpus for c in t.cases.values())

@@ -25,7 +25,8 @@ def query_term_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") ->
     """tf of each query token in each unit: dense array (n_units, len(query))."""
     if len(query) == 0 or len(units) == 0:
         return np.zeros((len(units), len(query)))
-    return units.matrix(len(index.vocab))[:, query.ids].toarray()
+    # C order, as the row-wise matrix gave: the summation order of later products is unchanged
+    return units.columns(len(index.vocab))[:, query.ids].toarray(order="C")
 
 
 class TFISF(Similarity):

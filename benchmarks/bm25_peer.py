@@ -1,0 +1,148 @@
+"""BM25 against a peer: statinterp's vectorised BM25 vs ``rank_bm25.BM25Okapi``.
+
+Collection: every spaCy sentence (with at least one token) of every distinct case text of the
+loaded terms, pre-tokenised once by statinterp's analysis (lower-cased lemmas); statinterp gets
+the token ids (:class:`~statinterp.units.TokenSeqs`), rank_bm25 the same tokens as lists of
+strings. Queries: the terms' queries (each query token occurs once in its query). Both use
+k1 = 1.2, b = 0.75 and statistics (N, df, average length) of this collection.
+
+Where the formulas agree: IDF is log((N - df + 0.5) / (df + 0.5)) in both; rank_bm25 replaces a
+negative IDF by epsilon x the mean IDF, which never applies here because every query token
+occurs in fewer than half of the sentences (checked); statinterp's query-term saturation
+(k3 + 1) qtf / (k3 + qtf) is 1 for tokens that occur once in the query; rank_bm25's average
+length counts empty documents, so empty sentences are left out of the collection. Under these
+conditions both compute the same score, so the rankings (score descending, ties by position)
+must be identical.
+
+Where they differ (not compared): statistics from each term's own candidate sentences make
+IDF negative for the query tokens (every candidate contains the term; see ``stats.py``), and
+rank_bm25 then substitutes epsilon x mean IDF; repeated query tokens count once per occurrence
+in rank_bm25 but saturate with k3 in statinterp.
+
+Timed: "index" = statinterp's collection statistics + sparse count matrix vs BM25Okapi's
+construction; "query" = scoring every sentence for every query. Each is the median of
+``repeats`` runs, alternating the two implementations.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+
+class _VocabSize:
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+
+def collect(corpus, analyzer):
+    """(TokenSeqs of every non-empty spaCy sentence of every distinct case text, queries as
+    (key, ids, tokens))."""
+    from statinterp.index import Query, _ranges
+    from statinterp.units import TokenSeqs
+
+    texts = list(dict.fromkeys(c.text for t in corpus for c in t.cases.values()))
+    parts = []
+    for i in range(0, len(texts), 64):
+        for at in analyzer.analyse(texts[i : i + 64]):
+            seqs = TokenSeqs.from_ranges(at.ids, *_ranges(at, at.sentences))
+            keep = np.flatnonzero(seqs.lengths > 0)
+            parts.append(seqs.take(keep))
+        analyzer.forget()
+    units = TokenSeqs.concat(parts)
+    queries = []
+    for term in corpus:
+        q = Query.from_tokens(analyzer.tokens(term.query), analyzer.vocab)
+        queries.append((term.key, q))
+    return units, queries
+
+
+def run(corpus, analyzer, repeats: int = 3) -> dict:
+    from rank_bm25 import BM25Okapi
+
+    from statinterp.scorers.lexical import BM25
+    from statinterp.stats import StatsAccumulator
+    from statinterp.units import TokenSeqs
+
+    units, queries = collect(corpus, analyzer)
+    vocab_size = len(analyzer.vocab)
+    words = np.asarray(analyzer.vocab.words, dtype=object)
+    docs = [words[units.row(i)].tolist() for i in range(len(units))]
+    for key, q in queries:
+        if (q.counts != 1).any():
+            raise RuntimeError(f"query {key} repeats a token; the formulas would differ")
+    shim = type("Index", (), {"vocab": _VocabSize(vocab_size)})()
+    times = {"statinterp_index": [], "statinterp_query": [], "rank_bm25_index": [], "rank_bm25_query": []}
+    ours: dict[str, np.ndarray] = {}
+    peer: dict[str, np.ndarray] = {}
+    for _ in range(repeats):
+        fresh = TokenSeqs(units.ids, units.offsets)  # no memoised matrix from the previous repeat
+        start = time.perf_counter()
+        acc = StatsAccumulator("sentence")
+        acc.add(fresh)
+        stats = acc.result(vocab_size)
+        fresh.columns(vocab_size)
+        times["statinterp_index"].append(time.perf_counter() - start)
+        bm25 = BM25(k1=1.2, b=0.75)
+        start = time.perf_counter()
+        for key, q in queries:
+            ours[key] = bm25.score_units(q, fresh, stats, shim)
+        times["statinterp_query"].append(time.perf_counter() - start)
+
+        start = time.perf_counter()
+        okapi = BM25Okapi(docs, k1=1.2, b=0.75, epsilon=0.25)
+        times["rank_bm25_index"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        for key, q in queries:
+            peer[key] = okapi.get_scores([words[i] for i in q.ids.tolist()])
+        times["rank_bm25_query"].append(time.perf_counter() - start)
+
+    n = stats.n_units
+    df_max = max(float(stats.df_of(q.ids).max()) for _, q in queries if len(q))
+    identical = 0
+    max_diff = 0.0
+    per_query = {}
+    for key, q in queries:
+        a, b = ours[key], peer[key]
+        order_a = np.lexsort((np.arange(len(a)), -a))
+        order_b = np.lexsort((np.arange(len(b)), -b))
+        same = bool(np.array_equal(order_a, order_b))
+        identical += same
+        diff = float(np.max(np.abs(a - b))) if len(a) else 0.0
+        max_diff = max(max_diff, diff)
+        per_query[key] = {"tokens": len(q), "same_ranking": same, "max_abs_diff": diff,
+                          "top10_same": bool(np.array_equal(order_a[:10], order_b[:10]))}
+    med = {k: statistics.median(v) for k, v in times.items()}
+    # where the formulas differ: each term's own candidate sentences as the collection
+    negative = _negative_idf_in_candidate_collections(corpus, analyzer, queries)
+    return {
+        "sentences": len(units), "tokens": int(len(units.ids)), "vocabulary": vocab_size, "queries": len(queries),
+        "query_tokens": int(sum(len(q) for _, q in queries)), "df_max_over_N": df_max / n,
+        "times": times, "median": med,
+        "speedup_index": med["rank_bm25_index"] / med["statinterp_index"],
+        "speedup_query": med["rank_bm25_query"] / med["statinterp_query"],
+        "speedup_total": (med["rank_bm25_index"] + med["rank_bm25_query"])
+        / (med["statinterp_index"] + med["statinterp_query"]),
+        "identical_rankings": identical, "max_abs_diff": max_diff, "per_query": per_query,
+        "candidate_collections_negative_idf": negative,
+    }
+
+
+def _negative_idf_in_candidate_collections(corpus, analyzer, queries) -> dict:
+    """How many query tokens get a negative IDF when a term's candidates are the collection."""
+    from collections import Counter
+
+    neg = total = 0
+    for term, (key, q) in zip(corpus, queries):
+        tokens = [set(analyzer.tokens(s.text)) for s in term.sentences]
+        df = Counter(t for toks in tokens for t in toks)
+        n = len(tokens)
+        for t in q.tokens:
+            total += 1
+            neg += df.get(t, 0) > n / 2
+    return {"negative": neg, "query_tokens": total}

@@ -1,0 +1,556 @@
+"""Performance benchmarks of statinterp (issue 4); writes ``benchmarks/RESULTS.md``.
+
+Run from the project root::
+
+    /work/venv/bin/python -m benchmarks.run            # everything, 3 runs each (long)
+    /work/venv/bin/python -m benchmarks.run --quick    # 1 run, 3 terms, small sizes (minutes)
+
+Figures (each the median of several runs; per-run values are kept in RESULTS.json):
+
+1. **Floor ratio**: wall time of the full evaluation of the registered methods on the terms
+   with a *cold* cache (a fresh, empty cache folder: no analysis, no prepared corpus) divided by
+   the wall time of one bare spaCy pass (``statinterp.segmentation.build_pipeline()``, sentence
+   segmentation included, ``nlp.pipe`` over every distinct case text). The evaluation run
+   counts everything from opening the corpus to the last metric (imports excluded on both
+   sides); the floor counts only the ``nlp.pipe`` loop. Each run is a fresh process.
+2. **Warm ratio**: the same evaluation with the cache filled by the cold run, divided by the
+   cold run's time (same repetition).
+3. **BM25 vs rank_bm25** (see ``benchmarks/bm25_peer.py``).
+4. **Growth**: scoring and ordering synthetic corpora of 10k, 100k and 1M sentences with nine
+   lexical rankers (plain, -p, -c), one fresh process per size for its peak memory.
+5. **Embedding training throughput**: words/s of statinterp's ``train_vectors`` vs gensim
+   directly (skip-gram, 300 d), 1 and 2 workers.
+
+Methods "needing vectors" are run only when their vectors are available: the domain vectors
+(``w2vec*``, ``fastt*``) are trained once into ``WORKDIR/vectors`` (or read from there) and
+that folder is linked into every cold cache, so "cold" means a cold *analysis* cache;
+pretrained vectors (``w2vec``, ``GloVe``, ``fastt``) are not available here and their methods
+are skipped (listed in the results).
+
+The machine is shared: other work competes for the two cores, so wall times are noisy.
+Runs are interleaved (floor, cold, warm, floor, cold, warm, ...) so that load changes hit both
+sides of a ratio; the load average is recorded; CPU seconds are reported beside wall seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
+QUICK_TERMS = ["semiconductor_chip_product", "mechanical_recordation", "dependent_on_hours_worked"]
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def child(*args: str, timeout: float = 6 * 3600) -> dict:
+    """Run ``benchmarks.perf_child`` in a fresh process; its RESULT line as a dict."""
+    cmd = [sys.executable, "-m", "benchmarks.perf_child", *args]
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    raise RuntimeError(f"no result from {' '.join(cmd)}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+
+
+def median(values) -> float:
+    return statistics.median(values)
+
+
+def machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GB"
+    except OSError:
+        pass
+    import gensim
+    import numpy
+    import scipy
+    import spacy
+
+    return {
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": platform.platform(),
+        "python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
+        "spacy": spacy.__version__, "gensim": gensim.__version__,
+    }
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+# --------------------------------------------------------------------------------------------
+# Methods and vectors
+
+
+def select_methods(prepared, vectors_ready: set[str]) -> tuple[list[str], dict[str, str]]:
+    """Registered methods that can run here, and the skipped ones with the reason.
+
+    A method is skipped when ``vector_kinds`` names vectors that are not available, or, when not
+    every domain kind is available, when it fails for want of vectors on one term (query
+    expansion by similar words and the novelty measures use the domain word2vec vectors without
+    declaring a ``vector_kind``)."""
+    from statinterp.errors import UsageError
+    from statinterp.methods import build_method, list_methods
+    from statinterp.vectors import DOMAIN_KINDS, vector_kinds
+
+    probe = next(iter(prepared))
+    saved = probe.vectors
+    run, skipped = [], {}
+    for name, _ in list_methods():
+        ranker = build_method(name)
+        missing = [k for k in vector_kinds(ranker) if k not in vectors_ready]
+        if missing:
+            skipped[name] = "needs vectors " + ", ".join(missing)
+            continue
+        if not set(DOMAIN_KINDS) <= vectors_ready:
+            probe.vectors = None
+            try:
+                ranker.score(probe)
+            except UsageError as exc:
+                skipped[name] = f"needs word vectors ({str(exc)[:80]})"
+                continue
+            finally:
+                probe.vectors = saved
+        run.append(name)
+    return run, skipped
+
+
+def ensure_domain_vectors(data: str, terms, workdir: Path, train: bool):
+    """Train (once) or find the domain vectors in ``workdir/vector-source/vectors``; returns the
+    prepared corpus and the kinds available."""
+    from statinterp.vectors import DOMAIN_KINDS
+    from statinterp.workflow import open_corpus, prepare_corpus
+
+    cache = workdir / "vector-source"
+    corpus = open_corpus(data, terms=terms)
+    prepared = prepare_corpus(corpus, cache_dir=cache)
+    provider = prepared.vectors  # type: ignore[attr-defined]
+    (cache / "vectors").mkdir(parents=True, exist_ok=True)
+    ready = set()
+    for kind in DOMAIN_KINDS:
+        settings = provider.settings[kind]
+        if provider.cache is not None and provider.cache.get(provider.corpus_hash, settings) is not None:
+            ready.add(kind)
+        elif train:
+            log(f"training domain {kind} vectors once (cached in {cache / 'vectors'}) ...")
+            start = time.perf_counter()
+            provider.get(kind)
+            log(f"  trained in {time.perf_counter() - start:.0f} s")
+            ready.add(kind)
+    return prepared, ready
+
+
+# --------------------------------------------------------------------------------------------
+# 1 + 2: floor, cold and warm
+
+
+def floor_and_warm(data: str, terms, workdir: Path, methods: list[str], repeats: int, n_processes) -> dict:
+    term_args = ["--terms", *terms] if terms else []
+    runs: list[dict] = []
+    vector_dir = workdir / "vector-source" / "vectors"
+    for rep in range(repeats):
+        row: dict = {"loadavg_start": loadavg()}
+        log(f"repetition {rep + 1}/{repeats}: floor ...")
+        row["floor"] = child("floor", "--data", data, *term_args)
+        for n in n_processes:
+            cache = Path(tempfile.mkdtemp(prefix="cold-", dir=workdir))
+            if vector_dir.is_dir():
+                os.symlink(vector_dir, cache / "vectors")
+            log(f"  cold run (n_process={n}) ...")
+            row[f"cold:{n}"] = child("full", "--data", data, *term_args, "--cache", str(cache),
+                                     "--methods", ",".join(methods), "--n-process", str(n))
+            log(f"  warm run (n_process={n}) ...")
+            row[f"warm:{n}"] = child("full", "--data", data, *term_args, "--cache", str(cache),
+                                     "--methods", ",".join(methods), "--n-process", str(n))
+            if n == n_processes[0]:
+                prepared_dir = cache / "prepared"
+                shutil.rmtree(prepared_dir, ignore_errors=True)
+                log("  warm run, analysis cache only (prepared-corpus cache removed) ...")
+                row["warm_analysis_only"] = child("full", "--data", data, *term_args, "--cache", str(cache),
+                                                  "--methods", ",".join(methods), "--n-process", str(n))
+            shutil.rmtree(cache, ignore_errors=True)
+        row["loadavg_end"] = loadavg()
+        runs.append(row)
+        log(f"  floor {row['floor']['wall']:.1f} s; " + "; ".join(
+            f"{k} {v['wall']:.1f} s" for k, v in row.items() if isinstance(v, dict) and k != "floor"))
+    digests = {v["results_sha256"] for r in runs for k, v in r.items() if isinstance(v, dict) and "results_sha256" in v}
+    return {"runs": runs, "identical_results": len(digests) == 1, "n_processes": list(n_processes)}
+
+
+def summarise_floor(fw: dict) -> dict:
+    runs = fw["runs"]
+    out = {"floor_wall": median(r["floor"]["wall"] for r in runs),
+           "floor_cpu": median(r["floor"]["cpu"] for r in runs)}
+    for n in fw["n_processes"]:
+        cold = [r[f"cold:{n}"] for r in runs]
+        warm = [r[f"warm:{n}"] for r in runs]
+        out[f"cold_wall:{n}"] = median(c["wall"] for c in cold)
+        out[f"cold_cpu:{n}"] = median(c["cpu"] for c in cold)
+        out[f"warm_wall:{n}"] = median(w["wall"] for w in warm)
+        out[f"warm_cpu:{n}"] = median(w["cpu"] for w in warm)
+        out[f"floor_ratio:{n}"] = out[f"cold_wall:{n}"] / out["floor_wall"]
+        out[f"floor_ratio_paired:{n}"] = median(r[f"cold:{n}"]["wall"] / r["floor"]["wall"] for r in runs)
+        out[f"floor_ratio_cpu:{n}"] = out[f"cold_cpu:{n}"] / out["floor_cpu"]
+        out[f"warm_ratio:{n}"] = median(r[f"warm:{n}"]["wall"] / r[f"cold:{n}"]["wall"] for r in runs)
+        out[f"warm_ratio_cpu:{n}"] = median(r[f"warm:{n}"]["cpu"] / r[f"cold:{n}"]["cpu"] for r in runs)
+        out[f"peak_rss:{n}"] = max(c["maxrss_mb"] for c in cold + warm)
+        out[f"peak_rss_workers:{n}"] = max(c["maxrss_workers_mb"] for c in cold + warm)
+        for part in ("wall_load", "wall_prepare", "wall_evaluate"):
+            out[f"cold_{part}:{n}"] = median(c[part] for c in cold)
+            out[f"warm_{part}:{n}"] = median(w[part] for w in warm)
+    n0 = fw["n_processes"][0]
+    wa = [r["warm_analysis_only"] for r in runs]
+    out["warm_analysis_only_wall"] = median(w["wall"] for w in wa)
+    out["warm_analysis_only_ratio"] = median(r["warm_analysis_only"]["wall"] / r[f"cold:{n0}"]["wall"] for r in runs)
+    per_method: dict[str, list[float]] = {}
+    for r in runs:
+        for name, t in r[f"cold:{n0}"]["per_method"].items():
+            per_method.setdefault(name, []).append(t)
+    out["per_method_cold"] = {k: median(v) for k, v in per_method.items()}
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# 4: growth
+
+
+def growth(data: str, terms, workdir: Path, sizes: list[int]) -> list[dict]:
+    from benchmarks.synthetic import write_profile
+    from statinterp.workflow import open_corpus, prepare_corpus
+
+    profile = workdir / "profile.npz"
+    prepared = prepare_corpus(open_corpus(data, terms=terms), cache_dir=workdir / "vector-source")
+    write_profile(prepared, str(profile))
+    out = []
+    for n in sizes:
+        log(f"growth: {n:,} sentences ...")
+        res = child("growth", "--sentences", str(n), "--profile", str(profile))
+        log(f"  ranked in {res['rank_wall']:.2f} s, peak {res['maxrss_mb']:.0f} MB")
+        out.append(res)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# 5: embedding training
+
+
+def training(data: str, terms, workdir: Path, max_words: int, epochs: int, repeats: int) -> dict:
+    try:
+        from statinterp.embeddings import train_vectors  # noqa: F401
+        from statinterp.vectors import fasttext_buckets
+    except Exception as exc:  # noqa: BLE001
+        return {"pending": f"statinterp.embeddings.train_vectors is not usable: {exc}"}
+    from statinterp.workflow import open_corpus, prepare_corpus
+
+    corpus = open_corpus(data, terms=terms)
+    prepared = prepare_corpus(corpus, cache_dir=workdir / "vector-source")
+    sentences = prepared.vectors.sentences()  # type: ignore[attr-defined]
+    chars = sum(len(c.text) for c in {c.text: c for t in corpus for c in t.cases.values()}.values())
+    bucket = fasttext_buckets(chars)
+    path = workdir / "train-corpus.txt"
+    words = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for s in sentences:
+            if not s:
+                continue
+            fh.write(" ".join(s) + "\n")
+            words += len(s)
+            if words >= max_words:
+                break
+    results: list[dict] = []
+    for kind in ("word2vec", "fasttext"):
+        for workers in (1, 2):
+            for rep in range(repeats):
+                for impl in ("gensim", "statinterp"):
+                    log(f"training {kind} {impl} workers={workers} ({rep + 1}/{repeats}) ...")
+                    results.append(child("train", "--corpus", str(path), "--kind", kind, "--impl", impl,
+                                         "--workers", str(workers), "--epochs", str(epochs), "--bucket", str(bucket)))
+    table = []
+    for kind in ("word2vec", "fasttext"):
+        for workers in (1, 2):
+            sel = [r for r in results if r["kind"] == kind and r["workers"] == workers]
+            g = median(r["words_per_second"] for r in sel if r["impl"] == "gensim")
+            s = median(r["words_per_second"] for r in sel if r["impl"] == "statinterp")
+            gw = median(r["wall"] for r in sel if r["impl"] == "gensim")
+            sw = median(r["wall"] for r in sel if r["impl"] == "statinterp")
+            table.append({"kind": kind, "workers": workers, "gensim_wps": g, "statinterp_wps": s,
+                          "overhead": sw / gw - 1.0})
+    return {"words": words, "epochs": epochs, "bucket": bucket, "runs": results, "table": table}
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+
+
+def fmt_s(x: float) -> str:
+    return f"{x:.1f} s" if x >= 10 else f"{x:.2f} s"
+
+
+def report(res: dict) -> str:
+    m = res["machine"]
+    lines = ["# statinterp performance results", ""]
+    lines += performance_section(res)
+    lines += ["", "## Machine and conditions", "",
+              f"- Date: {m['date']}; command: `{res['command']}`",
+              f"- CPU: {m['cpu']}, {m['cores']} cores; memory {m['memory']}; {m['os']}",
+              f"- Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}, spaCy {m['spacy']}, "
+              f"gensim {m['gensim']}",
+              f"- Load average (1, 5, 15 min) at start / end: {res['loadavg_start']} / {res['loadavg_end']} "
+              "(2 cores; other engineers' tests ran concurrently, so wall times are noisy: every figure is "
+              "a median, ratios are taken within a repetition, CPU seconds are shown beside wall seconds)",
+              f"- Data: {res['data']} ({res['terms_label']})", ""]
+    if "floor" in res:
+        lines += floor_section(res)
+    if "bm25" in res:
+        lines += bm25_section(res["bm25"])
+    if "growth" in res:
+        lines += growth_section(res["growth"])
+    if "training" in res:
+        lines += training_section(res["training"])
+    return "\n".join(lines) + "\n"
+
+
+def performance_section(res: dict) -> list[str]:
+    out = ["## Performance", ""]
+    if "floor" in res:
+        s = res["floor"]["summary"]
+        n0 = res["floor"]["n_processes"][0]
+        out.append(
+            f"Evaluating {len(res['methods'])} registered methods on {res['terms_label']} from a cold cache takes "
+            f"{fmt_s(s[f'cold_wall:{n0}'])} (median), against {fmt_s(s['floor_wall'])} for one bare spaCy pass "
+            f"over the case texts: **floor ratio {s[f'floor_ratio:{n0}']:.2f}** (target ≤ 1.5). "
+            f"With a warm cache the same run takes {fmt_s(s[f'warm_wall:{n0}'])}: "
+            f"**warm ratio {s[f'warm_ratio:{n0}']:.3f}** (target ≤ 0.1). Peak memory "
+            f"{s[f'peak_rss:{n0}']:.0f} MB (main process; each spaCy worker process "
+            f"≤ {s[f'peak_rss_workers:{n0}']:.0f} MB).")
+    if "bm25" in res:
+        b = res["bm25"]
+        out.append(
+            f"BM25 over {b['sentences']:,} pre-tokenised sentences: statinterp is **{b['speedup_total']:.0f}× faster** "
+            f"than rank_bm25 (indexing {b['speedup_index']:.0f}×, scoring {b['speedup_query']:.0f}×), with "
+            f"identical rankings for {b['identical_rankings']} of {b['queries']} queries.")
+    if "growth" in res:
+        g = res["growth"]
+        parts = ", ".join(f"{r['sentences']:,}: {fmt_s(r['rank_wall'])} / {r['maxrss_mb']:.0f} MB" for r in g)
+        out.append(f"Ranking synthetic corpora with nine lexical rankers (plain, -p, -c) — sentences: time / "
+                   f"peak memory — {parts}.")
+    if "training" in res and "table" in res["training"]:
+        t = res["training"]["table"]
+        parts = "; ".join(f"{r['kind']} {r['workers']} worker{'s' if r['workers'] > 1 else ''}: "
+                          f"{r['statinterp_wps'] / 1000:.0f}k words/s ({r['overhead'] * 100:+.1f}% vs gensim)"
+                          for r in t)
+        out.append(f"Embedding training (skip-gram, 300 d): {parts}.")
+    elif "training" in res:
+        out.append(f"Embedding training: pending ({res['training']['pending']}).")
+    return ["", *[p + "\n" for p in out]] if out else []
+
+
+def floor_section(res: dict) -> list[str]:
+    fw = res["floor"]
+    s = fw["summary"]
+    runs = fw["runs"]
+    f0 = runs[0]["floor"]
+    out = ["## 1–2. Floor ratio and warm ratio", "",
+           f"Floor: `build_pipeline()` + `nlp.pipe` over {f0['texts']} distinct case texts "
+           f"({f0['chars'] / 1e6:.1f} M characters, {f0['tokens']:,} spaCy tokens).",
+           f"Evaluation run: open the corpus, `prepare_corpus` (analysis, indices, statistics), "
+           f"evaluate {len(res['methods'])} methods (all registered methods whose vectors are available; "
+           f"skipped: {', '.join(sorted(res['skipped'])) or 'none'}). Every run is a fresh process; "
+           f"'cold' = fresh cache folder (the domain vectors, trained once, are linked in), "
+           f"'warm' = the folder the cold run filled. {len(runs)} repetitions; results identical in every run: "
+           f"{'yes' if fw['identical_results'] else 'NO'}.", "",
+           "| run | wall (median) | CPU s (median) | ratio (wall) | ratio (CPU) |",
+           "|---|---|---|---|---|",
+           f"| bare spaCy pass (floor) | {fmt_s(s['floor_wall'])} | {s['floor_cpu']:.1f} | 1 | 1 |"]
+    for n in fw["n_processes"]:
+        label = "automatic (2 processes here)" if n == "auto" else f"n_process={n}"
+        out.append(f"| cold, {label} | {fmt_s(s[f'cold_wall:{n}'])} | {s[f'cold_cpu:{n}']:.1f} | "
+                   f"**{s[f'floor_ratio:{n}']:.2f}** (paired {s[f'floor_ratio_paired:{n}']:.2f}) | "
+                   f"{s[f'floor_ratio_cpu:{n}']:.2f} |")
+        out.append(f"| warm, {label} | {fmt_s(s[f'warm_wall:{n}'])} | {s[f'warm_cpu:{n}']:.1f} | "
+                   f"**{s[f'warm_ratio:{n}']:.3f}** of cold | {s[f'warm_ratio_cpu:{n}']:.3f} of cold |")
+    out.append(f"| warm, analysis cache only (prepared-corpus file removed) | "
+               f"{fmt_s(s['warm_analysis_only_wall'])} | | {s['warm_analysis_only_ratio']:.3f} of cold | |")
+    n0 = fw["n_processes"][0]
+    out += ["", f"Where the time goes (medians, n_process={n0}): cold = open corpus "
+            f"{fmt_s(s[f'cold_wall_load:{n0}'])} + prepare {fmt_s(s[f'cold_wall_prepare:{n0}'])} + evaluate "
+            f"{fmt_s(s[f'cold_wall_evaluate:{n0}'])}; warm = {fmt_s(s[f'warm_wall_load:{n0}'])} + "
+            f"{fmt_s(s[f'warm_wall_prepare:{n0}'])} + {fmt_s(s[f'warm_wall_evaluate:{n0}'])}. "
+            "CPU of the cold run includes its worker processes.", "",
+            "Peak resident memory (max over cold and warm runs): " + "; ".join(
+                f"n_process={n}: main {s[f'peak_rss:{n}']:.0f} MB, worker ≤ {s[f'peak_rss_workers:{n}']:.0f} MB"
+                for n in fw["n_processes"]) + ".", ""]
+    slow = sorted(s["per_method_cold"].items(), key=lambda kv: -kv[1])[:8]
+    out += ["Slowest methods in the cold run (evaluation only, all terms): " + ", ".join(
+        f"{k} {fmt_s(v)}" for k, v in slow) + ".", "", "Per repetition (wall s):", "",
+            "| rep | load avg start | floor | " + " | ".join(
+                f"cold {n} | warm {n}" for n in fw["n_processes"]) + " | warm (analysis only) |",
+            "|---|---|---|" + "---|---|" * len(fw["n_processes"]) + "---|"]
+    for i, r in enumerate(runs, 1):
+        cells = " | ".join(f"{r[f'cold:{n}']['wall']:.1f} | {r[f'warm:{n}']['wall']:.2f}" for n in fw["n_processes"])
+        out.append(f"| {i} | {r['loadavg_start']} | {r['floor']['wall']:.1f} | {cells} | "
+                   f"{r['warm_analysis_only']['wall']:.2f} |")
+    return out + [""]
+
+
+def bm25_section(b: dict) -> list[str]:
+    med = b["median"]
+    neg = b["candidate_collections_negative_idf"]
+    return [
+        "## 3. BM25: statinterp vs rank_bm25", "",
+        f"Collection: every non-empty spaCy sentence of every distinct case text ({b['sentences']:,} sentences, "
+        f"{b['tokens']:,} tokens, vocabulary {b['vocabulary']:,}), pre-tokenised once by statinterp; queries: the "
+        f"{b['queries']} terms ({b['query_tokens']} tokens, none repeated). Both with k1 = 1.2, b = 0.75 and this "
+        f"collection's statistics. The formulas agree here: IDF log((N − df + 0.5)/(df + 0.5)) in both, and "
+        f"rank_bm25's ε-floor for negative IDF never applies (max df/N of a query token = "
+        f"{b['df_max_over_N']:.3f} < 0.5); statinterp's k3 saturation is 1 for single-occurrence query tokens; "
+        "empty sentences are left out because rank_bm25's average length counts them. They differ (not compared) "
+        "on per-term candidate collections, where every candidate contains the term and IDF turns negative "
+        f"({neg['negative']} of {neg['query_tokens']} query tokens have df > N/2 there, so rank_bm25 substitutes "
+        "ε × mean IDF), and for repeated query tokens (rank_bm25 adds each occurrence, statinterp saturates "
+        "with k3).", "",
+        "| | statinterp | rank_bm25 | speed-up |", "|---|---|---|---|",
+        f"| index (statistics + count matrix / BM25Okapi()) | {fmt_s(med['statinterp_index'])} | "
+        f"{fmt_s(med['rank_bm25_index'])} | {b['speedup_index']:.0f}× |",
+        f"| score all sentences for {b['queries']} queries | {fmt_s(med['statinterp_query'])} | "
+        f"{fmt_s(med['rank_bm25_query'])} | {b['speedup_query']:.0f}× |",
+        f"| total | {fmt_s(med['statinterp_index'] + med['statinterp_query'])} | "
+        f"{fmt_s(med['rank_bm25_index'] + med['rank_bm25_query'])} | **{b['speedup_total']:.0f}×** |", "",
+        f"Rankings (score descending, ties by sentence position): identical for {b['identical_rankings']} of "
+        f"{b['queries']} queries; largest score difference {b['max_abs_diff']:.1e}. Medians of "
+        f"{len(b['times']['statinterp_query'])} alternating runs in one process.", ""]
+
+
+def growth_section(g: list[dict]) -> list[str]:
+    out = ["## 4. Growth: synthetic corpora", "",
+           "Sentences with lengths drawn from the real candidate sentences and tokens drawn from the real "
+           "sentence-level unigram distribution; consecutive sentences form paragraphs and paragraphs form "
+           "cases with the real mean sizes; the synthetic collection is its own background. Timed: scoring "
+           "and ordering (`rank_order`) every sentence with TF-ISF, BM25 and QLLM, each plain, -p and -c "
+           "(the first ranker on a level also builds its sparse count matrix). One fresh process per size.", "",
+           "| sentences | tokens | paragraphs | cases | build statistics | rank (9 rankers) | per 1k sentences | "
+           "peak RSS |", "|---|---|---|---|---|---|---|---|"]
+    for r in g:
+        out.append(f"| {r['sentences']:,} | {r['tokens']:,} | {r['paragraphs']:,} | {r['cases']:,} | "
+                   f"{fmt_s(r['statistics_wall'])} | {fmt_s(r['rank_wall'])} | "
+                   f"{r['rank_wall'] / r['sentences'] * 1000 * 1000:.1f} ms | {r['maxrss_mb']:.0f} MB |")
+    if len(g) >= 2:
+        a, b = g[0], g[-1]
+        growth = (b["rank_wall"] / a["rank_wall"]) / (b["sentences"] / a["sentences"])
+        out += ["", f"From {a['sentences']:,} to {b['sentences']:,} sentences the ranking time grows "
+                f"{b['rank_wall'] / a['rank_wall']:.0f}× for {b['sentences'] / a['sentences']:.0f}× the sentences "
+                f"(time per sentence × {growth:.2f})."]
+    return out + [""]
+
+
+def training_section(t: dict) -> list[str]:
+    if "pending" in t:
+        return ["## 5. Embedding training throughput", "", f"Pending: {t['pending']}", ""]
+    out = ["## 5. Embedding training throughput", "",
+           f"Corpus: the first {t['words']:,} words of the domain training corpus (the token sentences "
+           f"`VectorProvider.sentences()` gives: every spaCy sentence of every case text), {t['epochs']} epoch(s); "
+           f"skip-gram, 300 d, window 5, min_count 5, seed 1; fastText buckets {t['bucket']:,}, n-grams 3–6. "
+           "statinterp = `statinterp.embeddings.train_vectors` with phrases off; gensim = `Word2Vec`/`FastText` "
+           "+ `build_vocab` + `train` run directly. Each run a fresh process; medians of "
+           f"{len(t['runs']) // 8} alternating runs.", "",
+           "| model | workers | gensim words/s | statinterp words/s | statinterp overhead |", "|---|---|---|---|---|"]
+    for r in t["table"]:
+        out.append(f"| {r['kind']} | {r['workers']} | {r['gensim_wps']:,.0f} | {r['statinterp_wps']:,.0f} | "
+                   f"{r['overhead'] * 100:+.1f}% |")
+    return out + ["", "Two workers on two shared cores: the multi-worker figures depend on what else runs.", ""]
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1 repetition, 3 small terms, small sizes")
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--only", default="floor,bm25,growth,train",
+                        help="comma-separated subset of floor,bm25,growth,train")
+    parser.add_argument("--workdir", default=None, help="keeps the trained domain vectors between invocations "
+                        "(default: a folder under the system temp dir)")
+    parser.add_argument("--no-vectors", action="store_true", help="do not train domain vectors for the methods")
+    parser.add_argument("--out", default=None, help="Markdown report (default: benchmarks/RESULTS.md; "
+                        "--quick prints only unless --out is given)")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    repeats = args.repeats or (1 if args.quick else 3)
+    terms = QUICK_TERMS if args.quick else None
+    workdir = Path(args.workdir or Path(tempfile.gettempdir()) / "statinterp-bench")
+    workdir.mkdir(parents=True, exist_ok=True)
+    res: dict = {"machine": machine(), "loadavg_start": loadavg(), "data": args.data,
+                 "terms_label": f"{len(terms)} terms ({', '.join(terms)})" if terms else "the 14 terms",
+                 "command": "python -m benchmarks.run " + " ".join(argv if argv is not None else sys.argv[1:])}
+    log(f"load average {res['loadavg_start']}; work folder {workdir}")
+    if "floor" in only:
+        prepared, ready = ensure_domain_vectors(args.data, terms, workdir, train=not args.no_vectors)
+        methods, skipped = select_methods(prepared, ready)
+        del prepared
+        res["methods"], res["skipped"] = methods, skipped
+        log(f"{len(methods)} methods run, {len(skipped)} skipped (no vectors)")
+        n_processes = ["auto"] if args.quick else ["auto", "1"]
+        fw = floor_and_warm(args.data, terms, workdir, methods, repeats, n_processes)
+        fw["summary"] = summarise_floor(fw)
+        res["floor"] = fw
+    if "bm25" in only:
+        from benchmarks import bm25_peer
+        from statinterp.analysis import Analyzer
+        from statinterp.workflow import open_corpus
+
+        log("BM25 vs rank_bm25 ...")
+        corpus = open_corpus(args.data, terms=terms)
+        res["bm25"] = bm25_peer.run(corpus, Analyzer(cache_dir=workdir / "vector-source"), repeats=3)
+        log(f"  speed-up {res['bm25']['speedup_total']:.0f}x")
+    if "growth" in only:
+        sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
+        res["growth"] = growth(args.data, terms, workdir, sizes)
+    if "train" in only:
+        max_words = 300_000 if args.quick else 2_000_000
+        res["training"] = training(args.data, terms, workdir, max_words, epochs=1, repeats=1 if args.quick else 3)
+    res["loadavg_end"] = loadavg()
+    text = report(res)
+    print(text)
+    out = args.out or (None if args.quick else str(ROOT / "benchmarks" / "RESULTS.md"))
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+        Path(out).with_suffix(".json").write_text(json.dumps(res, indent=1, default=str), encoding="utf-8")
+        log(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

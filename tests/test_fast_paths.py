@@ -1,0 +1,354 @@
+"""The optimised paths give the same results as simple references (issue 4).
+
+* vectorised sentence spans (:func:`statinterp.analysis.array_sentence_spans`) equal
+  :func:`statinterp.segmentation.sentence_spans`, on hand-made texts and on real case texts;
+* analysis in worker processes equals analysis in this process;
+* :class:`~statinterp.stats.StatsAccumulator` equals naive counting;
+* :meth:`Vocabulary.add_all <statinterp.analysis.Vocabulary.add_all>` equals adding one by one;
+* a prepare that reads the analysis cache, and one that reads the prepared-corpus cache, equal a
+  prepare without any cache (every array, every statistic, every lexical score).
+
+No speed is asserted here: timings live in ``benchmarks/`` (``python -m benchmarks.run``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+
+import numpy as np
+import pytest
+from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
+
+from statinterp import analysis
+from statinterp.analysis import Analyzer, Vocabulary, array_sentence_spans
+from statinterp.errors import StatinterpWarning
+from statinterp.index import PreparedCache, prepare
+from statinterp.methods import build_method
+from statinterp.segmentation import build_pipeline, sentence_spans
+from statinterp.stats import StatsAccumulator
+from statinterp.units import TokenSeqs
+from statinterp.workflow import open_corpus
+
+LEXICAL = [f"{base}{suffix}" for base in ("TF-ISF", "BM25", "QLLM") for suffix in ("", "-c", "-o", "-p", "-r")]
+
+#: Texts with the awkward corners: leading/trailing/inner whitespace of every kind, empty lines,
+#: whitespace-only texts, star-page lines, abbreviations, quotes and brackets after periods.
+TRICKY = [
+    "",
+    " ",
+    "\n\n \t\n",
+    "One sentence.",
+    "  Leading spaces. Trailing spaces.   ",
+    "\nStarts with a newline.\nTwo lines here.\n",
+    "See 17 U.S.C. § 1201(a)(3)(B) (2012). Id. at 5. The Court agreed.\n*457\nNext page starts here.",
+    "He said, \"Stop.\" Then he left.  (It was late.) [Footnote.]\n\n\nAfter three newlines.",
+    "A\u00a0non-breaking space. Tab\there.\r\nWindows line. Unicode\u2028line sep. Em\u2003space.",
+    "*12\nA first line that is a page marker.",
+    "Smith v. Jones, 123 F. Supp. 2d 456 (S.D.N.Y. 2001). Google, Inc. complied.   \n   \n",
+    "etc. . . . and so on.    \t",
+]
+
+
+def _columns(doc):
+    arr = doc.to_array([SENT_START, IDX, LENGTH, IS_SPACE]).astype(np.int64)
+    return arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
+
+
+def _assert_spans_equal(nlp, texts):
+    for doc in nlp.pipe(texts):
+        expected = np.asarray(sentence_spans(doc), dtype=np.int32).reshape(-1, 2)
+        if len(doc):
+            got = array_sentence_spans(*_columns(doc))
+        else:
+            got = np.zeros((0, 2), dtype=np.int32)
+        np.testing.assert_array_equal(got, expected, err_msg=repr(doc.text[:200]))
+
+
+@pytest.mark.parametrize("legal_rules", [True, False])
+def test_vectorised_sentence_spans_equal_the_reference_on_tricky_texts(legal_rules):
+    _assert_spans_equal(build_pipeline(legal_rules=legal_rules), TRICKY)
+
+
+def test_vectorised_sentence_spans_equal_the_reference_on_example_texts():
+    corpus = open_corpus()
+    texts = [c.text for t in corpus for c in t.cases.values()]
+    _assert_spans_equal(build_pipeline(), texts)
+
+
+def test_vectorised_sentence_spans_equal_the_reference_on_real_case_texts(real_corpus):
+    """A deterministic sample of real case texts (every 8th case of every term)."""
+    texts = [c.text for t in real_corpus for c in list(t.cases.values())[::8]]
+    assert len(texts) > 100
+    _assert_spans_equal(build_pipeline(), texts)
+
+
+def test_analyzer_uses_the_vectorised_spans(monkeypatch):
+    """The analyzer's sentences are exactly segmentation.sentence_spans of each doc."""
+    an = Analyzer(cache_dir=False, n_process=1)
+    got = an.analyse(TRICKY)
+    for text, at in zip(TRICKY, got):
+        doc = an.worker.nlp(text)
+        expected = np.asarray(sentence_spans(doc), dtype=np.int32).reshape(-1, 2)
+        np.testing.assert_array_equal(at.sentences, expected)
+
+
+# --------------------------------------------------------------------------------------------
+# Worker processes
+
+
+def _words(an, analysed):
+    words = an.vocab.words
+    return [([words[i] for i in a.ids.tolist()], a.starts.tolist(), a.ends.tolist(), a.sentences.tolist())
+            for a in analysed]
+
+
+def test_multi_process_analysis_equals_single_process(tmp_path):
+    corpus = open_corpus()
+    texts = [c.text for t in corpus for c in t.cases.values()] + TRICKY
+    texts = texts + texts[:3]  # repeated texts are analysed once
+    single = Analyzer(cache_dir=False, n_process=1)
+    expected = single.analyse(texts)
+    multi = Analyzer(cache_dir=tmp_path, n_process=2, batch_size=2)
+    got = multi.analyse(texts)
+    assert multi.vocab.words == single.vocab.words
+    assert _words(multi, got) == _words(single, expected)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a.ids, b.ids)
+    assert multi._pool is None  # no session: the processes are gone
+    # the entries the main process wrote read back the same
+    warm = Analyzer(cache_dir=tmp_path, n_process=1)
+    assert _words(warm, warm.analyse(texts)) == _words(single, expected)
+
+
+def test_automatic_process_count_and_sessions(monkeypatch):
+    an = Analyzer(cache_dir=False)
+    assert an.n_process is None
+    small = [("a", "short text"), ("b", "another")]
+    assert an._processes_for(small) == 1
+    monkeypatch.setattr(Analyzer, "AUTO_PROCESS_CHARS", 5)
+    monkeypatch.setattr(analysis, "_usable_cpus", lambda: 8)
+    assert an._processes_for(small) == Analyzer.AUTO_MAX_PROCESSES
+    monkeypatch.setattr(analysis, "_usable_cpus", lambda: 1)
+    assert an._processes_for(small) == 1
+    assert Analyzer(cache_dir=False, n_process=3)._processes_for(small) == 1  # too few texts for 3
+    assert Analyzer(cache_dir=False, n_process=1)._processes_for(small * 10) == 1
+
+
+def test_a_session_keeps_the_worker_processes_for_every_call():
+    corpus = open_corpus()
+    texts = [c.text for t in corpus for c in t.cases.values()]
+    an = Analyzer(cache_dir=False, n_process=2, batch_size=1)
+    with an.session():
+        first = an.analyse(texts[:4])
+        pool = an._pool
+        assert pool is not None
+        an.forget()
+        second = an.analyse(texts[:4] + texts[4:8])
+        assert an._pool is pool
+    assert an._pool is None
+    plain = Analyzer(cache_dir=False, n_process=1)
+    assert _words(an, second) == _words(plain, plain.analyse(texts[:8]))
+    assert _words(an, first) == _words(plain, plain.analyse(texts[:4]))
+
+
+def test_cache_writer_thread_reports_errors_in_the_caller(tmp_path, monkeypatch):
+    """Errors of the background cache writes reach the caller of analyse."""
+    def broken(self, digest, entry):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(analysis.AnalysisCache, "put", broken)
+    an = Analyzer(cache_dir=tmp_path, n_process=1)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        an.analyse(TRICKY[3:6])
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics and vocabulary
+
+
+def _naive(batches):
+    n_units = total = 0
+    df: Counter = Counter()
+    cf: Counter = Counter()
+    for units in batches:
+        for i in range(len(units)):
+            row = units.row(i).tolist()
+            if row:
+                n_units += 1
+            total += len(row)
+            df.update(set(row))
+            cf.update(row)
+    return n_units, total, df, cf
+
+
+@pytest.mark.parametrize("flush", [1, 50, 1 << 23])
+@pytest.mark.parametrize("matrix", [1, 40, 1 << 16])
+def test_stats_accumulator_equals_naive_counting(monkeypatch, flush, matrix):
+    """Both ways to find distinct (unit, token) pairs (sorting, sparse matrix) and any flushing."""
+    monkeypatch.setattr(StatsAccumulator, "FLUSH_IDS", flush)
+    monkeypatch.setattr(StatsAccumulator, "MATRIX_IDS", matrix)
+    rng = np.random.default_rng(7)
+    batches = []
+    for b in range(12):
+        lengths = rng.integers(0, 9, size=int(rng.integers(0, 15)))
+        vocab = int(rng.integers(1, 40 + 30 * b))
+        seqs = [rng.integers(0, vocab, size=int(n)).astype(np.int32) for n in lengths]
+        batches.append(TokenSeqs.from_list(seqs))
+    acc = StatsAccumulator("sentence")
+    for units in batches:
+        acc.add(units)
+    size = 500
+    st = acc.result(size)
+    n_units, total, df, cf = _naive(batches)
+    assert (st.n_units, st.total_tokens) == (n_units, total)
+    np.testing.assert_array_equal(st.df, [df.get(t, 0) for t in range(size)])
+    np.testing.assert_array_equal(st.cf, [cf.get(t, 0) for t in range(size)])
+    assert st.df.dtype == np.float64 and st.cf.dtype == np.float64
+
+
+def test_vocabulary_add_all_equals_adding_one_by_one():
+    words = ["b", "a", "b", "c", "a", "d", "", "e"]
+    one = Vocabulary()
+    expected = [one.add(w) for w in words[:3]] + [one.add(w) for w in words[3:]]
+    many = Vocabulary()
+    got = many.add_all(words[:3]).tolist() + many.add_all(words[3:]).tolist()
+    assert got == expected and many.words == one.words
+    assert many.add_all([]).shape == (0,) and many.add_all([]).dtype == np.int32
+
+
+# --------------------------------------------------------------------------------------------
+# Cold, warm and cached prepare
+
+
+def _scores(prepared):
+    return {(name, ix.key): build_method(name).score(ix) for name in LEXICAL for ix in prepared}
+
+
+def _assert_same_prepared(a, b):
+    assert a.analyzer.vocab.words == b.analyzer.vocab.words
+    assert list(a.indices) == list(b.indices)
+    assert (a.background.description, a.fallbacks) == (b.background.description, b.fallbacks)
+    for ix, jx in zip(a, b):
+        assert len(ix) == len(jx)
+        for lvl, u in ix.levels.items():
+            v = jx.levels[lvl]
+            np.testing.assert_array_equal(u.seqs.ids, v.seqs.ids)
+            np.testing.assert_array_equal(u.seqs.offsets, v.seqs.offsets)
+            np.testing.assert_array_equal(u.row, v.row)
+            assert u.labels == v.labels
+        assert set(ix.neighbours) == set(jx.neighbours)
+        for d, u in ix.neighbours.items():
+            np.testing.assert_array_equal(u.seqs.ids, jx.neighbours[d].seqs.ids)
+            np.testing.assert_array_equal(u.seqs.offsets, jx.neighbours[d].seqs.offsets)
+            np.testing.assert_array_equal(u.row, jx.neighbours[d].row)
+        np.testing.assert_array_equal(ix.single_segment, jx.single_segment)
+        for lvl, x in ix.background.stats.items():
+            y = jx.background[lvl]
+            assert (x.level, x.n_units, x.total_tokens) == (y.level, y.n_units, y.total_tokens)
+            np.testing.assert_array_equal(x.df, y.df)
+            np.testing.assert_array_equal(x.cf, y.cf)
+        np.testing.assert_array_equal(ix.query.ids, jx.query.ids)
+        np.testing.assert_array_equal(ix.query.counts, jx.query.counts)
+        assert ix.query.tokens == jx.query.tokens
+        assert (ix.provision is None) == (jx.provision is None)
+        if ix.provision is not None:
+            np.testing.assert_array_equal(ix.provision.ids, jx.provision.ids)
+    sa, sb = _scores(a), _scores(b)
+    for key, value in sa.items():
+        np.testing.assert_array_equal(value, sb[key], err_msg=str(key))
+
+
+def _prepared_files(folder):
+    return sorted((folder / "prepared").rglob("*.bin"))
+
+
+@pytest.mark.parametrize("statistics", ["background", "candidates"])
+def test_cold_warm_and_cached_prepare_agree(tmp_path, monkeypatch, statistics):
+    corpus = open_corpus()
+    plain = prepare(corpus, Analyzer(cache_dir=False), statistics=statistics)
+    cold = prepare(corpus, Analyzer(cache_dir=tmp_path), statistics=statistics)
+    _assert_same_prepared(plain, cold)
+    assert len(_prepared_files(tmp_path)) == 1
+
+    def no_spacy(self, texts, *args, **kwargs):
+        raise AssertionError("spaCy ran although the corpus is cached")
+
+    monkeypatch.setattr(analysis._Worker, "run", no_spacy)
+    warm = prepare(corpus, Analyzer(cache_dir=tmp_path), statistics=statistics)  # prepared-corpus cache
+    _assert_same_prepared(plain, warm)
+    for path in _prepared_files(tmp_path):
+        path.unlink()
+    warm_analysis = prepare(corpus, Analyzer(cache_dir=tmp_path), statistics=statistics)  # analysis cache only
+    _assert_same_prepared(plain, warm_analysis)
+
+
+def test_cold_and_cached_prepare_agree_on_real_terms(real_corpus, tmp_path):
+    from statinterp.corpus import Corpus
+
+    corpus = Corpus({k: real_corpus.terms[k] for k in ("semiconductor_chip_product", "mechanical_recordation")})
+    plain = prepare(corpus, Analyzer(cache_dir=False, n_process=1))
+    cold = prepare(corpus, Analyzer(cache_dir=tmp_path, n_process=2))
+    warm = prepare(corpus, Analyzer(cache_dir=tmp_path))
+    _assert_same_prepared(plain, cold)
+    _assert_same_prepared(plain, warm)
+
+
+def test_prepared_cache_key_follows_the_corpus_content(tmp_path):
+    from dataclasses import replace
+
+    corpus = open_corpus()
+    an = Analyzer(cache_dir=tmp_path)
+    key = PreparedCache.for_run(corpus, an, "background", None).key
+    assert PreparedCache.for_run(corpus, Analyzer(cache_dir=tmp_path), "background", None).key == key
+    assert PreparedCache.for_run(corpus, an, "candidates", None).key != key
+    term = corpus.terms["vehicle"]
+    s0 = term.sentences[0]
+    changed = replace(s0, text=s0.text[:-1])
+    term.sentences[0] = changed
+    try:
+        assert PreparedCache.for_run(corpus, an, "background", None).key != key
+    finally:
+        term.sentences[0] = s0
+    # labels and the provision are not part of the arrays: they do not change the key
+    term.sentences[0] = replace(s0, label=None)
+    try:
+        assert PreparedCache.for_run(corpus, an, "background", None).key == key
+    finally:
+        term.sentences[0] = s0
+    assert PreparedCache.for_run(corpus, Analyzer(cache_dir=False), "background", None) is None
+    used = Analyzer(cache_dir=tmp_path)
+    used.vocab.add("word")
+    assert PreparedCache.for_run(corpus, used, "background", None) is None  # ids would differ
+
+
+def test_damaged_prepared_cache_is_discarded_with_a_warning_and_rebuilt(tmp_path):
+    corpus = open_corpus()
+    plain = prepare(corpus, Analyzer(cache_dir=False))
+    prepare(corpus, Analyzer(cache_dir=tmp_path))
+    (path,) = _prepared_files(tmp_path)
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.warns(StatinterpWarning, match="damaged prepared-corpus cache"):
+        again = prepare(corpus, Analyzer(cache_dir=tmp_path))
+    _assert_same_prepared(plain, again)
+    (path,) = _prepared_files(tmp_path)  # rebuilt
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StatinterpWarning)
+        _assert_same_prepared(plain, prepare(corpus, Analyzer(cache_dir=tmp_path)))
+
+
+def test_prepared_cache_yields_to_a_changed_analysis_entry(tmp_path):
+    """A damaged analysis entry is still found (and reported) although a prepared file exists."""
+    corpus = open_corpus()
+    plain = prepare(corpus, Analyzer(cache_dir=False))
+    prepare(corpus, Analyzer(cache_dir=tmp_path))
+    entries = sorted((tmp_path / "analysis").rglob("*.npz"))
+    entries[0].write_bytes(entries[0].read_bytes()[:-10])
+    with pytest.warns(StatinterpWarning, match="damaged analysis cache entry"):
+        again = prepare(corpus, Analyzer(cache_dir=tmp_path))
+    _assert_same_prepared(plain, again)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StatinterpWarning)
+        _assert_same_prepared(plain, prepare(corpus, Analyzer(cache_dir=tmp_path)))
