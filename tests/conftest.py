@@ -86,6 +86,32 @@ def real_prepared(real_corpus, analysis_cache_dir):
 
 
 @pytest.fixture(scope="session")
+def small_vectors(real_prepared, analysis_cache_dir, tmp_path_factory):
+    """A vector provider for the real data that is quick to build: domain word2vec and fastText
+    with 16 dimensions, one epoch and no phrase model, trained on all the loaded case law, and
+    the same word2vec vectors saved as pretrained w2vec (word2vec text), GloVe (no header) and
+    fastt (.vec) files, loaded through --vectors' loader."""
+    from statinterp.vectors import VectorProvider, domain_settings
+
+    texts = [c.text for ix in real_prepared for c in ix.term.cases.values()]
+    settings = {
+        "word2vec": domain_settings("word2vec", dim=16, epochs=1, phrases=False),
+        "fasttext": domain_settings("fasttext", dim=16, epochs=1, phrases=False, bucket=20000),
+    }
+    trainer = VectorProvider(texts, analyzer=real_prepared.analyzer, cache_dir=analysis_cache_dir, settings=settings)
+    kv = trainer.get("word2vec").kv
+    folder = tmp_path_factory.mktemp("pretrained")
+    kv.save_word2vec_format(str(folder / "w2v.txt"), binary=False)
+    kv.save_word2vec_format(str(folder / "ft.vec"), binary=False)
+    with open(folder / "glove.txt", "w", encoding="utf-8") as fh:
+        for word in kv.index_to_key:
+            fh.write(word + " " + " ".join(f"{x:.6f}" for x in kv[word]) + "\n")
+    pretrained = {"w2vec": folder / "w2v.txt", "GloVe": folder / "glove.txt", "fastt": folder / "ft.vec"}
+    return VectorProvider(texts, analyzer=real_prepared.analyzer, cache_dir=analysis_cache_dir, settings=settings,
+                          pretrained=pretrained)
+
+
+@pytest.fixture(scope="session")
 def real_prepared_candidates(real_corpus, real_prepared, analysis_cache_dir):
     """The same terms with candidate-only statistics (reads the analyses from the cache)."""
     from statinterp.workflow import prepare_corpus
