@@ -285,7 +285,7 @@ def test_cli_train_rank_evaluate_explain(tmp_path, capsys):
     assert "contribution" in capsys.readouterr().out
     assert main(["explain", "vehicle", sid, "-m", "Tp-Tg-Nr", "-q"]) == 0
     assert "threshold" in capsys.readouterr().out
-    assert main(["cv", "-q"]) == 2  # one labelled term: nothing to hold out
+    assert main(["cv", "-q", "--report-dir", str(tmp_path / "r")]) == 2  # one labelled term: nothing to hold out
     assert "at least two labelled terms" in capsys.readouterr().err
 
 
@@ -307,3 +307,25 @@ def test_real_terms_loo(real_prepared):
         assert 0.0 <= result.per_term["learned:pairwise"][k]["nDCG@10"] <= 1.0
     fm = extract_features(real_prepared.indices["semiconductor_chip_product"], FAST)
     assert fm.column("citations:source_section").max() >= 0.0
+
+
+def test_cli_cv_writes_report(tmp_path, capsys):
+    data = tmp_path / "two"
+    data.mkdir()
+    for kind in ("case", "opinion", "paragraph", "sentence"):
+        src = example_data_path() / f"vehicle-{kind}.json"
+        shutil.copy(src, data / f"vehicle-{kind}.json")
+        shutil.copy(src, data / f"motor_vehicle-{kind}.json")
+    reports = tmp_path / "reports"
+    args = ["cv", "--data", str(data), "-q", "--learner", "pairwise", "--no-vector-features", "--compounds", "Tp-Nr",
+            "--report-dir", str(reports)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Leave-one-term-out" in out and "learned:pairwise" in out and "Random" in out
+    md = (reports / "learned.md").read_text()
+    assert "## Macro averages" in md and "## Per term" in md and "learned_importance.png" in md
+    assert (reports / "learned_importance.png").read_bytes().startswith(b"\x89PNG")
+    assert main(args) == 2  # the report exists: --force needed
+    capsys.readouterr()
+    assert main(args + ["--force", "--mode", "folds", "--folds", "2", "--no-importance", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mode"] == "folds"

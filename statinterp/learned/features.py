@@ -711,10 +711,9 @@ def extract_features(index: "TermIndex", settings: FeatureSettings | None = None
     b = _Builder(n)
     fam = set(settings.families)
     with_vectors = False
-    if "vectors" in fam or "neighbours" in fam:
-        with_vectors, why = vectors_available(index, settings) if ("vectors" in fam or settings.vectors == "auto") \
-            else (False, "")
-        if "vectors" in fam and not with_vectors:
+    if "vectors" in fam:  # (neighbours use w2vec* only together with the vectors family)
+        with_vectors, why = vectors_available(index, settings)
+        if not with_vectors:
             b.skipped["vectors"] = why
     term_re = term_pattern(index.term.query)
     if n:

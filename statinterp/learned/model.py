@@ -54,7 +54,7 @@ __all__ = ["LEARNERS", "LearnedRanker", "fit_ranker", "fit_matrices", "save_mode
 MAGIC = b"STATINTERP-MODEL"
 FORMAT_VERSION = 1
 LEARNERS = {
-    "ensemble": "mean of the pairwise and hgb scores, each z-scored within the term (default)",
+    "ensemble": "the default: mean of the pairwise and hgb scores, each z-scored within the term",
     "pairwise": "logistic regression on feature differences of same-term sentence pairs (linear)",
     "linear": "pointwise ridge regression on the gains (linear)",
     "hgb": "pointwise gradient-boosted trees (HistGradientBoostingRegressor) on the gains",
@@ -96,7 +96,7 @@ class _Component:
 class _Linear(_Component):
     """Ridge (pointwise) or logistic regression on pair differences (pairwise), standardised."""
 
-    def __init__(self, kind: str, alpha: float = 10.0, C: float = 0.01, pairs_per_term: int = 3000):
+    def __init__(self, kind: str, alpha: float = 10.0, C: float = 0.003, pairs_per_term: int = 3000):
         self.kind = kind
         self.alpha = alpha
         self.C = C
