@@ -73,12 +73,22 @@ class TokenSeqs:
         """Counts: ``M[i, t]`` = occurrences of token ``t`` in unit ``i`` (CSR, float64)."""
         m = self._matrix.get(vocab_size)
         if m is None:
-            n = len(self)
-            rows = np.repeat(np.arange(n, dtype=np.int32), self.lengths)
-            data = np.ones(len(self.ids), dtype=np.float64)
-            m = sp.csr_matrix((data, (rows, self.ids)), shape=(n, vocab_size))
+            m = self._counts(vocab_size)
             m.sum_duplicates()
             self._matrix = {vocab_size: m}
+        return m
+
+    def _counts(self, vocab_size: int) -> sp.csr_matrix:
+        """The rows as they are (unsorted, duplicates not summed): the offsets are the row
+        pointers and (a copy of) the ids the column indices, so nothing is sorted here."""
+        start, end = int(self.offsets[0]), int(self.offsets[-1])
+        indptr = self.offsets - start
+        if end < 2**31:
+            indptr = indptr.astype(np.int32)
+        data = np.ones(end - start, dtype=np.float64)
+        indices = self.ids[start:end].astype(np.int32, copy=True)  # sum_duplicates sorts it in place
+        m = sp.csr_matrix((data, indices, indptr), shape=(len(self), vocab_size))
+        m.has_canonical_format = False  # make sum_duplicates sort and sum, whatever SciPy assumed
         return m
 
     def columns(self, vocab_size: int) -> sp.csc_matrix:
@@ -86,10 +96,8 @@ class TokenSeqs:
         few query tokens reads only their entries, not the whole matrix."""
         m = self._columns.get(vocab_size)
         if m is None:
-            n = len(self)
-            rows = np.repeat(np.arange(n, dtype=np.int32), self.lengths)
-            data = np.ones(len(self.ids), dtype=np.float64)
-            m = sp.csc_matrix((data, (rows, self.ids)), shape=(n, vocab_size))
+            m = self._counts(vocab_size)
             m.sum_duplicates()
+            m = m.tocsc()  # a linear-time transposition of the canonical rows: canonical columns
             self._columns = {vocab_size: m}
         return m

@@ -207,6 +207,87 @@ def test_stats_accumulator_equals_naive_counting(monkeypatch, flush, matrix):
     assert st.df.dtype == np.float64 and st.cf.dtype == np.float64
 
 
+def _random_seqs(rng, n_max=30, vocab=20, length=6):
+    n = int(rng.integers(0, n_max))
+    seqs = [rng.integers(0, vocab, size=int(rng.integers(0, length))).astype(np.int32) for _ in range(n)]
+    return TokenSeqs.from_list(seqs)
+
+
+def test_count_matrices_equal_the_coordinate_construction_and_leave_the_ids_alone():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        units = _random_seqs(rng)
+        vocab = 20
+        ids_before = units.ids.copy()
+        rows = np.repeat(np.arange(len(units), dtype=np.int32), units.lengths)
+        for got, kind in ((units.matrix(vocab), sp.csr_matrix), (units.columns(vocab), sp.csc_matrix)):
+            ref = kind((np.ones(len(units.ids)), (rows, units.ids)), shape=(len(units), vocab))
+            ref.sum_duplicates()
+            assert got.format == ref.format and got.shape == ref.shape
+            np.testing.assert_array_equal(got.indptr, ref.indptr)
+            np.testing.assert_array_equal(got.indices, ref.indices)
+            np.testing.assert_array_equal(got.data, ref.data)
+        np.testing.assert_array_equal(units.ids, ids_before)
+
+
+def test_collection_stats_equal_the_accumulator():
+    from statinterp.stats import collection_stats
+
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        units = _random_seqs(rng)
+        acc = StatsAccumulator("sentence")
+        acc.add(units)
+        a, b = acc.result(20), collection_stats("sentence", units, 20)
+        assert (a.n_units, a.total_tokens) == (b.n_units, b.total_tokens)
+        np.testing.assert_array_equal(a.df, b.df)
+        np.testing.assert_array_equal(a.cf, b.cf)
+
+
+def _dense_evidence(sim, query, units, stats, vocab):
+    """TF-ISF and BM25 evidence as first written: dense counts, formulas over whole arrays."""
+    from statinterp.scorers.lexical import BM25, TFISF
+
+    tf = units.matrix(vocab)[:, query.ids].toarray()
+    if isinstance(sim, TFISF):
+        idf = np.log((stats.n_units + 1.0) / (0.5 + stats.df_of(query.ids)))
+        return np.log1p(tf) * idf
+    assert isinstance(sim, BM25)
+    lengths = units.lengths.astype(np.float64)[:, None]
+    avg = stats.avg_length or 1.0
+    tf_part = np.nan_to_num((sim.k1 + 1.0) * tf / (sim.k1 * (1.0 - sim.b + sim.b * lengths / avg) + tf))
+    df = stats.df_of(query.ids)
+    return tf_part * np.log((stats.n_units - df + 0.5) / (df + 0.5))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the odd parameters divide by 0 on purpose
+@pytest.mark.parametrize("params", [{}, {"k1": 0.0, "b": 1.0}, {"k1": 2.0, "b": 0.0}, {"k1": -0.5, "b": 1.5}])
+def test_sparse_lexical_evidence_equals_the_dense_formulas(params):
+    from statinterp.index import Query
+    from statinterp.scorers.lexical import BM25, TFISF
+
+    rng = np.random.default_rng(5)
+    vocab = 20
+    shim = type("Index", (), {"vocab": list(range(vocab))})()
+    for _ in range(40):
+        units = _random_seqs(rng)
+        background = _random_seqs(rng, n_max=60)
+        acc = StatsAccumulator("sentence")
+        acc.add(background)
+        stats = acc.result(vocab)
+        ids = np.unique(rng.integers(0, vocab, size=int(rng.integers(0, 5)))).astype(np.int32)
+        query = Query(ids, rng.integers(1, 3, size=len(ids)).astype(np.float64), [])
+        for sim in (TFISF(), BM25(**params)):
+            got = sim.evidence(query, units, stats, shim)
+            ref = _dense_evidence(sim, query, units, stats, vocab)
+            assert got.shape == ref.shape
+            np.testing.assert_array_equal(got, ref)
+            assert (np.signbit(got) == np.signbit(ref)).all()  # the same zeros too
+            np.testing.assert_array_equal(sim.combine(got, query, stats), sim.combine(ref, query, stats))
+
+
 def test_vocabulary_add_all_equals_adding_one_by_one():
     words = ["b", "a", "b", "c", "a", "d", "", "e"]
     one = Vocabulary()

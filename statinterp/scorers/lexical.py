@@ -29,15 +29,26 @@ def query_term_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") ->
     return units.columns(len(index.vocab))[:, query.ids].toarray(order="C")
 
 
+def _nonzero_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") -> tuple[np.ndarray, ...]:
+    """The entries of :func:`query_term_counts` that are not 0: ``rows, cols, tf``."""
+    if len(query) == 0 or len(units) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+    m = units.columns(len(index.vocab))[:, query.ids]
+    return m.indices, np.repeat(np.arange(len(query)), np.diff(m.indptr)), m.data
+
+
 class TFISF(Similarity):
     """TF-ISF(q, s) = Σ_{t∈q} log(tf_ts + 1) · log((N + 1) / (0.5 + df_t)) · log(tf_tq + 1)."""
 
     short_name = "TF-ISF"
 
     def evidence(self, query, units, stats, index):
-        tf = query_term_counts(query, units, index)
         idf = np.log((stats.n_units + 1.0) / (0.5 + stats.df_of(query.ids)))
-        return np.log1p(tf) * idf
+        # log(tf + 1) only where tf > 0 (it is exactly 0 elsewhere)
+        rows, cols, tf = _nonzero_counts(query, units, index)
+        log_tf = np.zeros((len(units), len(query)))
+        log_tf[rows, cols] = np.log1p(tf)
+        return log_tf * idf
 
     def combine(self, evidence, query, stats):
         return evidence @ np.log1p(query.counts)
@@ -56,11 +67,19 @@ class BM25(Similarity):
         self.k3 = k3
 
     def evidence(self, query, units, stats, index):
-        tf = query_term_counts(query, units, index)
-        lengths = units.lengths.astype(np.float64)[:, None]
         avg = stats.avg_length or 1.0
-        tf_part = (self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf)
-        tf_part = np.nan_to_num(tf_part)  # 0/0 for an empty unit with k1 * (1 - b) = 0
+        if self.k1 >= 0.0 and 0.0 <= self.b <= 1.0:
+            # TF is exactly +0 where tf = 0 (0 / positive, or 0 / 0 made 0): compute it where tf > 0
+            rows, cols, tf = _nonzero_counts(query, units, index)
+            lengths = units.lengths.astype(np.float64)[rows]
+            tf_part = np.zeros((len(units), len(query)))
+            tf_part[rows, cols] = np.nan_to_num(
+                (self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf))
+        else:
+            tf = query_term_counts(query, units, index)
+            lengths = units.lengths.astype(np.float64)[:, None]
+            tf_part = (self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf)
+            tf_part = np.nan_to_num(tf_part)  # 0/0 for an empty unit with k1 * (1 - b) = 0
         df = stats.df_of(query.ids)
         idf = np.log((stats.n_units - df + 0.5) / (df + 0.5))
         return tf_part * idf
