@@ -175,7 +175,10 @@ def ensure_domain_vectors(data: str, terms, workdir: Path, train: bool):
 # 1 + 2: floor, cold and warm
 
 
-def floor_and_warm(data: str, terms, workdir: Path, methods: list[str], repeats: int, n_processes) -> dict:
+def floor_and_warm(data: str, terms, workdir: Path, variants: list[dict], repeats: int) -> dict:
+    """Interleaved repetitions: the floor, then per variant a cold run (fresh cache folder) and a
+    warm run (the folder it filled); for the first variant also a warm run with the analysis
+    cache only (the prepared-corpus file removed)."""
     term_args = ["--terms", *terms] if terms else []
     runs: list[dict] = []
     vector_dir = workdir / "vector-source" / "vectors"
@@ -183,61 +186,65 @@ def floor_and_warm(data: str, terms, workdir: Path, methods: list[str], repeats:
         row: dict = {"loadavg_start": loadavg()}
         log(f"repetition {rep + 1}/{repeats}: floor ...")
         row["floor"] = child("floor", "--data", data, *term_args)
-        for n in n_processes:
+        for k, var in enumerate(variants):
             cache = Path(tempfile.mkdtemp(prefix="cold-", dir=workdir))
             if vector_dir.is_dir():
                 os.symlink(vector_dir, cache / "vectors")
-            log(f"  cold run (n_process={n}) ...")
-            row[f"cold:{n}"] = child("full", "--data", data, *term_args, "--cache", str(cache),
-                                     "--methods", ",".join(methods), "--n-process", str(n))
-            log(f"  warm run (n_process={n}) ...")
-            row[f"warm:{n}"] = child("full", "--data", data, *term_args, "--cache", str(cache),
-                                     "--methods", ",".join(methods), "--n-process", str(n))
-            if n == n_processes[0]:
-                prepared_dir = cache / "prepared"
-                shutil.rmtree(prepared_dir, ignore_errors=True)
-                log("  warm run, analysis cache only (prepared-corpus cache removed) ...")
-                row["warm_analysis_only"] = child("full", "--data", data, *term_args, "--cache", str(cache),
-                                                  "--methods", ",".join(methods), "--n-process", str(n))
+            args = ["full", "--data", data, *term_args, "--cache", str(cache), "--methods", ",".join(var["methods"]),
+                    "--n-process", str(var["n_process"])]
+            log(f"  {var['label']}: cold ...")
+            row[f"cold:{var['label']}"] = child(*args)
+            log(f"  {var['label']}: warm ...")
+            row[f"warm:{var['label']}"] = child(*args)
+            if k == 0:
+                shutil.rmtree(cache / "prepared", ignore_errors=True)
+                log(f"  {var['label']}: warm, analysis cache only (prepared-corpus cache removed) ...")
+                row["warm_analysis_only"] = child(*args)
             shutil.rmtree(cache, ignore_errors=True)
         row["loadavg_end"] = loadavg()
         runs.append(row)
         log(f"  floor {row['floor']['wall']:.1f} s; " + "; ".join(
             f"{k} {v['wall']:.1f} s" for k, v in row.items() if isinstance(v, dict) and k != "floor"))
-    digests = {v["results_sha256"] for r in runs for k, v in r.items() if isinstance(v, dict) and "results_sha256" in v}
-    return {"runs": runs, "identical_results": len(digests) == 1, "n_processes": list(n_processes)}
+    identical = {}
+    for var in variants:
+        digests = {r[f"{kind}:{var['label']}"]["results_sha256"] for r in runs for kind in ("cold", "warm")}
+        if var is variants[0]:
+            digests |= {r["warm_analysis_only"]["results_sha256"] for r in runs}
+        identical[var["label"]] = len(digests) == 1
+    return {"runs": runs, "identical_results": identical,
+            "variants": [{k: v for k, v in var.items()} for var in variants]}
 
 
 def summarise_floor(fw: dict) -> dict:
     runs = fw["runs"]
-    out = {"floor_wall": median(r["floor"]["wall"] for r in runs),
-           "floor_cpu": median(r["floor"]["cpu"] for r in runs)}
-    for n in fw["n_processes"]:
-        cold = [r[f"cold:{n}"] for r in runs]
-        warm = [r[f"warm:{n}"] for r in runs]
-        out[f"cold_wall:{n}"] = median(c["wall"] for c in cold)
-        out[f"cold_cpu:{n}"] = median(c["cpu"] for c in cold)
-        out[f"warm_wall:{n}"] = median(w["wall"] for w in warm)
-        out[f"warm_cpu:{n}"] = median(w["cpu"] for w in warm)
-        out[f"floor_ratio:{n}"] = out[f"cold_wall:{n}"] / out["floor_wall"]
-        out[f"floor_ratio_paired:{n}"] = median(r[f"cold:{n}"]["wall"] / r["floor"]["wall"] for r in runs)
-        out[f"floor_ratio_cpu:{n}"] = out[f"cold_cpu:{n}"] / out["floor_cpu"]
-        out[f"warm_ratio:{n}"] = median(r[f"warm:{n}"]["wall"] / r[f"cold:{n}"]["wall"] for r in runs)
-        out[f"warm_ratio_cpu:{n}"] = median(r[f"warm:{n}"]["cpu"] / r[f"cold:{n}"]["cpu"] for r in runs)
-        out[f"peak_rss:{n}"] = max(c["maxrss_mb"] for c in cold + warm)
-        out[f"peak_rss_workers:{n}"] = max(c["maxrss_workers_mb"] for c in cold + warm)
+    out: dict = {"floor_wall": median(r["floor"]["wall"] for r in runs),
+                 "floor_cpu": median(r["floor"]["cpu"] for r in runs), "variants": {}}
+    for var in fw["variants"]:
+        label = var["label"]
+        cold = [r[f"cold:{label}"] for r in runs]
+        warm = [r[f"warm:{label}"] for r in runs]
+        v = {"cold_wall": median(c["wall"] for c in cold), "cold_cpu": median(c["cpu"] for c in cold),
+             "warm_wall": median(w["wall"] for w in warm), "warm_cpu": median(w["cpu"] for w in warm),
+             "floor_ratio_paired": median(r[f"cold:{label}"]["wall"] / r["floor"]["wall"] for r in runs),
+             "warm_ratio": median(r[f"warm:{label}"]["wall"] / r[f"cold:{label}"]["wall"] for r in runs),
+             "warm_ratio_cpu": median(r[f"warm:{label}"]["cpu"] / r[f"cold:{label}"]["cpu"] for r in runs),
+             "peak_rss": max(c["maxrss_mb"] for c in cold + warm),
+             "peak_rss_workers": max(c["maxrss_workers_mb"] for c in cold + warm)}
+        v["floor_ratio"] = v["cold_wall"] / out["floor_wall"]
+        v["floor_ratio_cpu"] = v["cold_cpu"] / out["floor_cpu"]
         for part in ("wall_load", "wall_prepare", "wall_evaluate"):
-            out[f"cold_{part}:{n}"] = median(c[part] for c in cold)
-            out[f"warm_{part}:{n}"] = median(w[part] for w in warm)
-    n0 = fw["n_processes"][0]
-    wa = [r["warm_analysis_only"] for r in runs]
-    out["warm_analysis_only_wall"] = median(w["wall"] for w in wa)
-    out["warm_analysis_only_ratio"] = median(r["warm_analysis_only"]["wall"] / r[f"cold:{n0}"]["wall"] for r in runs)
-    per_method: dict[str, list[float]] = {}
-    for r in runs:
-        for name, t in r[f"cold:{n0}"]["per_method"].items():
-            per_method.setdefault(name, []).append(t)
-    out["per_method_cold"] = {k: median(v) for k, v in per_method.items()}
+            v[f"cold_{part}"] = median(c[part] for c in cold)
+            v[f"warm_{part}"] = median(w[part] for w in warm)
+        per_method: dict[str, list[float]] = {}
+        for c in cold:
+            for name, t in c["per_method"].items():
+                per_method.setdefault(name, []).append(t)
+        v["per_method_cold"] = {k: median(t) for k, t in per_method.items()}
+        out["variants"][label] = v
+    first = fw["variants"][0]["label"]
+    out["warm_analysis_only_wall"] = median(r["warm_analysis_only"]["wall"] for r in runs)
+    out["warm_analysis_only_ratio"] = median(r["warm_analysis_only"]["wall"] / r[f"cold:{first}"]["wall"]
+                                             for r in runs)
     return out
 
 
@@ -344,16 +351,26 @@ def report(res: dict) -> str:
 def performance_section(res: dict) -> list[str]:
     out = ["## Performance", ""]
     if "floor" in res:
-        s = res["floor"]["summary"]
-        n0 = res["floor"]["n_processes"][0]
-        out.append(
-            f"Evaluating {len(res['methods'])} registered methods on {res['terms_label']} from a cold cache takes "
-            f"{fmt_s(s[f'cold_wall:{n0}'])} (median), against {fmt_s(s['floor_wall'])} for one bare spaCy pass "
-            f"over the case texts: **floor ratio {s[f'floor_ratio:{n0}']:.2f}** (target ≤ 1.5). "
-            f"With a warm cache the same run takes {fmt_s(s[f'warm_wall:{n0}'])}: "
-            f"**warm ratio {s[f'warm_ratio:{n0}']:.3f}** (target ≤ 0.1). Peak memory "
-            f"{s[f'peak_rss:{n0}']:.0f} MB (main process; each spaCy worker process "
-            f"≤ {s[f'peak_rss_workers:{n0}']:.0f} MB).")
+        fw = res["floor"]
+        s = fw["summary"]
+        for var in fw["variants"]:
+            v = s["variants"][var["label"]]
+            out.append(
+                f"**{var['title']}** ({len(var['methods'])} methods, {res['terms_label']}, {var['processes']}): "
+                f"from a cold cache {fmt_s(v['cold_wall'])} against {fmt_s(s['floor_wall'])} for one bare spaCy "
+                f"pass over the case texts — **floor ratio {v['floor_ratio']:.2f}** (target ≤ 1.5); with the warm "
+                f"cache {fmt_s(v['warm_wall'])} — **warm ratio {v['warm_ratio']:.3f}** (target ≤ 0.1); peak memory "
+                f"{v['peak_rss']:.0f} MB (main process)"
+                + (f", spaCy worker processes ≤ {v['peak_rss_workers']:.0f} MB each" if v["peak_rss_workers"] else "")
+                + ".")
+        worst = sorted(s["variants"][fw["variants"][0]["label"]]["per_method_cold"].items(), key=lambda kv: -kv[1])
+        cosine = {f"{b}{x}" for b in ("w2vec*", "fastt*") for x in ("", "-c", "-o", "-p", "-r")}
+        emb = sum(t for k, t in worst if k in cosine)
+        out.append(f"Where the rest goes: evaluating the embedding methods `w2vec*`/`fastt*` (with -c/-o/-p/-r) "
+                   f"takes {fmt_s(emb)} of the all-methods run, almost all in gensim's phrase joining of every "
+                   "token of every case and opinion (`DomainVectors.transform` in "
+                   "`Cosine.unit_directions`), done once per vector kind and never cached on disk; see "
+                   "\"Slowest methods\" below.")
     if "bm25" in res:
         b = res["bm25"]
         out.append(
@@ -382,44 +399,47 @@ def floor_section(res: dict) -> list[str]:
     s = fw["summary"]
     runs = fw["runs"]
     f0 = runs[0]["floor"]
+    variants = fw["variants"]
     out = ["## 1–2. Floor ratio and warm ratio", "",
            f"Floor: `build_pipeline()` + `nlp.pipe` over {f0['texts']} distinct case texts "
-           f"({f0['chars'] / 1e6:.1f} M characters, {f0['tokens']:,} spaCy tokens).",
-           f"Evaluation run: open the corpus, `prepare_corpus` (analysis, indices, statistics), "
-           f"evaluate {len(res['methods'])} methods (all registered methods whose vectors are available; "
-           f"skipped: {', '.join(sorted(res['skipped'])) or 'none'}). Every run is a fresh process; "
-           f"'cold' = fresh cache folder (the domain vectors, trained once, are linked in), "
-           f"'warm' = the folder the cold run filled. {len(runs)} repetitions; results identical in every run: "
-           f"{'yes' if fw['identical_results'] else 'NO'}.", "",
-           "| run | wall (median) | CPU s (median) | ratio (wall) | ratio (CPU) |",
-           "|---|---|---|---|---|",
-           f"| bare spaCy pass (floor) | {fmt_s(s['floor_wall'])} | {s['floor_cpu']:.1f} | 1 | 1 |"]
-    for n in fw["n_processes"]:
-        label = "automatic (2 processes here)" if n == "auto" else f"n_process={n}"
-        out.append(f"| cold, {label} | {fmt_s(s[f'cold_wall:{n}'])} | {s[f'cold_cpu:{n}']:.1f} | "
-                   f"**{s[f'floor_ratio:{n}']:.2f}** (paired {s[f'floor_ratio_paired:{n}']:.2f}) | "
-                   f"{s[f'floor_ratio_cpu:{n}']:.2f} |")
-        out.append(f"| warm, {label} | {fmt_s(s[f'warm_wall:{n}'])} | {s[f'warm_cpu:{n}']:.1f} | "
-                   f"**{s[f'warm_ratio:{n}']:.3f}** of cold | {s[f'warm_ratio_cpu:{n}']:.3f} of cold |")
-    out.append(f"| warm, analysis cache only (prepared-corpus file removed) | "
+           f"({f0['chars'] / 1e6:.1f} M characters, {f0['tokens']:,} spaCy tokens), one process.",
+           "Evaluation run: open the corpus, `prepare_corpus` (analysis, indices, statistics), "
+           "`evaluate_methods` one method after the other. Every run is a fresh process; 'cold' = a fresh "
+           "cache folder (the domain vectors, trained once beforehand, are linked in), 'warm' = the folder "
+           f"the cold run filled. {len(runs)} repetitions, interleaved.", ""]
+    for var in variants:
+        out.append(f"- **{var['title']}**: {len(var['methods'])} methods; {var['processes']}. "
+                   f"Results identical in every run: {'yes' if fw['identical_results'][var['label']] else 'NO'}.")
+    out += ["", f"Methods skipped (their vectors are not available here): {', '.join(sorted(res['skipped'])) or 'none'}.",
+            "", "| run | wall (median) | CPU s (median) | ratio (wall) | ratio (CPU) |", "|---|---|---|---|---|",
+            f"| bare spaCy pass (floor) | {fmt_s(s['floor_wall'])} | {s['floor_cpu']:.1f} | 1 | 1 |"]
+    for var in variants:
+        v = s["variants"][var["label"]]
+        out.append(f"| cold, {var['title']} | {fmt_s(v['cold_wall'])} | {v['cold_cpu']:.1f} | "
+                   f"**{v['floor_ratio']:.2f}** (paired {v['floor_ratio_paired']:.2f}) | {v['floor_ratio_cpu']:.2f} |")
+        out.append(f"| warm, {var['title']} | {fmt_s(v['warm_wall'])} | {v['warm_cpu']:.1f} | "
+                   f"**{v['warm_ratio']:.3f}** of cold | {v['warm_ratio_cpu']:.3f} of cold |")
+    out.append(f"| warm, {variants[0]['title']}, analysis cache only (prepared-corpus file removed) | "
                f"{fmt_s(s['warm_analysis_only_wall'])} | | {s['warm_analysis_only_ratio']:.3f} of cold | |")
-    n0 = fw["n_processes"][0]
-    out += ["", f"Where the time goes (medians, n_process={n0}): cold = open corpus "
-            f"{fmt_s(s[f'cold_wall_load:{n0}'])} + prepare {fmt_s(s[f'cold_wall_prepare:{n0}'])} + evaluate "
-            f"{fmt_s(s[f'cold_wall_evaluate:{n0}'])}; warm = {fmt_s(s[f'warm_wall_load:{n0}'])} + "
-            f"{fmt_s(s[f'warm_wall_prepare:{n0}'])} + {fmt_s(s[f'warm_wall_evaluate:{n0}'])}. "
-            "CPU of the cold run includes its worker processes.", "",
-            "Peak resident memory (max over cold and warm runs): " + "; ".join(
-                f"n_process={n}: main {s[f'peak_rss:{n}']:.0f} MB, worker ≤ {s[f'peak_rss_workers:{n}']:.0f} MB"
-                for n in fw["n_processes"]) + ".", ""]
-    slow = sorted(s["per_method_cold"].items(), key=lambda kv: -kv[1])[:8]
-    out += ["Slowest methods in the cold run (evaluation only, all terms): " + ", ".join(
-        f"{k} {fmt_s(v)}" for k, v in slow) + ".", "", "Per repetition (wall s):", "",
-            "| rep | load avg start | floor | " + " | ".join(
-                f"cold {n} | warm {n}" for n in fw["n_processes"]) + " | warm (analysis only) |",
-            "|---|---|---|" + "---|---|" * len(fw["n_processes"]) + "---|"]
+    out += ["", "CPU seconds include the spaCy worker processes. 'paired' = median of the per-repetition ratios.", "",
+            "Where the time goes (medians; open corpus + prepare + evaluate):", ""]
+    for var in variants:
+        v = s["variants"][var["label"]]
+        out.append(f"- {var['title']}: cold {fmt_s(v['cold_wall_load'])} + {fmt_s(v['cold_wall_prepare'])} + "
+                   f"{fmt_s(v['cold_wall_evaluate'])}; warm {fmt_s(v['warm_wall_load'])} + "
+                   f"{fmt_s(v['warm_wall_prepare'])} + {fmt_s(v['warm_wall_evaluate'])}; peak RSS main "
+                   f"{v['peak_rss']:.0f} MB, worker ≤ {v['peak_rss_workers']:.0f} MB.")
+    first = s["variants"][variants[0]["label"]]
+    slow = sorted(first["per_method_cold"].items(), key=lambda kv: -kv[1])[:10]
+    out += ["", f"Slowest methods ({variants[0]['title']}, cold run, evaluation of all terms; the first method "
+            "that uses a vector kind also loads it from the vector cache): " + ", ".join(
+                f"{k} {fmt_s(t)}" for k, t in slow) + ".", "", "Per repetition (wall s):", "",
+            "| rep | load avg at start | floor | " + " | ".join(
+                f"cold {v['label']} | warm {v['label']}" for v in variants) + " | warm, analysis only |",
+            "|---|---|---|" + "---|---|" * len(variants) + "---|"]
     for i, r in enumerate(runs, 1):
-        cells = " | ".join(f"{r[f'cold:{n}']['wall']:.1f} | {r[f'warm:{n}']['wall']:.2f}" for n in fw["n_processes"])
+        cells = " | ".join(f"{r['cold:' + v['label']]['wall']:.1f} | {r['warm:' + v['label']]['wall']:.2f}"
+                           for v in variants)
         out.append(f"| {i} | {r['loadavg_start']} | {r['floor']['wall']:.1f} | {cells} | "
                    f"{r['warm_analysis_only']['wall']:.2f} |")
     return out + [""]
@@ -513,7 +533,16 @@ def main(argv=None) -> int:
     parser.add_argument("--no-vectors", action="store_true", help="do not train domain vectors for the methods")
     parser.add_argument("--out", default=None, help="Markdown report (default: benchmarks/RESULTS.md; "
                         "--quick prints only unless --out is given)")
+    parser.add_argument("--render", default=None, metavar="RESULTS.json",
+                        help="only rewrite the Markdown report from the figures of an earlier run")
     args = parser.parse_args(argv)
+    if args.render:
+        res = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        text = report(res)
+        out = args.out or str(Path(args.render).with_suffix(".md"))
+        Path(out).write_text(text, encoding="utf-8")
+        print(text)
+        return 0
     only = set(args.only.split(","))
     repeats = args.repeats or (1 if args.quick else 3)
     terms = QUICK_TERMS if args.quick else None
@@ -526,11 +555,19 @@ def main(argv=None) -> int:
     if "floor" in only:
         prepared, ready = ensure_domain_vectors(args.data, terms, workdir, train=not args.no_vectors)
         methods, skipped = select_methods(prepared, ready)
+        no_vectors, _ = select_methods(prepared, set())
         del prepared
         res["methods"], res["skipped"] = methods, skipped
-        log(f"{len(methods)} methods run, {len(skipped)} skipped (no vectors)")
-        n_processes = ["auto"] if args.quick else ["auto", "1"]
-        fw = floor_and_warm(args.data, terms, workdir, methods, repeats, n_processes)
+        log(f"{len(methods)} methods run, {len(skipped)} skipped (no vectors); {len(no_vectors)} need no vectors")
+        variants = [{"label": "all", "title": "all runnable methods", "methods": methods, "n_process": "auto",
+                     "processes": "automatic worker processes (2 here)"}]
+        if not args.quick:
+            variants.append({"label": "all-1", "title": "all runnable methods, one process", "methods": methods,
+                             "n_process": 1, "processes": "n_process=1"})
+        if set(no_vectors) != set(methods):
+            variants.append({"label": "novec", "title": "methods without word vectors", "methods": no_vectors,
+                             "n_process": "auto", "processes": "automatic worker processes (2 here)"})
+        fw = floor_and_warm(args.data, terms, workdir, variants, repeats)
         fw["summary"] = summarise_floor(fw)
         res["floor"] = fw
     if "bm25" in only:
