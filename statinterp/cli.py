@@ -100,6 +100,17 @@ def _emit(text: str, out: Path | None, force: bool) -> None:
         click.echo(f"wrote {out}", err=True)
 
 
+def _ranker_from_options(method: str, model_file):
+    """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
+    if model_file is None:
+        return build_method(method)
+    if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
+        raise UsageError("give --method or --model, not both")
+    from .learned.model import load_model
+
+    return load_model(model_file)
+
+
 def _split_methods(values) -> list[str]:
     """Method names from repeated and comma-separated values (commas inside parentheses,
     as in ``gate(BM25-g,0.4)``, do not split)."""
@@ -154,14 +165,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
 
     Example: statinterp rank vehicle --method BM25-p --top 5
     """
-    if model_file is not None:
-        if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
-            raise UsageError("give --method or --model, not both")
-        from .learned.model import load_model
-
-        ranker = load_model(model_file)
-    else:
-        ranker = build_method(method)
+    ranker = _ranker_from_options(method, model_file)
     _check_vectors([ranker], opts)
     if provision_text is not None and provision_file is not None:
         raise UsageError("give --provision or --provision-file, not both")
@@ -550,14 +554,7 @@ def explain(term, sentence_id, method, model_file, top, fmt, **opts):
     """
     from .learned.explain import explain_sentence, format_explanation
 
-    if model_file is not None:
-        if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
-            raise UsageError("give --method or --model, not both")
-        from .learned.model import load_model
-
-        ranker = load_model(model_file)
-    else:
-        ranker = build_method(method)
+    ranker = _ranker_from_options(method, model_file)
     _check_vectors([ranker], opts)
     prepared = _prepare(opts, require_term=term)
     click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top), fmt), nl=False)

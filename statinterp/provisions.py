@@ -49,9 +49,8 @@ def default_provisions_path() -> Path:
     return Path(str(resources.files("statinterp.data").joinpath("provisions.json")))
 
 
-def load_provisions(path: str | Path | None = None) -> ProvisionBook:
-    """Read a provisions file (default: the shipped one)."""
-    path = Path(path) if path is not None else default_provisions_path()
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of a provisions or provision file, refusing one over the size limit."""
     try:
         with open(path, "rb") as fh:
             raw = read_limited(fh, MAX_PROVISIONS_BYTES)
@@ -61,6 +60,13 @@ def load_provisions(path: str | Path | None = None) -> ProvisionBook:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
     if len(raw) > MAX_PROVISIONS_BYTES:
         raise InputError(path, f"is larger than the limit of {MAX_PROVISIONS_BYTES} bytes")
+    return raw
+
+
+def load_provisions(path: str | Path | None = None) -> ProvisionBook:
+    """Read a provisions file (default: the shipped one)."""
+    path = Path(path) if path is not None else default_provisions_path()
+    raw = _read_bounded(path)
     data = parse_json(raw, path)
     if not isinstance(data, dict) or not isinstance(data.get("terms"), list):
         raise InputError(path, 'expected {"terms": [{"term", "key", "citation", "provision"}, ...]}')
@@ -94,15 +100,7 @@ def load_provisions(path: str | Path | None = None) -> ProvisionBook:
 def read_provision_file(path: str | Path) -> str:
     """A plain-text provision given with ``--provision-file``."""
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = read_limited(fh, MAX_PROVISIONS_BYTES)
-    except FileNotFoundError:
-        raise InputError(path, "does not exist") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    if len(raw) > MAX_PROVISIONS_BYTES:
-        raise InputError(path, f"is larger than the limit of {MAX_PROVISIONS_BYTES} bytes")
+    raw = _read_bounded(path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
