@@ -25,13 +25,27 @@ import sys
 import time
 
 
+def _vm_hwm_mb() -> float:
+    """This process's peak resident set (VmHWM). Unlike ``ru_maxrss``, which Linux carries over
+    ``execve`` from the parent, it belongs to this program alone."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _usage() -> dict:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "cpu_self": me.ru_utime + me.ru_stime,
         "cpu_children": kids.ru_utime + kids.ru_stime,
-        "maxrss_self_mb": me.ru_maxrss / 1024,  # Linux: kilobytes
+        "maxrss_self_mb": _vm_hwm_mb(),
+        # worker processes are forked, not exec'd: their ru_maxrss starts at this process's size
         "maxrss_children_mb": kids.ru_maxrss / 1024,
     }
 

@@ -56,17 +56,60 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (from /proc/PID/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+            except OSError:
+                pass
+    return out
+
+
+def _pss_mb(pids: list[int]) -> float:
+    """Summed proportional set size (shared pages split between the processes sharing them)."""
+    total = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+                    break
+        except OSError:
+            pass
+    return total / 1024
+
+
 def child(*args: str, timeout: float = 6 * 3600) -> dict:
-    """Run ``benchmarks.perf_child`` in a fresh process; its RESULT line as a dict."""
+    """Run ``benchmarks.perf_child`` in a fresh process; its RESULT line as a dict, plus
+    ``tree_pss_peak_mb``: the largest summed PSS of it and its worker processes, sampled from
+    here every 0.25 s (nothing runs inside the measured process for it)."""
     cmd = [sys.executable, "-m", "benchmarks.perf_child", *args]
     env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + timeout
+    peak = 0.0
+    while True:
+        try:
+            stdout, stderr = proc.communicate(timeout=0.25)
+            break
+        except subprocess.TimeoutExpired:
+            peak = max(peak, _pss_mb(_tree(proc.pid)))
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
-    for line in proc.stdout.splitlines():
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{stderr[-4000:]}")
+    for line in stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    raise RuntimeError(f"no result from {' '.join(cmd)}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+            result = json.loads(line[len("RESULT "):])
+            result["tree_pss_peak_mb"] = peak
+            return result
+    raise RuntimeError(f"no result from {' '.join(cmd)}:\n{stdout[-2000:]}\n{stderr[-2000:]}")
 
 
 def median(values) -> float:
@@ -229,7 +272,7 @@ def summarise_floor(fw: dict) -> dict:
              "warm_ratio": median(r[f"warm:{label}"]["wall"] / r[f"cold:{label}"]["wall"] for r in runs),
              "warm_ratio_cpu": median(r[f"warm:{label}"]["cpu"] / r[f"cold:{label}"]["cpu"] for r in runs),
              "peak_rss": max(c["maxrss_mb"] for c in cold + warm),
-             "peak_rss_workers": max(c["maxrss_workers_mb"] for c in cold + warm)}
+             "peak_pss_tree": max(c["tree_pss_peak_mb"] for c in cold + warm)}
         v["floor_ratio"] = v["cold_wall"] / out["floor_wall"]
         v["floor_ratio_cpu"] = v["cold_cpu"] / out["floor_cpu"]
         for part in ("wall_load", "wall_prepare", "wall_evaluate"):
@@ -329,7 +372,9 @@ def report(res: dict) -> str:
     lines = ["# statinterp performance results", ""]
     lines += performance_section(res)
     lines += ["", "## Machine and conditions", "",
-              f"- Date: {m['date']}; command: `{res['command']}`",
+              f"- Date: {m['date']}; command: `{res['command']}`"
+              + (f" (sections not run then are kept from the run of {res['merged_from']})"
+                 if res.get("merged_from") else ""),
               f"- CPU: {m['cpu']}, {m['cores']} cores; memory {m['memory']}; {m['os']}",
               f"- Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}, spaCy {m['spacy']}, "
               f"gensim {m['gensim']}",
@@ -360,9 +405,8 @@ def performance_section(res: dict) -> list[str]:
                 f"from a cold cache {fmt_s(v['cold_wall'])} against {fmt_s(s['floor_wall'])} for one bare spaCy "
                 f"pass over the case texts — **floor ratio {v['floor_ratio']:.2f}** (target ≤ 1.5); with the warm "
                 f"cache {fmt_s(v['warm_wall'])} — **warm ratio {v['warm_ratio']:.3f}** (target ≤ 0.1); peak memory "
-                f"{v['peak_rss']:.0f} MB (main process)"
-                + (f", spaCy worker processes ≤ {v['peak_rss_workers']:.0f} MB each" if v["peak_rss_workers"] else "")
-                + ".")
+                f"{v['peak_rss']:.0f} MB resident in the main process, {v['peak_pss_tree']:.0f} MB for all its "
+                "processes together (peak summed PSS).")
         worst = sorted(s["variants"][fw["variants"][0]["label"]]["per_method_cold"].items(), key=lambda kv: -kv[1])
         cosine = {f"{b}{x}" for b in ("w2vec*", "fastt*") for x in ("", "-c", "-o", "-p", "-r")}
         emb = sum(t for k, t in worst if k in cosine)
@@ -427,8 +471,9 @@ def floor_section(res: dict) -> list[str]:
         v = s["variants"][var["label"]]
         out.append(f"- {var['title']}: cold {fmt_s(v['cold_wall_load'])} + {fmt_s(v['cold_wall_prepare'])} + "
                    f"{fmt_s(v['cold_wall_evaluate'])}; warm {fmt_s(v['warm_wall_load'])} + "
-                   f"{fmt_s(v['warm_wall_prepare'])} + {fmt_s(v['warm_wall_evaluate'])}; peak RSS main "
-                   f"{v['peak_rss']:.0f} MB, worker ≤ {v['peak_rss_workers']:.0f} MB.")
+                   f"{fmt_s(v['warm_wall_prepare'])} + {fmt_s(v['warm_wall_evaluate'])}; peak memory: main process "
+                   f"{v['peak_rss']:.0f} MB resident (VmHWM), main + workers {v['peak_pss_tree']:.0f} MB "
+                   "(summed PSS, sampled every 0.25 s).")
     first = s["variants"][variants[0]["label"]]
     slow = sorted(first["per_method_cold"].items(), key=lambda kv: -kv[1])[:10]
     out += ["", f"Slowest methods ({variants[0]['title']}, cold run, evaluation of all terms; the first method "
@@ -586,9 +631,16 @@ def main(argv=None) -> int:
         max_words = 300_000 if args.quick else 2_000_000
         res["training"] = training(args.data, terms, workdir, max_words, epochs=1, repeats=1 if args.quick else 3)
     res["loadavg_end"] = loadavg()
+    out = args.out or (None if args.quick else str(ROOT / "benchmarks" / "RESULTS.md"))
+    earlier_json = Path(out).with_suffix(".json") if out else None
+    if earlier_json is not None and earlier_json.exists() and only != {"floor", "bm25", "growth", "train"}:
+        earlier = json.loads(earlier_json.read_text(encoding="utf-8"))  # keep the sections not run now
+        for key in ("floor", "methods", "skipped", "bm25", "growth", "training"):
+            if key in earlier and key not in res:
+                res[key] = earlier[key]
+        res["merged_from"] = earlier.get("machine", {}).get("date")
     text = report(res)
     print(text)
-    out = args.out or (None if args.quick else str(ROOT / "benchmarks" / "RESULTS.md"))
     if out:
         Path(out).write_text(text, encoding="utf-8")
         Path(out).with_suffix(".json").write_text(json.dumps(res, indent=1, default=str), encoding="utf-8")

@@ -96,8 +96,12 @@ class TokenSeqs:
         few query tokens reads only their entries, not the whole matrix."""
         m = self._columns.get(vocab_size)
         if m is None:
-            m = self._counts(vocab_size)
+            # A linear-time transposition of the rows as they are: it visits the rows in order, so
+            # each column's row indices come out sorted, repeats side by side; summing those
+            # repeats (also linear) gives the canonical matrix, with no sorting at all.
+            m = self._counts(vocab_size).tocsc()
+            m.has_sorted_indices = True
+            m.has_canonical_format = False
             m.sum_duplicates()
-            m = m.tocsc()  # a linear-time transposition of the canonical rows: canonical columns
             self._columns = {vocab_size: m}
         return m
