@@ -46,7 +46,8 @@ def _create_temp(path: Path) -> Path:
     raise OutputError(f"cannot create a temporary file beside {path}")
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Flush a folder's entries (a rename in it) to disk; best effort."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -99,7 +100,7 @@ def replace(path: str | Path, force: bool = False) -> Iterator[Path]:
                 pass
         _commit(tmp, path, force)
         tmp = None
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     finally:

@@ -626,16 +626,9 @@ class VectorCache:
             pass
 
     def _fsync_directory(self) -> None:
-        try:
-            fd = os.open(self.directory, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(fd)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        from .atomic import fsync_dir
+
+        fsync_dir(Path(self.directory))
 
 
 class _CorruptEntry(Exception):
