@@ -68,12 +68,13 @@ def _lookup(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
 def collection_stats(level: str, units: TokenSeqs, vocab_size: int) -> CollectionStats:
     """The statistics of one collection of units at once, read off its column-wise count matrix
     (:meth:`TokenSeqs.columns`, memoised, the matrix scorers read): df = entries per column,
-    cf = occurrences per id. Equal to a :class:`StatsAccumulator` fed ``units``; cheaper when
-    the same units are then scored. Token ids must be below ``vocab_size``."""
+    cf = occurrences per id (:meth:`TokenSeqs.occurrences`, from the same pass). Equal to a
+    :class:`StatsAccumulator` fed ``units``; cheaper when the same units are then scored.
+    Token ids must be below ``vocab_size``."""
     lengths = units.lengths
     counts = units.columns(vocab_size)
     df = np.diff(counts.indptr).astype(np.float64)
-    cf = np.bincount(units.ids, minlength=vocab_size).astype(np.float64)
+    cf = units.occurrences(vocab_size).astype(np.float64)
     return CollectionStats(level, int((lengths > 0).sum()), int(lengths.sum()), df, cf)
 
 

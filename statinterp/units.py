@@ -94,14 +94,41 @@ class TokenSeqs:
     def columns(self, vocab_size: int) -> sp.csc_matrix:
         """The counts of :meth:`matrix` stored by columns (CSC, float64): taking the columns of a
         few query tokens reads only their entries, not the whole matrix."""
-        m = self._columns.get(vocab_size)
-        if m is None:
-            # A linear-time transposition of the rows as they are: it visits the rows in order, so
-            # each column's row indices come out sorted, repeats side by side; summing those
-            # repeats (also linear) gives the canonical matrix, with no sorting at all.
-            m = self._counts(vocab_size).tocsc()
-            m.has_sorted_indices = True
-            m.has_canonical_format = False
-            m.sum_duplicates()
-            self._columns = {vocab_size: m}
-        return m
+        return self._column_counts(vocab_size)[0]
+
+    def occurrences(self, vocab_size: int) -> np.ndarray:
+        """Occurrences of each token id in all the rows (int64, length ``vocab_size``): the
+        collection frequency, read off the same pass that builds :meth:`columns`."""
+        return self._column_counts(vocab_size)[1]
+
+    def _column_counts(self, vocab_size: int) -> tuple[sp.csc_matrix, np.ndarray]:
+        entry = self._columns.get(vocab_size)
+        if entry is None:
+            entry = self._build_columns(vocab_size)
+            self._columns = {vocab_size: entry}
+        return entry
+
+    def _build_columns(self, vocab_size: int) -> tuple[sp.csc_matrix, np.ndarray]:
+        """A counting sort of the rows as they are (SciPy's linear CSR -> CSC transposition on a
+        matrix of ones whose column indices are the ids themselves, not a copy): it visits the
+        rows in order, so each column's row indices come out sorted, repeats side by side, and
+        the column sizes before the repeats are summed are the occurrences of each id. Summing
+        the repeats (also linear) gives the canonical matrix, with no sorting at all. The ones are
+        integers until then (a quarter of the memory traffic of float64) and become float64 only
+        for the summed entries."""
+        start, end = int(self.offsets[0]), int(self.offsets[-1])
+        small = end - start < 2**31
+        index_type = np.int32 if small else np.int64
+        indptr = (self.offsets - start).astype(index_type)
+        ids = self.ids[start:end].astype(index_type, copy=False)  # read only: never sorted in place
+        if len(ids) and (int(ids.max()) >= vocab_size or int(ids.min()) < 0):
+            raise ValueError(f"token ids must lie in [0, {vocab_size})")  # SciPy would write out of bounds
+        ones = np.ones(end - start, dtype=index_type)  # a count in one row never exceeds the row
+        rows = sp.csr_matrix((ones, ids, indptr), shape=(len(self), vocab_size))
+        m = rows.tocsc()
+        occurrences = np.diff(m.indptr).astype(np.int64)
+        m.has_sorted_indices = True
+        m.has_canonical_format = False  # make sum_duplicates sum, whatever SciPy assumed
+        m.sum_duplicates()
+        m.data = m.data.astype(np.float64)
+        return m, occurrences

@@ -37,13 +37,45 @@ def _nonzero_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") -> t
     return m.indices, np.repeat(np.arange(len(query)), np.diff(m.indptr)), m.data
 
 
+def weighted_sum(evidence: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Σ_j evidence[:, j] · weights[j] per row: each product rounded, then added to a sum that
+    starts at 0, column after column. Unlike a BLAS product (whose kernel, and with it the last
+    bits, depend on the machine), the result is the same everywhere, and the same as
+    :func:`_sparse_weighted_sum` of the entries that are not 0 (adding ±0 changes no sum)."""
+    out = np.zeros(evidence.shape[0])
+    term = np.empty(evidence.shape[0])
+    for j, w in enumerate(np.asarray(weights, dtype=np.float64).tolist()):
+        np.multiply(evidence[:, j], w, out=term)
+        out += term
+    return out
+
+
+def _sparse_weighted_sum(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, weights: np.ndarray,
+                         n_units: int) -> np.ndarray:
+    """:func:`weighted_sum` of evidence given by its entries (``rows``, ``cols``, ``values``,
+    ordered by column, as :func:`_nonzero_counts` returns them), the evidence being ±0 elsewhere:
+    ``np.bincount`` adds the products in entry order, so each row's sum is taken column by column
+    from 0, as there. ``values`` is overwritten."""
+    values *= weights[cols]
+    return np.bincount(rows, weights=values, minlength=n_units)
+
+
+def _sparse_applies(*arrays: np.ndarray) -> bool:
+    """Whether the evidence where tf = 0, 0 · x, is ±0 for every x of ``arrays`` (not NaN)."""
+    return all(bool(np.isfinite(a).all()) for a in arrays)
+
+
 class TFISF(Similarity):
     """TF-ISF(q, s) = Σ_{t∈q} log(tf_ts + 1) · log((N + 1) / (0.5 + df_t)) · log(tf_tq + 1)."""
 
     short_name = "TF-ISF"
 
+    @staticmethod
+    def _idf(query, stats):
+        return np.log((stats.n_units + 1.0) / (0.5 + stats.df_of(query.ids)))
+
     def evidence(self, query, units, stats, index):
-        idf = np.log((stats.n_units + 1.0) / (0.5 + stats.df_of(query.ids)))
+        idf = self._idf(query, stats)
         # log(tf + 1) only where tf > 0 (it is exactly 0 elsewhere)
         rows, cols, tf = _nonzero_counts(query, units, index)
         log_tf = np.zeros((len(units), len(query)))
@@ -51,7 +83,16 @@ class TFISF(Similarity):
         return log_tf * idf
 
     def combine(self, evidence, query, stats):
-        return evidence @ np.log1p(query.counts)
+        return weighted_sum(evidence, np.log1p(query.counts))
+
+    def score_units(self, query, units, stats, index):
+        """``combine(evidence)`` from the entries where tf > 0 only (the others add 0)."""
+        idf, weights = self._idf(query, stats), np.log1p(query.counts)
+        if not _sparse_applies(idf, weights):
+            return super().score_units(query, units, stats, index)
+        rows, cols, tf = _nonzero_counts(query, units, index)
+        values = np.log1p(tf) * idf[cols]
+        return _sparse_weighted_sum(rows, cols, values, weights, len(units))
 
 
 class BM25(Similarity):
@@ -66,27 +107,50 @@ class BM25(Similarity):
         self.b = b
         self.k3 = k3
 
+    def _tf(self, tf, lengths, avg):
+        return (self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf)
+
+    @staticmethod
+    def _idf(query, stats):
+        df = stats.df_of(query.ids)
+        return np.log((stats.n_units - df + 0.5) / (df + 0.5))
+
+    def _qtf(self, query):
+        return (self.k3 + 1.0) * query.counts / (self.k3 + query.counts)
+
+    @property
+    def _tf_zero_where_absent(self) -> bool:
+        """TF is exactly +0 where tf = 0 (0 / positive, or 0 / 0 made 0)."""
+        return self.k1 >= 0.0 and 0.0 <= self.b <= 1.0
+
     def evidence(self, query, units, stats, index):
         avg = stats.avg_length or 1.0
-        if self.k1 >= 0.0 and 0.0 <= self.b <= 1.0:
-            # TF is exactly +0 where tf = 0 (0 / positive, or 0 / 0 made 0): compute it where tf > 0
+        if self._tf_zero_where_absent:
+            # compute TF where tf > 0 only
             rows, cols, tf = _nonzero_counts(query, units, index)
             lengths = units.lengths.astype(np.float64)[rows]
             tf_part = np.zeros((len(units), len(query)))
-            tf_part[rows, cols] = np.nan_to_num(
-                (self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf))
+            tf_part[rows, cols] = np.nan_to_num(self._tf(tf, lengths, avg))
         else:
             tf = query_term_counts(query, units, index)
             lengths = units.lengths.astype(np.float64)[:, None]
-            tf_part = (self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf)
-            tf_part = np.nan_to_num(tf_part)  # 0/0 for an empty unit with k1 * (1 - b) = 0
-        df = stats.df_of(query.ids)
-        idf = np.log((stats.n_units - df + 0.5) / (df + 0.5))
-        return tf_part * idf
+            tf_part = np.nan_to_num(self._tf(tf, lengths, avg))  # 0/0 for an empty unit with k1 * (1 - b) = 0
+        return tf_part * self._idf(query, stats)
 
     def combine(self, evidence, query, stats):
-        qtf = (self.k3 + 1.0) * query.counts / (self.k3 + query.counts)
-        return evidence @ qtf
+        return weighted_sum(evidence, self._qtf(query))
+
+    def score_units(self, query, units, stats, index):
+        """``combine(evidence)`` from the entries where tf > 0 only (the others add 0), when TF
+        is 0 where tf is (see :meth:`evidence`)."""
+        idf, weights = self._idf(query, stats), self._qtf(query)
+        if not (self._tf_zero_where_absent and _sparse_applies(idf, weights)):
+            return super().score_units(query, units, stats, index)
+        rows, cols, tf = _nonzero_counts(query, units, index)
+        lengths = (units.offsets[rows + 1] - units.offsets[rows]).astype(np.float64)
+        values = np.nan_to_num(self._tf(tf, lengths, stats.avg_length or 1.0))
+        values *= idf[cols]
+        return _sparse_weighted_sum(rows, cols, values, weights, len(units))
 
 
 class QLLM(Similarity):
