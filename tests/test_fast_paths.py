@@ -4,6 +4,9 @@
   :func:`statinterp.segmentation.sentence_spans`, on hand-made texts and on real case texts;
 * analysis in worker processes equals analysis in this process;
 * :class:`~statinterp.stats.StatsAccumulator` equals naive counting;
+* the column-wise count matrix and the occurrences read off it equal a coordinate construction
+  and ``np.bincount``; TF-ISF's and BM25's sparse ``score_units`` equal combining the dense
+  evidence, bit for bit, and that combination equals a plain column-by-column sum;
 * :meth:`Vocabulary.add_all <statinterp.analysis.Vocabulary.add_all>` equals adding one by one;
 * a prepare that reads the analysis cache, and one that reads the prepared-corpus cache, equal a
   prepare without any cache (every array, every statistic, every lexical score).
@@ -286,6 +289,79 @@ def test_sparse_lexical_evidence_equals_the_dense_formulas(params):
             np.testing.assert_array_equal(got, ref)
             assert (np.signbit(got) == np.signbit(ref)).all()  # the same zeros too
             np.testing.assert_array_equal(sim.combine(got, query, stats), sim.combine(ref, query, stats))
+
+
+def test_occurrences_count_every_id_and_out_of_range_ids_are_refused():
+    rng = np.random.default_rng(6)
+    for _ in range(30):
+        units = _random_seqs(rng)
+        np.testing.assert_array_equal(units.occurrences(20), np.bincount(units.ids, minlength=20))
+        # a view whose offsets do not start at 0
+        part = TokenSeqs(units.ids, units.offsets[len(units) // 2 :])
+        rows = np.repeat(np.arange(len(part), dtype=np.int32), part.lengths)
+        ids = units.ids[part.offsets[0] : part.offsets[-1]]
+        ref = sp_csc((np.ones(len(ids)), (rows, ids)), (len(part), 20))
+        got = part.columns(20)
+        for name in ("indptr", "indices", "data"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(part.occurrences(20), np.bincount(ids, minlength=20))
+    with pytest.raises(ValueError):
+        TokenSeqs.from_list([np.array([0, 20], dtype=np.int32)]).columns(20)
+
+
+def sp_csc(coo, shape):
+    import scipy.sparse as sp
+
+    m = sp.csc_matrix(coo, shape=shape)
+    m.sum_duplicates()
+    return m
+
+
+def _sequential_sum(evidence, weights):
+    """Σ_j evidence[:, j] · weights[j] by a plain loop, column after column from 0."""
+    out = np.zeros(evidence.shape[0])
+    for i in range(evidence.shape[0]):
+        total = 0.0
+        for j in range(evidence.shape[1]):
+            total += float(evidence[i, j]) * float(weights[j])
+        out[i] = total
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the odd parameters divide by 0 on purpose
+@pytest.mark.parametrize("params", [{}, {"k1": 0.0, "b": 1.0}, {"k1": 2.0, "b": 0.0, "k3": 0.0},
+                                    {"k1": -0.5, "b": 1.5}, {"k3": -1.0}])
+@pytest.mark.parametrize("background", ["random", "larger df than N"])
+def test_sparse_unit_scores_equal_combining_the_dense_evidence(params, background):
+    """``score_units`` of TF-ISF and BM25 adds only the query tokens' entries (or falls back to
+    the dense path); it equals ``combine(evidence)`` bit for bit, and ``combine`` equals a plain
+    column-by-column sum (and a matrix product up to rounding)."""
+    from statinterp.index import Query
+    from statinterp.scorers.lexical import BM25, TFISF
+
+    rng = np.random.default_rng(8)
+    vocab = 20
+    shim = type("Index", (), {"vocab": list(range(vocab))})()
+    for _ in range(40):
+        units = _random_seqs(rng, n_max=40, length=9)
+        acc = StatsAccumulator("sentence")
+        acc.add(_random_seqs(rng, n_max=60))
+        stats = acc.result(vocab)
+        if background != "random":  # statistics of another collection: IDF may be NaN or infinite
+            stats.df[: vocab // 2] += stats.n_units + 1.0
+        ids = np.unique(rng.integers(0, vocab, size=int(rng.integers(0, 7)))).astype(np.int32)
+        query = Query(ids, rng.integers(1, 4, size=len(ids)).astype(np.float64), [])
+        for sim in (TFISF(), BM25(**params)):
+            evidence = sim.evidence(query, units, stats, shim)
+            combined = sim.combine(evidence, query, stats)
+            got = sim.score_units(query, units, stats, shim)
+            assert got.shape == (len(units),) and got.dtype == np.float64
+            np.testing.assert_array_equal(got, combined)
+            weights = np.log1p(query.counts) if isinstance(sim, TFISF) else sim._qtf(query)
+            np.testing.assert_array_equal(combined, _sequential_sum(evidence, weights))
+            if np.isfinite(combined).all():
+                np.testing.assert_allclose(combined, evidence @ weights, rtol=1e-13, atol=1e-13)
 
 
 def test_vocabulary_add_all_equals_adding_one_by_one():

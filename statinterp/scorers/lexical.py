@@ -56,6 +56,8 @@ def _sparse_weighted_sum(rows: np.ndarray, cols: np.ndarray, values: np.ndarray,
     ordered by column, as :func:`_nonzero_counts` returns them), the evidence being ±0 elsewhere:
     ``np.bincount`` adds the products in entry order, so each row's sum is taken column by column
     from 0, as there. ``values`` is overwritten."""
+    if not len(values):
+        return np.zeros(n_units)  # (bincount would give integers)
     values *= weights[cols]
     return np.bincount(rows, weights=values, minlength=n_units)
 
