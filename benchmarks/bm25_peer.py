@@ -79,26 +79,26 @@ def run(corpus, analyzer, repeats: int = 3) -> dict:
             raise RuntimeError(f"query {key} repeats a token; the formulas would differ")
     shim = type("Index", (), {"vocab": _VocabSize(vocab_size)})()
     times = {"statinterp_index": [], "statinterp_query": [], "rank_bm25_index": [], "rank_bm25_query": []}
+    cpu = {k: [] for k in times}  # CPU seconds of this process beside the wall seconds (shared machine)
     ours: dict[str, np.ndarray] = {}
     peer: dict[str, np.ndarray] = {}
+
+    def timed(key, f):
+        wall, proc = time.perf_counter(), time.process_time()
+        out = f()
+        times[key].append(time.perf_counter() - wall)
+        cpu[key].append(time.process_time() - proc)
+        return out
+
     for _ in range(repeats):
         fresh = TokenSeqs(units.ids, units.offsets)  # no memoised matrix from the previous repeat
-        start = time.perf_counter()
-        stats = collection_stats("sentence", fresh, vocab_size)  # builds the count matrix scoring reads
-        times["statinterp_index"].append(time.perf_counter() - start)
+        # builds the count matrix scoring reads
+        stats = timed("statinterp_index", lambda: collection_stats("sentence", fresh, vocab_size))
         bm25 = BM25(k1=1.2, b=0.75)
-        start = time.perf_counter()
-        for key, q in queries:
-            ours[key] = bm25.score_units(q, fresh, stats, shim)
-        times["statinterp_query"].append(time.perf_counter() - start)
-
-        start = time.perf_counter()
-        okapi = BM25Okapi(docs, k1=1.2, b=0.75, epsilon=0.25)
-        times["rank_bm25_index"].append(time.perf_counter() - start)
-        start = time.perf_counter()
-        for key, q in queries:
-            peer[key] = okapi.get_scores([words[i] for i in q.ids.tolist()])
-        times["rank_bm25_query"].append(time.perf_counter() - start)
+        ours = timed("statinterp_query", lambda: {key: bm25.score_units(q, fresh, stats, shim) for key, q in queries})
+        okapi = timed("rank_bm25_index", lambda: BM25Okapi(docs, k1=1.2, b=0.75, epsilon=0.25))
+        peer = timed("rank_bm25_query",
+                     lambda: {key: okapi.get_scores([words[i] for i in q.ids.tolist()]) for key, q in queries})
 
     check = StatsAccumulator("sentence")
     check.add(units)
@@ -133,7 +133,7 @@ def run(corpus, analyzer, repeats: int = 3) -> dict:
     return {
         "sentences": len(units), "tokens": int(len(units.ids)), "vocabulary": vocab_size, "queries": len(queries),
         "query_tokens": int(sum(len(q) for _, q in queries)), "compared": compared,
-        "times": times, "median": med,
+        "times": times, "median": med, "cpu": cpu, "median_cpu": {k: statistics.median(v) for k, v in cpu.items()},
         "speedup_index": med["rank_bm25_index"] / med["statinterp_index"],
         "speedup_query": med["rank_bm25_query"] / med["statinterp_query"],
         "speedup_total": (med["rank_bm25_index"] + med["rank_bm25_query"])

@@ -300,7 +300,7 @@ def test_occurrences_count_every_id_and_out_of_range_ids_are_refused():
         part = TokenSeqs(units.ids, units.offsets[len(units) // 2 :])
         rows = np.repeat(np.arange(len(part), dtype=np.int32), part.lengths)
         ids = units.ids[part.offsets[0] : part.offsets[-1]]
-        ref = sp_csc((np.ones(len(ids)), (rows, ids)), (len(part), 20))
+        ref = _coordinate_csc((np.ones(len(ids)), (rows, ids)), (len(part), 20))
         got = part.columns(20)
         for name in ("indptr", "indices", "data"):
             np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
@@ -310,7 +310,7 @@ def test_occurrences_count_every_id_and_out_of_range_ids_are_refused():
         TokenSeqs.from_list([np.array([0, 20], dtype=np.int32)]).columns(20)
 
 
-def sp_csc(coo, shape):
+def _coordinate_csc(coo, shape):
     import scipy.sparse as sp
 
     m = sp.csc_matrix(coo, shape=shape)
