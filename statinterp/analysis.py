@@ -30,7 +30,7 @@ from spacy.attrs import IDX, IS_SPACE, LENGTH, ORTH, SENT_START
 from . import atomic
 from .corpus import MAX_TEXT_CHARS  # the analyser accepts every text the loaders accept
 from .errors import StatinterpError, StatinterpWarning
-from .segmentation import SEGMENTER_VERSION, build_pipeline, sentence_spans
+from .segmentation import SEGMENTER_VERSION, build_pipeline
 
 #: Bump when the cache layout or the token definition changes.
 CACHE_FORMAT = 3

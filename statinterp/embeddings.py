@@ -29,7 +29,7 @@ import tempfile
 import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import gensim
@@ -152,13 +152,13 @@ class VectorSettings:
         if self.kind != "fasttext":
             skip |= {"bucket", "min_n", "max_n"}
         parts = []
-        for field in dataclasses.fields(self):
-            if field.name in skip:
+        for setting in dataclasses.fields(self):
+            if setting.name in skip:
                 continue
-            value = getattr(self, field.name)
-            if field.name == "phrase_threshold":
+            value = getattr(self, setting.name)
+            if setting.name == "phrase_threshold":
                 value = repr(float(value))
-            parts.append(f"{field.name}={value}")
+            parts.append(f"{setting.name}={value}")
         return "v1;" + ";".join(parts)
 
 
@@ -241,6 +241,9 @@ class DomainVectors:
 
     kv: KeyedVectors
     phrasers: Phrasers | None = None
+    #: What these vectors are, as a cache key for values computed from them (e.g. the unit
+    #: directions of :mod:`statinterp.direction_cache`); ``None``: unknown, nothing is cached.
+    source: str | None = field(default=None, compare=False)
 
     def transform(self, tokens: Sequence[str]) -> list[str]:
         """Apply the phrase model to ``tokens`` (a copy of them when there is none)."""

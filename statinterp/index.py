@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import numpy as np
 
-from . import atomic
+from .arrayfile import evict_oldest, read_array_file, touch, write_array_file
 from .analysis import AnalysedText, Analyzer, Vocabulary, text_hash
 from .corpus import Corpus, Sentence, TermData, term_key
 from .errors import StatinterpError, StatinterpWarning, UsageError
@@ -512,93 +511,41 @@ class PreparedCache:
             texts = [ix.term.query] + ([ix.term.provision.text] if ix.term.provision is not None else [])
             for text in texts:
                 meta["queries"][text] = analyzer.tokens(text)
-        manifest: dict[str, list] = {}
-        chunks: list[bytes] = []
-        offset = 0
-        for name, arr in arrays.items():
-            arr = np.ascontiguousarray(arr)
-            manifest[name] = [arr.dtype.str, list(arr.shape), offset]
-            data = arr.tobytes()
-            chunks.append(data)
-            offset += len(data)
-            if offset % 8:
-                chunks.append(bytes(8 - offset % 8))
-                offset += 8 - offset % 8
-        meta["arrays"] = manifest
-        head = json.dumps(meta, ensure_ascii=True).encode("ascii")
-        head += b" " * (-len(head) % 8)
-        body = [len(head).to_bytes(8, "little"), head] + chunks
-        check = hashlib.sha256(self.key.encode("ascii"))
-        for chunk in body:
-            check.update(chunk)
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with atomic.replace(self.path, force=True) as tmp:
-                with open(tmp, "wb") as fh:
-                    fh.write(self.MAGIC)
-                    fh.write(check.digest())
-                    for chunk in body:
-                        fh.write(chunk)
-            self._evict()
+            write_array_file(self.path, self.MAGIC, self.key, meta, arrays)
+            evict_oldest(self.directory, "*.bin", self.KEEP)
         except (OSError, StatinterpError):
             pass  # only an accelerator: the analysis cache has said what is wrong with the folder
-
-    def _evict(self) -> None:
-        files = []
-        for path in self.directory.glob("*.bin"):
-            try:
-                files.append((path.stat().st_mtime, path))
-            except OSError:
-                pass
-        for _, path in sorted(files, reverse=True)[self.KEEP:]:
-            try:
-                path.unlink()
-            except OSError:
-                pass
 
     # ---- reading
     def load(self, corpus: Corpus, analyzer: Analyzer) -> PreparedCorpus | None:
         try:
-            with open(self.path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                raw = bytearray(size)
-                got = fh.readinto(raw)
+            meta, array = read_array_file(self.path, self.MAGIC, self.key)
         except OSError:
             return None
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the file is not used
+            return self._discard(exc, analyzer)
         try:
-            if got != size:
-                raise ValueError("short read")
-            prepared = self._decode(raw, corpus, analyzer)
+            prepared = self._decode(meta, array, corpus, analyzer)
         except _Stale:
             return None  # an analysis entry changed: rebuild from the analysis cache, and save again
-        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the file is not used
-            warnings.warn(f"discarding damaged prepared-corpus cache file {self.path} ({exc}); it will be rebuilt",
-                          StatinterpWarning, stacklevel=3)
-            try:
-                self.path.unlink()
-            except OSError:
-                pass
-            if len(analyzer.vocab):  # a half-restored vocabulary would renumber the words: start afresh
-                analyzer.vocab = Vocabulary()
-            return None
-        try:
-            os.utime(self.path)  # recently used: kept by the eviction
-        except OSError:
-            pass
+        except Exception as exc:  # noqa: BLE001
+            return self._discard(exc, analyzer)
+        touch(self.path)
         return prepared
 
-    def _decode(self, raw: bytearray, corpus: Corpus, analyzer: Analyzer) -> PreparedCorpus:
-        magic = len(self.MAGIC)
-        if len(raw) < magic + 40 or bytes(raw[:magic]) != self.MAGIC:
-            raise ValueError("not a prepared-corpus file, or truncated")
-        body = memoryview(raw)[magic + 32:]
-        check = hashlib.sha256(self.key.encode("ascii"))
-        check.update(body)
-        if check.digest() != bytes(raw[magic : magic + 32]):
-            raise ValueError("checksum mismatch")
-        n_head = int.from_bytes(body[:8], "little")
-        meta = json.loads(bytes(body[8 : 8 + n_head]).decode("ascii"))
-        base = magic + 32 + 8 + n_head
+    def _discard(self, exc: Exception, analyzer: Analyzer) -> None:
+        warnings.warn(f"discarding damaged prepared-corpus cache file {self.path} ({exc}); it will be rebuilt",
+                      StatinterpWarning, stacklevel=4)
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
+        if len(analyzer.vocab):  # a half-restored vocabulary would renumber the words: start afresh
+            analyzer.vocab = Vocabulary()
+        return None
+
+    def _decode(self, meta: dict, array, corpus: Corpus, analyzer: Analyzer) -> PreparedCorpus:
         if meta["format"] != PREPARED_FORMAT or meta["terms"] != [t.key for t in corpus]:
             raise ValueError("written for another corpus")
         try:
@@ -606,11 +553,6 @@ class PreparedCache:
                 raise _Stale
         except OSError:
             raise _Stale from None
-
-        def array(name: str) -> np.ndarray:
-            dtype, shape, offset = meta["arrays"][name]
-            count = int(np.prod(shape)) if shape else 1
-            return np.frombuffer(raw, dtype=np.dtype(dtype), count=count, offset=base + offset).reshape(shape)
 
         words_raw = array("words").tobytes().decode("utf-8", "surrogatepass")
         words = words_raw.split("\n") if meta["n_words"] else []

@@ -41,6 +41,7 @@ from .errors import InputError, UsageError
 from .progress import progress_bar
 
 if TYPE_CHECKING:  # gensim is imported only when vectors are actually used
+    from .direction_cache import DirectionCache
     from .embeddings import DomainVectors, VectorCache, VectorSettings
 
 __all__ = [
@@ -104,6 +105,16 @@ def domain_settings(kind: str, **overrides: Any) -> VectorSettings:
 
 # ----------------------------------------------------------------------------------------
 # The --vectors option
+
+
+def _file_identity(path: str | os.PathLike[str]) -> str | None:
+    """Path, size and modification time of a vectors file (``None`` if it cannot be read)."""
+    try:
+        resolved = Path(path).resolve()
+        st = resolved.stat()
+    except OSError:
+        return None
+    return f"file {resolved} {st.st_size} {st.st_mtime_ns}"
 
 
 def _default_name(path: Path) -> str:
@@ -317,6 +328,7 @@ class VectorProvider:
         self._settings: dict[str, VectorSettings] | None = None
         self._cache_base = None if cache_dir is False else (Path(cache_dir) if cache_dir else default_cache_dir())
         self._cache: VectorCache | None = None
+        self._directions: DirectionCache | None = None
         self.pretrained: dict[str, Any] = dict(pretrained or {})
         self._loaded: dict[str, DomainVectors] = {}
         self._phrasers: dict[tuple[int, float], Any] = {}
@@ -358,6 +370,15 @@ class VectorProvider:
         return self._cache
 
     @property
+    def directions_cache(self) -> DirectionCache | None:
+        """The on-disk cache of unit directions of the embedding methods (``None`` when caching is off)."""
+        if self._directions is None and self._cache_base is not None:
+            from .direction_cache import DirectionCache
+
+            self._directions = DirectionCache(self._cache_base / "directions")
+        return self._directions
+
+    @property
     def kinds(self) -> list[str]:
         """Every kind :meth:`get` can return."""
         return list(DOMAIN_KINDS) + list(self.pretrained)
@@ -389,6 +410,7 @@ class VectorProvider:
                 found = value
             else:
                 found = embeddings.load_vectors(value)
+                found.source = _file_identity(value)
             self.origin[kind] = "file"
         elif kind in PRETRAINED_NAMES:
             raise UsageError(_missing_message(kind))
@@ -427,10 +449,11 @@ class VectorProvider:
             cached = cache.get(self.corpus_hash, settings)
             if cached is not None:
                 self.origin[kind] = "cache"
+                cached.source = _file_identity(cache.path_for(self.corpus_hash, settings))
                 return cached
         vectors = self.train(kind)
-        if cache is not None:
-            cache.put(self.corpus_hash, settings, vectors)
+        if cache is not None:  # the cache entry identifies the vectors (training with several workers varies)
+            vectors.source = _file_identity(cache.put(self.corpus_hash, settings, vectors))
         return vectors
 
     def train(self, kind: str) -> DomainVectors:

@@ -345,3 +345,62 @@ def test_cli_methods_lists_embedding_methods(capsys):
     assert code == 0
     lines = {line.split()[0] for line in out.splitlines() if line.strip()}
     assert {"w2vec*", "w2vec*-r", "fastt*", "fastt*-p", "w2vec", "GloVe", "fastt", "GloVe-r"} <= lines
+
+
+# ----------------------------------------------------------------------------------------
+# the on-disk cache of unit directions (statinterp.direction_cache)
+
+
+def _fresh(cache_dir, vectors_dir):
+    """A new prepared corpus (empty per-index memos) whose vectors and directions live in ``vectors_dir``."""
+    fresh = prepare_corpus(open_corpus(), cache_dir=cache_dir)
+    attach_vectors(fresh, cache_dir=vectors_dir, settings=SMALL)
+    return fresh
+
+
+def test_unit_directions_are_cached_on_disk_and_give_the_same_scores(cache_dir, tmp_path, monkeypatch):
+    from statinterp.scorers import embedding
+
+    methods = ("w2vec*", "w2vec*-c", "w2vec*-r", "fastt*-o")
+    cold = _fresh(cache_dir, tmp_path)
+    expected = {m: build_method(m).score(cold["vehicle"]) for m in methods}
+    files = sorted((tmp_path / "directions").glob("*.bin"))
+    assert len(files) == 2  # one per term and vector kind
+    monkeypatch.setattr(embedding, "join_phrases", _fail)  # a warm run must not compute them again
+    warm = _fresh(cache_dir, tmp_path)
+    for m in methods:
+        np.testing.assert_array_equal(build_method(m).score(warm["vehicle"]), expected[m])
+
+
+def test_a_damaged_directions_file_is_recomputed_with_a_warning(cache_dir, tmp_path):
+    from statinterp.errors import StatinterpWarning
+
+    expected = build_method("w2vec*-c").score(_fresh(cache_dir, tmp_path)["vehicle"])
+    (path,) = (tmp_path / "directions").glob("*.bin")
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.warns(StatinterpWarning, match="damaged unit-direction cache file"):
+        again = build_method("w2vec*-c").score(_fresh(cache_dir, tmp_path)["vehicle"])
+    np.testing.assert_array_equal(again, expected)
+    assert path.exists() and path.read_bytes() != bytes(data)  # rewritten intact
+
+
+def test_directions_of_vectors_without_a_source_are_not_cached(prepared, index, tmp_path):
+    attach_vectors(prepared, cache_dir=tmp_path, pretrained={"w2vec": DomainVectors(random_kv(index.vocab.words))})
+    build_method("w2vec-c").score(index)
+    assert not list((tmp_path / "directions").glob("*.bin"))
+
+
+def test_a_changed_vectors_file_gets_new_directions(cache_dir, tmp_path):
+    path = tmp_path / "vectors.txt"
+    write_vectors(path, WORDS, seed=1)
+    first = prepare_corpus(open_corpus(), cache_dir=cache_dir)
+    attach_vectors(first, cache_dir=tmp_path / "c", pretrained={"w2vec": path})
+    one = build_method("w2vec-c").score(first["vehicle"])
+    write_vectors(path, WORDS, seed=2)
+    second = prepare_corpus(open_corpus(), cache_dir=cache_dir)
+    attach_vectors(second, cache_dir=tmp_path / "c", pretrained={"w2vec": path})
+    two = build_method("w2vec-c").score(second["vehicle"])
+    assert len(list((tmp_path / "c" / "directions").glob("*.bin"))) == 2
+    assert not np.allclose(one, two)

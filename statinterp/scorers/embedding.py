@@ -9,6 +9,7 @@ trained with phrases.
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -21,6 +22,8 @@ from scipy.sparse import csr_matrix
 from scipy.spatial.distance import cdist
 
 from ..errors import UsageError
+from ..direction_cache import directions_key
+from ..phrasing import Lexicon, join_phrases
 from .base import Similarity
 
 if TYPE_CHECKING:
@@ -220,19 +223,63 @@ def mean_directions(docs: Sequence[Sequence[str]], kv: KeyedVectors) -> np.ndarr
     dot product with a unit query direction is the doc's cosine, 0 for such docs, exactly
     as in :func:`cosine_scores`.
     """
-    docs = list(docs)
-    out = np.zeros((len(docs), kv.vector_size))
-    rows, matrix = _lookup((token for doc in docs for token in doc), kv)
-    if not rows:
+    lexicon = Lexicon(())
+    ids = np.fromiter((lexicon.add(token) for doc in docs for token in doc), dtype=np.int64)
+    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum([len(doc) for doc in docs], out=offsets[1:])
+    return mean_directions_of_ids(ids, offsets, lexicon.words, kv)
+
+
+class WordUnitVectors:
+    """Unit vectors of the words ``words[id]`` under ``kv``, looked up on first use and kept.
+
+    :meth:`rows` maps ids to rows of :attr:`unit` (-1 for a word without a vector, or with an
+    all-zero one), so repeated calls over the same vocabulary (every term, every set of units)
+    look each word up once.
+    """
+
+    def __init__(self, kv: KeyedVectors, words: Sequence[str]):
+        self.kv = kv
+        self.words = words
+        self._row_of_id = np.full(len(words), -2, dtype=np.int64)  # -2: not looked up yet
+        self.unit = np.zeros((0, kv.vector_size))
+
+    def rows(self, ids: np.ndarray) -> np.ndarray:
+        """Row of :attr:`unit` of each id (-1 where the word has no vector)."""
+        if len(self._row_of_id) < len(self.words):  # the word list has grown
+            grown = np.full(len(self.words), -2, dtype=np.int64)
+            grown[: len(self._row_of_id)] = self._row_of_id
+            self._row_of_id = grown
+        new = np.unique(ids[self._row_of_id[ids] == -2])
+        if len(new):
+            words = self.words
+            found, matrix = _lookup((words[i] for i in new.tolist()), self.kv)
+            base = len(self.unit)
+            self._row_of_id[new] = [base + found[words[i]] if words[i] in found else -1 for i in new.tolist()]
+            if found:
+                self.unit = np.concatenate([self.unit, _unit_rows(matrix)])
+        return self._row_of_id[ids]
+
+
+def mean_directions_of_ids(
+    ids: np.ndarray, offsets: np.ndarray, words: Sequence[str], kv: KeyedVectors,
+    lookup: WordUnitVectors | None = None,
+) -> np.ndarray:
+    """:func:`mean_directions` of the ragged docs ``ids[offsets[i]:offsets[i + 1]]`` (``words[id]``
+    is a token's string): the vector sums are one sparse (docs x words) times dense (words x dim)
+    product.  ``lookup`` (a :class:`WordUnitVectors` of the same ``kv`` and ``words``) keeps the
+    looked-up vectors between calls."""
+    n_docs = len(offsets) - 1
+    out = np.zeros((n_docs, kv.vector_size))
+    lookup = lookup if lookup is not None else WordUnitVectors(kv, words)
+    token_rows = lookup.rows(np.asarray(ids, dtype=np.int64))
+    has_vector = token_rows >= 0
+    if not has_vector.any():
         return out
-    unit = _unit_rows(matrix)
-    cols: list[int] = []
-    indptr = [0]
-    for doc in docs:
-        cols.extend(row for row in map(rows.get, doc) if row is not None)
-        indptr.append(len(cols))
-    counts = csr_matrix((np.ones(len(cols)), cols, indptr), shape=(len(docs), len(rows)))
-    sums = np.asarray(counts @ unit)
+    indptr = np.concatenate(([0], np.cumsum(has_vector, dtype=np.int64)))[offsets]  # tokens with a vector per doc
+    cols = token_rows[has_vector]
+    counts = csr_matrix((np.ones(len(cols)), cols, indptr), shape=(n_docs, len(lookup.unit)))
+    sums = np.asarray(counts @ lookup.unit)
     norms = np.linalg.norm(sums, axis=1)
     nonzero = norms > 0
     out[nonzero] = sums[nonzero] / norms[nonzero, None]
@@ -293,17 +340,26 @@ class Cosine(Similarity):
         return _query_direction(vectors.transform(query.tokens), vectors.kv)
 
     def unit_directions(self, units: "TokenSeqs", index: "TermIndex", vectors: "DomainVectors") -> np.ndarray:
-        """:func:`mean_directions` of the units' tokens (phrases joined), memoised per index and kind."""
+        """:func:`mean_directions` of the units' tokens (phrases joined), memoised per index and kind.
+
+        For the term's own unit sets (every level and neighbour offset) the directions of all
+        of them are computed together on first use, or read from the vector provider's
+        :class:`~statinterp.direction_cache.DirectionCache`, and stored there.
+        """
         memo = _memo(index)
         key = (self.kind, id(units))
         hit = memo.get(key) if memo is not None else None
         if hit is not None and hit[0] is units and hit[1] is vectors:
             return hit[2]
-        words = np.asarray(index.vocab.words, dtype=object)
-        docs = [vectors.transform(words[units.row(i)].tolist()) for i in range(len(units))]
-        directions = mean_directions(docs, vectors.kv)
+        sets = _unit_sets(index)
+        if memo is not None and any(seqs is units for seqs in sets.values()):
+            for name, directions in term_directions(index, vectors, sets).items():
+                memo[(self.kind, id(sets[name]))] = (sets[name], vectors, directions)  # holding the units keeps id unique
+            return memo[key][2]
+        ids, offsets, words = join_phrases(vectors.phrasers, units.ids, units.offsets, index.vocab.words)
+        directions = mean_directions_of_ids(ids, offsets, words, vectors.kv, _word_unit_vectors(vectors.kv, words))
         if memo is not None:
-            memo[key] = (units, vectors, directions)  # holding ``units`` keeps its id unique
+            memo[key] = (units, vectors, directions)
         return directions
 
     def evidence(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats", index: "TermIndex") -> np.ndarray:
@@ -327,6 +383,48 @@ class Cosine(Similarity):
             "query tokens (phrases joined)": tokens,
             "query tokens with a vector": [t for t in tokens if t in vectors.kv],
         }
+
+
+def _unit_sets(index: "TermIndex") -> dict[str, "TokenSeqs"]:
+    """Every set of units of a term index by a stable name: the levels, then the neighbours."""
+    sets = {f"level:{name}": units.seqs for name, units in getattr(index, "levels", {}).items()}
+    sets.update((f"neighbour:{d}", units.seqs) for d, units in sorted(getattr(index, "neighbours", {}).items()))
+    return sets
+
+
+def term_directions(index: "TermIndex", vectors: "DomainVectors", sets: dict[str, "TokenSeqs"]) -> dict[str, np.ndarray]:
+    """:func:`mean_directions_of_ids` of every set of ``sets`` (phrases joined), read from or
+    written to the directions cache when there is one."""
+    cache = getattr(getattr(index, "vectors", None), "directions_cache", None)
+    source = getattr(vectors, "source", None)
+    words = index.vocab.words
+    cache_key = directions_key(source, words, sets) if cache is not None and source else None
+    shapes = {name: (len(seqs), vectors.kv.vector_size) for name, seqs in sets.items()}
+    if cache_key is not None:
+        found = cache.get(cache_key, shapes)
+        if found is not None:
+            return found
+    out = {}
+    lookup: WordUnitVectors | None = None  # the term's words, looked up once for all its sets
+    for name, seqs in sets.items():  # one set at a time: a term's cases can hold millions of tokens
+        ids, offsets, all_words = join_phrases(vectors.phrasers, seqs.ids, seqs.offsets, words)
+        if lookup is None or lookup.words is not all_words:
+            lookup = WordUnitVectors(vectors.kv, all_words)
+        out[name] = mean_directions_of_ids(ids, offsets, all_words, vectors.kv, lookup)
+    if cache_key is not None:
+        cache.put(cache_key, out)
+    return out
+
+
+#: One :class:`WordUnitVectors` per vectors object, for the word list last used with it.
+_WORD_VECTORS: "weakref.WeakKeyDictionary[KeyedVectors, WordUnitVectors]" = weakref.WeakKeyDictionary()
+
+
+def _word_unit_vectors(kv: KeyedVectors, words: Sequence[str]) -> WordUnitVectors:
+    hit = _WORD_VECTORS.get(kv)
+    if hit is None or hit.words is not words:
+        hit = _WORD_VECTORS[kv] = WordUnitVectors(kv, words)
+    return hit
 
 
 def _memo(index: object) -> dict | None:
