@@ -1,9 +1,12 @@
 """Lexical similarities: TF-ISF, BM25 and the query-likelihood language model (QLLM).
 
 All three are computed on sparse count matrices (rows = units, columns = vocabulary ids);
-only the query tokens' columns are read. Statistics (N, df, average length, collection
-model) come from the background collection of the granularity being scored
-(:mod:`statinterp.stats`).
+only the query tokens' columns are read. TF-ISF and BM25 score units on their own
+(``score_units``) from those columns' entries alone, adding each unit's products with
+``np.bincount``; the per-unit evidence that context interpolation mixes is combined by
+:func:`weighted_sum`, which adds the same products in the same order, so both give the same
+bits on every machine. Statistics (N, df, average length, collection model) come from the
+background collection of the granularity being scored (:mod:`statinterp.stats`).
 """
 
 from __future__ import annotations
