@@ -43,9 +43,18 @@ Families (each switchable in :class:`FeatureSettings`):
     sentence, the share of the term's words present and their proximity (term length /
     minimal window holding all of them), near-copies among the term's candidates, court level.
 
+``dense`` (optional: the ``neural`` extra, see :mod:`.dense`)
+    Sentence embeddings (all-MiniLM-L6-v2): cosine of the sentence (and of its paragraph) with
+    the term, the provision and the provision's clause holding the term (term in provision);
+    sentence-paragraph cosine; mean and largest cosine with the term's other candidates; cosine
+    with a few fixed prototype sentences (definition, example, application, argument, citation,
+    ...); optionally (``dense_dims``) the first coordinates of the embedding in a fixed random
+    orthonormal basis (per-term z-scored, so what is left is how the sentence differs from the
+    term's other candidates).
+
 Per-term standardisation (``standardise``): unsupervised scores are not comparable across
 terms (their scale depends on the term's query and statistics), so the columns of the
-``scores``, ``vectors`` and ``neighbours`` families are turned into per-term z-scores
+``scores``, ``vectors``, ``neighbours`` and ``dense`` families are turned into per-term z-scores
 (``"term"``), kept raw (``"none"``), or given raw plus per-term z-score and percentile rank
 (``"both"``). The other families are kept as they are. Only the term's own candidates enter
 the per-term statistics.
@@ -66,8 +75,8 @@ if TYPE_CHECKING:
     from ..index import TermIndex
 
 __all__ = [
-    "FAMILIES", "FeatureMatrix", "FeatureSettings", "extract_features", "citation_parts", "quoted_spans",
-    "longest_common_run", "minimal_window", "cue_flags", "cites_provision", "term_pattern",
+    "FAMILIES", "OPTIONAL_FAMILIES", "ALL_FAMILIES", "FeatureMatrix", "FeatureSettings", "extract_features",
+    "citation_parts", "quoted_spans", "longest_common_run", "minimal_window", "cue_flags", "cites_provision", "term_pattern",
 ]
 
 #: Feature families and what they hold.
@@ -80,9 +89,17 @@ FAMILIES = {
     "cues": "definitional/explanatory/attribution patterns, copular use of the term, headings, citation-only",
     "structure": "length, position, opinion type, term mentions in the case, term-word proximity, copies",
 }
+#: Families that need an optional extra (``pip install 'statinterp[neural]'``).
+OPTIONAL_FAMILIES = {
+    "dense": "sentence embeddings (all-MiniLM-L6-v2): cosines with the term, the provision, the term's clause, "
+             "the paragraph, the other candidates and prototype sentences",
+}
+ALL_FAMILIES = {**FAMILIES, **OPTIONAL_FAMILIES}
 #: Families whose columns are unsupervised scores (standardised per term).
-SCORE_FAMILIES = ("scores", "vectors", "neighbours")
+SCORE_FAMILIES = ("scores", "vectors", "neighbours", "dense")
 DEFAULT_FAMILIES = tuple(FAMILIES)
+#: Aliases accepted in ``families``: ``default`` (the families above) and ``all`` (with the optional ones).
+FAMILY_ALIASES = {"default": DEFAULT_FAMILIES, "all": tuple(ALL_FAMILIES)}
 
 LEXICAL = ("TF-ISF", "BM25", "QLLM")
 CONTEXTS = ("", "-p", "-o", "-c", "-r")
@@ -103,13 +120,29 @@ class FeatureSettings:
     standardise: str = "term"
     #: "auto": use word vectors when the index can provide them; "off": never.
     vectors: str = "auto"
+    #: Sentence encoder of the ``dense`` family (:mod:`.dense`).
+    dense_model: str = "all-MiniLM-L6-v2"
+    #: Embedding coordinates (in a fixed random orthonormal basis) added as features; 0: none.
+    dense_dims: int = 0
 
     def __post_init__(self):
-        self.families = tuple(self.families)
-        unknown = [f for f in self.families if f not in FAMILIES]
+        fams: list[str] = []
+        for f in self.families:
+            fams += FAMILY_ALIASES.get(f, (f,))
+        self.families = tuple(dict.fromkeys(fams))
+        unknown = [f for f in self.families if f not in ALL_FAMILIES]
         if unknown:
             raise UsageError(f"unknown feature famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
-                             f"valid: {', '.join(FAMILIES)}")
+                             f"valid: {', '.join(ALL_FAMILIES)} (or default, all)")
+        self.dense_dims = int(self.dense_dims)
+        if self.dense_dims < 0:
+            raise UsageError(f"dense_dims must be >= 0, not {self.dense_dims}")
+        if "dense" in self.families:
+            from .dense import dense_available
+
+            ok, why = dense_available(self.dense_model)
+            if not ok:
+                raise UsageError(why)
         if self.standardise not in STANDARDISE:
             raise UsageError(f"standardise must be one of {', '.join(STANDARDISE)}, not {self.standardise!r}")
         if self.vectors not in ("auto", "off"):
@@ -698,6 +731,44 @@ def _structure_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) ->
     b.add("structure", "term_share_of_case", n_mentions / np.maximum(1.0, cases.spread(mentions)))
 
 
+def _dense_features(b: _Builder, index: "TermIndex", settings: FeatureSettings, term_re: re.Pattern) -> None:
+    from . import dense
+
+    encoder = dense.get_encoder(settings.dense_model)
+    root = getattr(index.analyzer, "cache_root", None)
+    term = index.term
+    par_ids = list(dict.fromkeys(s.paragraph_id for s in index.sentences))
+    par_row = np.asarray([par_ids.index(s.paragraph_id) for s in index.sentences]) if par_ids else np.zeros(0, int)
+    provision = term.provision.text if term.provision is not None and term.provision.text.strip() else ""
+    queries = [term.query] + ([provision, dense.term_clause(provision, term_re)] if provision else [])
+    protos = dense.prototype_texts(term.query)
+    S = dense.embed([s.text for s in index.sentences], encoder, root)
+    P = dense.embed([term.paragraphs[p].text for p in par_ids], encoder, root)[par_row]
+    Q = dense.embed(queries + protos, encoder, root)
+    b.add("dense", "cos_term", S @ Q[0])
+    b.add("dense", "par_cos_term", P @ Q[0])
+    if provision:
+        b.add("dense", "cos_provision", S @ Q[1])
+        b.add("dense", "cos_term_clause", S @ Q[2])
+        b.add("dense", "par_cos_provision", P @ Q[1])
+    else:
+        b.skipped["dense:provision"] = "the term has no source provision (provision cosines are not computed)"
+    b.add("dense", "cos_paragraph", np.einsum("ij,ij->i", S, P))
+    sims = S @ S.T
+    np.fill_diagonal(sims, np.nan)
+    many = len(S) > 1
+    b.add("dense", "centrality", np.nanmean(sims, axis=1) if many else np.zeros(len(S)))
+    b.add("dense", "max_cos_other", np.nanmax(sims, axis=1) if many else np.zeros(len(S)))
+    for name, v in zip(dense.PROTOTYPES, Q[len(queries):]):
+        b.add("dense", f"proto:{name}", S @ v)
+    if settings.dense_dims:
+        k = min(settings.dense_dims, S.shape[1])
+        basis = np.linalg.qr(np.random.default_rng(20261122).standard_normal((S.shape[1], k)))[0]
+        coords = S @ basis
+        for j in range(k):
+            b.add("dense", f"dim{j}", coords[:, j])
+
+
 def extract_features(index: "TermIndex", settings: FeatureSettings | None = None,
                      names: Sequence[str] | None = None) -> FeatureMatrix:
     """The feature matrix of ``index``'s candidates under ``settings``.
@@ -733,6 +804,8 @@ def extract_features(index: "TermIndex", settings: FeatureSettings | None = None
             _cue_features(b, index, term_re)
         if "structure" in fam:
             _structure_features(b, index, term_re)
+        if "dense" in fam:
+            _dense_features(b, index, settings, term_re)
     cols, out_names, out_fams = [], [], []
     for v, name, f in zip(b.cols, b.names, b.families):
         if f in SCORE_FAMILIES and settings.standardise != "none":
