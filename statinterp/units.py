@@ -113,9 +113,9 @@ class TokenSeqs:
         matrix of ones whose column indices are the ids themselves, not a copy): it visits the
         rows in order, so each column's row indices come out sorted, repeats side by side, and
         the column sizes before the repeats are summed are the occurrences of each id. Summing
-        the repeats (also linear) gives the canonical matrix, with no sorting at all. The ones are
-        integers until then (a quarter of the memory traffic of float64) and become float64 only
-        for the summed entries."""
+        the repeats (also linear) gives the canonical matrix, with no sorting at all. Until then the
+        ones are the smallest unsigned integers that hold the longest row's length (a quarter to an
+        eighth of the memory traffic of float64); only the summed entries become float64."""
         start, end = int(self.offsets[0]), int(self.offsets[-1])
         small = end - start < 2**31
         index_type = np.int32 if small else np.int64
@@ -123,7 +123,10 @@ class TokenSeqs:
         ids = self.ids[start:end].astype(index_type, copy=False)  # read only: never sorted in place
         if len(ids) and (int(ids.max()) >= vocab_size or int(ids.min()) < 0):
             raise ValueError(f"token ids must lie in [0, {vocab_size})")  # SciPy would write out of bounds
-        ones = np.ones(end - start, dtype=index_type)  # a count in one row never exceeds the row
+        # a count in one row never exceeds the row's length: the smallest type that holds the longest
+        longest = int(np.diff(indptr).max()) if len(self) else 0
+        count_type = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if longest <= np.iinfo(t).max)
+        ones = np.ones(end - start, dtype=count_type)
         rows = sp.csr_matrix((ones, ids, indptr), shape=(len(self), vocab_size))
         m = rows.tocsc()
         occurrences = np.diff(m.indptr).astype(np.int64)

@@ -306,8 +306,16 @@ def test_occurrences_count_every_id_and_out_of_range_ids_are_refused():
             np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
         assert got.dtype == np.float64
         np.testing.assert_array_equal(part.occurrences(20), np.bincount(ids, minlength=20))
+    # counts are summed in the smallest integers that hold the longest row: rows at and past the limits
+    for n in (255, 256, 65535, 65536):
+        units = TokenSeqs.from_list([np.full(n, 3, dtype=np.int32), np.array([1, 3, 1], dtype=np.int32)])
+        got = units.columns(20)
+        assert got.dtype == np.float64 and got[0, 3] == n and got[1, 3] == 1 and got[1, 1] == 2 and got.nnz == 3
+        assert units.occurrences(20)[3] == n + 1
     with pytest.raises(ValueError):
         TokenSeqs.from_list([np.array([0, 20], dtype=np.int32)]).columns(20)
+    with pytest.raises(ValueError):
+        TokenSeqs.from_list([np.array([-1, 2], dtype=np.int32)]).columns(20)
 
 
 def _coordinate_csc(coo, shape):
