@@ -95,8 +95,13 @@ def test_greedy_joins_matches_a_left_to_right_scan(flags):
     assert _greedy_joins(candidate).tolist() == expected
 
 
-def test_mean_directions_of_ids_equals_the_token_list_version():
+@pytest.mark.parametrize("block", [1, 2, 16384])
+def test_mean_directions_of_ids_equals_the_token_list_version(block, monkeypatch):
     from gensim.models.keyedvectors import KeyedVectors
+
+    from statinterp.scorers import embedding
+
+    monkeypatch.setattr(embedding, "LOOKUP_BLOCK", block)  # vectors looked up a few words at a time
 
     rng = np.random.default_rng(3)
     kv = KeyedVectors(4)
@@ -105,7 +110,13 @@ def test_mean_directions_of_ids_equals_the_token_list_version():
     words = ["a", "b", "c", "zero", "oov"]
     ids, offsets = _ragged(docs, words)
     by_ids = mean_directions_of_ids(ids, offsets, words, kv)
-    assert np.allclose(by_ids, mean_directions(docs, kv))
+    reference = np.zeros((len(docs), 4))
+    for i, doc in enumerate(docs):
+        mean = embedding.mean_unit_vector(doc, kv)
+        if mean is not None:
+            reference[i] = mean / np.linalg.norm(mean)
+    np.testing.assert_allclose(by_ids, reference, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(mean_directions(docs, kv), reference, rtol=1e-12, atol=1e-15)
     assert np.allclose(by_ids[1], 0) and np.allclose(by_ids[2], 0)
     expected = kv["a"] / np.linalg.norm(kv["a"]) * 2 + kv["b"] / np.linalg.norm(kv["b"])
     assert np.allclose(by_ids[0], expected / np.linalg.norm(expected))

@@ -9,7 +9,6 @@ trained with phrases.
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -51,7 +50,6 @@ def _lookup(
     known: list[str] = []
     indices: list[int] = []
     oov_words: list[str] = []
-    oov_vectors: list[np.ndarray] = []
     for word in dict.fromkeys(words):
         index = key_to_index.get(word)
         if index is not None:
@@ -59,17 +57,17 @@ def _lookup(
             indices.append(index)
         elif fasttext and word in kv:
             oov_words.append(word)
-            oov_vectors.append(kv.get_vector(word))
-    parts = [np.asarray(kv.vectors[np.asarray(indices, dtype=np.int64)], dtype=np.float64)]
-    if oov_vectors:
-        parts.append(np.asarray(oov_vectors, dtype=np.float64))
-    matrix = np.concatenate(parts) if len(parts) > 1 else parts[0]
-    matrix = matrix.reshape(-1, kv.vector_size)
+    # one float64 array, filled in place (the vectors of a whole vocabulary can be large)
+    matrix = np.empty((len(known) + len(oov_words), kv.vector_size), dtype=np.float64)
+    matrix[: len(known)] = kv.vectors[np.asarray(indices, dtype=np.int64)]
+    for row, word in enumerate(oov_words, start=len(known)):
+        matrix[row] = kv.get_vector(word)
     words_in_order = known + oov_words
-    nonzero = np.linalg.norm(matrix, axis=1) > 0
-    if drop_zero and not nonzero.all():
-        matrix = matrix[nonzero]
-        words_in_order = [w for w, keep in zip(words_in_order, nonzero) if keep]
+    if drop_zero:
+        nonzero = np.linalg.norm(matrix, axis=1) > 0
+        if not nonzero.all():
+            matrix = matrix[nonzero]
+            words_in_order = [w for w, keep in zip(words_in_order, nonzero) if keep]
     return {word: row for row, word in enumerate(words_in_order)}, matrix
 
 
@@ -230,60 +228,56 @@ def mean_directions(docs: Sequence[Sequence[str]], kv: KeyedVectors) -> np.ndarr
     return mean_directions_of_ids(ids, offsets, lexicon.words, kv)
 
 
-class WordUnitVectors:
-    """Unit vectors of the words ``words[id]`` under ``kv``, looked up on first use and kept.
+#: Words whose vectors are looked up at a time by :func:`unit_vector_sums` (bounds its memory).
+LOOKUP_BLOCK = 16384
 
-    :meth:`rows` maps ids to rows of :attr:`unit` (-1 for a word without a vector, or with an
-    all-zero one), so repeated calls over the same vocabulary (every term, every set of units)
-    look each word up once.
+
+def unit_vector_sums(
+    parts: Sequence[tuple[np.ndarray, np.ndarray]], words: Sequence[str], kv: KeyedVectors
+) -> list[np.ndarray]:
+    """For each ``(ids, offsets)`` of ``parts`` (ragged docs ``ids[offsets[i]:offsets[i + 1]]``,
+    ``words[id]`` a token's string): per doc, the sum of the unit vectors of its tokens that
+    have a (non-zero) vector, as a float64 array (docs x dim).
+
+    The distinct words of all parts are looked up once, :data:`LOOKUP_BLOCK` at a time; each
+    block adds one sparse (docs x block words) times dense (block words x dim) product to
+    every part, so memory stays bounded however large the vocabulary (fastText gives every
+    word a vector).
     """
-
-    def __init__(self, kv: KeyedVectors, words: Sequence[str]):
-        self.kv = kv
-        self.words = words
-        self._row_of_id = np.full(len(words), -2, dtype=np.int64)  # -2: not looked up yet
-        self.unit = np.zeros((0, kv.vector_size))
-
-    def rows(self, ids: np.ndarray) -> np.ndarray:
-        """Row of :attr:`unit` of each id (-1 where the word has no vector)."""
-        if len(self._row_of_id) < len(self.words):  # the word list has grown
-            grown = np.full(len(self.words), -2, dtype=np.int64)
-            grown[: len(self._row_of_id)] = self._row_of_id
-            self._row_of_id = grown
-        new = np.unique(ids[self._row_of_id[ids] == -2])
-        if len(new):
-            words = self.words
-            found, matrix = _lookup((words[i] for i in new.tolist()), self.kv)
-            base = len(self.unit)
-            self._row_of_id[new] = [base + found[words[i]] if words[i] in found else -1 for i in new.tolist()]
-            if found:
-                self.unit = np.concatenate([self.unit, _unit_rows(matrix)])
-        return self._row_of_id[ids]
+    sums = [np.zeros((len(offsets) - 1, kv.vector_size)) for _, offsets in parts]
+    if not parts:
+        return sums
+    used = np.unique(np.concatenate([np.asarray(ids, dtype=np.int64) for ids, _ in parts]))
+    col_of_id = np.full(len(words), -1, dtype=np.int64)
+    for start in range(0, len(used), LOOKUP_BLOCK):
+        block = used[start : start + LOOKUP_BLOCK]
+        found, matrix = _lookup((words[i] for i in block.tolist()), kv)
+        if not found:
+            continue
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)  # in place: as _unit_rows, without a copy
+        col_of_id[block] = [found.get(words[i], -1) for i in block.tolist()]
+        for (ids, offsets), acc in zip(parts, sums):
+            cols = col_of_id[ids]
+            hit = cols >= 0
+            indptr = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))[offsets]  # block tokens per doc
+            counts = csr_matrix((np.ones(int(indptr[-1])), cols[hit], indptr), shape=(len(acc), len(found)))
+            acc += counts @ matrix
+        col_of_id[block] = -1
+    return sums
 
 
-def mean_directions_of_ids(
-    ids: np.ndarray, offsets: np.ndarray, words: Sequence[str], kv: KeyedVectors,
-    lookup: WordUnitVectors | None = None,
-) -> np.ndarray:
-    """:func:`mean_directions` of the ragged docs ``ids[offsets[i]:offsets[i + 1]]`` (``words[id]``
-    is a token's string): the vector sums are one sparse (docs x words) times dense (words x dim)
-    product.  ``lookup`` (a :class:`WordUnitVectors` of the same ``kv`` and ``words``) keeps the
-    looked-up vectors between calls."""
-    n_docs = len(offsets) - 1
-    out = np.zeros((n_docs, kv.vector_size))
-    lookup = lookup if lookup is not None else WordUnitVectors(kv, words)
-    token_rows = lookup.rows(np.asarray(ids, dtype=np.int64))
-    has_vector = token_rows >= 0
-    if not has_vector.any():
-        return out
-    indptr = np.concatenate(([0], np.cumsum(has_vector, dtype=np.int64)))[offsets]  # tokens with a vector per doc
-    cols = token_rows[has_vector]
-    counts = csr_matrix((np.ones(len(cols)), cols, indptr), shape=(n_docs, len(lookup.unit)))
-    sums = np.asarray(counts @ lookup.unit)
+def _directions(sums: np.ndarray) -> np.ndarray:
+    """Rows of ``sums`` scaled to unit length (in place; all-zero rows stay zero)."""
     norms = np.linalg.norm(sums, axis=1)
     nonzero = norms > 0
-    out[nonzero] = sums[nonzero] / norms[nonzero, None]
-    return out
+    sums[nonzero] /= norms[nonzero, None]
+    return sums
+
+
+def mean_directions_of_ids(ids: np.ndarray, offsets: np.ndarray, words: Sequence[str], kv: KeyedVectors) -> np.ndarray:
+    """:func:`mean_directions` of the ragged docs ``ids[offsets[i]:offsets[i + 1]]`` (``words[id]``
+    is a token's string), from :func:`unit_vector_sums`."""
+    return _directions(unit_vector_sums([(np.asarray(ids, dtype=np.int64), offsets)], words, kv)[0])
 
 
 def _query_direction(tokens: Sequence[str], kv: KeyedVectors) -> np.ndarray | None:
@@ -357,7 +351,7 @@ class Cosine(Similarity):
                 memo[(self.kind, id(sets[name]))] = (sets[name], vectors, directions)  # holding the units keeps id unique
             return memo[key][2]
         ids, offsets, words = join_phrases(vectors.phrasers, units.ids, units.offsets, index.vocab.words)
-        directions = mean_directions_of_ids(ids, offsets, words, vectors.kv, _word_unit_vectors(vectors.kv, words))
+        directions = mean_directions_of_ids(ids, offsets, words, vectors.kv)
         if memo is not None:
             memo[key] = (units, vectors, directions)
         return directions
@@ -404,27 +398,13 @@ def term_directions(index: "TermIndex", vectors: "DomainVectors", sets: dict[str
         found = cache.get(cache_key, shapes)
         if found is not None:
             return found
-    out = {}
-    lookup: WordUnitVectors | None = None  # the term's words, looked up once for all its sets
-    for name, seqs in sets.items():  # one set at a time: a term's cases can hold millions of tokens
-        ids, offsets, all_words = join_phrases(vectors.phrasers, seqs.ids, seqs.offsets, words)
-        if lookup is None or lookup.words is not all_words:
-            lookup = WordUnitVectors(vectors.kv, all_words)
-        out[name] = mean_directions_of_ids(ids, offsets, all_words, vectors.kv, lookup)
+    joined = {name: join_phrases(vectors.phrasers, seqs.ids, seqs.offsets, words) for name, seqs in sets.items()}
+    all_words = next(iter(joined.values()))[2] if joined else words  # the same words for every set
+    sums = unit_vector_sums([(ids, offsets) for ids, offsets, _ in joined.values()], all_words, vectors.kv)
+    out = {name: _directions(values) for name, values in zip(joined, sums)}
     if cache_key is not None:
         cache.put(cache_key, out)
     return out
-
-
-#: One :class:`WordUnitVectors` per vectors object, for the word list last used with it.
-_WORD_VECTORS: "weakref.WeakKeyDictionary[KeyedVectors, WordUnitVectors]" = weakref.WeakKeyDictionary()
-
-
-def _word_unit_vectors(kv: KeyedVectors, words: Sequence[str]) -> WordUnitVectors:
-    hit = _WORD_VECTORS.get(kv)
-    if hit is None or hit.words is not words:
-        hit = _WORD_VECTORS[kv] = WordUnitVectors(kv, words)
-    return hit
 
 
 def _memo(index: object) -> dict | None:
