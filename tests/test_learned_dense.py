@@ -16,7 +16,7 @@ from statinterp.errors import UsageError
 from statinterp.learned import dense
 from statinterp.learned.features import FeatureSettings, extract_features
 from statinterp.learned.model import fit_ranker, load_model, save_model
-from statinterp.workflow import open_corpus, prepare_corpus
+from test_learned import example  # noqa: F401 - the example corpus fixture (no word vectors)
 
 FAKE = "fake-encoder"
 
@@ -49,14 +49,6 @@ class FakeEncoder:
 def fake():
     with dense.use_encoder(FakeEncoder()) as enc:
         yield enc
-
-
-@pytest.fixture(scope="module")
-def example(analysis_cache_dir):
-    prepared = prepare_corpus(open_corpus(), cache_dir=analysis_cache_dir)
-    for ix in prepared:
-        ix.vectors = None
-    return prepared
 
 
 @pytest.fixture

@@ -420,11 +420,18 @@ def limits_notes(result: CVResult) -> list[str]:
     notes.append("- Few high-value sentences per term: NDCG@10 swings with the placement of a handful of "
                  "sentences, and many sentences carry the same low gain, so per-term numbers are noisy.")
     notes.append("- The defaults (pairwise C = 0.003, 3000 pairs per term; trees: 100 iterations, 8 leaves, learning "
-                 "rate 0.1; per-term z-scores) were chosen while looking at leave-one-term-out results on the 14 "
-                 "shared terms, so the learned rows are slightly optimistic; the variants tried moved macro nDCG@10 "
-                 "by about ±0.01–0.02, less than the per-term spread.")
-    notes.append("- The features are surface signals (lexical scores, patterns, positions); the model has no "
-                 "sentence-level understanding (no contextual language model: the core install has no torch).")
+                 "rate 0.1; per-term z-scores; the dense family off) were chosen while looking at leave-one-term-out "
+                 "results on the 14 shared terms, so the learned rows are slightly optimistic. The variants tried "
+                 "(per-term percentile ranks added to or replacing the z-scores; the dense family with and without "
+                 "embedding coordinates) moved macro nDCG@10 by about ±0.01–0.03, less than the per-term spread.")
+    if "dense" in result.settings.families:
+        notes.append("- The dense features come from a small general-purpose sentence encoder (all-MiniLM-L6-v2, "
+                     "not fine-tuned on legal text or on these labels); used as features they add little to the "
+                     "surface signals.")
+    else:
+        notes.append("- The features are surface signals (lexical scores, patterns, positions); without the optional "
+                     "dense family (`--families default,dense`, needs `pip install 'statinterp[neural]'`) the model "
+                     "has no sentence embeddings, and even with them no model fine-tuned on the task.")
     if result.skipped:
         notes.append(f"- Some features or baselines could not be computed ({len(result.skipped)}; listed above).")
     return notes
