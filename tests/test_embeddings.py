@@ -178,6 +178,18 @@ def test_fasttext_gives_vectors_to_unseen_words():
     assert mean_unit_vector(["tok17x"], vectors.kv) is not None
 
 
+def test_fasttext_oov_vectors_are_bit_for_bit_gensims():
+    from statinterp.scorers.embedding import fasttext_oov_vectors
+
+    kv = train_vectors(synthetic_corpus(), VectorSettings("fasttext", bucket=500, **SMALL)).kv
+    words = ["tok17x", "aaaa", "abababab", "", "ééé", "statutorily-construed", "x"]  # repeated n-grams, none at all
+    words = [w for w in words if w not in kv.key_to_index]
+    got = fasttext_oov_vectors(kv, words)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.stack([kv.get_vector(w) for w in words]))
+    assert not np.any(got[words.index("")])
+
+
 def test_training_rejects_one_shot_iterators_and_empty_vocabularies():
     corpus = synthetic_corpus(30)
     with pytest.raises(UsageError, match="re-iterable"):

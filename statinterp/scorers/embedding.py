@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import ot
-from gensim.models.fasttext import FastTextKeyedVectors
+from gensim.models.fasttext import FastTextKeyedVectors, ft_ngram_hashes
 from gensim.models.keyedvectors import KeyedVectors
 from scipy.sparse import csr_matrix
 from scipy.spatial.distance import cdist
@@ -60,8 +60,8 @@ def _lookup(
     # one float64 array, filled in place (the vectors of a whole vocabulary can be large)
     matrix = np.empty((len(known) + len(oov_words), kv.vector_size), dtype=np.float64)
     matrix[: len(known)] = kv.vectors[np.asarray(indices, dtype=np.int64)]
-    for row, word in enumerate(oov_words, start=len(known)):
-        matrix[row] = kv.get_vector(word)
+    if oov_words:
+        matrix[len(known):] = fasttext_oov_vectors(kv, oov_words)
     words_in_order = known + oov_words
     if drop_zero:
         nonzero = np.linalg.norm(matrix, axis=1) > 0
@@ -69,6 +69,27 @@ def _lookup(
             matrix = matrix[nonzero]
             words_in_order = [w for w, keep in zip(words_in_order, nonzero) if keep]
     return {word: row for row, word in enumerate(words_in_order)}, matrix
+
+
+def fasttext_oov_vectors(kv: FastTextKeyedVectors, words: Sequence[str]) -> np.ndarray:
+    """``kv.get_vector(word)`` of each word that is not a key (float32 rows), for all at once.
+
+    gensim adds the word's n-gram vectors one after the other in Python and divides by their
+    number; here one sparse (words x buckets) times dense (buckets x dim) product in float32
+    adds the same rows in the same order, so the vectors are bit for bit gensim's.  A word
+    without n-grams gets the zero vector, as in gensim.
+    """
+    hashes = [ft_ngram_hashes(word, kv.min_n, kv.max_n, kv.bucket) for word in words]
+    lengths = np.fromiter(map(len, hashes), dtype=np.int64, count=len(hashes))
+    indptr = np.zeros(len(hashes) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    columns = np.fromiter((h for row in hashes for h in row), dtype=np.int64, count=int(indptr[-1]))
+    ngrams = csr_matrix((np.ones(len(columns), dtype=np.float32), columns, indptr),
+                        shape=(len(hashes), kv.vectors_ngrams.shape[0]))
+    sums = np.asarray(ngrams @ kv.vectors_ngrams, dtype=np.float32)
+    has = lengths > 0
+    sums[has] /= lengths[has, None].astype(np.float32)
+    return sums
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
