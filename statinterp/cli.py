@@ -409,8 +409,9 @@ def learned_options(func):
     """Options shared by `train` and `cv`."""
 
     @click.option("--families", "families", multiple=True, metavar="LIST",
-                  help="Feature families to use (comma-separated or repeated; default all): scores, vectors, "
-                       "neighbours, quotes, citations, cues, structure.")
+                  help="Feature families to use (comma-separated or repeated): scores, vectors, neighbours, "
+                       "quotes, citations, cues, structure (together: 'default', the default), and dense "
+                       "(MiniLM sentence embeddings; needs `pip install 'statinterp[neural]'`); 'all' = every family.")
     @click.option("--standardise", type=click.Choice(["term", "none", "both"]), default="term", show_default=True,
                   help="Unsupervised scores as per-term z-scores, raw, or both (raw, z-score and percentile).")
     @click.option("--vector-features/--no-vector-features", default=True, show_default=True,
