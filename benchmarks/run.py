@@ -278,11 +278,12 @@ def summarise_floor(fw: dict) -> dict:
         for part in ("wall_load", "wall_prepare", "wall_evaluate"):
             v[f"cold_{part}"] = median(c[part] for c in cold)
             v[f"warm_{part}"] = median(w[part] for w in warm)
-        per_method: dict[str, list[float]] = {}
-        for c in cold:
-            for name, t in c["per_method"].items():
-                per_method.setdefault(name, []).append(t)
-        v["per_method_cold"] = {k: median(t) for k, t in per_method.items()}
+        for which, group in (("cold", cold), ("warm", warm)):
+            per_method: dict[str, list[float]] = {}
+            for c in group:
+                for name, t in c["per_method"].items():
+                    per_method.setdefault(name, []).append(t)
+            v[f"per_method_{which}"] = {k: median(t) for k, t in per_method.items()}
         out["variants"][label] = v
     first = fw["variants"][0]["label"]
     out["warm_analysis_only_wall"] = median(r["warm_analysis_only"]["wall"] for r in runs)
@@ -410,11 +411,13 @@ def performance_section(res: dict) -> list[str]:
         worst = sorted(s["variants"][fw["variants"][0]["label"]]["per_method_cold"].items(), key=lambda kv: -kv[1])
         cosine = {f"{b}{x}" for b in ("w2vec*", "fastt*") for x in ("", "-c", "-o", "-p", "-r")}
         emb = sum(t for k, t in worst if k in cosine)
-        out.append(f"Where the rest goes: evaluating the embedding methods `w2vec*`/`fastt*` (with -c/-o/-p/-r) "
-                   f"takes {fmt_s(emb)} of the all-methods run, almost all in gensim's phrase joining of every "
-                   "token of every case and opinion (`DomainVectors.transform` in "
-                   "`Cosine.unit_directions`), done once per vector kind and never cached on disk; see "
-                   "\"Slowest methods\" below.")
+        emb_warm = sum(t for k, t in s["variants"][fw["variants"][0]["label"]]["per_method_warm"].items()
+                       if k in cosine)
+        out.append(f"Beyond the analysis: the embedding methods `w2vec*`/`fastt*` (with -c/-o/-p/-r) take "
+                   f"{fmt_s(emb)} of the cold all-methods run (loading both vector kinds, joining phrases in "
+                   "every case and opinion with `statinterp.phrasing`, summing unit word vectors) and "
+                   f"{fmt_s(emb_warm)} of the warm run, which reads the unit directions from the cache "
+                   "(`statinterp.direction_cache`); see \"Slowest methods\" below.")
     if "bm25" in res:
         b = res["bm25"]
         out.append(
@@ -583,6 +586,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.render:
         res = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        if "floor" in res:
+            res["floor"]["summary"] = summarise_floor(res["floor"])  # this version's summary of the raw runs
         text = report(res)
         out = args.out or str(Path(args.render).with_suffix(".md"))
         Path(out).write_text(text, encoding="utf-8")
