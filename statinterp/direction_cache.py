@@ -4,7 +4,8 @@ The cosine methods (``w2vec*``, ``fastt*``, pretrained vectors, with every conte
 for each term, the direction of the mean unit word vector of every sentence, paragraph,
 opinion, case and recursive neighbour, after the vectors' phrase model has joined their
 tokens: millions of tokens per run.  :class:`DirectionCache` keeps them, one file per term and
-vectors, so a warm run reads them instead.
+vectors, and the directions of the queries (one small file each), so a warm run reads them
+instead and need not even load the vectors.
 
 A file is named by the SHA-256 of everything the directions depend on: the source of the code
 that computes them (``phrasing.py``, ``scorers/embedding.py``), the identity of the vectors
@@ -30,7 +31,7 @@ from .arrayfile import evict_oldest, read_array_file, touch, write_array_file
 from .errors import StatinterpError, StatinterpWarning
 from .units import TokenSeqs
 
-__all__ = ["DirectionCache", "directions_key"]
+__all__ = ["DirectionCache", "directions_key", "query_key"]
 
 #: Bump when the file layout or the meaning of the stored directions changes.
 DIRECTIONS_FORMAT = 1
@@ -75,20 +76,36 @@ def directions_key(vectors_source: str, words: Sequence[str], unit_sets: Mapping
     return digest.hexdigest()
 
 
+def query_key(vectors_source: str, tokens: Sequence[str]) -> str:
+    """The cache key of the direction of a query (its tokens before phrase joining)."""
+    digest = hashlib.sha256(
+        f"statinterp-query-direction {DIRECTIONS_FORMAT}|{_code_fingerprint()}|{vectors_source}|".encode(
+            "utf-8", "surrogatepass")
+    )
+    digest.update("\n".join(tokens).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
 class DirectionCache:
-    """Unit directions by key under ``directory`` (``CACHE/directions``)."""
+    """Unit directions (one file per term and vectors, ``d-KEY.bin``) and query directions
+    (``q-KEY.bin``) under ``directory`` (``CACHE/directions``)."""
 
     MAGIC = b"statinterp-unit-directions\n"
+    QUERY_MAGIC = b"statinterp-query-direction\n"
     KEEP = 256
+    KEEP_QUERIES = 4096
 
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
 
     def path(self, key: str) -> Path:
-        return self.directory / f"{key}.bin"
+        return self.directory / f"d-{key}.bin"
 
-    def get(self, key: str, shapes: Mapping[str, tuple[int, int]]) -> dict[str, np.ndarray] | None:
-        """The stored directions (name -> array of the given shape), or ``None`` on a miss."""
+    def query_path(self, key: str) -> Path:
+        return self.directory / f"q-{key}.bin"
+
+    def get(self, key: str, rows: Mapping[str, int]) -> dict[str, np.ndarray] | None:
+        """The stored directions (name -> float64 array with ``rows[name]`` rows), or ``None``."""
         path = self.path(key)
         try:
             meta, array = read_array_file(path, self.MAGIC, key)
@@ -97,12 +114,13 @@ class DirectionCache:
         except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the file is not used
             return self._discard(path, exc)
         try:
-            if meta.get("format") != DIRECTIONS_FORMAT or sorted(meta["names"]) != sorted(shapes):
+            if meta.get("format") != DIRECTIONS_FORMAT or sorted(meta["names"]) != sorted(rows):
                 raise ValueError("written for other units")
             out = {}
-            for name, shape in shapes.items():
+            for name, n in rows.items():
                 values = array(name)
-                if values.shape != tuple(shape) or values.dtype != np.float64:
+                if values.ndim != 2 or values.shape[0] != n or values.shape[1] != meta["dim"] \
+                        or values.dtype != np.float64:
                     raise ValueError(f"inconsistent array {name}")
                 out[name] = values
         except Exception as exc:  # noqa: BLE001
@@ -113,10 +131,45 @@ class DirectionCache:
     def put(self, key: str, directions: Mapping[str, np.ndarray]) -> None:
         """Store ``directions`` (best effort: a folder that cannot be written is skipped)."""
         arrays = {name: np.asarray(values, dtype=np.float64) for name, values in directions.items()}
+        dims = {a.shape[1] for a in arrays.values()}
+        if len(dims) != 1:
+            return
+        self._write(self.path(key), self.MAGIC, key, {"format": DIRECTIONS_FORMAT, "names": list(arrays),
+                                                     "dim": dims.pop()}, arrays, "d-*.bin", self.KEEP)
+
+    def get_query(self, key: str) -> tuple[np.ndarray | None] | None:
+        """``(direction,)`` of a stored query (``(None,)`` for a query without any vector), or
+        ``None`` on a miss."""
+        path = self.query_path(key)
         try:
-            write_array_file(self.path(key), self.MAGIC, key, {"format": DIRECTIONS_FORMAT, "names": list(arrays)},
-                             arrays)
-            evict_oldest(self.directory, "*.bin", self.KEEP)
+            meta, array = read_array_file(path, self.QUERY_MAGIC, key)
+        except OSError:
+            return None
+        except Exception as exc:  # noqa: BLE001
+            return self._discard(path, exc)
+        try:
+            if meta.get("format") != DIRECTIONS_FORMAT:
+                raise ValueError("another format")
+            if meta["none"]:
+                return (None,)
+            direction = array("direction")
+            if direction.ndim != 1 or direction.dtype != np.float64:
+                raise ValueError("inconsistent array")
+        except Exception as exc:  # noqa: BLE001
+            return self._discard(path, exc)
+        touch(path)
+        return (direction,)
+
+    def put_query(self, key: str, direction: np.ndarray | None) -> None:
+        arrays = {} if direction is None else {"direction": np.asarray(direction, dtype=np.float64)}
+        self._write(self.query_path(key), self.QUERY_MAGIC, key,
+                    {"format": DIRECTIONS_FORMAT, "none": direction is None}, arrays, "q-*.bin", self.KEEP_QUERIES)
+
+    def _write(self, path: Path, magic: bytes, key: str, meta: dict, arrays: Mapping[str, np.ndarray],
+               pattern: str, keep: int) -> None:
+        try:
+            write_array_file(path, magic, key, meta, arrays)
+            evict_oldest(self.directory, pattern, keep)
         except (OSError, StatinterpError):
             pass
 

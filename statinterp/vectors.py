@@ -420,9 +420,37 @@ class VectorProvider:
         return found
 
     def prefetch(self, kinds: Iterable[str]) -> None:
-        """Train or load ``kinds`` now (e.g. before drawing another progress bar)."""
+        """Train ``kinds`` now if they need training (e.g. before drawing another progress bar),
+        or load them; domain vectors already in the vector cache are left to load when first
+        used (a warm run whose unit directions are cached may never need them)."""
         for kind in kinds:
+            kind = _ALIASES.get(kind, kind)
+            if kind in DOMAIN_KINDS and kind not in self._loaded and self._cached_entry(kind) is not None:
+                continue
             self.get(kind)
+
+    def source(self, kind: str) -> str | None:
+        """What the vectors of ``kind`` are (``DomainVectors.source``), without loading them when
+        they are known by their file: the vector cache entry of domain vectors, or a vectors
+        file.  ``None`` if unknown (not trained yet, given in memory without a source)."""
+        kind = _ALIASES.get(kind, kind)
+        found = self._loaded.get(kind)
+        if found is not None:
+            return found.source
+        if kind in DOMAIN_KINDS:
+            entry = self._cached_entry(kind)
+            return None if entry is None else _file_identity(entry)
+        value = self.pretrained.get(kind)
+        if value is None:
+            return None
+        return getattr(value, "source", None) if not isinstance(value, (str, os.PathLike)) else _file_identity(value)
+
+    def _cached_entry(self, kind: str) -> Path | None:
+        cache = self.cache
+        if cache is None:
+            return None
+        path = cache.path_for(self.corpus_hash, self.settings[kind])
+        return path if path.is_file() else None
 
     def sentences(self) -> list[list[str]]:
         """The training corpus: the token strings of every spaCy sentence of every case text."""

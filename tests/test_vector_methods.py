@@ -147,7 +147,7 @@ def test_unit_vectors_are_memoised_per_index_and_kind(prepared, index, monkeypat
     monkeypatch.setattr(DomainVectors, "transform", lambda self, tokens: calls.append(1) or original(self, tokens))
     second = build_method("w2vec-c").score(index)
     np.testing.assert_array_equal(first, second)
-    assert len(calls) == 2  # the query, once per evidence call (sentence and case); no unit again
+    assert calls == []  # neither the query nor any unit is joined again
 
 
 def test_method_names_parse_and_are_listed():
@@ -364,19 +364,23 @@ def test_unit_directions_are_cached_on_disk_and_give_the_same_scores(cache_dir, 
     methods = ("w2vec*", "w2vec*-c", "w2vec*-r", "fastt*-o")
     cold = _fresh(cache_dir, tmp_path)
     expected = {m: build_method(m).score(cold["vehicle"]) for m in methods}
-    files = sorted((tmp_path / "directions").glob("*.bin"))
+    files = sorted((tmp_path / "directions").glob("d-*.bin"))
     assert len(files) == 2  # one per term and vector kind
+    assert len(list((tmp_path / "directions").glob("q-*.bin"))) == 2  # the term's query, per kind
     monkeypatch.setattr(embedding, "join_phrases", _fail)  # a warm run must not compute them again
     warm = _fresh(cache_dir, tmp_path)
+    monkeypatch.setattr(VectorProvider, "get", _fail)  # ... nor even load the vectors
     for m in methods:
         np.testing.assert_array_equal(build_method(m).score(warm["vehicle"]), expected[m])
+    (result,) = evaluate_methods(_fresh(cache_dir, tmp_path), ["fastt*-o"])  # prefetching leaves cached vectors be
+    assert result.method == "fastt*-o"
 
 
 def test_a_damaged_directions_file_is_recomputed_with_a_warning(cache_dir, tmp_path):
     from statinterp.errors import StatinterpWarning
 
     expected = build_method("w2vec*-c").score(_fresh(cache_dir, tmp_path)["vehicle"])
-    (path,) = (tmp_path / "directions").glob("*.bin")
+    (path,) = (tmp_path / "directions").glob("d-*.bin")
     data = bytearray(path.read_bytes())
     data[-5] ^= 0xFF
     path.write_bytes(bytes(data))
@@ -389,7 +393,7 @@ def test_a_damaged_directions_file_is_recomputed_with_a_warning(cache_dir, tmp_p
 def test_directions_of_vectors_without_a_source_are_not_cached(prepared, index, tmp_path):
     attach_vectors(prepared, cache_dir=tmp_path, pretrained={"w2vec": DomainVectors(random_kv(index.vocab.words))})
     build_method("w2vec-c").score(index)
-    assert not list((tmp_path / "directions").glob("*.bin"))
+    assert not list((tmp_path / "directions").glob("*.bin"))  # neither units nor queries
 
 
 def test_a_changed_vectors_file_gets_new_directions(cache_dir, tmp_path):
@@ -402,5 +406,5 @@ def test_a_changed_vectors_file_gets_new_directions(cache_dir, tmp_path):
     second = prepare_corpus(open_corpus(), cache_dir=cache_dir)
     attach_vectors(second, cache_dir=tmp_path / "c", pretrained={"w2vec": path})
     two = build_method("w2vec-c").score(second["vehicle"])
-    assert len(list((tmp_path / "c" / "directions").glob("*.bin"))) == 2
+    assert len(list((tmp_path / "c" / "directions").glob("d-*.bin"))) == 2
     assert not np.allclose(one, two)

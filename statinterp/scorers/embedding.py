@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import ot
@@ -21,11 +21,12 @@ from scipy.sparse import csr_matrix
 from scipy.spatial.distance import cdist
 
 from ..errors import UsageError
-from ..direction_cache import directions_key
+from ..direction_cache import directions_key, query_key
 from ..phrasing import Lexicon, join_phrases
 from .base import Similarity
 
 if TYPE_CHECKING:
+    from ..direction_cache import DirectionCache
     from ..embeddings import DomainVectors
     from ..index import Query, TermIndex
     from ..stats import CollectionStats
@@ -341,49 +342,88 @@ class Cosine(Similarity):
         """The kind of vectors this similarity asks ``index.vectors`` for."""
         return self.kind
 
-    def vectors(self, index: "TermIndex") -> "DomainVectors":
+    def provider(self, index: "TermIndex"):
+        """The vector provider attached to ``index`` (:class:`statinterp.vectors.VectorProvider`)."""
         provider = getattr(index, "vectors", None)
         if provider is None:
             raise UsageError(
                 f"method {self.short_name} needs word vectors, but none are attached to term {index.key!r} "
                 "(prepare the corpus with statinterp.prepare_corpus)"
             )
-        return provider.get(self.kind)
+        return provider
 
-    def query_direction(self, query: "Query", vectors: "DomainVectors") -> np.ndarray | None:
-        """Unit direction of the query's mean unit vector (``None`` if no query token has a vector)."""
-        return _query_direction(vectors.transform(query.tokens), vectors.kv)
+    def vectors(self, index: "TermIndex") -> "DomainVectors":
+        """The vectors themselves (loaded, or trained, on first use)."""
+        return self.provider(index).get(self.kind)
 
-    def unit_directions(self, units: "TokenSeqs", index: "TermIndex", vectors: "DomainVectors") -> np.ndarray:
+    def _state(self, index: "TermIndex") -> "_CosineState":
+        """What has been computed for ``index`` under the current vectors of this kind.
+
+        The vectors are named by their ``source`` (their file) when the provider knows it without
+        loading them, so that directions read from the cache never need the vectors themselves."""
+        provider = self.provider(index)
+        source = provider.source(self.kind) if hasattr(provider, "source") else None
+        loaded = None
+        if source is None:
+            loaded = provider.get(self.kind)
+            source = getattr(loaded, "source", None)
+        ident = ("source", source) if source else ("object", id(loaded))
+        memo = _memo(index)
+        state = memo.get((self.kind, ident)) if memo is not None else None
+        if state is None:
+            cache = getattr(provider, "directions_cache", None) if source else None
+            state = _CosineState(lambda: provider.get(self.kind), source, cache, loaded)
+            if memo is not None:
+                memo[(self.kind, ident)] = state
+        return state
+
+    def query_direction(self, query: "Query", index: "TermIndex") -> np.ndarray | None:
+        """Unit direction of the query's mean unit vector after phrase joining (``None`` if no query
+        token has a vector); memoised per index and kept in the directions cache."""
+        state = self._state(index)
+        tokens = tuple(query.tokens)
+        if tokens in state.queries:
+            return state.queries[tokens]
+        key = query_key(state.source, tokens) if state.cache is not None else None
+        found = state.cache.get_query(key) if key is not None else None
+        if found is None:
+            vectors = state.vectors()
+            direction = _query_direction(vectors.transform(list(tokens)), vectors.kv)
+            if key is not None:
+                state.cache.put_query(key, direction)
+        else:
+            direction = found[0]
+        state.queries[tokens] = direction
+        return direction
+
+    def unit_directions(self, units: "TokenSeqs", index: "TermIndex") -> np.ndarray:
         """:func:`mean_directions` of the units' tokens (phrases joined), memoised per index and kind.
 
         For the term's own unit sets (every level and neighbour offset) the directions of all
         of them are computed together on first use, or read from the vector provider's
         :class:`~statinterp.direction_cache.DirectionCache`, and stored there.
         """
-        memo = _memo(index)
-        key = (self.kind, id(units))
-        hit = memo.get(key) if memo is not None else None
-        if hit is not None and hit[0] is units and hit[1] is vectors:
-            return hit[2]
+        state = self._state(index)
+        hit = state.units.get(id(units))
+        if hit is not None and hit[0] is units:
+            return hit[1]
         sets = _unit_sets(index)
-        if memo is not None and any(seqs is units for seqs in sets.values()):
-            for name, directions in term_directions(index, vectors, sets).items():
-                memo[(self.kind, id(sets[name]))] = (sets[name], vectors, directions)  # holding the units keeps id unique
-            return memo[key][2]
+        if any(seqs is units for seqs in sets.values()):
+            for name, directions in term_directions(index, sets, state).items():
+                state.units[id(sets[name])] = (sets[name], directions)  # holding the units keeps the id unique
+            return state.units[id(units)][1]
+        vectors = state.vectors()
         ids, offsets, words = join_phrases(vectors.phrasers, units.ids, units.offsets, index.vocab.words)
         directions = mean_directions_of_ids(ids, offsets, words, vectors.kv)
-        if memo is not None:
-            memo[key] = (units, vectors, directions)
+        state.units[id(units)] = (units, directions)
         return directions
 
     def evidence(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats", index: "TermIndex") -> np.ndarray:
-        vectors = self.vectors(index)
         out = np.zeros((len(units), 1))
-        q = self.query_direction(query, vectors)
+        q = self.query_direction(query, index)
         if q is None or len(units) == 0:
             return out
-        out[:, 0] = np.clip(self.unit_directions(units, index, vectors) @ q, -1.0, 1.0)
+        out[:, 0] = np.clip(self.unit_directions(units, index) @ q, -1.0, 1.0)
         return out
 
     def combine(self, evidence: np.ndarray, query: "Query", stats: "CollectionStats") -> np.ndarray:
@@ -407,24 +447,40 @@ def _unit_sets(index: "TermIndex") -> dict[str, "TokenSeqs"]:
     return sets
 
 
-def term_directions(index: "TermIndex", vectors: "DomainVectors", sets: dict[str, "TokenSeqs"]) -> dict[str, np.ndarray]:
+class _CosineState:
+    """The directions computed for one term index under one set of vectors of one kind."""
+
+    def __init__(self, load: Callable[[], "DomainVectors"], source: str | None,
+                 cache: "DirectionCache | None", loaded: "DomainVectors | None"):
+        self._load = load
+        self.source = source
+        self.cache = cache
+        self._loaded = loaded  # also keeps the id of in-memory vectors unique while the state lives
+        self.units: dict[int, tuple["TokenSeqs", np.ndarray]] = {}
+        self.queries: dict[tuple[str, ...], np.ndarray | None] = {}
+
+    def vectors(self) -> "DomainVectors":
+        if self._loaded is None:
+            self._loaded = self._load()
+        return self._loaded
+
+
+def term_directions(index: "TermIndex", sets: dict[str, "TokenSeqs"], state: _CosineState) -> dict[str, np.ndarray]:
     """:func:`mean_directions_of_ids` of every set of ``sets`` (phrases joined), read from or
-    written to the directions cache when there is one."""
-    cache = getattr(getattr(index, "vectors", None), "directions_cache", None)
-    source = getattr(vectors, "source", None)
+    written to the directions cache when there is one (the vectors are loaded only on a miss)."""
     words = index.vocab.words
-    cache_key = directions_key(source, words, sets) if cache is not None and source else None
-    shapes = {name: (len(seqs), vectors.kv.vector_size) for name, seqs in sets.items()}
+    cache_key = directions_key(state.source, words, sets) if state.cache is not None else None
     if cache_key is not None:
-        found = cache.get(cache_key, shapes)
+        found = state.cache.get(cache_key, {name: len(seqs) for name, seqs in sets.items()})
         if found is not None:
             return found
+    vectors = state.vectors()
     joined = {name: join_phrases(vectors.phrasers, seqs.ids, seqs.offsets, words) for name, seqs in sets.items()}
     all_words = next(iter(joined.values()))[2] if joined else words  # the same words for every set
     sums = unit_vector_sums([(ids, offsets) for ids, offsets, _ in joined.values()], all_words, vectors.kv)
     out = {name: _directions(values) for name, values in zip(joined, sums)}
     if cache_key is not None:
-        cache.put(cache_key, out)
+        state.cache.put(cache_key, out)
     return out
 
 
