@@ -40,6 +40,7 @@ from gensim.models.keyedvectors import KeyedVectors
 from gensim.models.phrases import FrozenPhrases, Phrases
 
 from statinterp.errors import InputError, UsageError
+from statinterp.phrasing import join_phrases_in_sentences
 
 __all__ = [
     "VECTOR_FORMATS",
@@ -204,9 +205,10 @@ def train_phrases(
     """
     _check_reiterable(sentences)
     bigram = Phrases(sentences, min_count=min_count, threshold=threshold, delimiter="_").freeze()
-    trigram = Phrases(
-        _PhrasedCorpus(sentences, (bigram,)), min_count=min_count, threshold=threshold, delimiter="_"
-    ).freeze()
+    joined: Iterable[Sequence[str]] = _PhrasedCorpus(sentences, (bigram,))
+    if isinstance(sentences, (list, tuple)):  # in memory: join the pairs at once (statinterp.phrasing)
+        joined = join_phrases_in_sentences((bigram,), sentences)
+    trigram = Phrases(joined, min_count=min_count, threshold=threshold, delimiter="_").freeze()
     return bigram, trigram
 
 
@@ -278,7 +280,7 @@ def train_vectors(sentences: Iterable[Sequence[str]], settings: VectorSettings) 
     if phrasers is not None:
         corpus = _PhrasedCorpus(sentences, phrasers)
         if isinstance(sentences, (list, tuple)):  # already in memory: join phrases once, not every epoch
-            corpus = list(corpus)
+            corpus = join_phrases_in_sentences(phrasers, sentences)
     common = dict(
         vector_size=settings.dim,
         window=settings.window,

@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 from gensim.models.phrases import FrozenPhrases
 
-__all__ = ["Lexicon", "PhraseTable", "join_phrases", "phrase_table"]
+__all__ = ["Lexicon", "PhraseTable", "join_phrases", "join_phrases_in_sentences", "phrase_table"]
 
 
 class Lexicon:
@@ -196,6 +196,20 @@ def join_phrases(
     table = phrase_table(phrasers, words)
     ids, offsets = table.join(ids, offsets)
     return ids, offsets, table.words
+
+
+def join_phrases_in_sentences(phrasers: Sequence[FrozenPhrases] | None,
+                              sentences: Sequence[Sequence[str]]) -> list[list[str]]:
+    """``[apply_phrases(phrasers, s) for s in sentences]`` for token strings, via :func:`join_phrases`."""
+    if not phrasers:
+        return [list(s) for s in sentences]
+    lexicon = Lexicon(())
+    ids = np.fromiter((lexicon.add(t) for s in sentences for t in s), dtype=np.int64)
+    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)), out=offsets[1:])
+    ids, offsets, words = join_phrases(phrasers, ids, offsets, lexicon.words)
+    tokens = np.asarray(words, dtype=object)[ids]
+    return [tokens[lo:hi].tolist() for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
 
 def _join_with_gensim(

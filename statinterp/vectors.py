@@ -515,7 +515,10 @@ class VectorProvider:
                         _Counted(sentences, advance), settings.phrase_min_count, settings.phrase_threshold
                     )
                     self._phrasers[phrase_key] = phrasers
-                corpus = [embeddings.apply_phrases(phrasers, s) for s in _Counted(sentences, advance)]
+                from .phrasing import join_phrases_in_sentences
+
+                corpus = join_phrases_in_sentences(phrasers, sentences)
+                advance(n)
             del sentences
         plain = dataclasses.replace(settings, phrases=False)  # phrases are joined already
         train_started = time.perf_counter()

@@ -120,3 +120,21 @@ def test_mean_directions_of_ids_equals_the_token_list_version(block, monkeypatch
     assert np.allclose(by_ids[1], 0) and np.allclose(by_ids[2], 0)
     expected = kv["a"] / np.linalg.norm(kv["a"]) * 2 + kv["b"] / np.linalg.norm(kv["b"])
     assert np.allclose(by_ids[0], expected / np.linalg.norm(expected))
+
+
+def test_join_phrases_in_sentences_equals_gensim_and_trains_the_same_phrases():
+    from statinterp.phrasing import join_phrases_in_sentences
+
+    docs = _corpus(4)
+    phrasers = train_phrases(docs, min_count=2, threshold=5.0)  # a list: the trigram pass uses statinterp.phrasing
+    assert join_phrases_in_sentences(phrasers, docs) == [apply_phrases(phrasers, d) for d in docs]
+    assert join_phrases_in_sentences(None, docs) == docs
+
+    class Stream:  # re-iterable but not a list: the trigram pass applies gensim's bigram model itself
+        def __iter__(self):
+            return iter(docs)
+
+    streamed = train_phrases(Stream(), min_count=2, threshold=5.0)
+    for ours, gensims in zip(phrasers, streamed):
+        assert ours.phrasegrams == gensims.phrasegrams
+    assert any(len(p.split("_")) == 3 for p in phrasers[1].phrasegrams)  # the trigram pass found something
