@@ -26,30 +26,18 @@ import weakref
 import numpy as np
 from gensim.models.phrases import FrozenPhrases
 
-__all__ = ["Lexicon", "PhraseTable", "join_phrases", "join_phrases_in_sentences", "phrase_table"]
+from .analysis import Vocabulary
+
+__all__ = ["PhraseTable", "join_phrases", "join_phrases_in_sentences", "phrase_table", "vocabulary_of"]
 
 
-class Lexicon:
-    """The strings of an id space that grows as phrases are joined (string -> id is one-to-one)."""
-
-    def __init__(self, words: Sequence[str]):
-        self.words: list[str] = list(words)
-        self._ids: dict[str, int] = {w: i for i, w in enumerate(self.words)}
-        if len(self._ids) != len(self.words):
-            raise ValueError("the words of a lexicon must be distinct")
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-    def get(self, word: str) -> int | None:
-        return self._ids.get(word)
-
-    def add(self, word: str) -> int:
-        i = self._ids.get(word)
-        if i is None:
-            i = self._ids[word] = len(self.words)
-            self.words.append(word)
-        return i
+def vocabulary_of(words: Sequence[str]) -> Vocabulary:
+    """A :class:`~statinterp.analysis.Vocabulary` whose ids are the positions of ``words`` (distinct)."""
+    vocabulary = Vocabulary()
+    vocabulary.add_all(words)
+    if len(vocabulary) != len(words):
+        raise ValueError("the words of a vocabulary must be distinct")
+    return vocabulary
 
 
 def _phrase_splits(phraser: FrozenPhrases) -> list[tuple[str, str, str]]:
@@ -80,7 +68,7 @@ class PhraseTable:
 
     def __init__(self, phrasers: Sequence[FrozenPhrases], words: Sequence[str]):
         self.phrasers = tuple(phrasers)
-        lexicon = Lexicon(words)
+        lexicon = vocabulary_of(words)
         self.n_base = len(lexicon)
         self._passes: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         split_lists = [_phrase_splits(phraser) for phraser in self.phrasers]
@@ -192,7 +180,7 @@ def join_phrases(
     if not phrasers:
         return ids, offsets, list(words)
     if any(phraser.connector_words for phraser in phrasers):
-        return _join_with_gensim(phrasers, ids, offsets, Lexicon(words))
+        return _join_with_gensim(phrasers, ids, offsets, vocabulary_of(words))
     table = phrase_table(phrasers, words)
     ids, offsets = table.join(ids, offsets)
     return ids, offsets, table.words
@@ -203,7 +191,7 @@ def join_phrases_in_sentences(phrasers: Sequence[FrozenPhrases] | None,
     """``[apply_phrases(phrasers, s) for s in sentences]`` for token strings, via :func:`join_phrases`."""
     if not phrasers:
         return [list(s) for s in sentences]
-    lexicon = Lexicon(())
+    lexicon = Vocabulary()
     ids = np.fromiter((lexicon.add(t) for s in sentences for t in s), dtype=np.int64)
     offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)), out=offsets[1:])
@@ -213,7 +201,7 @@ def join_phrases_in_sentences(phrasers: Sequence[FrozenPhrases] | None,
 
 
 def _join_with_gensim(
-    phrasers: Sequence[FrozenPhrases], ids: np.ndarray, offsets: np.ndarray, lexicon: Lexicon
+    phrasers: Sequence[FrozenPhrases], ids: np.ndarray, offsets: np.ndarray, lexicon: Vocabulary
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The slow reference path (one gensim call per unit), for phrasers with connector words."""
     from .embeddings import apply_phrases

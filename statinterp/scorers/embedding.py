@@ -22,7 +22,8 @@ from scipy.spatial.distance import cdist
 
 from ..errors import UsageError
 from ..direction_cache import directions_key, query_key
-from ..phrasing import Lexicon, join_phrases
+from ..analysis import Vocabulary
+from ..phrasing import join_phrases
 from .base import Similarity
 
 if TYPE_CHECKING:
@@ -243,7 +244,7 @@ def mean_directions(docs: Sequence[Sequence[str]], kv: KeyedVectors) -> np.ndarr
     dot product with a unit query direction is the doc's cosine, 0 for such docs, exactly
     as in :func:`cosine_scores`.
     """
-    lexicon = Lexicon(())
+    lexicon = Vocabulary()
     ids = np.fromiter((lexicon.add(token) for doc in docs for token in doc), dtype=np.int64)
     offsets = np.zeros(len(docs) + 1, dtype=np.int64)
     np.cumsum([len(doc) for doc in docs], out=offsets[1:])
