@@ -18,31 +18,39 @@ TABLE_FORMATS = ("table", "json", "csv")
 
 
 def format_ranking(ranking: Ranking, fmt: str = "table", top: int | None = 10) -> str:
-    rows = ranking.rows(top)
+    rows = [r.__dict__ for r in ranking.rows(top)]
+    heading = f"{ranking.method} ranking of {len(ranking)} sentences for {ranking.term!r} (top {len(rows)})"
+    return format_rows(ranking.term, ranking.method, len(ranking), rows, fmt, heading)
+
+
+def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], fmt: str, heading: str,
+                json_extra: dict | None = None, copies: bool = False) -> str:
+    """Ranked rows (dicts with rank, score, sentence_id, text, label, case_name, citation, and
+    with ``copies`` the number of near-duplicates each stands for) as table, JSON, CSV or TREC."""
     if fmt == "json":
-        return json.dumps(
-            {"term": ranking.term, "method": ranking.method, "candidates": len(ranking),
-             "results": [r.__dict__ for r in rows]},
-            indent=2, ensure_ascii=False) + "\n"
+        return json.dumps({"term": term, "method": method, "candidates": candidates, **(json_extra or {}),
+                           "results": list(rows)}, indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["rank", "score", "sentence_id", "label", "case", "citation", "text"])
-        for r in rows:
-            w.writerow([r.rank, f"{r.score:.6g}", r.sentence_id, r.label or "", r.case_name, r.citation, r.text])
+        w.writerow(["rank", "score", "sentence_id"] + (["copies"] if copies else [])
+                   + ["label", "case", "citation", "text"])
+        for x in rows:
+            w.writerow([x["rank"], f"{x['score']:.6g}", x["sentence_id"]] + ([x["copies"]] if copies else [])
+                       + [x["label"] or "", x["case_name"], x["citation"], x["text"]])
         return buf.getvalue()
     if fmt == "trec":
-        tag = ranking.method.replace(" ", "_")
-        return "".join(f"{ranking.term} Q0 {r.sentence_id} {r.rank} {r.score:.6f} {tag}\n" for r in rows)
+        tag = method.replace(" ", "_")
+        return "".join(f"{term} Q0 {x['sentence_id']} {x['rank']} {x['score']:.6f} {tag}\n" for x in rows)
     if fmt != "table":
         raise ValueError(fmt)
     width = max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
-    out = [f"{ranking.method} ranking of {len(ranking)} sentences for {ranking.term!r}"
-           f" (top {len(rows)})", ""]
-    for r in rows:
-        label = f"[{r.label}]" if r.label else "[unlabelled]"
-        out.append(f"{r.rank:>3}. {r.score:>9.4f}  {label}  {r.case_name}, {r.citation}".rstrip(", "))
-        out.extend(textwrap.wrap(r.text, width - 6, initial_indent="      ", subsequent_indent="      "))
+    out = [heading, ""]
+    for x in rows:
+        label = f"[{x['label']}]" if x["label"] else "[unlabelled]"
+        extra = f"  x{x['copies']} copies" if copies and x["copies"] > 1 else ""
+        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['case_name']}, {x['citation']}".rstrip(", "))
+        out.extend(textwrap.wrap(x["text"], width - 6, initial_indent="      ", subsequent_indent="      "))
     return "\n".join(out) + "\n"
 
 

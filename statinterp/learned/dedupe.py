@@ -19,12 +19,7 @@ best-ranked copy of its group; it is shown with the number of copies it stands f
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
-import shutil
-import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
@@ -133,6 +128,8 @@ def collapse_ranking(ranking: "Ranking", threshold: float = DEFAULT_THRESHOLD) -
 
 def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10) -> str:
     """Like :func:`statinterp.output.format_ranking`, one row per group, with its number of copies."""
+    from ..output import format_rows
+
     r = col.ranking
     index = r.index
     groups = col.groups[:top] if top else col.groups
@@ -143,28 +140,7 @@ def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10) -
         rows.append({"rank": rank_no, "score": float(r.scores[c]), "sentence_id": s.id, "text": s.text,
                      "label": s.label, "case_name": case.short_name or case.name, "citation": case.citation,
                      "copies": len(members), "copy_ids": [index.sentences[m].id for m in members[1:]]})
-    if fmt == "json":
-        return json.dumps({"term": r.term, "method": r.method, "candidates": len(r), "groups": len(col),
-                           "threshold": col.threshold, "results": rows}, indent=2, ensure_ascii=False) + "\n"
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["rank", "score", "sentence_id", "copies", "label", "case", "citation", "text"])
-        for x in rows:
-            w.writerow([x["rank"], f"{x['score']:.6g}", x["sentence_id"], x["copies"], x["label"] or "",
-                        x["case_name"], x["citation"], x["text"]])
-        return buf.getvalue()
-    if fmt == "trec":
-        tag = r.method.replace(" ", "_")
-        return "".join(f"{r.term} Q0 {x['sentence_id']} {x['rank']} {x['score']:.6f} {tag}\n" for x in rows)
-    if fmt != "table":
-        raise ValueError(fmt)
-    width = max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
-    out = [f"{r.method} ranking of {len(r)} sentences for {r.term!r}: {len(col)} after collapsing near-duplicates"
-           f" (token Jaccard >= {col.threshold:g}; top {len(rows)})", ""]
-    for x in rows:
-        label = f"[{x['label']}]" if x["label"] else "[unlabelled]"
-        copies = f"  x{x['copies']} copies" if x["copies"] > 1 else ""
-        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{copies}  {x['case_name']}, {x['citation']}".rstrip(", "))
-        out.extend(textwrap.wrap(x["text"], width - 6, initial_indent="      ", subsequent_indent="      "))
-    return "\n".join(out) + "\n"
+    heading = (f"{r.method} ranking of {len(r)} sentences for {r.term!r}: {len(col)} after collapsing "
+               f"near-duplicates (token Jaccard >= {col.threshold:g}; top {len(rows)})")
+    return format_rows(r.term, r.method, len(r), rows, fmt, heading,
+                       json_extra={"groups": len(col), "threshold": col.threshold}, copies=True)
