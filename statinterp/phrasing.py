@@ -28,7 +28,7 @@ from gensim.models.phrases import FrozenPhrases
 
 from .analysis import Vocabulary
 
-__all__ = ["PhraseTable", "join_phrases", "join_phrases_in_sentences", "phrase_table", "vocabulary_of"]
+__all__ = ["PhraseTable", "join_phrases", "join_phrases_in_sentences", "phrase_table", "ragged_ids", "vocabulary_of"]
 
 
 def vocabulary_of(words: Sequence[str]) -> Vocabulary:
@@ -69,7 +69,6 @@ class PhraseTable:
     def __init__(self, phrasers: Sequence[FrozenPhrases], words: Sequence[str]):
         self.phrasers = tuple(phrasers)
         lexicon = vocabulary_of(words)
-        self.n_base = len(lexicon)
         self._passes: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         split_lists = [_phrase_splits(phraser) for phraser in self.phrasers]
         raw: list[tuple[list[int], list[int], list[int]]] = []
@@ -186,16 +185,22 @@ def join_phrases(
     return ids, offsets, table.words
 
 
+def ragged_ids(docs: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Token lists as ``(ids, offsets, words)``: doc ``i`` is ``ids[offsets[i]:offsets[i + 1]]``
+    and ``words[id]`` a token's string (numbered in order of first occurrence)."""
+    vocabulary = Vocabulary()
+    ids = np.fromiter((vocabulary.add(t) for doc in docs for t in doc), dtype=np.int64)
+    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)), out=offsets[1:])
+    return ids, offsets, vocabulary.words
+
+
 def join_phrases_in_sentences(phrasers: Sequence[FrozenPhrases] | None,
                               sentences: Sequence[Sequence[str]]) -> list[list[str]]:
     """``[apply_phrases(phrasers, s) for s in sentences]`` for token strings, via :func:`join_phrases`."""
     if not phrasers:
         return [list(s) for s in sentences]
-    lexicon = Vocabulary()
-    ids = np.fromiter((lexicon.add(t) for s in sentences for t in s), dtype=np.int64)
-    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)), out=offsets[1:])
-    ids, offsets, words = join_phrases(phrasers, ids, offsets, lexicon.words)
+    ids, offsets, words = join_phrases(phrasers, *ragged_ids(sentences))
     tokens = np.asarray(words, dtype=object)[ids]
     return [tokens[lo:hi].tolist() for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 

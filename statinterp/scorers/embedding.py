@@ -20,10 +20,9 @@ from gensim.models.keyedvectors import KeyedVectors
 from scipy.sparse import csr_matrix
 from scipy.spatial.distance import cdist
 
-from ..errors import UsageError
 from ..direction_cache import directions_key, query_key
-from ..analysis import Vocabulary
-from ..phrasing import join_phrases
+from ..errors import UsageError
+from ..phrasing import join_phrases, ragged_ids
 from .base import Similarity
 
 if TYPE_CHECKING:
@@ -244,11 +243,7 @@ def mean_directions(docs: Sequence[Sequence[str]], kv: KeyedVectors) -> np.ndarr
     dot product with a unit query direction is the doc's cosine, 0 for such docs, exactly
     as in :func:`cosine_scores`.
     """
-    lexicon = Vocabulary()
-    ids = np.fromiter((lexicon.add(token) for doc in docs for token in doc), dtype=np.int64)
-    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
-    np.cumsum([len(doc) for doc in docs], out=offsets[1:])
-    return mean_directions_of_ids(ids, offsets, lexicon.words, kv)
+    return mean_directions_of_ids(*ragged_ids(list(docs)), kv)
 
 
 #: Words whose vectors are looked up at a time by :func:`unit_vector_sums` (bounds its memory).
