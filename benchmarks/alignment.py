@@ -43,6 +43,17 @@ DEFAULT_DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "da
 DEFAULT_REPORT = os.path.join(os.path.dirname(__file__), "..", "reports", "segmentation.md")
 
 
+def unique_records(paths: list[str], kind: str):
+    """The ``kind`` records (``case`` or ``opinion``) of the terms' files, each id once, in order."""
+    seen = set()
+    for path in paths:
+        _, t = load_term(path)
+        for rid, record in t[kind].items():
+            if rid not in seen:
+                seen.add(rid)
+                yield record
+
+
 def load_term(path: str) -> tuple[str, dict[str, dict]]:
     term = os.path.basename(path)[: -len(".zip")]
     with zipfile.ZipFile(path) as zf:
@@ -129,15 +140,7 @@ def measure_alignment(paths: list[str], nlp_before, nlp_after, keep_examples: in
 
 
 def measure_speed(paths: list[str], max_cases: int | None, repeats: int) -> dict[str, dict]:
-    texts = []
-    seen = set()
-    for path in paths:
-        _, t = load_term(path)
-        for cid, case in t["case"].items():
-            if cid in seen:
-                continue
-            seen.add(cid)
-            texts.append(case["text"])
+    texts = [case["text"] for case in unique_records(paths, "case")]
     texts.sort(key=len)  # stable, reproducible order; spreads nothing across runs
     if max_cases is not None:
         texts = texts[:max_cases]
@@ -188,21 +191,15 @@ def data_notes(paths: list[str]) -> dict[str, int]:
     """Line-level facts about the opinion texts (each opinion once)."""
     star_line = re.compile(r"\[?\*+\d+(?:-\*?\d+)?\]?")
     notes = Counter()
-    seen = set()
-    for path in paths:
-        _, t = load_term(path)
-        for oid, opinion in t["opinion"].items():
-            if oid in seen:
-                continue
-            seen.add(oid)
-            notes["opinions"] += 1
-            for line in opinion["text"].split("\n"):
-                line = line.strip()
-                notes["lines"] += 1
-                if star_line.fullmatch(line):
-                    notes["star_page_lines"] += 1
-                elif line.isdigit():
-                    notes["number_lines"] += 1
+    for opinion in unique_records(paths, "opinion"):
+        notes["opinions"] += 1
+        for line in opinion["text"].split("\n"):
+            line = line.strip()
+            notes["lines"] += 1
+            if star_line.fullmatch(line):
+                notes["star_page_lines"] += 1
+            elif line.isdigit():
+                notes["number_lines"] += 1
     return dict(notes)
 
 
