@@ -12,18 +12,27 @@ Typical use::
     print(ranking.evaluate())                                  # {'nDCG@10': ..., 'nDCG@100': ...}
 """
 
-from .analysis import Analyzer
-from .context import Interpolated, Recursive
-from .corpus import Corpus, TermData, load_corpus
-from .errors import InputError, StatinterpError, UsageError
-from .evaluation import macro_average, ndcg, parse_metric, random_baseline_ndcg
-from .index import PreparedCorpus, TermIndex, prepare
-from .methods import build_method, list_methods
-from .provisions import load_provisions
-from .ranking import Ranking, rank
-from .scorers.base import Ranker, Similarity
-from .scorers.lexical import BM25, QLLM, TFISF
-from .workflow import evaluate_methods, example_data_path, open_corpus, prepare_corpus
+import importlib
+
+#: Where each exported name lives. The submodules pull in spaCy, gensim, SciPy and friends,
+#: so they are imported only when a name is first used (PEP 562); ``import statinterp.cli``
+#: and ``statinterp --help`` stay fast.
+_EXPORTS = {
+    "Analyzer": ".analysis",
+    "Interpolated": ".context", "Recursive": ".context",
+    "Corpus": ".corpus", "TermData": ".corpus", "load_corpus": ".corpus",
+    "InputError": ".errors", "StatinterpError": ".errors", "UsageError": ".errors",
+    "macro_average": ".evaluation", "ndcg": ".evaluation", "parse_metric": ".evaluation",
+    "random_baseline_ndcg": ".evaluation",
+    "PreparedCorpus": ".index", "TermIndex": ".index", "prepare": ".index",
+    "build_method": ".methods", "list_methods": ".methods",
+    "load_provisions": ".provisions",
+    "Ranking": ".ranking", "rank": ".ranking",
+    "Ranker": ".scorers.base", "Similarity": ".scorers.base",
+    "BM25": ".scorers.lexical", "QLLM": ".scorers.lexical", "TFISF": ".scorers.lexical",
+    "evaluate_methods": ".workflow", "example_data_path": ".workflow", "open_corpus": ".workflow",
+    "prepare_corpus": ".workflow",
+}
 
 __version__ = "0.1.0"
 
@@ -33,3 +42,16 @@ __all__ = [
     "evaluate_methods", "example_data_path", "list_methods", "load_corpus", "load_provisions", "macro_average",
     "ndcg", "open_corpus", "parse_metric", "prepare", "prepare_corpus", "random_baseline_ndcg", "rank",
 ]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,4 +1,8 @@
-"""The ``statinterp`` command line: click commands that parse options and call the library."""
+"""The ``statinterp`` command line: click commands that parse options and call the library.
+
+The library (spaCy, gensim, SciPy, scikit-learn, ...) is imported inside the commands, so that
+building the command tree and ``--help`` stay fast; only light modules are imported here.
+"""
 
 from __future__ import annotations
 
@@ -14,23 +18,21 @@ import click
 
 from . import atomic
 from .errors import StatinterpError, StatinterpWarning, UsageError
-from .evaluation import parse_metric
-from .methods import build_method, list_methods
-from .output import RANK_FORMATS, TABLE_FORMATS, format_evaluation, format_ranking
-from .provisions import read_provision_file
-from .ranking import rank as rank_term
-from .vectors import parse_vectors_option, required_pretrained
-from .workflow import evaluate_methods, example_data_path, open_corpus, prepare_corpus
+from .output import RANK_FORMATS, TABLE_FORMATS
 
 DATA_HELP = "A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data."
 
 
 def _vectors_option(ctx, param, value):
+    from .vectors import parse_vectors_option
+
     return parse_vectors_option(value)
 
 
 def _check_vectors(rankers, opts: dict) -> None:
     """Fail before reading the corpus if a method needs pretrained vectors not given (or unreadable)."""
+    from .vectors import required_pretrained
+
     for name in required_pretrained(rankers, opts["vectors"]):
         if isinstance(opts["vectors"][name], Path):
             from .embeddings import load_vectors
@@ -71,6 +73,8 @@ def common_options(func):
 
 
 def _prepare(opts: dict, terms=None, provision_override=None, require_labels=False, require_term=None):
+    from .workflow import open_corpus, prepare_corpus
+
     corpus = open_corpus(opts["data"], provisions=opts["provisions"], terms=terms,
                          provision_override=provision_override)
     if require_term is not None:
@@ -102,6 +106,8 @@ def _emit(text: str, out: Path | None, force: bool) -> None:
 
 def _ranker_from_options(method: str, model_file):
     """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
+    from .methods import build_method
+
     if model_file is None:
         return build_method(method)
     if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
@@ -165,6 +171,10 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
 
     Example: statinterp rank vehicle --method BM25-p --top 5
     """
+    from .output import format_ranking
+    from .provisions import read_provision_file
+    from .ranking import rank as rank_term
+
     ranker = _ranker_from_options(method, model_file)
     _check_vectors([ranker], opts)
     if provision_text is not None and provision_file is not None:
@@ -207,6 +217,11 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, **opt
 
     Example: statinterp evaluate --data ../shared/data/statutory_interpretation -m TF-ISF-p -m BM25
     """
+    from .evaluation import parse_metric
+    from .methods import build_method
+    from .output import format_evaluation
+    from .workflow import evaluate_methods
+
     names = _split_methods(methods) or ([] if model_files else default_methods())
     rankers = [build_method(n) for n in names]
     if model_files:
@@ -246,6 +261,8 @@ def default_methods() -> list[str]:
 @cli.command()
 def methods():
     """List the ranking methods, one line each."""
+    from .methods import list_methods
+
     entries = list_methods()
     width = max(len(n) for n, _ in entries)
     for name, desc in entries:
@@ -255,6 +272,8 @@ def methods():
 @cli.command()
 def example():
     """Print where the example data lives (the default --data)."""
+    from .workflow import example_data_path
+
     click.echo(str(example_data_path()))
 
 
@@ -304,6 +323,7 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
 
     Example: statinterp tune QLLM-c --data ../shared/data/statutory_interpretation --loo
     """
+    from .evaluation import parse_metric
     from .report import format_tune
     from .tuning import default_grid, parse_grid, tune as tune_split, tune_loo
 
@@ -341,8 +361,10 @@ def reproduce(method_set, terms, out_dir, force, **opts):
     import datetime
 
     from . import __version__
+    from .methods import build_method
     from .report import reproduction_chart, reproduction_json, reproduction_markdown
     from .tuning import all_methods, core_methods, reproduce as run_reproduction
+    from .workflow import example_data_path
 
     key = method_set.strip().lower()
     if key == "all":
@@ -490,7 +512,8 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
 
     from . import __version__
     from .learned.crossval import cross_validate, format_cv, write_report
-    from .methods import PAPER_COMPOUNDS
+    from .methods import PAPER_COMPOUNDS, build_method
+    from .workflow import example_data_path
 
     settings = _feature_settings(families, standardise, vector_features)
     names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])

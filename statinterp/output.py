@@ -7,11 +7,11 @@ import io
 import json
 import shutil
 import textwrap
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from .evaluation import RANDOM_TIES_SUFFIX
-from .ranking import Ranking
-from .workflow import MethodResult
+if TYPE_CHECKING:  # annotations only: the CLI reads RANK_FORMATS at start-up, so this module stays light
+    from .ranking import Ranking
+    from .workflow import MethodResult
 
 RANK_FORMATS = ("table", "json", "csv", "trec")
 TABLE_FORMATS = ("table", "json", "csv")
@@ -62,6 +62,8 @@ def _metric_keys(results: Sequence[MethodResult]) -> list[str]:
 
 
 def format_evaluation(results: Sequence[MethodResult], fmt: str = "table", per_term: bool = True) -> str:
+    from .evaluation import RANDOM_TIES_SUFFIX
+
     keys = _metric_keys(results)
     if fmt == "json":
         return json.dumps([{"method": r.method, "macro": r.macro, "per_term": r.per_term} for r in results],

@@ -665,12 +665,12 @@ def test_debug_shows_the_traceback(tmp_path):
 
 
 def test_unexpected_exception_is_one_line_without_debug_and_a_traceback_with_it(monkeypatch):
-    import statinterp.cli as cli
+    import statinterp.workflow as workflow
 
     def boom(*args, **kwargs):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(cli, "open_corpus", boom)
+    monkeypatch.setattr(workflow, "open_corpus", boom)  # the CLI imports it when a command runs
     code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache"])
     assert code == 1
     assert err.count("\n") == 1 and "Traceback" not in err
