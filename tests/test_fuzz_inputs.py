@@ -390,7 +390,7 @@ def test_unlabelled_corpus_ranks_but_does_not_evaluate(tmp_path):
         rec.pop("label")
     folder = write_term(tmp_path / "unlabelled", records)
     code, out, err = run_main(["evaluate", "-q", "--no-cache", "--data", str(folder), "-m", "BM25"])
-    line = assert_one_line_error(code, err, "no loaded term has labelled sentences", "rank works")
+    assert_one_line_error(code, err, "no loaded term has labelled sentences", "rank works")
     assert out == ""
 
     code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache", "--data", str(folder), "--format", "json",

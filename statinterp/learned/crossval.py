@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import StatinterpError, UsageError
 from ..evaluation import DEFAULT_METRICS, RANDOM_TIES_SUFFIX, Metric, evaluate_scores, macro_average, paired_test
 from ..progress import iterate
-from .features import FAMILIES, FeatureMatrix, FeatureSettings, extract_features
+from .features import FeatureMatrix, FeatureSettings, extract_features
 from .model import LEARNERS, LearnedRanker, _common_names, fit_matrices
 
 if TYPE_CHECKING:
@@ -334,7 +334,7 @@ def cv_markdown(result: CVResult, chart: str | None = None, notes: Sequence[str]
         "without labels; every fold's model lists its training terms, checked disjoint from its test terms).",
         f"- Features: {result.n_features} columns in families {', '.join(result.settings.families)}; scores "
         f"standardised per term: `{result.settings.standardise}`.",
-        f"- Learners: " + "; ".join(f"`{ln}` ({LEARNERS[ln]})" for ln in result.learners) + ".",
+        "- Learners: " + "; ".join(f"`{ln}` ({LEARNERS[ln]})" for ln in result.learners) + ".",
         f"- Baselines on the same terms: Random (exact expected NDCG of a random order), TF-ISF-p, and the best "
         f"compound `{result.best_compound}` (the best macro {ms[0]} among "
         f"{', '.join(sorted(result.compounds)) or 'none'}, chosen on these very terms, which favours it).",

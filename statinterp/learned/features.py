@@ -674,7 +674,6 @@ def _structure_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) ->
 
     term = index.term
     sent = index.levels["sentence"]
-    n = len(index)
     qids = [index.vocab.get(t) for t in index.query.tokens]
     phrase = np.asarray(qids, dtype=np.int64) if qids and all(q is not None for q in qids) else np.zeros(0, np.int64)
     wanted = np.asarray([q for q in qids if q is not None], dtype=np.int64)

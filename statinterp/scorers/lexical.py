@@ -20,7 +20,6 @@ from .base import Similarity
 
 if TYPE_CHECKING:
     from ..index import Query, TermIndex
-    from ..stats import CollectionStats
     from ..units import TokenSeqs
 
 
