@@ -329,3 +329,29 @@ def test_cli_cv_writes_report(tmp_path, capsys):
     capsys.readouterr()
     assert main(args + ["--force", "--mode", "folds", "--folds", "2", "--no-importance", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["mode"] == "folds"
+
+
+# ------------------------------------------------------------------------------ benchmarks/learned_alternatives.py
+
+
+def test_alternatives_reference_is_the_cv_ensemble(two_terms):
+    """The alternatives benchmark's reference system scores exactly as `statinterp cv`'s ensemble."""
+    from benchmarks.learned_alternatives import MASK, Term, fit_ensemble, fit_lexical
+    from statinterp.evaluation import evaluate_scores
+
+    feats = {ix.key: extract_features(ix, FAST) for ix in two_terms}
+    terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}
+    fm = next(iter(feats.values()))
+    result = cross_validate(two_terms, FAST, learners=("ensemble",), compounds=[], importance=False)
+    for fold in result.folds:
+        (key,) = fold.test
+        train = [terms[k] for k in fold.train]
+        scores = fit_ensemble(train, terms[key], FAST, fm.names, fm.families)
+        ev = evaluate_scores(scores, terms[key].gains, terms[key].ids)
+        for m in ("nDCG@10", "nDCG@100"):
+            assert ev[m] == pytest.approx(result.per_term["learned:ensemble"][key][m], abs=1e-12)
+        lexical = fit_lexical(train, terms[key])
+        assert lexical.shape == (len(terms[key].gains),) and np.isfinite(lexical).all()
+    masked = terms["vehicle"].masked
+    assert any(MASK in m for m in masked)
+    assert not any(term_pattern("vehicle").search(m) for m in masked)

@@ -475,7 +475,9 @@ class _Builder:
         self.families.append(family)
 
 
-def _zscore(v: np.ndarray) -> np.ndarray:
+def zscore(v: np.ndarray) -> np.ndarray:
+    """``(v - mean) / sd`` over one term's candidates (all zeros when ``v`` is constant)."""
+    v = np.asarray(v, dtype=np.float64)
     sd = v.std()
     return (v - v.mean()) / sd if sd > 1e-12 else np.zeros_like(v)
 
@@ -809,11 +811,11 @@ def extract_features(index: "TermIndex", settings: FeatureSettings | None = None
     for v, name, f in zip(b.cols, b.names, b.families):
         if f in SCORE_FAMILIES and settings.standardise != "none":
             if settings.standardise == "both":
-                cols += [v, _zscore(v), _percentile(v)]
+                cols += [v, zscore(v), _percentile(v)]
                 out_names += [name, name + "#z", name + "#pct"]
                 out_fams += [f, f, f]
             else:
-                cols.append(_zscore(v))
+                cols.append(zscore(v))
                 out_names.append(name + "#z")
                 out_fams.append(f)
         else:

@@ -43,7 +43,7 @@ import numpy as np
 from .. import atomic
 from ..errors import InputError, StatinterpWarning, UsageError
 from ..scorers.base import Ranker
-from .features import FeatureMatrix, FeatureSettings, extract_features
+from .features import FeatureMatrix, FeatureSettings, extract_features, zscore
 
 if TYPE_CHECKING:
     from ..index import TermIndex
@@ -59,12 +59,6 @@ LEARNERS = {
     "linear": "pointwise ridge regression on the gains (linear)",
     "hgb": "pointwise gradient-boosted trees (HistGradientBoostingRegressor) on the gains",
 }
-
-
-def _zscore(v: np.ndarray) -> np.ndarray:
-    v = np.asarray(v, dtype=np.float64)
-    sd = v.std()
-    return (v - v.mean()) / sd if sd > 1e-12 else np.zeros_like(v)
 
 
 def _term_weights(groups: Sequence[np.ndarray]) -> np.ndarray:
@@ -206,7 +200,7 @@ class LearnedRanker(Ranker):
             return np.zeros(0)
         if len(self.components) == 1:
             return np.asarray(self.components[0].raw(X), dtype=np.float64)
-        return np.mean([_zscore(c.raw(X)) for c in self.components], axis=0)
+        return np.mean([zscore(c.raw(X)) for c in self.components], axis=0)
 
     def score(self, index: "TermIndex") -> np.ndarray:
         fm = self.features(index)

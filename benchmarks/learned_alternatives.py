@@ -1,0 +1,292 @@
+"""Alternatives to the learned ranker's default, measured leave-one-term-out (issue 6).
+
+Writes ``reports/learned_alternatives.md`` (and ``.json``). Run from the project root::
+
+    python -m benchmarks.learned_alternatives --data ../shared/data/statutory_interpretation
+    python -m benchmarks.learned_alternatives --data ... --cross-encoder   # + fine-tuned MiniLM (~70 min, 2 cores)
+
+Every system is fitted on the other terms of each fold and scored on the held-out term, on the
+same folds (:func:`statinterp.learned.crossval.make_folds`), evaluated with
+:func:`statinterp.evaluation.evaluate_scores` and compared with the default learner
+(``ensemble``) by :func:`statinterp.evaluation.paired_test` across terms. Systems:
+
+- ``ensemble``: the default learned ranker on the default feature families (the reference).
+- ``lexical``: ridge regression on TF-IDF word 1-2-grams of the sentence with the term masked
+  (``term_pattern`` matches replaced by one placeholder word), so that phrasing around *any*
+  term ("TERM means", "is a TERM if") can be learned across terms.
+- ``embedding`` (needs the ``neural`` extra): ridge regression on all-MiniLM-L6-v2 embeddings of
+  the term-masked sentence.
+- ``lambdarank`` (needs ``lightgbm``, not a dependency): LightGBM's LambdaRank on the default
+  features (one query group per term).
+- ``cross-encoder`` (``--cross-encoder``; needs the ``neural`` extra): all-MiniLM-L6-v2's weights
+  fine-tuned as a cross-encoder on (term, sentence) pairs, regression on gain / 3, each training
+  term weighted equally.
+- ``ensemble+X``: the mean of the per-term z-scores of ``ensemble`` and ``X``, with X weighted
+  by the factor given in :data:`BLEND_WEIGHTS`.
+
+The hyper-parameters and blend weights were chosen while looking at these same folds, which
+favours the alternatives; none of them reaches the issue's target, so none became a default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
+MASK = " targetterm "
+BLEND_WEIGHTS = {"lexical": 0.25, "embedding": 0.25, "lambdarank": 1.0, "cross-encoder": 1.0}
+LAMBDARANK = dict(num_leaves=4, learning_rate=0.03, n_estimators=300, min_child_samples=20, colsample_bytree=0.5)
+CROSS_ENCODER = dict(epochs=2, learning_rate=4e-5, batch_size=16, max_length=128, warmup=0.1, seed=0)
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class Term:
+    """One term's candidates: features, gains (NaN: unlabelled), tie-break ids, term-masked texts."""
+
+    def __init__(self, index, features):
+        from statinterp.learned.features import term_pattern
+
+        self.key = index.key
+        self.query = index.term.query
+        self.X = features.X
+        self.gains = np.asarray(index.gains, dtype=np.float64)
+        self.labelled = ~np.isnan(self.gains)
+        self.ids = index.sentence_ids.astype(str)
+        self.texts = [s.text for s in index.sentences]
+        rx = term_pattern(self.query)
+        self.masked = [rx.sub(MASK, t) for t in self.texts]
+
+
+def _labelled(train: list[Term], attr) -> np.ndarray:
+    """The training terms' labelled rows of ``attr`` (a Term attribute name, or a function of a Term), stacked."""
+    values = [getattr(t, attr) if isinstance(attr, str) else attr(t) for t in train]
+    return np.concatenate([np.asarray(v, dtype=object if isinstance(v, list) else None)[t.labelled]
+                           for t, v in zip(train, values)])
+
+
+def _weights(train: list[Term]) -> np.ndarray:
+    """Each training term counts equally (as in the learned ranker's pointwise learners); mean 1."""
+    w = np.concatenate([np.full(int(t.labelled.sum()), 1.0 / max(1, int(t.labelled.sum()))) for t in train])
+    return w / w.mean()
+
+
+def fit_ensemble(train: list[Term], test: Term, settings, names, families) -> np.ndarray:
+    from statinterp.learned.features import FeatureMatrix
+    from statinterp.learned.model import fit_matrices
+
+    mats = [FeatureMatrix(t.X, names, families, {}) for t in train]
+    model = fit_matrices(mats, [t.gains for t in train], [t.key for t in train], settings, "ensemble", 0)
+    return model.score_matrix(test.X)
+
+
+def fit_lexical(train: list[Term], test: Term) -> np.ndarray:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import Ridge
+
+    vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
+    X = vec.fit_transform(list(_labelled(train, "masked")))
+    model = Ridge(alpha=3.0).fit(X, _labelled(train, "gains"), sample_weight=_weights(train))
+    return model.predict(vec.transform(test.masked))
+
+
+def fit_embedding(train: list[Term], test: Term, embeddings: dict[str, np.ndarray]) -> np.ndarray:
+    from sklearn.linear_model import Ridge
+
+    X = _labelled(train, lambda t: embeddings[t.key])
+    model = Ridge(alpha=1.0).fit(X, _labelled(train, "gains"), sample_weight=_weights(train))
+    return model.predict(embeddings[test.key])
+
+
+def fit_lambdarank(train: list[Term], test: Term) -> np.ndarray:
+    import lightgbm
+
+    model = lightgbm.LGBMRanker(objective="lambdarank", label_gain=[0, 1, 2, 3], lambdarank_truncation_level=100,
+                                random_state=0, n_jobs=1, verbose=-1, **LAMBDARANK)
+    model.fit(_labelled(train, "X"), _labelled(train, "gains").astype(int),
+              group=[int(t.labelled.sum()) for t in train])
+    return model.predict(test.X)
+
+
+def fit_cross_encoder(train: list[Term], test: Term) -> np.ndarray:
+    """Fine-tune all-MiniLM-L6-v2's encoder with a fresh one-output head on (term, sentence) pairs."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from statinterp.learned.dense import MiniLMEncoder
+
+    p = CROSS_ENCODER
+    model_dir = str(MiniLMEncoder.model_dir())
+    torch.manual_seed(p["seed"])
+    rng = np.random.default_rng(p["seed"])
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir, num_labels=1)
+    pairs = [(t.query, s) for t in train for s, keep in zip(t.texts, t.labelled) if keep]
+    targets = _labelled(train, "gains") / 3.0
+    weights = _weights(train)
+    bs = p["batch_size"]
+    steps = p["epochs"] * -(-len(pairs) // bs)
+    opt = torch.optim.AdamW(model.parameters(), lr=p["learning_rate"], weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda i: min(1.0, (i + 1) / (p["warmup"] * steps)) * max(0.0, (steps - i) / steps))
+
+    def encode(batch):
+        return tokenizer([q for q, _ in batch], [s for _, s in batch], truncation="only_second",
+                         max_length=p["max_length"], padding=True, return_tensors="pt")
+
+    model.train()
+    for _ in range(p["epochs"]):
+        order = rng.permutation(len(pairs))
+        for start in range(0, len(pairs), bs):
+            rows = order[start:start + bs]
+            pred = model(**encode([pairs[i] for i in rows])).logits.squeeze(-1)
+            y = torch.tensor(targets[rows], dtype=torch.float32)
+            w = torch.tensor(weights[rows], dtype=torch.float32)
+            loss = (w * (pred - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(test.texts), 64):
+            batch = [(test.query, s) for s in test.texts[start:start + 64]]
+            out.append(model(**encode(batch)).logits.squeeze(-1).numpy())
+    return np.concatenate(out).astype(np.float64)
+
+
+def _available(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--cache-dir", type=Path, default=None, help="statinterp cache folder (default: statinterp's)")
+    ap.add_argument("--cross-encoder", action="store_true", help="also fine-tune the MiniLM cross-encoder (slow)")
+    ap.add_argument("--out", type=Path, default=ROOT / "reports" / "learned_alternatives.md")
+    args = ap.parse_args(argv)
+
+    from statinterp.evaluation import DEFAULT_METRICS, evaluate_scores, macro_average, paired_test
+    from statinterp.learned.crossval import make_folds
+    from statinterp.learned.features import FeatureSettings, extract_features, zscore
+    from statinterp.workflow import open_corpus, prepare_corpus
+
+    settings = FeatureSettings()
+    prepared = prepare_corpus(open_corpus(args.data), cache_dir=args.cache_dir, show_progress=True)
+    terms: dict[str, Term] = {}
+    for index in prepared:
+        if index.term.labelled:
+            log(f"features of {index.key}")
+            fm = extract_features(index, settings)
+            names, families = fm.names, fm.families
+            terms[index.key] = Term(index, fm)
+    folds = make_folds(list(terms), "loo")
+
+    skipped: dict[str, str] = {}
+    systems = ["ensemble", "lexical"]
+    embeddings: dict[str, np.ndarray] = {}
+    if _available("sentence_transformers"):
+        from statinterp.learned import dense
+
+        encoder = dense.get_encoder()
+        root = args.cache_dir or prepared.analyzer.cache_root
+        for t in terms.values():
+            embeddings[t.key] = dense.embed(t.masked, encoder, root)
+        systems.append("embedding")
+    else:
+        skipped["embedding"] = "the neural extra is not installed"
+    if _available("lightgbm"):
+        systems.append("lambdarank")
+    else:
+        skipped["lambdarank"] = "lightgbm is not installed"
+    if args.cross_encoder:
+        if _available("transformers") and _available("torch"):
+            systems.append("cross-encoder")
+        else:
+            skipped["cross-encoder"] = "the neural extra (torch, transformers) is not installed"
+    else:
+        skipped["cross-encoder"] = "not asked for (--cross-encoder)"
+
+    fitters = {
+        "ensemble": lambda tr, te: fit_ensemble(tr, te, settings, names, families),
+        "lexical": fit_lexical,
+        "embedding": lambda tr, te: fit_embedding(tr, te, embeddings),
+        "lambdarank": fit_lambdarank,
+        "cross-encoder": fit_cross_encoder,
+    }
+    scores: dict[str, dict[str, np.ndarray]] = {s: {} for s in systems}
+    seconds: dict[str, float] = dict.fromkeys(systems, 0.0)
+    for fold in folds:
+        (test_key,) = fold.test
+        train = [terms[k] for k in fold.train]
+        for s in systems:
+            t0 = time.perf_counter()
+            scores[s][test_key] = fitters[s](train, terms[test_key])
+            seconds[s] += time.perf_counter() - t0
+        log(f"fold {test_key} done")
+    for s in systems[1:]:
+        scores[f"ensemble+{s}"] = {k: zscore(scores["ensemble"][k]) + BLEND_WEIGHTS[s] * zscore(v)
+                                   for k, v in scores[s].items()}
+
+    metric_names = [m.name for m in DEFAULT_METRICS]
+    per_term = {s: {k: {m: evaluate_scores(v, terms[k].gains, terms[k].ids, DEFAULT_METRICS, term=k)[m]
+                        for m in metric_names} for k, v in by_term.items()}
+                for s, by_term in scores.items()}
+    macro = {s: macro_average(v) for s, v in per_term.items()}
+    tests = {s: {m: paired_test({k: per_term[s][k][m] for k in terms}, {k: per_term["ensemble"][k][m] for k in terms})
+                 for m in metric_names} for s in per_term if s != "ensemble"}
+
+    lines = ["# Alternatives to the default learned ranker (issue 6)", "",
+             "Produced by:", "", "```",
+             "python -m benchmarks.learned_alternatives --data ../shared/data/statutory_interpretation"
+             + (" --cross-encoder" if args.cross_encoder else ""), "```", "",
+             f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
+             f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; leave-one-term-out, the same folds for every "
+             "system. What each system is: `benchmarks/learned_alternatives.py` (module docstring).",
+             f"- Blend weights: {', '.join(f'{k} × {v}' for k, v in BLEND_WEIGHTS.items())}; LambdaRank {LAMBDARANK}; "
+             f"cross-encoder {CROSS_ENCODER}.",
+             "- Hyper-parameters and blend weights were chosen looking at these folds (favours the alternatives).", "",
+             "| System | nDCG@10 | nDCG@100 | vs ensemble @10 (Wilcoxon p) | vs ensemble @100 (Wilcoxon p) | fit+score s |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for s in per_term:
+        cells = [f"{macro[s][m]:.4f}" for m in metric_names]
+        if s in tests:
+            cells += [f"{tests[s][m].mean_diff:+.4f} ({tests[s][m].wilcoxon_p:.2f})" for m in metric_names]
+        else:
+            cells += ["", ""]
+        cells.append(f"{seconds[s]:.0f}" if s in seconds else "")
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    if skipped:
+        lines += ["", "Not run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()) + "."]
+    lines += ["", "Per term (nDCG@10):", "", "| Term | " + " | ".join(per_term) + " |",
+              "|---|" + "---:|" * len(per_term)]
+    for k in terms:
+        lines.append(f"| {k} | " + " | ".join(f"{per_term[s][k][metric_names[0]]:.3f}" for s in per_term) + " |")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args.out.with_suffix(".json").write_text(json.dumps(
+        {"macro": macro, "per_term": per_term, "seconds": seconds, "skipped": skipped,
+         "blend_weights": BLEND_WEIGHTS, "lambdarank": LAMBDARANK, "cross_encoder": CROSS_ENCODER}, indent=2) + "\n",
+        encoding="utf-8")
+    log(f"wrote {args.out}")
+    print("\n".join(lines[lines.index("| System | nDCG@10 | nDCG@100 | vs ensemble @10 (Wilcoxon p) | vs ensemble "
+                                      "@100 (Wilcoxon p) | fit+score s |"):]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
