@@ -424,6 +424,10 @@ def limits_notes(result: CVResult) -> list[str]:
                  "results on the 14 shared terms, so the learned rows are slightly optimistic. The variants tried "
                  "(per-term percentile ranks added to or replacing the z-scores; the dense family with and without "
                  "embedding coordinates) moved macro nDCG@10 by about ±0.01–0.03, less than the per-term spread.")
+    notes.append("- Other learners measured on the same folds (ridge on TF-IDF n-grams of the term-masked sentence, "
+                 "ridge on frozen MiniLM embeddings, LightGBM LambdaRank, a MiniLM cross-encoder fine-tuned on the "
+                 "training terms, and their blends with the ensemble) are in `reports/learned_alternatives.md` "
+                 "(`python -m benchmarks.learned_alternatives`).")
     if "dense" in result.settings.families:
         notes.append("- The dense features come from a small general-purpose sentence encoder (all-MiniLM-L6-v2, "
                      "not fine-tuned on legal text or on these labels); used as features they add little to the "
