@@ -36,12 +36,7 @@ _EXPORTS = {
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Analyzer", "BM25", "Corpus", "InputError", "Interpolated", "PreparedCorpus", "QLLM", "Ranker", "Ranking",
-    "Recursive", "Similarity", "StatinterpError", "TFISF", "TermData", "TermIndex", "UsageError", "build_method",
-    "evaluate_methods", "example_data_path", "list_methods", "load_corpus", "load_provisions", "macro_average",
-    "ndcg", "open_corpus", "parse_metric", "prepare", "prepare_corpus", "random_baseline_ndcg", "rank",
-]
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str):
