@@ -180,6 +180,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "learned_alternatives.md")
     args = ap.parse_args(argv)
 
+    from statinterp import atomic
     from statinterp.evaluation import DEFAULT_METRICS, evaluate_scores, macro_average, paired_test
     from statinterp.learned.crossval import make_folds
     from statinterp.learned.features import FeatureSettings, extract_features, zscore
@@ -255,13 +256,15 @@ def main(argv=None) -> int:
              "python -m benchmarks.learned_alternatives --data ../shared/data/statutory_interpretation"
              + (" --cross-encoder" if args.cross_encoder else ""), "```", "",
              f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
-             f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; leave-one-term-out, the same folds for every "
-             "system. What each system is: `benchmarks/learned_alternatives.py` (module docstring).",
+             f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; leave-one-term-out, the same "
+             "folds for every system. What each system is: `benchmarks/learned_alternatives.py` (module docstring).",
              f"- Blend weights: {', '.join(f'{k} × {v}' for k, v in BLEND_WEIGHTS.items())}; LambdaRank {LAMBDARANK}; "
              f"cross-encoder {CROSS_ENCODER}.",
              "- Hyper-parameters and blend weights were chosen looking at these folds (favours the alternatives).", "",
-             "| System | nDCG@10 | nDCG@100 | vs ensemble @10 (Wilcoxon p) | vs ensemble @100 (Wilcoxon p) | fit+score s |",
-             "|---|---:|---:|---:|---:|---:|"]
+             ]
+    table_start = len(lines)
+    lines += ["| System | nDCG@10 | nDCG@100 | vs ensemble @10 (Wilcoxon p) | vs ensemble @100 (Wilcoxon p) "
+              "| fit+score s |", "|---|---:|---:|---:|---:|---:|"]
     for s in per_term:
         cells = [f"{macro[s][m]:.4f}" for m in metric_names]
         if s in tests:
@@ -277,14 +280,13 @@ def main(argv=None) -> int:
     for k in terms:
         lines.append(f"| {k} | " + " | ".join(f"{per_term[s][k][metric_names[0]]:.3f}" for s in per_term) + " |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    args.out.with_suffix(".json").write_text(json.dumps(
+    atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
+    atomic.write_text(args.out.with_suffix(".json"), json.dumps(
         {"macro": macro, "per_term": per_term, "seconds": seconds, "skipped": skipped,
          "blend_weights": BLEND_WEIGHTS, "lambdarank": LAMBDARANK, "cross_encoder": CROSS_ENCODER}, indent=2) + "\n",
-        encoding="utf-8")
+        force=True)
     log(f"wrote {args.out}")
-    print("\n".join(lines[lines.index("| System | nDCG@10 | nDCG@100 | vs ensemble @10 (Wilcoxon p) | vs ensemble "
-                                      "@100 (Wilcoxon p) | fit+score s |"):]))
+    print("\n".join(lines[table_start:]))
     return 0
 
 
