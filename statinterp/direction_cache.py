@@ -22,8 +22,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -106,15 +107,9 @@ class DirectionCache:
 
     def get(self, key: str, rows: Mapping[str, int]) -> dict[str, np.ndarray] | None:
         """The stored directions (name -> float64 array with ``rows[name]`` rows), or ``None``."""
-        path = self.path(key)
-        try:
-            meta, array = read_array_file(path, self.MAGIC, key)
-        except OSError:
-            return None
-        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the file is not used
-            return self._discard(path, exc)
-        try:
-            if meta.get("format") != DIRECTIONS_FORMAT or sorted(meta["names"]) != sorted(rows):
+
+        def decode(meta, array):
+            if sorted(meta["names"]) != sorted(rows):
                 raise ValueError("written for other units")
             out = {}
             for name, n in rows.items():
@@ -123,10 +118,9 @@ class DirectionCache:
                         or values.dtype != np.float64:
                     raise ValueError(f"inconsistent array {name}")
                 out[name] = values
-        except Exception as exc:  # noqa: BLE001
-            return self._discard(path, exc)
-        touch(path)
-        return out
+            return out
+
+        return self._read(self.path(key), self.MAGIC, key, decode)
 
     def put(self, key: str, directions: Mapping[str, np.ndarray]) -> None:
         """Store ``directions`` (best effort: a folder that cannot be written is skipped)."""
@@ -140,30 +134,39 @@ class DirectionCache:
     def get_query(self, key: str) -> tuple[np.ndarray | None] | None:
         """``(direction,)`` of a stored query (``(None,)`` for a query without any vector), or
         ``None`` on a miss."""
-        path = self.query_path(key)
-        try:
-            meta, array = read_array_file(path, self.QUERY_MAGIC, key)
-        except OSError:
-            return None
-        except Exception as exc:  # noqa: BLE001
-            return self._discard(path, exc)
-        try:
-            if meta.get("format") != DIRECTIONS_FORMAT:
-                raise ValueError("another format")
+
+        def decode(meta, array):
             if meta["none"]:
                 return (None,)
             direction = array("direction")
             if direction.ndim != 1 or direction.dtype != np.float64:
                 raise ValueError("inconsistent array")
-        except Exception as exc:  # noqa: BLE001
-            return self._discard(path, exc)
-        touch(path)
-        return (direction,)
+            return (direction,)
+
+        return self._read(self.query_path(key), self.QUERY_MAGIC, key, decode)
 
     def put_query(self, key: str, direction: np.ndarray | None) -> None:
         arrays = {} if direction is None else {"direction": np.asarray(direction, dtype=np.float64)}
         self._write(self.query_path(key), self.QUERY_MAGIC, key,
                     {"format": DIRECTIONS_FORMAT, "none": direction is None}, arrays, "q-*.bin", self.KEEP_QUERIES)
+
+    def _read(self, path: Path, magic: bytes, key: str, decode: Callable[[dict, Callable], Any]) -> Any:
+        """``decode(meta, array)`` of the file at ``path`` (used: its time is touched), ``None`` if
+        there is none; a damaged or inconsistent file is discarded with a warning (``None``)."""
+        try:
+            meta, array = read_array_file(path, magic, key)
+        except OSError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the file is not used
+            return self._discard(path, exc)
+        try:
+            if meta.get("format") != DIRECTIONS_FORMAT:
+                raise ValueError("another format")
+            value = decode(meta, array)
+        except Exception as exc:  # noqa: BLE001
+            return self._discard(path, exc)
+        touch(path)
+        return value
 
     def _write(self, path: Path, magic: bytes, key: str, meta: dict, arrays: Mapping[str, np.ndarray],
                pattern: str, keep: int) -> None:
@@ -175,7 +178,7 @@ class DirectionCache:
 
     def _discard(self, path: Path, exc: Exception) -> None:
         warnings.warn(f"discarding damaged unit-direction cache file {path} ({exc}); it will be recomputed",
-                      StatinterpWarning, stacklevel=3)
+                      StatinterpWarning, stacklevel=4)
         try:
             path.unlink()
         except OSError:
