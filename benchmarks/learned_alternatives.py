@@ -18,6 +18,12 @@ same folds (:func:`statinterp.learned.crossval.make_folds`), evaluated with
   the term-masked sentence.
 - ``lambdarank`` (needs ``lightgbm``, not a dependency): LightGBM's LambdaRank on the default
   features (one query group per term).
+- ``ordinal``: ordinal regression with the default features: one gradient-boosted classifier
+  (HistGradientBoostingClassifier, the learned ranker's tree settings) per threshold gain >= 1,
+  >= 2, >= 3; the score is the sum of the three probabilities (the expected gain).
+- ``prf``: pseudo-relevance feedback on the held-out term, without its labels: the TF-IDF cosine
+  of each term-masked sentence with the centroid of the ``ensemble``'s top :data:`PRF_TOP`
+  sentences (TF-IDF fitted on that term's sentences, English stop words removed).
 - ``cross-encoder`` (``--cross-encoder``; needs the ``neural`` extra): all-MiniLM-L6-v2's weights
   fine-tuned as a cross-encoder on (term, sentence) pairs, regression on gain / 3, each training
   term weighted equally.
@@ -42,7 +48,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
 MASK = " targetterm "
-BLEND_WEIGHTS = {"lexical": 0.25, "embedding": 0.25, "lambdarank": 1.0, "cross-encoder": 1.0}
+BLEND_WEIGHTS = {"lexical": 0.25, "embedding": 0.25, "lambdarank": 1.0, "ordinal": 1.0, "prf": 0.25,
+                 "cross-encoder": 1.0}
+PRF_TOP = 10
 LAMBDARANK = dict(num_leaves=4, learning_rate=0.03, n_estimators=300, min_child_samples=20, colsample_bytree=0.5)
 CROSS_ENCODER = dict(epochs=2, learning_rate=4e-5, batch_size=16, max_length=128, warmup=0.1, seed=0)
 
@@ -116,6 +124,31 @@ def fit_lambdarank(train: list[Term], test: Term) -> np.ndarray:
     model.fit(_labelled(train, "X"), _labelled(train, "gains").astype(int),
               group=[int(t.labelled.sum()) for t in train])
     return model.predict(test.X)
+
+
+def fit_ordinal(train: list[Term], test: Term) -> np.ndarray:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from statinterp.learned.model import _Trees
+
+    X, y, w = _labelled(train, "X"), _labelled(train, "gains"), _weights(train)
+    score = np.zeros(len(test.X))
+    for level in (1, 2, 3):
+        target = (y >= level).astype(int)
+        if 0 < target.sum() < len(target):
+            model = HistGradientBoostingClassifier(random_state=0, early_stopping=False, **_Trees().params)
+            score += model.fit(X, target, sample_weight=w).predict_proba(test.X)[:, 1]
+    return score
+
+
+def fit_prf(test: Term, reference: np.ndarray) -> np.ndarray:
+    """Similarity to the centroid of ``reference``'s top sentences of the held-out term (no labels used)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    X = TfidfVectorizer(sublinear_tf=True, stop_words="english").fit_transform(test.masked)
+    top = np.lexsort((np.arange(len(reference)), -reference))[:min(PRF_TOP, max(1, len(reference) // 3))]
+    centroid = np.asarray(X[top].mean(axis=0)).ravel()
+    return np.asarray(X @ centroid, dtype=np.float64).ravel()
 
 
 def fit_cross_encoder(train: list[Term], test: Term) -> np.ndarray:
@@ -214,6 +247,7 @@ def main(argv=None) -> int:
         systems.append("lambdarank")
     else:
         skipped["lambdarank"] = "lightgbm is not installed"
+    systems += ["ordinal", "prf"]
     if args.cross_encoder:
         if _available("transformers") and _available("torch"):
             systems.append("cross-encoder")
@@ -227,6 +261,8 @@ def main(argv=None) -> int:
         "lexical": fit_lexical,
         "embedding": lambda tr, te: fit_embedding(tr, te, embeddings),
         "lambdarank": fit_lambdarank,
+        "ordinal": fit_ordinal,
+        "prf": lambda tr, te: fit_prf(te, scores["ensemble"][te.key]),
         "cross-encoder": fit_cross_encoder,
     }
     scores: dict[str, dict[str, np.ndarray]] = {s: {} for s in systems}

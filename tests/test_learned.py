@@ -355,3 +355,28 @@ def test_alternatives_reference_is_the_cv_ensemble(two_terms):
     masked = terms["vehicle"].masked
     assert any(MASK in m for m in masked)
     assert not any(term_pattern("vehicle").search(m) for m in masked)
+
+
+def test_alternatives_ordinal_and_prf(two_terms):
+    """The ordinal system scores an expected gain in [0, 3]; PRF ranks near-copies of the reference's
+    top sentences above an unrelated sentence, without looking at the held-out labels."""
+    from types import SimpleNamespace
+
+    from benchmarks.learned_alternatives import PRF_TOP, Term, fit_ordinal, fit_prf
+
+    feats = {ix.key: extract_features(ix, FAST) for ix in two_terms}
+    terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}
+    ordinal = fit_ordinal([terms["vehicle_b"]], terms["vehicle"])
+    assert ordinal.shape == (len(terms["vehicle"].gains),)
+    assert (ordinal >= 0).all() and (ordinal <= 3).all() and ordinal.std() > 0
+
+    texts = ["the motor car is a self propelled engine on wheels"] * PRF_TOP + [
+        "a motor car with an engine on four wheels", "the court denied the motion for costs"] + [
+        f"filler sentence number {i} about procedure" for i in range(3 * PRF_TOP)]
+    test = SimpleNamespace(masked=texts)
+    reference = np.r_[np.full(PRF_TOP, 10.0), np.zeros(len(texts) - PRF_TOP)]
+    prf = fit_prf(test, reference)
+    assert prf[PRF_TOP] > prf[PRF_TOP + 1]
+    assert prf[PRF_TOP] > prf[PRF_TOP + 2:].max()
+    ranked_again = fit_prf(test, -reference)  # another reference: another centroid, other scores
+    assert ranked_again[PRF_TOP] < prf[PRF_TOP]
