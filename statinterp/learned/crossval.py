@@ -425,7 +425,8 @@ def limits_notes(result: CVResult) -> list[str]:
                  "(per-term percentile ranks added to or replacing the z-scores; the dense family with and without "
                  "embedding coordinates) moved macro nDCG@10 by about ±0.01–0.03, less than the per-term spread.")
     notes.append("- Other learners measured on the same folds (ridge on TF-IDF n-grams of the term-masked sentence, "
-                 "ridge on frozen MiniLM embeddings, LightGBM LambdaRank, a MiniLM cross-encoder fine-tuned on the "
+                 "ridge on frozen MiniLM embeddings, LightGBM LambdaRank, ordinal regression with boosted trees, "
+                 "pseudo-relevance feedback on the held-out term, a MiniLM cross-encoder fine-tuned on the "
                  "training terms, and their blends with the ensemble) are in `reports/learned_alternatives.md` "
                  "(`python -m benchmarks.learned_alternatives`).")
     if "dense" in result.settings.families:
