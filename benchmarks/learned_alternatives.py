@@ -3,7 +3,7 @@
 Writes ``reports/learned_alternatives.md`` (and ``.json``). Run from the project root::
 
     python -m benchmarks.learned_alternatives --data ../shared/data/statutory_interpretation
-    python -m benchmarks.learned_alternatives --data ... --cross-encoder   # + fine-tuned MiniLM (~80-95 min, 2 cores)
+    python -m benchmarks.learned_alternatives --data ... --cross-encoder   # + fine-tuned MiniLM (~80-130 min on 2 cores, by load)
 
 Every system is fitted on the other terms of each fold and scored on the held-out term, on the
 same folds (:func:`statinterp.learned.crossval.make_folds`), evaluated with
