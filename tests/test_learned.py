@@ -378,5 +378,5 @@ def test_alternatives_ordinal_and_prf(two_terms):
     prf = fit_prf(test, reference)
     assert prf[PRF_TOP] > prf[PRF_TOP + 1]
     assert prf[PRF_TOP] > prf[PRF_TOP + 2:].max()
-    ranked_again = fit_prf(test, -reference)  # another reference: another centroid, other scores
+    ranked_again = fit_prf(test, -reference)  # top 10 now: this sentence, the costs one and 8 fillers
     assert ranked_again[PRF_TOP] < prf[PRF_TOP]
