@@ -23,7 +23,8 @@ same folds (:func:`statinterp.learned.crossval.make_folds`), evaluated with
   >= 2, >= 3; the score is the sum of the three probabilities (the expected gain).
 - ``prf``: pseudo-relevance feedback on the held-out term, without its labels: the TF-IDF cosine
   of each term-masked sentence with the centroid of the ``ensemble``'s top :data:`PRF_TOP`
-  sentences (TF-IDF fitted on that term's sentences, English stop words removed).
+  sentences (at most a third of the term's sentences; TF-IDF fitted on that term's sentences,
+  English stop words removed).
 - ``cross-encoder`` (``--cross-encoder``; needs the ``neural`` extra): all-MiniLM-L6-v2's weights
   fine-tuned as a cross-encoder on (term, sentence) pairs, regression on gain / 3, each training
   term weighted equally.
