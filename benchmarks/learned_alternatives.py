@@ -137,7 +137,7 @@ def fit_ordinal(train: list[Term], test: Term) -> np.ndarray:
     for level in (1, 2, 3):
         target = (y >= level).astype(int)
         if 0 < target.sum() < len(target):
-            model = HistGradientBoostingClassifier(random_state=0, early_stopping=False, **_Trees().params)
+            model = HistGradientBoostingClassifier(random_state=0, early_stopping=False, **_Trees().params_for(len(y)))
             score += model.fit(X, target, sample_weight=w).predict_proba(test.X)[:, 1]
     return score
 

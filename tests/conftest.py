@@ -269,6 +269,17 @@ def _prepare_tiny(tiny_dir: Path, statistics: str):
     return prepare(load_corpus(tiny_dir), Analyzer(cache_dir=False), statistics=statistics)
 
 
+@pytest.fixture(scope="module")
+def example(analysis_cache_dir):
+    """The shipped example corpus (term ``vehicle``) prepared, without word vectors."""
+    from statinterp.workflow import open_corpus, prepare_corpus
+
+    prepared = prepare_corpus(open_corpus(), cache_dir=analysis_cache_dir)
+    for ix in prepared:
+        ix.vectors = None
+    return prepared
+
+
 @pytest.fixture(scope="session")
 def tiny_prepared(tiny_dir):
     """TINY with background statistics (no cache)."""

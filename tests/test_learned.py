@@ -22,19 +22,11 @@ from statinterp.learned.features import (
 )
 from statinterp.learned.model import LearnedRanker, fit_ranker, load_model, read_header, save_model
 from statinterp.ranking import rank
-from statinterp.workflow import example_data_path, open_corpus, prepare_corpus
+from statinterp.workflow import example_data_path, open_corpus
 
 REAL_DATA = Path(__file__).parents[1].parent / "shared" / "data" / "statutory_interpretation"
 #: Fast settings: no word vectors (training them is the slow part).
 FAST = FeatureSettings(vectors="off")
-
-
-@pytest.fixture(scope="module")
-def example(analysis_cache_dir):
-    prepared = prepare_corpus(open_corpus(), cache_dir=analysis_cache_dir)
-    for ix in prepared:
-        ix.vectors = None
-    return prepared
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ from statinterp.errors import UsageError
 from statinterp.learned import dense
 from statinterp.learned.features import FeatureSettings, extract_features
 from statinterp.learned.model import fit_ranker, load_model, save_model
-from test_learned import example  # noqa: F401 - the example corpus fixture (no word vectors)
 
 FAKE = "fake-encoder"
 

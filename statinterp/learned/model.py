@@ -144,14 +144,19 @@ class _Trees(_Component):
         self.params = dict(max_iter=max_iter, learning_rate=learning_rate, max_leaf_nodes=max_leaf_nodes,
                            min_samples_leaf=min_samples_leaf, l2_regularization=l2_regularization)
 
+    def params_for(self, n_samples: int) -> dict:
+        """The scikit-learn parameters for ``n_samples`` training rows: ``min_samples_leaf`` is
+        capped at a quarter of them, so that tiny training sets can still split."""
+        leaf = max(1, min(self.params["min_samples_leaf"], n_samples // 4))
+        return dict(self.params, min_samples_leaf=leaf)
+
     def fit(self, mats, gains, seed):
         from sklearn.ensemble import HistGradientBoostingRegressor
 
         X = np.vstack(mats)
         y = np.concatenate(gains)
-        leaf = max(1, min(self.params["min_samples_leaf"], len(y) // 4))
-        params = dict(self.params, min_samples_leaf=leaf)
-        self.model = HistGradientBoostingRegressor(random_state=seed, early_stopping=False, **params)
+        self.model = HistGradientBoostingRegressor(random_state=seed, early_stopping=False,
+                                                   **self.params_for(len(y)))
         self.model.fit(X, y, sample_weight=_term_weights(gains))
         return self
 

@@ -39,12 +39,14 @@ EMD_MAX_ITER = 1_000_000
 
 
 def _lookup(
-    words: Iterable[str], kv: KeyedVectors, *, drop_zero: bool = True
+    words: Iterable[str], kv: KeyedVectors, *, drop_zero: bool = True, unit: bool = False
 ) -> tuple[dict[str, int], np.ndarray]:
     """Vectors (float64 rows) of the distinct ``words`` that have a vector.
 
     Returns ``(row_of_word, matrix)``; words without a vector (and, with ``drop_zero``,
     words whose vector is all zeros, which has no direction) are absent from the dict.
+    ``unit`` (implies ``drop_zero``) scales every row to unit length, in place, with the
+    norms computed once for both steps.
     """
     key_to_index = kv.key_to_index
     fasttext = isinstance(kv, FastTextKeyedVectors) and kv.bucket > 0
@@ -64,11 +66,14 @@ def _lookup(
     if oov_words:
         matrix[len(known):] = fasttext_oov_vectors(kv, oov_words)
     words_in_order = known + oov_words
-    if drop_zero:
-        nonzero = np.linalg.norm(matrix, axis=1) > 0
+    if drop_zero or unit:
+        norms = np.linalg.norm(matrix, axis=1)
+        nonzero = norms > 0
         if not nonzero.all():
-            matrix = matrix[nonzero]
+            matrix, norms = matrix[nonzero], norms[nonzero]
             words_in_order = [w for w, keep in zip(words_in_order, nonzero) if keep]
+        if unit:
+            matrix /= norms[:, None]
     return {word: row for row, word in enumerate(words_in_order)}, matrix
 
 
@@ -93,24 +98,20 @@ def fasttext_oov_vectors(kv: FastTextKeyedVectors, words: Sequence[str]) -> np.n
     return sums
 
 
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
-
-
 def mean_unit_vector(tokens: Sequence[str], kv: KeyedVectors) -> np.ndarray | None:
     """Average of the L2-normalised vectors of the tokens that have one (float64).
 
     Every occurrence counts, so a repeated token weighs more.  ``None`` if no token has
     a vector.  The result is not itself unit length.
     """
-    rows, matrix = _lookup(tokens, kv)
+    rows, unit = _lookup(tokens, kv, unit=True)
     counts = Counter(token for token in tokens if token in rows)
     if not counts:
         return None
     weights = np.zeros(len(rows))
     for token, count in counts.items():
         weights[rows[token]] = count
-    return weights @ _unit_rows(matrix) / weights.sum()
+    return weights @ unit / weights.sum()
 
 
 def cosine_scores(query_tokens: Sequence[str], docs: Sequence[Sequence[str]], kv: KeyedVectors) -> np.ndarray:
@@ -123,10 +124,9 @@ def cosine_scores(query_tokens: Sequence[str], docs: Sequence[Sequence[str]], kv
     """
     docs = list(docs)
     scores = np.zeros(len(docs))
-    rows, matrix = _lookup([t for t in query_tokens] + [t for doc in docs for t in doc], kv)
+    rows, unit = _lookup([t for t in query_tokens] + [t for doc in docs for t in doc], kv, unit=True)
     if not rows:
         return scores
-    unit = _unit_rows(matrix)
     query = np.zeros(len(rows))
     for token in query_tokens:
         row = rows.get(token)
@@ -200,10 +200,9 @@ class WMDScorer:
     def __init__(self, ref_tokens: Sequence[str], kv: KeyedVectors, *, norm: bool = False):
         self.kv = kv
         self.norm = norm
-        ref_rows, ref_matrix = _lookup(ref_tokens, kv, drop_zero=norm)
+        ref_rows, ref_matrix = _lookup(ref_tokens, kv, drop_zero=norm, unit=norm)
         ids, self._ref_weights = _nbow(ref_tokens, ref_rows)
-        vectors = ref_matrix[ids]
-        self._ref_vectors = _unit_rows(vectors) if norm and len(ids) else vectors
+        self._ref_vectors = ref_matrix[ids]
 
     def distances(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
         """WMD of each doc to the reference (float64 array; ``inf`` where undefined)."""
@@ -211,11 +210,9 @@ class WMDScorer:
         out = np.full(len(docs), np.inf)
         if not len(self._ref_weights) or not docs:
             return out
-        rows, matrix = _lookup((token for doc in docs for token in doc), self.kv, drop_zero=self.norm)
+        rows, matrix = _lookup((token for doc in docs for token in doc), self.kv, drop_zero=self.norm, unit=self.norm)
         if not rows:
             return out
-        if self.norm:
-            matrix = _unit_rows(matrix)
         cost = cdist(matrix, self._ref_vectors)  # float64, (doc vocabulary x reference words)
         for i, doc in enumerate(docs):
             ids, weights = _nbow(doc, rows)
@@ -269,10 +266,9 @@ def unit_vector_sums(
     col_of_id = np.full(len(words), -1, dtype=np.int64)
     for start in range(0, len(used), LOOKUP_BLOCK):
         block = used[start : start + LOOKUP_BLOCK]
-        found, matrix = _lookup((words[i] for i in block.tolist()), kv)
+        found, matrix = _lookup((words[i] for i in block.tolist()), kv, unit=True)
         if not found:
             continue
-        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)  # in place: as _unit_rows, without a copy
         col_of_id[block] = [found.get(words[i], -1) for i in block.tolist()]
         for (ids, offsets), acc in zip(parts, sums):
             cols = col_of_id[ids]
