@@ -64,7 +64,7 @@ class Term:
     """One term's candidates: features, gains (NaN: unlabelled), tie-break ids, term-masked texts."""
 
     def __init__(self, index, features):
-        from statinterp.learned.features import term_pattern
+        from statinterp.learned.sentence_patterns import term_pattern
 
         self.key = index.key
         self.query = index.term.query

@@ -16,9 +16,9 @@ from statinterp.errors import InputError, UsageError
 from statinterp.learned.crossval import cross_validate, cv_markdown, importance_chart, limits_notes, make_folds
 from statinterp.learned.dedupe import collapse, collapse_ranking, format_collapsed, jaccard, similar_pairs
 from statinterp.learned.explain import explain_sentence, format_explanation
-from statinterp.learned.features import (
-    FAMILIES, FeatureSettings, citation_parts, cites_provision, cue_flags, extract_features, longest_common_run,
-    minimal_window, quoted_spans, term_pattern,
+from statinterp.learned.features import FAMILIES, FeatureSettings, extract_features
+from statinterp.learned.sentence_patterns import (
+    citation_parts, cites_provision, cue_flags, longest_common_run, minimal_window, quoted_spans, term_pattern,
 )
 from statinterp.learned.model import LearnedRanker, fit_ranker, load_model, read_header, save_model
 from statinterp.ranking import rank

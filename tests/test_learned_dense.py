@@ -173,7 +173,7 @@ def test_core_works_without_torch(analysis_cache_dir):
 
 
 def test_term_clause():
-    from statinterp.learned.features import term_pattern
+    from statinterp.learned.sentence_patterns import term_pattern
 
     prov = ("In this section: (1) the term 'vehicle' means any device for transport; and (2) the term "
             "'park' means a public park.")
