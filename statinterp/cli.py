@@ -20,7 +20,9 @@ from . import atomic
 from .errors import StatinterpError, StatinterpWarning, UsageError
 from .output import RANK_FORMATS, TABLE_FORMATS
 
-DATA_HELP = "A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data."
+DATA_HELP = ("A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data "
+             "(`statinterp example` prints its folder, a model of the format; docs/data-format.md gives it field by "
+             "field).")
 
 
 def _vectors_option(ctx, param, value):

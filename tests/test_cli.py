@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -313,3 +314,28 @@ def test_method_list_splits_on_commas_outside_parentheses():
 
     assert _split_methods(["Tp-Nr,QLLM-p+gate(BM25-g,0.4)", " BM25 "]) == ["Tp-Nr", "QLLM-p+gate(BM25-g,0.4)", "BM25"]
     assert _split_methods(["a,,b,"]) == ["a", "b"]
+
+
+def test_data_format_doc_minimal_term_runs_as_written(tmp_path, capsys):
+    """docs/data-format.md's minimal term: its files, written as the doc shows, load and rank,
+    and a provision-based method without a provision stops with the error the doc quotes."""
+    doc = (Path(__file__).parents[1] / "docs" / "data-format.md").read_text(encoding="utf-8")
+    block = doc.split("## A minimal term", 1)[1].split("```console", 1)[1].split("```", 1)[0]
+    files = re.findall(r"cat > (\S+) <<'EOF'\n(.*?)\nEOF", block, re.DOTALL)
+    assert [name for name, _ in files] == [f"my_term-{kind}.json" for kind in ("case", "opinion", "paragraph", "sentence")]
+    for name, body in files:
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    term = corpus.term("my term")
+    assert [s.label for s in term.sentences] == [None] and term.opinions["c1-o1"].type == "majority"
+    command = re.search(r'\$ statinterp rank "my term" --data \. --provision "([^"]+)"', block)
+    assert command, "the doc's rank command changed shape"
+    code, out, err = run_main(capsys, "rank", "my term", "--data", str(tmp_path), "--provision", command.group(1),
+                              "--format", "json", "--no-cache")
+    assert code == 0, err
+    assert [r["sentence_id"] for r in json.loads(out)["results"]] == ["c1-o1-p0-s0"]
+    quoted = re.search(r"stop with\s+`([^`]+)`", doc.replace("\n", " "))
+    assert quoted, "the doc no longer quotes the missing-provision error"
+    code, out, err = run_main(capsys, "rank", "my term", "--data", str(tmp_path), "-m", "NWR", "--no-cache")
+    assert code == 2 and out == ""
+    assert err.strip() == f"statinterp: error: {quoted.group(1)}"
