@@ -57,8 +57,9 @@ def common_options(func):
     @click.option("--cache-dir", type=click.Path(path_type=Path), default=None, envvar="STATINTERP_CACHE",
                   help="Analysis cache folder [env STATINTERP_CACHE; default ~/.cache/statinterp].")
     @click.option("--no-cache", is_flag=True, help="Do not read or write the analysis cache.")
-    @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
-                  help="Processes for text analysis.")
+    @click.option("--jobs", type=click.IntRange(1, 64), default=None,
+                  help="Processes for text analysis (results are the same for any number). Default: automatic, "
+                       "up to 2 when there is much text to analyse, else 1.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
     @click.option("--vectors", "vectors", multiple=True, metavar="[NAME=]PATH", callback=_vectors_option,
                   help="Pretrained word vectors for the methods w2vec, GloVe and fastt: a word2vec binary/text, "

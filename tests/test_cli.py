@@ -339,3 +339,22 @@ def test_data_format_doc_minimal_term_runs_as_written(tmp_path, capsys):
     code, out, err = run_main(capsys, "rank", "my term", "--data", str(tmp_path), "-m", "NWR", "--no-cache")
     assert code == 2 and out == ""
     assert err.strip() == f"statinterp: error: {quoted.group(1)}"
+
+
+@pytest.mark.parametrize("extra, expected", [([], None), (["--jobs", "2"], 2)])
+def test_jobs_default_leaves_the_process_count_to_the_analyser(monkeypatch, capsys, extra, expected):
+    """Without --jobs the CLI passes n_process=None, so the analyser's automatic choice (up to
+    2 processes for much text) applies on the command line as in the Python API."""
+    import statinterp.workflow as workflow
+
+    seen = []
+    real = workflow.prepare_corpus
+
+    def spy(corpus, **kwargs):
+        seen.append(kwargs.get("n_process", "absent"))
+        return real(corpus, **kwargs)
+
+    monkeypatch.setattr(workflow, "prepare_corpus", spy)
+    code, out, err = run_main(capsys, "rank", "vehicle", "--top", "1", "--no-cache", "-q", *extra)
+    assert code == 0, err
+    assert seen == [expected]
