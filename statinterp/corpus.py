@@ -2,8 +2,9 @@
 
 The annotated data set stores each term as four JSON files, each a dict ``id -> record``:
 ``TERM-case.json``, ``TERM-opinion.json``, ``TERM-paragraph.json`` and ``TERM-sentence.json``
-(the contract, field by field: ``docs/data-format.md``). :func:`load_corpus` reads one term zip, a directory with the
-four files of one or more terms, or a directory of term zips (the whole data set).
+(the contract, field by field: ``docs/data-format.md``). :func:`load_corpus` reads one term
+zip, a directory with the four files of one or more terms, or a directory of term zips (the
+whole data set).
 
 Every problem with the input is raised as :class:`~statinterp.errors.InputError`, naming the
 file, the record id and the field.

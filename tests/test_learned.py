@@ -18,7 +18,7 @@ from statinterp.learned.dedupe import collapse, collapse_ranking, format_collaps
 from statinterp.learned.explain import explain_sentence, format_explanation
 from statinterp.learned.features import FAMILIES, FeatureSettings, extract_features
 from statinterp.learned.sentence_patterns import (
-    citation_parts, cites_provision, cue_flags, longest_common_run, minimal_window, quoted_spans, term_pattern,
+    case_citation_share, citation_parts, cites_case, cites_provision, cites_statute, cue_flags, longest_common_run, minimal_window, quoted_spans, term_pattern,
 )
 from statinterp.learned.model import LearnedRanker, fit_ranker, load_model, read_header, save_model
 from statinterp.ranking import rank
@@ -83,6 +83,13 @@ def test_citations():
     assert cites_provision("The definition in 1839(3) applies.", cit)[0]
     assert cites_provision("Under § 18390 and 21839(3) nothing.", cit) == (False, False)
     assert cites_provision("No citation at all.", cit) == (False, False)
+    assert cites_statute("The Lanham Act forbids it.") and cites_statute("see 17 U.S.C. 1201")
+    assert not cites_statute("The court of appeals affirmed.")
+    assert cites_case("See Smith v. Jones, 123 F.3d 456 (2d Cir. 1997).") and cites_case("Id. at 12.")
+    assert not cites_case("The jury found for the plaintiff.")
+    cite = "Smith v. Jones, 123 F.3d 456"
+    assert case_citation_share(cite) > 0.5 and case_citation_share("x" * 200 + cite) < 0.2
+    assert case_citation_share("No citation here.") == 0.0 and case_citation_share("") == 0.0
 
 
 def test_cues():

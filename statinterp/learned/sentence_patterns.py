@@ -20,7 +20,8 @@ from typing import Sequence
 import numpy as np
 
 __all__ = [
-    "CUES", "case_citation_share", "citation_parts", "cites_case", "cites_provision", "cites_statute", "count_phrase", "cue_flags", "longest_common_run", "minimal_window",
+    "CUES", "case_citation_share", "citation_parts", "cites_case", "cites_provision", "cites_statute",
+    "count_phrase", "cue_flags", "longest_common_run", "minimal_window",
     "provision_patterns", "quoted_spans", "simple_tokens", "term_pattern",
 ]
 
