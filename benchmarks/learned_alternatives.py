@@ -85,9 +85,10 @@ def _labelled(train: list[Term], attr) -> np.ndarray:
 
 
 def _weights(train: list[Term]) -> np.ndarray:
-    """Each training term counts equally (as in the learned ranker's pointwise learners); mean 1."""
-    w = np.concatenate([np.full(int(t.labelled.sum()), 1.0 / max(1, int(t.labelled.sum()))) for t in train])
-    return w / w.mean()
+    """Each training term counts equally, as in the learned ranker's pointwise learners (mean 1)."""
+    from statinterp.learned.model import term_weights
+
+    return term_weights([t.gains[t.labelled] for t in train])
 
 
 def fit_ensemble(train: list[Term], test: Term, settings, names, families) -> np.ndarray:

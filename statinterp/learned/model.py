@@ -61,7 +61,8 @@ LEARNERS = {
 }
 
 
-def _term_weights(groups: Sequence[np.ndarray]) -> np.ndarray:
+def term_weights(groups: Sequence[np.ndarray]) -> np.ndarray:
+    """Sample weights (mean 1) under which each group (one training term's rows) counts equally."""
     w = np.concatenate([np.full(len(g), 1.0 / max(1, len(g))) for g in groups])
     return w / w.mean() if len(w) else w
 
@@ -104,7 +105,7 @@ class _Linear(_Component):
         self.scaler = StandardScaler().fit(X)
         if self.kind == "linear":
             y = np.concatenate(gains)
-            self.model = Ridge(alpha=self.alpha).fit(self.scaler.transform(X), y, sample_weight=_term_weights(gains))
+            self.model = Ridge(alpha=self.alpha).fit(self.scaler.transform(X), y, sample_weight=term_weights(gains))
             self.coef_ = np.asarray(self.model.coef_, dtype=np.float64)
             return self
         rng = np.random.default_rng(seed)
@@ -157,7 +158,7 @@ class _Trees(_Component):
         y = np.concatenate(gains)
         self.model = HistGradientBoostingRegressor(random_state=seed, early_stopping=False,
                                                    **self.params_for(len(y)))
-        self.model.fit(X, y, sample_weight=_term_weights(gains))
+        self.model.fit(X, y, sample_weight=term_weights(gains))
         return self
 
     def raw(self, X):
