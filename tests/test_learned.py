@@ -379,3 +379,82 @@ def test_alternatives_ordinal_and_prf(two_terms):
     assert prf[PRF_TOP] > prf[PRF_TOP + 2:].max()
     ranked_again = fit_prf(test, -reference)  # top 10 now: this sentence, the costs one and 8 fillers
     assert ranked_again[PRF_TOP] < prf[PRF_TOP]
+
+
+# ------------------------------------------------------------------------------ benchmarks/learned_limits.py
+
+
+def _bare_term(gains) -> "object":
+    from benchmarks.learned_alternatives import Term
+
+    term = object.__new__(Term)
+    term.key, term.gains = "t", np.asarray(gains, dtype=np.float64)
+    term.labelled = ~np.isnan(term.gains)
+    return term
+
+
+def test_limits_masked_copy_hides_rows_without_touching_the_original():
+    from benchmarks.learned_limits import masked
+
+    term = _bare_term([3, 0, np.nan, 1])
+    copy = masked(term, np.array([0, 3]))
+    assert np.isnan(copy.gains[[0, 2, 3]]).all() and copy.gains[1] == 0
+    assert copy.labelled.tolist() == [False, True, False, False]
+    assert term.gains[0] == 3 and term.labelled.tolist() == [True, True, False, True]
+
+
+def test_limits_near_duplicate_groups_are_connected_components():
+    from benchmarks.learned_limits import near_duplicate_groups
+
+    groups = near_duplicate_groups(6, [(0, 1, 0.95), (1, 4, 0.9), (2, 5, 1.0)])
+    assert groups[0] == groups[1] == groups[4]
+    assert groups[2] == groups[5] != groups[0]
+    assert len({groups[3], groups[0], groups[2]}) == 3
+    assert len(set(near_duplicate_groups(3, []))) == 3
+
+
+def test_limits_cross_fitting_hides_each_row_and_keeps_copies_together():
+    """Every labelled row is scored by a fit that did not see its label, nor that of any copy of it."""
+    from benchmarks.learned_limits import IN_TERM_FOLDS, cross_fitted
+
+    gains = np.r_[np.arange(20) % 4, np.nan].astype(np.float64)
+    term = _bare_term(gains)
+    groups = np.arange(21)
+    groups[[3, 7, 11]] = 3  # one group of three near-copies
+    hidden_sets = []
+
+    def fit(train, test):
+        assert test is term and train[-1] is not term
+        hidden = ~train[-1].labelled & term.labelled
+        hidden_sets.append(set(np.flatnonzero(hidden)))
+        return np.where(hidden, 1.0, -1.0)
+
+    scores = cross_fitted(term, groups, [], fit)
+    assert len(hidden_sets) == IN_TERM_FOLDS
+    assert (scores[:20] == 1.0).all() and np.isnan(scores[20])
+    assert sorted(i for s in hidden_sets for i in s) == list(range(20))
+    assert any({3, 7, 11} <= s for s in hidden_sets)
+
+
+def test_limits_cross_fitting_runs_the_real_ensemble(two_terms):
+    from benchmarks.learned_alternatives import Term, fit_ensemble
+    from benchmarks.learned_limits import cross_fitted, near_duplicate_groups, near_duplicates
+
+    feats = {ix.key: extract_features(ix, FAST) for ix in two_terms}
+    terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}
+    fm = feats["vehicle"]
+    term = terms["vehicle"]
+    groups = near_duplicate_groups(len(term.gains), near_duplicates(two_terms["vehicle"], 0.9))
+    scores = cross_fitted(term, groups, [terms["vehicle_b"]],
+                          lambda tr, te: fit_ensemble(tr, te, FAST, fm.names, fm.families))
+    assert np.isfinite(scores[term.labelled]).all() and scores[term.labelled].std() > 0
+
+
+def test_limits_label_consistency_and_log_fit():
+    from benchmarks.learned_limits import label_consistency, log_linear_fit
+
+    gains = np.array([3, 3, 0, 1, np.nan])
+    counts = label_consistency(gains, [(0, 1, 1.0), (1, 2, 0.92), (2, 3, 0.9), (3, 4, 1.0)])
+    assert counts == {"pairs": 3, "same_label": 1, "gain_differs_by_2_or_more": 1, "identical_token_sets": 1}
+    a, b = log_linear_fit([2, 4, 8], [0.5 + 0.1 * np.log(k) for k in (2, 4, 8)])
+    assert a == pytest.approx(0.5) and b == pytest.approx(0.1)

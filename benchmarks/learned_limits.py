@@ -1,0 +1,233 @@
+"""What limits the learned ranker, measured on the shared terms (issue 6).
+
+Writes ``reports/learned_limits.md`` (and ``.json``). Run from the project root::
+
+    python -m benchmarks.learned_limits --data ../shared/data/statutory_interpretation   # ~45 min on 2 cores
+
+Every measurement uses the default learner (``ensemble``) on the default feature families, fitted
+as in ``benchmarks/learned_alternatives.py`` (:func:`benchmarks.learned_alternatives.fit_ensemble`),
+and scores each held-out term's sentences; nDCG is that of the whole held-out term's ranking.
+
+1. *Learning curve*: for each held-out term, the model is fitted on ``k`` training terms drawn at
+   random from the other 13 (``--repeats`` draws per ``k``; each fold draws its own). The macro nDCG as a
+   function of ``k`` shows how much more terms would buy; a straight line in ``ln k`` fitted to
+   the larger half of the curve is extrapolated to the 41 training terms the full 42-term data set
+   would give (an extrapolation, marked as such).
+2. *Labels of the held-out term itself*: 5-fold cross-fitting inside each term: each fifth of the
+   term's sentences is scored by a model that saw the labels of the other four fifths (folds keep
+   each group of near-duplicates together, so no sentence's own copy is in training), either
+   alone (``in-term``) or together with all the other terms (``others + in-term``). The gap
+   between leave-one-term-out and these rows is what term-specific supervision adds, i.e. how
+   much of the error comes from transferring across terms rather than from what the features can
+   express at all.
+3. *Label consistency*: near-duplicate candidate pairs of each term (token-set Jaccard >= 0.9,
+   :func:`statinterp.learned.dedupe.similar_pairs`, the ``rank --dedupe`` index) and whether the
+   annotators gave both copies the same label: a direct check of annotation noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.learned_alternatives import DEFAULT_DATA, ROOT, Term, fit_ensemble, log
+
+SIZES = (1, 3, 5, 7, 9, 11, 13)
+FULL_DATA_SET_TRAINING_TERMS = 41
+IN_TERM_FOLDS = 5
+
+
+def masked(term: Term, hidden: np.ndarray) -> Term:
+    """A shallow copy of ``term`` whose rows ``hidden`` are unlabelled (their gains NaN), for training."""
+    copy = object.__new__(Term)
+    copy.__dict__.update(term.__dict__)
+    copy.gains = term.gains.copy()
+    copy.gains[hidden] = np.nan
+    copy.labelled = ~np.isnan(copy.gains)
+    return copy
+
+
+def cross_fitted(term: Term, groups: np.ndarray, others: list[Term], fit) -> np.ndarray:
+    """Scores of ``term``'s rows, each fold by a model trained on the other folds' labels (+ ``others``).
+
+    Folds never split a group (``groups[i]``: the near-duplicate group of row ``i``), so no test
+    sentence has a copy of itself, with its label, in training.
+    """
+    from sklearn.model_selection import GroupKFold
+
+    rows = np.flatnonzero(term.labelled)
+    scores = np.full(len(term.gains), np.nan)
+    for _, test in GroupKFold(IN_TERM_FOLDS).split(rows, groups=groups[rows]):
+        hidden = rows[test]
+        scores[hidden] = fit(others + [masked(term, hidden)], term)[hidden]
+    return scores
+
+
+def near_duplicate_groups(n: int, pairs) -> np.ndarray:
+    """Connected components of the near-duplicate pairs (i, j, J) over rows 0..n-1: one group id per row."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    i = np.array([p[0] for p in pairs], dtype=np.int64)
+    j = np.array([p[1] for p in pairs], dtype=np.int64)
+    graph = coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n))
+    return connected_components(graph, directed=False)[1]
+
+
+def log_linear_fit(sizes, values) -> tuple[float, float]:
+    """(a, b) of the least-squares line value = a + b ln(size)."""
+    b, a = np.polyfit(np.log(np.asarray(sizes, dtype=np.float64)), np.asarray(values, dtype=np.float64), 1)
+    return float(a), float(b)
+
+
+def near_duplicates(index, threshold: float) -> list[tuple[int, int, float]]:
+    """The near-duplicate pairs (i, j, Jaccard) among the candidates of one term."""
+    from statinterp.learned.dedupe import similar_pairs, token_sets
+
+    return similar_pairs(token_sets(index), threshold)
+
+
+def label_consistency(gains: np.ndarray, pairs) -> dict[str, int]:
+    """Labelled near-duplicate pairs, how many share their label, and the exact copies among them."""
+    pairs = [(i, j, jac) for i, j, jac in pairs if not (math.isnan(gains[i]) or math.isnan(gains[j]))]
+    return {
+        "pairs": len(pairs),
+        "same_label": sum(int(gains[i] == gains[j]) for i, j, _ in pairs),
+        "gain_differs_by_2_or_more": sum(int(abs(gains[i] - gains[j]) >= 2) for i, j, _ in pairs),
+        "identical_token_sets": sum(int(jac == 1.0) for *_, jac in pairs),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--cache-dir", type=Path, default=None, help="statinterp cache folder (default: statinterp's)")
+    ap.add_argument("--repeats", type=int, default=3, help="random draws of the training terms per size (default 3)")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="training-term counts of the learning curve")
+    ap.add_argument("--out", type=Path, default=ROOT / "reports" / "learned_limits.md")
+    args = ap.parse_args(argv)
+
+    from statinterp import atomic
+    from statinterp.evaluation import DEFAULT_METRICS, evaluate_scores, macro_average
+    from statinterp.learned.crossval import make_folds
+    from statinterp.learned.dedupe import DEFAULT_THRESHOLD
+    from statinterp.learned.features import FeatureSettings, extract_features
+    from statinterp.workflow import open_corpus, prepare_corpus
+
+    settings = FeatureSettings()
+    prepared = prepare_corpus(open_corpus(args.data), cache_dir=args.cache_dir, show_progress=True)
+    terms: dict[str, Term] = {}
+    duplicates: dict[str, list] = {}
+    for index in prepared:
+        if index.term.labelled:
+            log(f"features of {index.key}")
+            fm = extract_features(index, settings)
+            names, families = fm.names, fm.families
+            terms[index.key] = Term(index, fm)
+            duplicates[index.key] = near_duplicates(index, DEFAULT_THRESHOLD)
+    keys = list(terms)
+    folds = make_folds(keys, "loo")
+    n_others = len(keys) - 1
+    sizes = sorted({min(int(s), n_others) for s in args.sizes.split(",") if s.strip()} | {n_others})
+    metric_names = [m.name for m in DEFAULT_METRICS]
+
+    def fit(train, test):
+        return fit_ensemble(train, test, settings, names, families)
+
+    def macro(scores: dict[str, np.ndarray]) -> dict[str, float]:
+        return macro_average({k: evaluate_scores(v, terms[k].gains, terms[k].ids, DEFAULT_METRICS, term=k)
+                              for k, v in scores.items()})
+
+    rng = np.random.default_rng(0)
+    curve: dict[int, list[dict[str, float]]] = {}
+    for k in sizes:
+        curve[k] = []
+        for rep in range(1 if k == n_others else args.repeats):
+            scores = {}
+            for fold in folds:
+                (test_key,) = fold.test
+                pool = list(fold.train)
+                chosen = pool if k == n_others else [pool[i] for i in sorted(rng.choice(len(pool), k, replace=False))]
+                scores[test_key] = fit([terms[c] for c in chosen], terms[test_key])
+            curve[k].append(macro(scores))
+            log(f"learning curve k={k} draw {rep + 1}: " + ", ".join(f"{m} {curve[k][-1][m]:.4f}" for m in metric_names))
+
+    in_term: dict[str, dict[str, float]] = {}
+    for label, with_others in (("in-term", False), ("others + in-term", True)):
+        scores = {}
+        for fold in folds:
+            (test_key,) = fold.test
+            others = [terms[c] for c in fold.train] if with_others else []
+            groups = near_duplicate_groups(len(terms[test_key].gains), duplicates[test_key])
+            scores[test_key] = cross_fitted(terms[test_key], groups, others, fit)
+        in_term[label] = macro(scores)
+        log(f"{label}: " + ", ".join(f"{m} {in_term[label][m]:.4f}" for m in metric_names))
+
+    consistency = {k: label_consistency(terms[k].gains, duplicates[k]) for k in keys}
+
+    mean = {k: {m: float(np.mean([r[m] for r in runs])) for m in metric_names} for k, runs in curve.items()}
+    spread = {k: {m: float(np.std([r[m] for r in runs])) for m in metric_names} for k, runs in curve.items()}
+    upper = sizes[len(sizes) // 2:] if len(sizes) >= 4 else sizes
+    extrapolated = {}
+    if len(upper) >= 2:
+        for m in metric_names:
+            a, b = log_linear_fit(upper, [mean[k][m] for k in upper])
+            extrapolated[m] = {"a": a, "b": b, "at": a + b * math.log(FULL_DATA_SET_TRAINING_TERMS)}
+    command = "python -m benchmarks.learned_limits --data ../shared/data/statutory_interpretation"
+    if args.repeats != 3 or sizes != list(SIZES):
+        command += f" --repeats {args.repeats} --sizes {','.join(map(str, sizes))}"
+
+    lines = ["# What limits the learned ranker (issue 6)", "", "Produced by:", "", "```", command, "```", "",
+             f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
+             f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; default learner (`ensemble`) "
+             "and feature families throughout. What each measurement is: `benchmarks/learned_limits.py` "
+             "(module docstring).", "",
+             "## 1. More training terms", "",
+             f"Each held-out term scored by a model fitted on k of the other {n_others} terms drawn at random "
+             f"({args.repeats} draws per k; k = {n_others} is the leave-one-term-out result of `reports/learned.md`).",
+             "", "| Training terms k | nDCG@10 | ± sd over draws | nDCG@100 | ± sd over draws |",
+             "|---:|---:|---:|---:|---:|"]
+    for k in sizes:
+        lines.append(f"| {k} | " + " | ".join(f"{mean[k][m]:.4f} | {spread[k][m]:.4f}" for m in metric_names) + " |")
+    if extrapolated:
+        lines += ["", f"A line in ln k through k = {', '.join(map(str, upper))} reaches, extrapolated to the "
+                  f"{FULL_DATA_SET_TRAINING_TERMS} training terms of the full 42-term data set: "
+                  + ", ".join(f"{m} ≈ {extrapolated[m]['at']:.3f} (slope {extrapolated[m]['b']:+.3f} per unit of ln k)"
+                              for m in metric_names)
+                  + f". An extrapolation from {len(terms)} terms, not a measurement."]
+    lines += ["",
+              "## 2. Labels of the held-out term itself", "",
+              f"{IN_TERM_FOLDS}-fold cross-fitting inside each term (each fifth of a term's sentences scored by a "
+              "model that saw the labels of the other four fifths; near-duplicate groups never split across folds); "
+              "nDCG over the whole term's ranking.", "",
+              "| Training data | nDCG@10 | nDCG@100 |", "|---|---:|---:|",
+              f"| other terms only (leave-one-term-out) | {mean[n_others][metric_names[0]]:.4f} "
+              f"| {mean[n_others][metric_names[1]]:.4f} |"]
+    for label, values in in_term.items():
+        lines.append(f"| {label} | {values[metric_names[0]]:.4f} | {values[metric_names[1]]:.4f} |")
+    total = {f: sum(v[f] for v in consistency.values()) for f in next(iter(consistency.values()))}
+    lines += ["", "## 3. Do near-copies carry the same label?", "",
+              f"Candidate pairs of the same term with token-set Jaccard ≥ {DEFAULT_THRESHOLD} (the `rank --dedupe` "
+              "test), both labelled.", "",
+              "| Term | near-duplicate pairs | same label | gains 2+ apart | identical token sets |",
+              "|---|---:|---:|---:|---:|"]
+    for k, v in list(consistency.items()) + [("**all terms**", total)]:
+        lines.append(f"| {k} | {v['pairs']} | {v['same_label']} | {v['gain_differs_by_2_or_more']} "
+                     f"| {v['identical_token_sets']} |")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
+    atomic.write_text(args.out.with_suffix(".json"), json.dumps(
+        {"learning_curve": {str(k): v for k, v in curve.items()}, "extrapolated": extrapolated,
+         "in_term": in_term, "label_consistency": consistency, "repeats": args.repeats}, indent=2) + "\n", force=True)
+    log(f"wrote {args.out}")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
