@@ -20,7 +20,14 @@ and scores each held-out term's sentences; nDCG is that of the whole held-out te
    between leave-one-term-out and these rows is what term-specific supervision adds, i.e. how
    much of the error comes from transferring across terms rather than from what the features can
    express at all.
-3. *Label consistency*: near-duplicate candidate pairs of each term (token-set Jaccard >= 0.9,
+3. *A few labels of the new term* (relevance feedback): ``n`` of the held-out term's sentences,
+   drawn at random, are labelled and a model is fitted on those alone; the other sentences are
+   ranked by the leave-one-term-out ensemble, by that in-term model, and by the mean of the two
+   (per-term z-scores). nDCG is over the sentences *not* drawn, the same for the three rankings;
+   terms with fewer than ``n`` + 10 labelled sentences are left out at that ``n``. A drawn
+   sentence may have near-copies among the rest (as when a researcher labels a sentence quoted in
+   many cases).
+4. *Label consistency*: near-duplicate candidate pairs of each term (token-set Jaccard >= 0.9,
    :func:`statinterp.learned.dedupe.similar_pairs`, the ``rank --dedupe`` index) and whether the
    annotators gave both copies the same label: a direct check of annotation noise.
 """
@@ -40,6 +47,8 @@ from benchmarks.learned_alternatives import DEFAULT_DATA, ROOT, Term, fit_ensemb
 SIZES = (1, 3, 5, 7, 9, 11, 13)
 FULL_DATA_SET_TRAINING_TERMS = 41
 IN_TERM_FOLDS = 5
+FEEDBACK_SIZES = (10, 20, 40)
+FEEDBACK_MIN_REST = 10
 
 
 def masked(term: Term, hidden: np.ndarray) -> Term:
@@ -77,6 +86,15 @@ def near_duplicate_groups(n: int, pairs) -> np.ndarray:
     j = np.array([p[1] for p in pairs], dtype=np.int64)
     graph = coo_matrix((np.ones(len(i)), (i, j)), shape=(n, n))
     return connected_components(graph, directed=False)[1]
+
+
+def feedback_scores(term: Term, shown: np.ndarray, fit) -> np.ndarray:
+    """Scores of ``term``'s rows by a model fitted on the labels of rows ``shown`` only (all zero if they agree)."""
+    rest = np.setdiff1d(np.flatnonzero(term.labelled), shown)
+    train = masked(term, rest)
+    if np.ptp(train.gains[train.labelled]) == 0:
+        return np.zeros(len(term.gains))
+    return fit([train], term)
 
 
 def log_linear_fit(sizes, values) -> tuple[float, float]:
@@ -145,6 +163,7 @@ def main(argv=None) -> int:
 
     rng = np.random.default_rng(0)
     curve: dict[int, list[dict[str, float]]] = {}
+    loo_scores: dict[str, np.ndarray] = {}
     for k in sizes:
         curve[k] = []
         for rep in range(1 if k == n_others else args.repeats):
@@ -155,6 +174,8 @@ def main(argv=None) -> int:
                 chosen = pool if k == n_others else [pool[i] for i in sorted(rng.choice(len(pool), k, replace=False))]
                 scores[test_key] = fit([terms[c] for c in chosen], terms[test_key])
             curve[k].append(macro(scores))
+            if k == n_others:
+                loo_scores = scores
             log(f"learning curve k={k} draw {rep + 1}: " + ", ".join(f"{m} {curve[k][-1][m]:.4f}" for m in metric_names))
 
     in_term: dict[str, dict[str, float]] = {}
@@ -167,6 +188,33 @@ def main(argv=None) -> int:
             scores[test_key] = cross_fitted(terms[test_key], groups, others, fit)
         in_term[label] = macro(scores)
         log(f"{label}: " + ", ".join(f"{m} {in_term[label][m]:.4f}" for m in metric_names))
+
+    from statinterp.learned.features import zscore
+
+    feedback: dict[int, dict] = {}
+    for n in FEEDBACK_SIZES:
+        eligible = [k for k in keys if terms[k].labelled.sum() >= n + FEEDBACK_MIN_REST]
+        if not eligible:
+            continue
+        runs: dict[str, list[dict[str, float]]] = {"ensemble (other terms)": [], "in-term (n labels)": [],
+                                                    "ensemble + in-term": []}
+        for _ in range(args.repeats):
+            per_system: dict[str, dict] = {s: {} for s in runs}
+            for k in eligible:
+                term = terms[k]
+                shown = rng.choice(np.flatnonzero(term.labelled), n, replace=False)
+                rest = np.setdiff1d(np.flatnonzero(term.labelled), shown)
+                own = feedback_scores(term, shown, fit)
+                for system, scores in (("ensemble (other terms)", loo_scores[k]), ("in-term (n labels)", own),
+                                       ("ensemble + in-term", zscore(loo_scores[k]) + zscore(own))):
+                    per_system[system][k] = evaluate_scores(scores[rest], term.gains[rest], term.ids[rest],
+                                                            DEFAULT_METRICS, term=k)
+            for system in runs:
+                runs[system].append(macro_average(per_system[system]))
+        feedback[n] = {"terms": eligible,
+                       "macro": {s: {m: float(np.mean([r[m] for r in v])) for m in metric_names}
+                                 for s, v in runs.items()}}
+        log(f"feedback n={n}: " + "; ".join(f"{s} {v[metric_names[0]]:.4f}" for s, v in feedback[n]["macro"].items()))
 
     consistency = {k: label_consistency(terms[k].gains, duplicates[k]) for k in keys}
 
@@ -211,7 +259,16 @@ def main(argv=None) -> int:
     for label, values in in_term.items():
         lines.append(f"| {label} | {values[metric_names[0]]:.4f} | {values[metric_names[1]]:.4f} |")
     total = {f: sum(v[f] for v in consistency.values()) for f in next(iter(consistency.values()))}
-    lines += ["", "## 3. Do near-copies carry the same label?", "",
+    lines += ["", "## 3. A few labels of the new term", "",
+              f"n sentences of the held-out term drawn at random and labelled ({args.repeats} draws); nDCG over "
+              "the term's other sentences, the same for every row. *in-term*: the default learner fitted on the n "
+              "labels alone; *ensemble + in-term*: mean of the two rankings' per-term z-scores.", "",
+              "| n labels | terms | ranking | nDCG@10 | nDCG@100 |", "|---:|---:|---|---:|---:|"]
+    for n, result in feedback.items():
+        for system, values in result["macro"].items():
+            lines.append(f"| {n} | {len(result['terms'])} | {system} | {values[metric_names[0]]:.4f} "
+                         f"| {values[metric_names[1]]:.4f} |")
+    lines += ["", "## 4. Do near-copies carry the same label?", "",
               f"Candidate pairs of the same term with token-set Jaccard ≥ {DEFAULT_THRESHOLD} (the `rank --dedupe` "
               "test), both labelled.", "",
               "| Term | near-duplicate pairs | same label | gains 2+ apart | identical token sets |",
@@ -223,7 +280,7 @@ def main(argv=None) -> int:
     atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
     atomic.write_text(args.out.with_suffix(".json"), json.dumps(
         {"learning_curve": {str(k): v for k, v in curve.items()}, "extrapolated": extrapolated,
-         "in_term": in_term, "label_consistency": consistency, "repeats": args.repeats}, indent=2) + "\n", force=True)
+         "in_term": in_term, "feedback": {str(n): v for n, v in feedback.items()}, "label_consistency": consistency, "repeats": args.repeats}, indent=2) + "\n", force=True)
     log(f"wrote {args.out}")
     print("\n".join(lines))
     return 0

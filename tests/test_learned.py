@@ -436,6 +436,23 @@ def test_limits_cross_fitting_hides_each_row_and_keeps_copies_together():
     assert any({3, 7, 11} <= s for s in hidden_sets)
 
 
+def test_limits_feedback_fits_on_the_shown_labels_only():
+    from benchmarks.learned_limits import feedback_scores
+
+    term = _bare_term([3, 0, 1, 2, 0, np.nan])
+    seen = []
+
+    def fit(train, test):
+        (only,) = train
+        seen.append(np.flatnonzero(only.labelled).tolist())
+        return np.arange(6, dtype=np.float64)
+
+    assert feedback_scores(term, np.array([0, 2]), fit).tolist() == list(range(6))
+    assert seen == [[0, 2]]
+    assert not feedback_scores(term, np.array([1, 4]), fit).any()  # both shown labels 0: nothing to learn
+    assert len(seen) == 1
+
+
 def test_limits_cross_fitting_runs_the_real_ensemble(two_terms):
     from benchmarks.learned_alternatives import Term, fit_ensemble
     from benchmarks.learned_limits import cross_fitted, near_duplicate_groups, near_duplicates
