@@ -2,7 +2,7 @@
 
 Writes ``reports/learned_limits.md`` (and ``.json``). Run from the project root::
 
-    python -m benchmarks.learned_limits --data ../shared/data/statutory_interpretation   # ~45 min on 2 cores
+    python -m benchmarks.learned_limits --data ../shared/data/statutory_interpretation   # ~35 min on 2 cores
 
 Every measurement uses the default learner (``ensemble``) on the default feature families, fitted
 as in ``benchmarks/learned_alternatives.py`` (:func:`benchmarks.learned_alternatives.fit_ensemble`),
