@@ -77,6 +77,27 @@ class Term:
         self.masked = [rx.sub(MASK, t) for t in self.texts]
 
 
+def load_terms(data: Path, cache_dir: Path | None, settings):
+    """Prepare the corpus at ``data`` and extract the features of each labelled term.
+
+    Returns ``(prepared, terms, (names, families))``: the prepared corpus, a :class:`Term` per
+    labelled term key, and the feature column names and families (the same for every term).
+    """
+    from statinterp.learned.features import extract_features
+    from statinterp.workflow import open_corpus, prepare_corpus
+
+    prepared = prepare_corpus(open_corpus(data), cache_dir=cache_dir, show_progress=True)
+    terms: dict[str, Term] = {}
+    columns: tuple[list[str], list[str]] = ([], [])
+    for index in prepared:
+        if index.term.labelled:
+            log(f"features of {index.key}")
+            fm = extract_features(index, settings)
+            columns = (fm.names, fm.families)
+            terms[index.key] = Term(index, fm)
+    return prepared, terms, columns
+
+
 def _labelled(train: list[Term], attr) -> np.ndarray:
     """The training terms' labelled rows of ``attr`` (a Term attribute name, or a function of a Term), stacked."""
     values = [getattr(t, attr) if isinstance(attr, str) else attr(t) for t in train]
@@ -218,18 +239,10 @@ def main(argv=None) -> int:
     from statinterp import atomic
     from statinterp.evaluation import DEFAULT_METRICS, evaluate_scores, macro_average, paired_test
     from statinterp.learned.crossval import make_folds
-    from statinterp.learned.features import FeatureSettings, extract_features, zscore
-    from statinterp.workflow import open_corpus, prepare_corpus
+    from statinterp.learned.features import FeatureSettings, zscore
 
     settings = FeatureSettings()
-    prepared = prepare_corpus(open_corpus(args.data), cache_dir=args.cache_dir, show_progress=True)
-    terms: dict[str, Term] = {}
-    for index in prepared:
-        if index.term.labelled:
-            log(f"features of {index.key}")
-            fm = extract_features(index, settings)
-            names, families = fm.names, fm.families
-            terms[index.key] = Term(index, fm)
+    prepared, terms, (names, families) = load_terms(args.data, args.cache_dir, settings)
     folds = make_folds(list(terms), "loo")
 
     skipped: dict[str, str] = {}

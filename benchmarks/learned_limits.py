@@ -35,6 +35,7 @@ and scores each held-out term's sentences; nDCG is that of the whole held-out te
 from __future__ import annotations
 
 import argparse
+import copy as _copy
 import datetime as _dt
 import json
 import math
@@ -42,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.learned_alternatives import DEFAULT_DATA, ROOT, Term, fit_ensemble, log
+from benchmarks.learned_alternatives import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log
 
 SIZES = (1, 3, 5, 7, 9, 11, 13)
 FULL_DATA_SET_TRAINING_TERMS = 41
@@ -53,8 +54,7 @@ FEEDBACK_MIN_REST = 10
 
 def masked(term: Term, hidden: np.ndarray) -> Term:
     """A shallow copy of ``term`` whose rows ``hidden`` are unlabelled (their gains NaN), for training."""
-    copy = object.__new__(Term)
-    copy.__dict__.update(term.__dict__)
+    copy = _copy.copy(term)
     copy.gains = term.gains.copy()
     copy.gains[hidden] = np.nan
     copy.labelled = ~np.isnan(copy.gains)
@@ -103,13 +103,6 @@ def log_linear_fit(sizes, values) -> tuple[float, float]:
     return float(a), float(b)
 
 
-def near_duplicates(index, threshold: float) -> list[tuple[int, int, float]]:
-    """The near-duplicate pairs (i, j, Jaccard) among the candidates of one term."""
-    from statinterp.learned.dedupe import similar_pairs, token_sets
-
-    return similar_pairs(token_sets(index), threshold)
-
-
 def label_consistency(gains: np.ndarray, pairs) -> dict[str, int]:
     """Labelled near-duplicate pairs, how many share their label, and the exact copies among them."""
     pairs = [(i, j, jac) for i, j, jac in pairs if not (math.isnan(gains[i]) or math.isnan(gains[j]))]
@@ -133,21 +126,13 @@ def main(argv=None) -> int:
     from statinterp import atomic
     from statinterp.evaluation import DEFAULT_METRICS, evaluate_scores, macro_average
     from statinterp.learned.crossval import make_folds
-    from statinterp.learned.dedupe import DEFAULT_THRESHOLD
-    from statinterp.learned.features import FeatureSettings, extract_features
-    from statinterp.workflow import open_corpus, prepare_corpus
+    from statinterp.learned.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
+    from statinterp.learned.features import FeatureSettings
 
     settings = FeatureSettings()
-    prepared = prepare_corpus(open_corpus(args.data), cache_dir=args.cache_dir, show_progress=True)
-    terms: dict[str, Term] = {}
-    duplicates: dict[str, list] = {}
-    for index in prepared:
-        if index.term.labelled:
-            log(f"features of {index.key}")
-            fm = extract_features(index, settings)
-            names, families = fm.names, fm.families
-            terms[index.key] = Term(index, fm)
-            duplicates[index.key] = near_duplicates(index, DEFAULT_THRESHOLD)
+    prepared, terms, (names, families) = load_terms(args.data, args.cache_dir, settings)
+    duplicates = {index.key: similar_pairs(token_sets(index), DEFAULT_THRESHOLD)
+                  for index in prepared if index.key in terms}
     keys = list(terms)
     folds = make_folds(keys, "loo")
     n_others = len(keys) - 1

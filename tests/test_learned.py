@@ -455,13 +455,14 @@ def test_limits_feedback_fits_on_the_shown_labels_only():
 
 def test_limits_cross_fitting_runs_the_real_ensemble(two_terms):
     from benchmarks.learned_alternatives import Term, fit_ensemble
-    from benchmarks.learned_limits import cross_fitted, near_duplicate_groups, near_duplicates
+    from benchmarks.learned_limits import cross_fitted, near_duplicate_groups
+    from statinterp.learned.dedupe import similar_pairs, token_sets
 
     feats = {ix.key: extract_features(ix, FAST) for ix in two_terms}
     terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}
     fm = feats["vehicle"]
     term = terms["vehicle"]
-    groups = near_duplicate_groups(len(term.gains), near_duplicates(two_terms["vehicle"], 0.9))
+    groups = near_duplicate_groups(len(term.gains), similar_pairs(token_sets(two_terms["vehicle"]), 0.9))
     scores = cross_fitted(term, groups, [terms["vehicle_b"]],
                           lambda tr, te: fit_ensemble(tr, te, FAST, fm.names, fm.families))
     assert np.isfinite(scores[term.labelled]).all() and scores[term.labelled].std() > 0
