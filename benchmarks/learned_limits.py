@@ -114,6 +114,138 @@ def label_consistency(gains: np.ndarray, pairs) -> dict[str, int]:
     }
 
 
+def _mean(runs: list[dict[str, float]], metrics, reduce=np.mean) -> dict[str, float]:
+    return {m: float(reduce([r[m] for r in runs])) for m in metrics}
+
+
+def learning_curve(terms: dict[str, Term], folds, sizes, repeats: int, fit, macro, rng):
+    """Macro metrics per training-term count k (one dict per draw), and the full leave-one-term-out scores."""
+    n_others = len(terms) - 1
+    curve: dict[int, list[dict[str, float]]] = {}
+    loo_scores: dict[str, np.ndarray] = {}
+    for k in sizes:
+        curve[k] = []
+        for rep in range(1 if k == n_others else repeats):
+            scores = {}
+            for fold in folds:
+                (test_key,) = fold.test
+                pool = list(fold.train)
+                chosen = pool if k == n_others else [pool[i] for i in sorted(rng.choice(len(pool), k, replace=False))]
+                scores[test_key] = fit([terms[c] for c in chosen], terms[test_key])
+            curve[k].append(macro(scores))
+            if k == n_others:
+                loo_scores = scores
+            log(f"learning curve k={k} draw {rep + 1}: " + ", ".join(f"{m} {v:.4f}" for m, v in curve[k][-1].items()))
+    return curve, loo_scores
+
+
+def in_term_rows(terms: dict[str, Term], folds, duplicates, fit, macro) -> dict[str, dict[str, float]]:
+    """Macro metrics of in-term cross-fitting, without and with the other terms in training."""
+    rows: dict[str, dict[str, float]] = {}
+    for label, with_others in (("in-term", False), ("others + in-term", True)):
+        scores = {}
+        for fold in folds:
+            (test_key,) = fold.test
+            others = [terms[c] for c in fold.train] if with_others else []
+            groups = near_duplicate_groups(len(terms[test_key].gains), duplicates[test_key])
+            scores[test_key] = cross_fitted(terms[test_key], groups, others, fit)
+        rows[label] = macro(scores)
+        log(f"{label}: " + ", ".join(f"{m} {v:.4f}" for m, v in rows[label].items()))
+    return rows
+
+
+def feedback_rows(terms: dict[str, Term], loo_scores, repeats: int, fit, metrics, rng) -> dict[int, dict]:
+    """Per n labels: the terms with enough sentences and the macro metrics of the three rankings."""
+    from statinterp.evaluation import evaluate_scores, macro_average
+    from statinterp.learned.features import zscore
+
+    names = [m.name for m in metrics]
+    feedback: dict[int, dict] = {}
+    for n in FEEDBACK_SIZES:
+        eligible = [k for k in terms if terms[k].labelled.sum() >= n + FEEDBACK_MIN_REST]
+        if not eligible:
+            continue
+        runs: dict[str, list[dict[str, float]]] = {"ensemble (other terms)": [], "in-term (n labels)": [],
+                                                    "ensemble + in-term": []}
+        for _ in range(repeats):
+            per_system: dict[str, dict] = {s: {} for s in runs}
+            for k in eligible:
+                term = terms[k]
+                shown = rng.choice(np.flatnonzero(term.labelled), n, replace=False)
+                rest = np.setdiff1d(np.flatnonzero(term.labelled), shown)
+                own = feedback_scores(term, shown, fit)
+                for system, scores in (("ensemble (other terms)", loo_scores[k]), ("in-term (n labels)", own),
+                                       ("ensemble + in-term", zscore(loo_scores[k]) + zscore(own))):
+                    per_system[system][k] = evaluate_scores(scores[rest], term.gains[rest], term.ids[rest],
+                                                            metrics, term=k)
+            for system in runs:
+                runs[system].append(macro_average(per_system[system]))
+        feedback[n] = {"terms": eligible, "macro": {s: _mean(v, names) for s, v in runs.items()}}
+        log(f"feedback n={n}: " + "; ".join(f"{s} {v[names[0]]:.4f}" for s, v in feedback[n]["macro"].items()))
+    return feedback
+
+
+def report_lines(command: str, terms: dict[str, Term], sizes, repeats: int, curve, in_term, feedback,
+                 consistency, threshold: float, metric_names) -> tuple[list[str], dict]:
+    """The Markdown report and the learning curve's extrapolation."""
+    n_others = len(terms) - 1
+    m10, m100 = metric_names[:2]
+    mean = {k: _mean(runs, metric_names) for k, runs in curve.items()}
+    spread = {k: _mean(runs, metric_names, np.std) for k, runs in curve.items()}
+    upper = sizes[len(sizes) // 2:] if len(sizes) >= 4 else sizes
+    extrapolated = {}
+    if len(upper) >= 2:
+        for m in metric_names:
+            a, b = log_linear_fit(upper, [mean[k][m] for k in upper])
+            extrapolated[m] = {"a": a, "b": b, "at": a + b * math.log(FULL_DATA_SET_TRAINING_TERMS)}
+
+    lines = ["# What limits the learned ranker (issue 6)", "", "Produced by:", "", "```", command, "```", "",
+             f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
+             f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; default learner (`ensemble`) "
+             "and feature families throughout. What each measurement is: `benchmarks/learned_limits.py` "
+             "(module docstring).", "",
+             "## 1. More training terms", "",
+             f"Each held-out term scored by a model fitted on k of the other {n_others} terms drawn at random "
+             f"({repeats} draws per k; k = {n_others} is the leave-one-term-out result of `reports/learned.md`).",
+             "", "| Training terms k | nDCG@10 | ± sd over draws | nDCG@100 | ± sd over draws |",
+             "|---:|---:|---:|---:|---:|"]
+    for k in sizes:
+        lines.append(f"| {k} | " + " | ".join(f"{mean[k][m]:.4f} | {spread[k][m]:.4f}" for m in metric_names) + " |")
+    if extrapolated:
+        lines += ["", f"A line in ln k through k = {', '.join(map(str, upper))} reaches, extrapolated to the "
+                  f"{FULL_DATA_SET_TRAINING_TERMS} training terms of the full 42-term data set: "
+                  + ", ".join(f"{m} ≈ {extrapolated[m]['at']:.3f} (slope {extrapolated[m]['b']:+.3f} per unit of ln k)"
+                              for m in metric_names)
+                  + f". An extrapolation from {len(terms)} terms, not a measurement."]
+    lines += ["",
+              "## 2. Labels of the held-out term itself", "",
+              f"{IN_TERM_FOLDS}-fold cross-fitting inside each term (each fifth of a term's sentences scored by a "
+              "model that saw the labels of the other four fifths; near-duplicate groups never split across folds); "
+              "nDCG over the whole term's ranking.", "",
+              "| Training data | nDCG@10 | nDCG@100 |", "|---|---:|---:|",
+              f"| other terms only (leave-one-term-out) | {mean[n_others][m10]:.4f} | {mean[n_others][m100]:.4f} |"]
+    for label, values in in_term.items():
+        lines.append(f"| {label} | {values[m10]:.4f} | {values[m100]:.4f} |")
+    lines += ["", "## 3. A few labels of the new term", "",
+              f"n sentences of the held-out term drawn at random and labelled ({repeats} draws); nDCG over "
+              "the term's other sentences, the same for every row. *in-term*: the default learner fitted on the n "
+              "labels alone; *ensemble + in-term*: mean of the two rankings' per-term z-scores.", "",
+              "| n labels | terms | ranking | nDCG@10 | nDCG@100 |", "|---:|---:|---|---:|---:|"]
+    for n, result in feedback.items():
+        for system, values in result["macro"].items():
+            lines.append(f"| {n} | {len(result['terms'])} | {system} | {values[m10]:.4f} | {values[m100]:.4f} |")
+    total = {f: sum(v[f] for v in consistency.values()) for f in next(iter(consistency.values()))}
+    lines += ["", "## 4. Do near-copies carry the same label?", "",
+              f"Candidate pairs of the same term with token-set Jaccard ≥ {threshold} (the `rank --dedupe` "
+              "test), both labelled.", "",
+              "| Term | near-duplicate pairs | same label | gains 2+ apart | identical token sets |",
+              "|---|---:|---:|---:|---:|"]
+    for k, v in list(consistency.items()) + [("**all terms**", total)]:
+        lines.append(f"| {k} | {v['pairs']} | {v['same_label']} | {v['gain_differs_by_2_or_more']} "
+                     f"| {v['identical_token_sets']} |")
+    return lines, extrapolated
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -133,9 +265,8 @@ def main(argv=None) -> int:
     prepared, terms, (names, families) = load_terms(args.data, args.cache_dir, settings)
     duplicates = {index.key: similar_pairs(token_sets(index), DEFAULT_THRESHOLD)
                   for index in prepared if index.key in terms}
-    keys = list(terms)
-    folds = make_folds(keys, "loo")
-    n_others = len(keys) - 1
+    folds = make_folds(list(terms), "loo")
+    n_others = len(terms) - 1
     sizes = sorted({min(int(s), n_others) for s in args.sizes.split(",") if s.strip()} | {n_others})
     metric_names = [m.name for m in DEFAULT_METRICS]
 
@@ -146,126 +277,24 @@ def main(argv=None) -> int:
         return macro_average({k: evaluate_scores(v, terms[k].gains, terms[k].ids, DEFAULT_METRICS, term=k)
                               for k, v in scores.items()})
 
-    rng = np.random.default_rng(0)
-    curve: dict[int, list[dict[str, float]]] = {}
-    loo_scores: dict[str, np.ndarray] = {}
-    for k in sizes:
-        curve[k] = []
-        for rep in range(1 if k == n_others else args.repeats):
-            scores = {}
-            for fold in folds:
-                (test_key,) = fold.test
-                pool = list(fold.train)
-                chosen = pool if k == n_others else [pool[i] for i in sorted(rng.choice(len(pool), k, replace=False))]
-                scores[test_key] = fit([terms[c] for c in chosen], terms[test_key])
-            curve[k].append(macro(scores))
-            if k == n_others:
-                loo_scores = scores
-            log(f"learning curve k={k} draw {rep + 1}: " + ", ".join(f"{m} {curve[k][-1][m]:.4f}" for m in metric_names))
+    rng = np.random.default_rng(0)  # one stream: the learning curve's draws, then the feedback draws
+    curve, loo_scores = learning_curve(terms, folds, sizes, args.repeats, fit, macro, rng)
+    in_term = in_term_rows(terms, folds, duplicates, fit, macro)
+    feedback = feedback_rows(terms, loo_scores, args.repeats, fit, DEFAULT_METRICS, rng)
+    consistency = {k: label_consistency(terms[k].gains, duplicates[k]) for k in terms}
 
-    in_term: dict[str, dict[str, float]] = {}
-    for label, with_others in (("in-term", False), ("others + in-term", True)):
-        scores = {}
-        for fold in folds:
-            (test_key,) = fold.test
-            others = [terms[c] for c in fold.train] if with_others else []
-            groups = near_duplicate_groups(len(terms[test_key].gains), duplicates[test_key])
-            scores[test_key] = cross_fitted(terms[test_key], groups, others, fit)
-        in_term[label] = macro(scores)
-        log(f"{label}: " + ", ".join(f"{m} {in_term[label][m]:.4f}" for m in metric_names))
-
-    from statinterp.learned.features import zscore
-
-    feedback: dict[int, dict] = {}
-    for n in FEEDBACK_SIZES:
-        eligible = [k for k in keys if terms[k].labelled.sum() >= n + FEEDBACK_MIN_REST]
-        if not eligible:
-            continue
-        runs: dict[str, list[dict[str, float]]] = {"ensemble (other terms)": [], "in-term (n labels)": [],
-                                                    "ensemble + in-term": []}
-        for _ in range(args.repeats):
-            per_system: dict[str, dict] = {s: {} for s in runs}
-            for k in eligible:
-                term = terms[k]
-                shown = rng.choice(np.flatnonzero(term.labelled), n, replace=False)
-                rest = np.setdiff1d(np.flatnonzero(term.labelled), shown)
-                own = feedback_scores(term, shown, fit)
-                for system, scores in (("ensemble (other terms)", loo_scores[k]), ("in-term (n labels)", own),
-                                       ("ensemble + in-term", zscore(loo_scores[k]) + zscore(own))):
-                    per_system[system][k] = evaluate_scores(scores[rest], term.gains[rest], term.ids[rest],
-                                                            DEFAULT_METRICS, term=k)
-            for system in runs:
-                runs[system].append(macro_average(per_system[system]))
-        feedback[n] = {"terms": eligible,
-                       "macro": {s: {m: float(np.mean([r[m] for r in v])) for m in metric_names}
-                                 for s, v in runs.items()}}
-        log(f"feedback n={n}: " + "; ".join(f"{s} {v[metric_names[0]]:.4f}" for s, v in feedback[n]["macro"].items()))
-
-    consistency = {k: label_consistency(terms[k].gains, duplicates[k]) for k in keys}
-
-    mean = {k: {m: float(np.mean([r[m] for r in runs])) for m in metric_names} for k, runs in curve.items()}
-    spread = {k: {m: float(np.std([r[m] for r in runs])) for m in metric_names} for k, runs in curve.items()}
-    upper = sizes[len(sizes) // 2:] if len(sizes) >= 4 else sizes
-    extrapolated = {}
-    if len(upper) >= 2:
-        for m in metric_names:
-            a, b = log_linear_fit(upper, [mean[k][m] for k in upper])
-            extrapolated[m] = {"a": a, "b": b, "at": a + b * math.log(FULL_DATA_SET_TRAINING_TERMS)}
-    command = "python -m benchmarks.learned_limits --data ../shared/data/statutory_interpretation"
+    data = "../shared/data/statutory_interpretation" if args.data.resolve() == DEFAULT_DATA.resolve() else args.data
+    command = f"python -m benchmarks.learned_limits --data {data}"
     if args.repeats != 3 or sizes != list(SIZES):
         command += f" --repeats {args.repeats} --sizes {','.join(map(str, sizes))}"
-
-    lines = ["# What limits the learned ranker (issue 6)", "", "Produced by:", "", "```", command, "```", "",
-             f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
-             f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; default learner (`ensemble`) "
-             "and feature families throughout. What each measurement is: `benchmarks/learned_limits.py` "
-             "(module docstring).", "",
-             "## 1. More training terms", "",
-             f"Each held-out term scored by a model fitted on k of the other {n_others} terms drawn at random "
-             f"({args.repeats} draws per k; k = {n_others} is the leave-one-term-out result of `reports/learned.md`).",
-             "", "| Training terms k | nDCG@10 | ± sd over draws | nDCG@100 | ± sd over draws |",
-             "|---:|---:|---:|---:|---:|"]
-    for k in sizes:
-        lines.append(f"| {k} | " + " | ".join(f"{mean[k][m]:.4f} | {spread[k][m]:.4f}" for m in metric_names) + " |")
-    if extrapolated:
-        lines += ["", f"A line in ln k through k = {', '.join(map(str, upper))} reaches, extrapolated to the "
-                  f"{FULL_DATA_SET_TRAINING_TERMS} training terms of the full 42-term data set: "
-                  + ", ".join(f"{m} ≈ {extrapolated[m]['at']:.3f} (slope {extrapolated[m]['b']:+.3f} per unit of ln k)"
-                              for m in metric_names)
-                  + f". An extrapolation from {len(terms)} terms, not a measurement."]
-    lines += ["",
-              "## 2. Labels of the held-out term itself", "",
-              f"{IN_TERM_FOLDS}-fold cross-fitting inside each term (each fifth of a term's sentences scored by a "
-              "model that saw the labels of the other four fifths; near-duplicate groups never split across folds); "
-              "nDCG over the whole term's ranking.", "",
-              "| Training data | nDCG@10 | nDCG@100 |", "|---|---:|---:|",
-              f"| other terms only (leave-one-term-out) | {mean[n_others][metric_names[0]]:.4f} "
-              f"| {mean[n_others][metric_names[1]]:.4f} |"]
-    for label, values in in_term.items():
-        lines.append(f"| {label} | {values[metric_names[0]]:.4f} | {values[metric_names[1]]:.4f} |")
-    total = {f: sum(v[f] for v in consistency.values()) for f in next(iter(consistency.values()))}
-    lines += ["", "## 3. A few labels of the new term", "",
-              f"n sentences of the held-out term drawn at random and labelled ({args.repeats} draws); nDCG over "
-              "the term's other sentences, the same for every row. *in-term*: the default learner fitted on the n "
-              "labels alone; *ensemble + in-term*: mean of the two rankings' per-term z-scores.", "",
-              "| n labels | terms | ranking | nDCG@10 | nDCG@100 |", "|---:|---:|---|---:|---:|"]
-    for n, result in feedback.items():
-        for system, values in result["macro"].items():
-            lines.append(f"| {n} | {len(result['terms'])} | {system} | {values[metric_names[0]]:.4f} "
-                         f"| {values[metric_names[1]]:.4f} |")
-    lines += ["", "## 4. Do near-copies carry the same label?", "",
-              f"Candidate pairs of the same term with token-set Jaccard ≥ {DEFAULT_THRESHOLD} (the `rank --dedupe` "
-              "test), both labelled.", "",
-              "| Term | near-duplicate pairs | same label | gains 2+ apart | identical token sets |",
-              "|---|---:|---:|---:|---:|"]
-    for k, v in list(consistency.items()) + [("**all terms**", total)]:
-        lines.append(f"| {k} | {v['pairs']} | {v['same_label']} | {v['gain_differs_by_2_or_more']} "
-                     f"| {v['identical_token_sets']} |")
+    lines, extrapolated = report_lines(command, terms, sizes, args.repeats, curve, in_term, feedback, consistency,
+                                       DEFAULT_THRESHOLD, metric_names)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
     atomic.write_text(args.out.with_suffix(".json"), json.dumps(
         {"learning_curve": {str(k): v for k, v in curve.items()}, "extrapolated": extrapolated,
-         "in_term": in_term, "feedback": {str(n): v for n, v in feedback.items()}, "label_consistency": consistency, "repeats": args.repeats}, indent=2) + "\n", force=True)
+         "in_term": in_term, "feedback": {str(n): v for n, v in feedback.items()},
+         "label_consistency": consistency, "repeats": args.repeats}, indent=2) + "\n", force=True)
     log(f"wrote {args.out}")
     print("\n".join(lines))
     return 0
