@@ -277,10 +277,11 @@ def main(argv=None) -> int:
         return macro_average({k: evaluate_scores(v, terms[k].gains, terms[k].ids, DEFAULT_METRICS, term=k)
                               for k, v in scores.items()})
 
-    rng = np.random.default_rng(0)  # one stream: the learning curve's draws, then the feedback draws
-    curve, loo_scores = learning_curve(terms, folds, sizes, args.repeats, fit, macro, rng)
+    # Separate random streams, so that changing --sizes does not change the feedback draws.
+    curve_rng, feedback_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(0).spawn(2))
+    curve, loo_scores = learning_curve(terms, folds, sizes, args.repeats, fit, macro, curve_rng)
     in_term = in_term_rows(terms, folds, duplicates, fit, macro)
-    feedback = feedback_rows(terms, loo_scores, args.repeats, fit, DEFAULT_METRICS, rng)
+    feedback = feedback_rows(terms, loo_scores, args.repeats, fit, DEFAULT_METRICS, feedback_rng)
     consistency = {k: label_consistency(terms[k].gains, duplicates[k]) for k in terms}
 
     data = "../shared/data/statutory_interpretation" if args.data.resolve() == DEFAULT_DATA.resolve() else args.data
