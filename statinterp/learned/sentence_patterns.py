@@ -14,6 +14,7 @@ Plain functions of strings (no corpus, no statistics), one home for every patter
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Sequence
 
@@ -170,6 +171,7 @@ def case_citation_share(text: str) -> float:
     """Share of ``text``'s characters inside case citations (at most 1)."""
     return min(1.0, sum(m.end() - m.start() for m in _CASE.finditer(text)) / max(1, len(text)))
 
+
 def citation_parts(citation: str) -> tuple[str, str, str, str]:
     """(title, code, section, first subsection) of ``"18 U.S.C. § 1839(3)"`` -> ("18", "U.S.C.", "1839", "3")."""
     m = re.search(r"(?:(\d+)\s+)?([A-Za-z][A-Za-z.\s]*?)\s*§+\s*([0-9A-Za-z.-]+?)(?:\(([0-9A-Za-z]+)\))?(?:\(|\s|$)",
@@ -179,8 +181,12 @@ def citation_parts(citation: str) -> tuple[str, str, str, str]:
     return m.group(1) or "", (m.group(2) or "").strip(), m.group(3) or "", m.group(4) or ""
 
 
+@functools.lru_cache(maxsize=64)
 def provision_patterns(citation: str) -> tuple[re.Pattern | None, re.Pattern | None]:
     """(section pattern, full pattern) that find the source provision cited in a text.
+
+    Cached per citation: :func:`cites_provision` asks for the same term's patterns once per
+    sentence and paragraph.
 
     The section pattern matches ``§ 1839``, ``§§ 1839``, ``section 1839``, ``sec. 1839`` and
     ``1839(3)`` (the section number followed by its first subsection); the full pattern
