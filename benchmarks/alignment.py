@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import spacy
 
-from statinterp.segmentation import SEGMENTER_VERSION, build_pipeline, sentence_spans
+from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline, sentence_spans
 
 DEFAULT_DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "statutory_interpretation")
 DEFAULT_REPORT = os.path.join(os.path.dirname(__file__), "..", "reports", "segmentation.md")

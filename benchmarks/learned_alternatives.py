@@ -7,8 +7,8 @@ Writes ``reports/learned_alternatives.md`` (and ``.json``). Run from the project
 
 Every system is fitted on the other terms of each fold and scored on the held-out term, on the
 same folds (:func:`statinterp.learned.crossval.make_folds`), evaluated with
-:func:`statinterp.evaluation.evaluate_scores` and compared with the default learner
-(``ensemble``) by :func:`statinterp.evaluation.paired_test` across terms. Systems:
+:func:`statinterp.evaluation.metrics.evaluate_scores` and compared with the default learner
+(``ensemble``) by :func:`statinterp.evaluation.metrics.paired_test` across terms. Systems:
 
 - ``ensemble``: the default learned ranker on the default feature families (the reference).
 - ``lexical``: ridge regression on TF-IDF word 1-2-grams of the sentence with the term masked
@@ -236,8 +236,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "learned_alternatives.md")
     args = ap.parse_args(argv)
 
-    from statinterp import atomic
-    from statinterp.evaluation import DEFAULT_METRICS, evaluate_scores, macro_average, paired_test
+    from statinterp.cache import atomic
+    from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, macro_average, paired_test
     from statinterp.learned.crossval import make_folds
     from statinterp.learned.features import FeatureSettings, zscore
 

@@ -28,7 +28,7 @@ and scores each held-out term's sentences; nDCG is that of the whole held-out te
    sentence may have near-copies among the rest (as when a researcher labels a sentence quoted in
    many cases).
 4. *Label consistency*: near-duplicate candidate pairs of each term (token-set Jaccard >= 0.9,
-   :func:`statinterp.learned.dedupe.similar_pairs`, the ``rank --dedupe`` index) and whether the
+   :func:`statinterp.evaluation.dedupe.similar_pairs`, the ``rank --dedupe`` index) and whether the
    annotators gave both copies the same label: a direct check of annotation noise.
 """
 
@@ -156,7 +156,7 @@ def in_term_rows(terms: dict[str, Term], folds, duplicates, fit, macro) -> dict[
 
 def feedback_rows(terms: dict[str, Term], loo_scores, repeats: int, fit, metrics, rng) -> dict[int, dict]:
     """Per n labels: the terms with enough sentences and the macro metrics of the three rankings."""
-    from statinterp.evaluation import evaluate_scores, macro_average
+    from statinterp.evaluation.metrics import evaluate_scores, macro_average
     from statinterp.learned.features import zscore
 
     names = [m.name for m in metrics]
@@ -255,10 +255,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "learned_limits.md")
     args = ap.parse_args(argv)
 
-    from statinterp import atomic
-    from statinterp.evaluation import DEFAULT_METRICS, evaluate_scores, macro_average
+    from statinterp.cache import atomic
+    from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, macro_average
     from statinterp.learned.crossval import make_folds
-    from statinterp.learned.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
+    from statinterp.evaluation.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
     from statinterp.learned.features import FeatureSettings
 
     settings = FeatureSettings()

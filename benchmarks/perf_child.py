@@ -59,7 +59,7 @@ def _emit(result: dict) -> None:
 
 
 def floor(args) -> None:
-    from statinterp.segmentation import build_pipeline
+    from statinterp.text.segmentation import build_pipeline
     from statinterp.workflow import open_corpus
 
     corpus = open_corpus(args.data, terms=args.terms or None)

@@ -9,7 +9,7 @@ Figures (each the median of several runs; per-run values are kept in RESULTS.jso
 
 1. **Floor ratio**: wall time of the full evaluation of the registered methods on the terms
    with a *cold* cache (a fresh, empty cache folder: no analysis, no prepared corpus) divided by
-   the wall time of one bare spaCy pass (``statinterp.segmentation.build_pipeline()``, sentence
+   the wall time of one bare spaCy pass (``statinterp.text.segmentation.build_pipeline()``, sentence
    segmentation included, ``nlp.pipe`` over every distinct case text). The evaluation run
    counts everything from opening the corpus to the last metric (imports excluded on both
    sides); the floor counts only the ``nlp.pipe`` loop. Each run is a fresh process.
@@ -164,8 +164,8 @@ def select_methods(prepared, vectors_ready: set[str]) -> tuple[list[str], dict[s
     expansion by similar words and the novelty measures use the domain word2vec vectors without
     declaring a ``vector_kind``)."""
     from statinterp.errors import UsageError
-    from statinterp.methods import build_method, list_methods
-    from statinterp.vectors import DOMAIN_KINDS, vector_kinds
+    from statinterp.rankers.grammar import build_method, list_methods
+    from statinterp.vectors.provider import DOMAIN_KINDS, vector_kinds
 
     probe = next(iter(prepared))
     saved = probe.vectors
@@ -192,7 +192,7 @@ def select_methods(prepared, vectors_ready: set[str]) -> tuple[list[str], dict[s
 def ensure_domain_vectors(data: str, terms, workdir: Path, train: bool):
     """Train (once) or find the domain vectors in ``workdir/vector-source/vectors``; returns the
     prepared corpus and the kinds available."""
-    from statinterp.vectors import DOMAIN_KINDS
+    from statinterp.vectors.provider import DOMAIN_KINDS
     from statinterp.workflow import open_corpus, prepare_corpus
 
     cache = workdir / "vector-source"
@@ -318,10 +318,10 @@ def growth(data: str, terms, workdir: Path, sizes: list[int]) -> list[dict]:
 
 def training(data: str, terms, workdir: Path, max_words: int, epochs: int, repeats: int) -> dict:
     try:
-        from statinterp.embeddings import train_vectors  # noqa: F401
-        from statinterp.vectors import fasttext_buckets
+        from statinterp.vectors.training import train_vectors  # noqa: F401
+        from statinterp.vectors.provider import fasttext_buckets
     except Exception as exc:  # noqa: BLE001
-        return {"pending": f"statinterp.embeddings.train_vectors is not usable: {exc}"}
+        return {"pending": f"statinterp.vectors.training.train_vectors is not usable: {exc}"}
     from statinterp.workflow import open_corpus, prepare_corpus
 
     corpus = open_corpus(data, terms=terms)
@@ -415,9 +415,9 @@ def performance_section(res: dict) -> list[str]:
                        if k in cosine)
         out.append(f"Beyond the analysis: the embedding methods `w2vec*`/`fastt*` (with -c/-o/-p/-r) take "
                    f"{fmt_s(emb)} of the cold all-methods run (loading both vector kinds, joining phrases in "
-                   "every case and opinion with `statinterp.phrasing`, summing unit word vectors) and "
+                   "every case and opinion with `statinterp.text.phrasing`, summing unit word vectors) and "
                    f"{fmt_s(emb_warm)} of the warm run, which reads the unit directions from the cache "
-                   "(`statinterp.direction_cache`); see \"Slowest methods\" below.")
+                   "(`statinterp.cache.directions`); see \"Slowest methods\" below.")
     if "bm25" in res:
         b = res["bm25"]
         out.append(
@@ -564,7 +564,7 @@ def training_section(t: dict) -> list[str]:
            f"Corpus: the first {t['words']:,} words of the domain training corpus (the token sentences "
            f"`VectorProvider.sentences()` gives: every spaCy sentence of every case text), {t['epochs']} epoch(s); "
            f"skip-gram, 300 d, window 5, min_count 5, seed 1; fastText buckets {t['bucket']:,}, n-grams 3–6. "
-           "statinterp = `statinterp.embeddings.train_vectors` with phrases off; gensim = `Word2Vec`/`FastText` "
+           "statinterp = `statinterp.vectors.training.train_vectors` with phrases off; gensim = `Word2Vec`/`FastText` "
            "+ `build_vocab` + `train` run directly. Each run a fresh process; medians of "
            f"{len(t['runs']) // 8} alternating runs.", "",
            "| model | workers | gensim words/s | statinterp words/s | statinterp overhead |", "|---|---|---|---|---|"]
@@ -630,7 +630,7 @@ def main(argv=None) -> int:
         res["floor"] = fw
     if "bm25" in only:
         from benchmarks import bm25_peer
-        from statinterp.analysis import Analyzer
+        from statinterp.text.analysis import Analyzer
         from statinterp.workflow import open_corpus
 
         log("BM25 vs rank_bm25 ...")

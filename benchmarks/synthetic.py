@@ -8,9 +8,9 @@ paragraphs per case, and the token ids of the real queries.
 :func:`build_synthetic` then generates ``n`` candidate sentences whose lengths are drawn from
 the real lengths and whose tokens are drawn from the real unigram distribution; consecutive
 sentences form paragraphs (sizes geometric with the real mean) and consecutive paragraphs form
-cases. It builds the :class:`~statinterp.index.UnitSet` of each level directly (the paragraph and
+cases. It builds the :class:`~statinterp.index.term_index.UnitSet` of each level directly (the paragraph and
 case levels share the sentence level's token array), computes the background statistics of the
-synthetic collection itself and returns a :class:`~statinterp.index.TermIndex` that the toolkit's
+synthetic collection itself and returns a :class:`~statinterp.index.term_index.TermIndex` that the toolkit's
 rankers score as they score a real term.
 """
 
@@ -68,9 +68,9 @@ def _group(n: int, mean: float, rng: np.random.Generator) -> np.ndarray:
 
 def build_synthetic(n: int, profile_path: str, seed: int = 0):
     """A :class:`TermIndex` of ``n`` synthetic candidate sentences; and facts about it."""
-    from statinterp.index import Query, TermIndex, UnitSet
-    from statinterp.stats import LEVELS, Background, StatsAccumulator
-    from statinterp.units import TokenSeqs
+    from statinterp.index.term_index import Query, TermIndex, UnitSet
+    from statinterp.index.statistics import LEVELS, Background, StatsAccumulator
+    from statinterp.text.units import TokenSeqs
 
     prof = np.load(profile_path)
     rng = np.random.default_rng(seed)
@@ -117,8 +117,8 @@ def build_synthetic(n: int, profile_path: str, seed: int = 0):
 
 def rank_all(index) -> dict[str, float]:
     """Seconds to score and order the candidates with each of :data:`GROWTH_METHODS`."""
-    from statinterp.evaluation import rank_order
-    from statinterp.methods import build_method
+    from statinterp.evaluation.metrics import rank_order
+    from statinterp.rankers.grammar import build_method
 
     n = len(index)
     ids = np.char.add("s", np.char.zfill(np.arange(n).astype(str), 8))  # sentence ids, as strings

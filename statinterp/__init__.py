@@ -15,21 +15,21 @@ Typical use::
 import importlib
 
 #: Where each exported name lives. The submodules pull in spaCy, gensim, SciPy and friends,
-#: so they are imported only when a name is first used (PEP 562); ``import statinterp.cli``
+#: so they are imported only when a name is first used (PEP 562); ``import statinterp.app.cli``
 #: and ``statinterp --help`` stay fast.
 _EXPORTS = {
-    "Analyzer": ".analysis",
-    "Interpolated": ".context", "Recursive": ".context",
-    "Corpus": ".corpus", "TermData": ".corpus", "load_corpus": ".corpus",
+    "Analyzer": ".text.analysis",
+    "Interpolated": ".rankers.context", "Recursive": ".rankers.context",
+    "Corpus": ".corpus.dataset", "TermData": ".corpus.dataset", "load_corpus": ".corpus.dataset",
     "InputError": ".errors", "StatinterpError": ".errors", "UsageError": ".errors",
-    "macro_average": ".evaluation", "ndcg": ".evaluation", "parse_metric": ".evaluation",
-    "random_baseline_ndcg": ".evaluation",
-    "PreparedCorpus": ".index", "TermIndex": ".index", "prepare": ".index",
-    "build_method": ".methods", "list_methods": ".methods",
-    "load_provisions": ".provisions",
-    "Ranking": ".ranking", "rank": ".ranking",
-    "Ranker": ".scorers.base", "Similarity": ".scorers.base",
-    "BM25": ".scorers.lexical", "QLLM": ".scorers.lexical", "TFISF": ".scorers.lexical",
+    "macro_average": ".evaluation.metrics", "ndcg": ".evaluation.metrics", "parse_metric": ".evaluation.metrics",
+    "random_baseline_ndcg": ".evaluation.metrics",
+    "PreparedCorpus": ".index.term_index", "TermIndex": ".index.term_index", "prepare": ".index.term_index",
+    "build_method": ".rankers.grammar", "list_methods": ".rankers.grammar",
+    "load_provisions": ".corpus.provisions",
+    "Ranking": ".evaluation.ranking", "rank": ".evaluation.ranking",
+    "Ranker": ".rankers.base", "Similarity": ".rankers.base",
+    "BM25": ".rankers.lexical", "QLLM": ".rankers.lexical", "TFISF": ".rankers.lexical",
     "evaluate_methods": ".workflow", "example_data_path": ".workflow", "open_corpus": ".workflow",
     "prepare_corpus": ".workflow",
 }

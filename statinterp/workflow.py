@@ -16,16 +16,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .analysis import Analyzer
-from .corpus import Corpus, load_corpus, term_key
-from .evaluation import DEFAULT_METRICS, Metric, macro_average, parse_metric
-from .index import PreparedCorpus, prepare
-from .methods import build_method
-from .progress import iterate, progress_bar
-from .provisions import ProvisionBook, load_provisions
-from .ranking import rank
-from .scorers.base import Ranker
-from .vectors import VectorProvider, vector_kinds
+from statinterp.text.analysis import Analyzer
+from statinterp.corpus.dataset import Corpus, load_corpus, term_key
+from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
+from statinterp.index.term_index import PreparedCorpus, prepare
+from statinterp.rankers.grammar import build_method
+from statinterp.app.progress import iterate, progress_bar
+from statinterp.corpus.provisions import ProvisionBook, load_provisions
+from statinterp.evaluation.ranking import rank
+from statinterp.rankers.base import Ranker
+from statinterp.vectors.provider import VectorProvider, vector_kinds
 
 
 def example_data_path() -> Path:
@@ -70,7 +70,7 @@ def prepare_corpus(
     is trained or loaded until a method uses them. ``vectors`` maps pretrained names (``w2vec``,
     ``GloVe``, ``fastt``) to files; ``vector_workers`` > 1 trains domain vectors faster but not
     reproducibly; ``vector_settings`` maps ``word2vec``/``fasttext`` to training settings.
-    ``n_process=None`` lets the :class:`~statinterp.analysis.Analyzer` choose how many processes
+    ``n_process=None`` lets the :class:`~statinterp.text.analysis.Analyzer` choose how many processes
     analyse the texts (two on a multi-core machine when there is much to analyse).
     """
     analyzer = analyzer or Analyzer(cache_dir=cache_dir, n_process=n_process)
@@ -93,7 +93,7 @@ def attach_vectors(
     settings: Mapping[str, Any] | None = None,
     show_progress: bool = False,
 ) -> VectorProvider:
-    """Attach a :class:`~statinterp.vectors.VectorProvider` to ``prepared`` and each of its term
+    """Attach a :class:`~statinterp.vectors.provider.VectorProvider` to ``prepared`` and each of its term
     indices (``index.vectors``); domain vectors are trained on the corpus's case texts (or read
     from the cache under ``cache_dir``) when first used. Returns the provider."""
     provider = VectorProvider(prepared, cache_dir=cache_dir, settings=settings, workers=workers,

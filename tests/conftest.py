@@ -91,7 +91,7 @@ def small_vectors(real_prepared, analysis_cache_dir, tmp_path_factory):
     with 16 dimensions, one epoch and no phrase model, trained on all the loaded case law, and
     the same word2vec vectors saved as pretrained w2vec (word2vec text), GloVe (no header) and
     fastt (.vec) files, loaded through --vectors' loader."""
-    from statinterp.vectors import VectorProvider, domain_settings
+    from statinterp.vectors.provider import VectorProvider, domain_settings
 
     texts = [c.text for ix in real_prepared for c in ix.term.cases.values()]
     settings = {
@@ -262,9 +262,9 @@ def tiny_dir(tmp_path_factory) -> Path:
 
 
 def _prepare_tiny(tiny_dir: Path, statistics: str):
-    from statinterp.analysis import Analyzer
-    from statinterp.corpus import load_corpus
-    from statinterp.index import prepare
+    from statinterp.text.analysis import Analyzer
+    from statinterp.corpus.dataset import load_corpus
+    from statinterp.index.term_index import prepare
 
     return prepare(load_corpus(tiny_dir), Analyzer(cache_dir=False), statistics=statistics)
 

@@ -1,4 +1,4 @@
-"""Text analysis (statinterp.analysis): the token definition, the on-disk cache and its repair,
+"""Text analysis (statinterp.text.analysis): the token definition, the on-disk cache and its repair,
 and slicing tokens by character offsets."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from statinterp import analysis
-from statinterp.analysis import Analyzer, default_cache_dir
-from statinterp.corpus import load_corpus
+from statinterp.text import analysis
+from statinterp.text.analysis import Analyzer, default_cache_dir
+from statinterp.corpus.dataset import load_corpus
 from statinterp.workflow import example_data_path
 
 TEXTS = [

@@ -22,10 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from statinterp import analysis, atomic
-from statinterp.analysis import AnalysisCache, Analyzer, text_hash
-from statinterp.cli import main
-from statinterp.corpus import load_corpus
+from statinterp.cache import atomic
+from statinterp.text import analysis
+from statinterp.text.analysis import AnalysisCache, Analyzer, text_hash
+from statinterp.app.cli import main
+from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import OutputError, StatinterpWarning, UsageError
 from statinterp.workflow import example_data_path
 
@@ -155,7 +156,7 @@ def test_cli_out_in_an_impossible_place_is_one_line(tmp_path):
 SLOW_WRITER = textwrap.dedent("""
     import builtins, os, sys, time
     from pathlib import Path
-    import statinterp.atomic as atomic
+    import statinterp.cache.atomic as atomic
 
     marker = Path(os.environ["MARKER"])
     real_open = builtins.open
@@ -185,7 +186,7 @@ SLOW_WRITER = textwrap.dedent("""
         return Slow(fh) if "w" in mode and str(file).endswith(".tmp") else fh
 
     atomic.open = slow_open
-    from statinterp.cli import main
+    from statinterp.app.cli import main
     sys.exit(main(sys.argv[1:]))
 """)
 
@@ -385,7 +386,7 @@ def test_cli_reports_a_damaged_entry_as_one_warning_line_and_gives_the_same_outp
 CONCURRENT = textwrap.dedent("""
     import json, sys, time, warnings
     from pathlib import Path
-    from statinterp.analysis import Analyzer
+    from statinterp.text.analysis import Analyzer
     from statinterp.errors import StatinterpWarning
 
     cache, texts_file, ready, go = sys.argv[1:5]

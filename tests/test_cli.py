@@ -1,4 +1,4 @@
-"""The command line (statinterp.cli) on the shipped example data: formats, errors, --out."""
+"""The command line (statinterp.app.cli) on the shipped example data: formats, errors, --out."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from statinterp.cli import cli, main
-from statinterp.corpus import load_corpus
-from statinterp.evaluation import random_baseline_ndcg
-from statinterp.labels import LABEL_GAINS
-from statinterp.methods import build_method, list_methods
-from statinterp.ranking import rank
+from statinterp.app.cli import cli, main
+from statinterp.corpus.dataset import load_corpus
+from statinterp.evaluation.metrics import random_baseline_ndcg
+from statinterp.corpus.labels import LABEL_GAINS
+from statinterp.rankers.grammar import build_method, list_methods
+from statinterp.evaluation.ranking import rank
 from statinterp.workflow import example_data_path, open_corpus, prepare_corpus
 
 EXAMPLE = load_corpus(example_data_path()).term("vehicle")
@@ -310,7 +310,7 @@ def test_scores_in_outputs_are_finite():
 
 
 def test_method_list_splits_on_commas_outside_parentheses():
-    from statinterp.cli import _split_methods
+    from statinterp.app.cli import _split_methods
 
     assert _split_methods(["Tp-Nr,QLLM-p+gate(BM25-g,0.4)", " BM25 "]) == ["Tp-Nr", "QLLM-p+gate(BM25-g,0.4)", "BM25"]
     assert _split_methods(["a,,b,"]) == ["a", "b"]

@@ -1,4 +1,4 @@
-"""Context (statinterp.context): Interpolated (-c/-o/-p) and Recursive (-r) against the formulas,
+"""Context (statinterp.rankers.context): Interpolated (-c/-o/-p) and Recursive (-r) against the formulas,
 recomputed with the plain-Python reference (conftest.Reference) on the tiny corpus."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 
 from statinterp.errors import UsageError
 
-from statinterp.context import DEFAULT_LAMBDA, Interpolated, Recursive
-from statinterp.index import Query
-from statinterp.methods import build_method
-from statinterp.scorers.lexical import BM25, QLLM, TFISF
+from statinterp.rankers.context import DEFAULT_LAMBDA, Interpolated, Recursive
+from statinterp.index.term_index import Query
+from statinterp.rankers.grammar import build_method
+from statinterp.rankers.lexical import BM25, QLLM, TFISF
 
 KEY = "red_car"
 QUERY = ["red", "car"]

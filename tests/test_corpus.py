@@ -1,11 +1,11 @@
-"""Loading and validating corpora (statinterp.corpus): zips, folders, folders of zips, and
+"""Loading and validating corpora (statinterp.corpus.dataset): zips, folders, folders of zips, and
 one clear InputError (file, record, field) for every kind of bad input."""
 
 from __future__ import annotations
 
 import pytest
 
-from statinterp.corpus import load_corpus, term_key
+from statinterp.corpus.dataset import load_corpus, term_key
 from statinterp.errors import InputError, UsageError
 from statinterp.workflow import example_data_path
 

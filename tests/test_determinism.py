@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from statinterp.evaluation import rank_order
+from statinterp.evaluation.metrics import rank_order
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -29,7 +29,7 @@ EVALUATE = ["evaluate", "-q", "--format", "json", "-m", "Random,TF-ISF,BM25-p,QL
 DRIVER = textwrap.dedent("""
     import contextlib, io, json, sys
     from pathlib import Path
-    from statinterp.cli import main
+    from statinterp.app.cli import main
 
     steps, out = json.loads(sys.argv[1]), Path(sys.argv[2])
     for step in steps:
@@ -106,8 +106,8 @@ def test_rank_order_is_score_desc_then_id_asc_whatever_the_input_order(data, n):
 
 
 def test_constant_scores_rank_by_sentence_id(tmp_path):
-    from statinterp.ranking import rank
-    from statinterp.scorers.base import Ranker
+    from statinterp.evaluation.ranking import rank
+    from statinterp.rankers.base import Ranker
     from statinterp.workflow import open_corpus, prepare_corpus
 
     class Constant(Ranker):
@@ -127,7 +127,7 @@ def test_constant_scores_rank_by_sentence_id(tmp_path):
 
 def test_vocabulary_ids_do_not_depend_on_what_the_cache_holds(tmp_path):
     """Cached or not, new words get their ids in input order (ids decide summation order)."""
-    from statinterp.analysis import Analyzer
+    from statinterp.text.analysis import Analyzer
 
     texts = ["A bicycle is a vehicle.", "The tank is a war memorial.", "No vehicle in the park; no tank either."]
     plain = Analyzer(cache_dir=False)

@@ -18,7 +18,7 @@ from gensim.models import Word2Vec
 from gensim.models.fasttext import FastTextKeyedVectors
 from gensim.models.keyedvectors import KeyedVectors
 
-from statinterp.embeddings import (
+from statinterp.vectors.training import (
     CacheWarning,
     DomainVectors,
     VectorCache,
@@ -29,7 +29,7 @@ from statinterp.embeddings import (
     train_vectors,
 )
 from statinterp.errors import InputError, UsageError
-from statinterp.scorers.embedding import WMDScorer, cosine_scores, mean_unit_vector, wmd
+from statinterp.rankers.embedding import WMDScorer, cosine_scores, mean_unit_vector, wmd
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -148,7 +148,7 @@ _TRAIN_SCRIPT = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     sys.path.insert(0, sys.argv[2])
     from test_embeddings import SMALL, fingerprint, synthetic_corpus
-    from statinterp.embeddings import VectorSettings, train_vectors
+    from statinterp.vectors.training import VectorSettings, train_vectors
     for kind in ("word2vec", "fasttext"):
         vectors = train_vectors(synthetic_corpus(), VectorSettings(kind, bucket=500, **SMALL))
         print(kind, fingerprint(vectors.kv))
@@ -179,7 +179,7 @@ def test_fasttext_gives_vectors_to_unseen_words():
 
 
 def test_fasttext_oov_vectors_are_bit_for_bit_gensims():
-    from statinterp.scorers.embedding import fasttext_oov_vectors
+    from statinterp.rankers.embedding import fasttext_oov_vectors
 
     kv = train_vectors(synthetic_corpus(), VectorSettings("fasttext", bucket=500, **SMALL)).kv
     words = ["tok17x", "aaaa", "abababab", "", "ééé", "statutorily-construed", "x"]  # repeated n-grams, none at all

@@ -1,4 +1,4 @@
-"""Tests of statinterp.evaluation: NDCG@k, tie rules, exact baselines, tests across terms."""
+"""Tests of statinterp.evaluation.metrics: NDCG@k, tie rules, exact baselines, tests across terms."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import ndcg_score
 
 from statinterp.errors import UsageError
-from statinterp.evaluation import (
+from statinterp.evaluation.metrics import (
     DEFAULT_METRICS,
     Metric,
     PairedTest,
@@ -27,7 +27,7 @@ from statinterp.evaluation import (
     random_baseline_ndcg,
     rank_order,
 )
-from statinterp.labels import LABEL_GAINS
+from statinterp.corpus.labels import LABEL_GAINS
 
 # ----------------------------------------------------------------------------- hand-computed
 

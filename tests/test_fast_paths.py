@@ -1,13 +1,13 @@
 """The optimised paths give the same results as simple references (issue 4).
 
-* vectorised sentence spans (:func:`statinterp.analysis.array_sentence_spans`) equal
-  :func:`statinterp.segmentation.sentence_spans`, on hand-made texts and on real case texts;
+* vectorised sentence spans (:func:`statinterp.text.analysis.array_sentence_spans`) equal
+  :func:`statinterp.text.segmentation.sentence_spans`, on hand-made texts and on real case texts;
 * analysis in worker processes equals analysis in this process;
-* :class:`~statinterp.stats.StatsAccumulator` equals naive counting;
+* :class:`~statinterp.index.statistics.StatsAccumulator` equals naive counting;
 * the column-wise count matrix and the occurrences read off it equal a coordinate construction
   and ``np.bincount``; TF-ISF's and BM25's sparse ``score_units`` equal combining the dense
   evidence, bit for bit, and that combination equals a plain column-by-column sum;
-* :meth:`Vocabulary.add_all <statinterp.analysis.Vocabulary.add_all>` equals adding one by one;
+* :meth:`Vocabulary.add_all <statinterp.text.analysis.Vocabulary.add_all>` equals adding one by one;
 * a prepare that reads the analysis cache, and one that reads the prepared-corpus cache, equal a
   prepare without any cache (every array, every statistic, every lexical score).
 
@@ -23,14 +23,14 @@ import numpy as np
 import pytest
 from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 
-from statinterp import analysis
-from statinterp.analysis import Analyzer, Vocabulary, array_sentence_spans
+from statinterp.text import analysis
+from statinterp.text.analysis import Analyzer, Vocabulary, array_sentence_spans
 from statinterp.errors import StatinterpWarning
-from statinterp.index import PreparedCache, prepare
-from statinterp.methods import build_method
-from statinterp.segmentation import build_pipeline, sentence_spans
-from statinterp.stats import StatsAccumulator
-from statinterp.units import TokenSeqs
+from statinterp.index.term_index import PreparedCache, prepare
+from statinterp.rankers.grammar import build_method
+from statinterp.text.segmentation import build_pipeline, sentence_spans
+from statinterp.index.statistics import StatsAccumulator
+from statinterp.text.units import TokenSeqs
 from statinterp.workflow import open_corpus
 
 LEXICAL = [f"{base}{suffix}" for base in ("TF-ISF", "BM25", "QLLM") for suffix in ("", "-c", "-o", "-p", "-r")]
@@ -236,7 +236,7 @@ def test_count_matrices_equal_the_coordinate_construction_and_leave_the_ids_alon
 
 
 def test_collection_stats_equal_the_accumulator():
-    from statinterp.stats import collection_stats
+    from statinterp.index.statistics import collection_stats
 
     rng = np.random.default_rng(4)
     for _ in range(30):
@@ -251,7 +251,7 @@ def test_collection_stats_equal_the_accumulator():
 
 def _dense_evidence(sim, query, units, stats, vocab):
     """TF-ISF and BM25 evidence as first written: dense counts, formulas over whole arrays."""
-    from statinterp.scorers.lexical import BM25, TFISF
+    from statinterp.rankers.lexical import BM25, TFISF
 
     tf = units.matrix(vocab)[:, query.ids].toarray()
     if isinstance(sim, TFISF):
@@ -268,8 +268,8 @@ def _dense_evidence(sim, query, units, stats, vocab):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the odd parameters divide by 0 on purpose
 @pytest.mark.parametrize("params", [{}, {"k1": 0.0, "b": 1.0}, {"k1": 2.0, "b": 0.0}, {"k1": -0.5, "b": 1.5}])
 def test_sparse_lexical_evidence_equals_the_dense_formulas(params):
-    from statinterp.index import Query
-    from statinterp.scorers.lexical import BM25, TFISF
+    from statinterp.index.term_index import Query
+    from statinterp.rankers.lexical import BM25, TFISF
 
     rng = np.random.default_rng(5)
     vocab = 20
@@ -345,8 +345,8 @@ def test_sparse_unit_scores_equal_combining_the_dense_evidence(params, backgroun
     """``score_units`` of TF-ISF and BM25 adds only the query tokens' entries (or falls back to
     the dense path); it equals ``combine(evidence)`` bit for bit, and ``combine`` equals a plain
     column-by-column sum (and a matrix product up to rounding)."""
-    from statinterp.index import Query
-    from statinterp.scorers.lexical import BM25, TFISF
+    from statinterp.index.term_index import Query
+    from statinterp.rankers.lexical import BM25, TFISF
 
     rng = np.random.default_rng(8)
     vocab = 20
@@ -449,7 +449,7 @@ def test_cold_warm_and_cached_prepare_agree(tmp_path, monkeypatch, statistics):
 
 
 def test_cold_and_cached_prepare_agree_on_real_terms(real_corpus, tmp_path):
-    from statinterp.corpus import Corpus
+    from statinterp.corpus.dataset import Corpus
 
     corpus = Corpus({k: real_corpus.terms[k] for k in ("semiconductor_chip_product", "mechanical_recordation")})
     plain = prepare(corpus, Analyzer(cache_dir=False, n_process=1))

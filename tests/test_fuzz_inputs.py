@@ -25,12 +25,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from statinterp import corpus as corpus_mod
-from statinterp.cli import main
-from statinterp.corpus import KINDS, load_corpus
+from statinterp.corpus import dataset as corpus_mod
+from statinterp.app.cli import main
+from statinterp.corpus.dataset import KINDS, load_corpus
 from statinterp.errors import InputError, StatinterpError
-from statinterp.labels import LABEL_GAINS, normalise_label
-from statinterp.provisions import load_provisions
+from statinterp.corpus.labels import LABEL_GAINS, normalise_label
+from statinterp.corpus.provisions import load_provisions
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "data" / "example"
@@ -336,7 +336,7 @@ def test_huge_texts_load_and_too_huge_texts_are_refused(tmp_path, monkeypatch):
 
 
 def test_analyser_accepts_texts_beyond_spacys_default_max_length():
-    from statinterp.analysis import Analyzer
+    from statinterp.text.analysis import Analyzer
 
     text = "The vehicle is in the park. " * 40_000  # 1.12 million characters > spaCy's 1,000,000
     (analysed,) = Analyzer(cache_dir=False).analyse([text])
@@ -568,7 +568,7 @@ def test_provisions_file_without_the_term(tmp_path):
     from statinterp.workflow import open_corpus
 
     assert open_corpus(EXAMPLE, provisions=path).term("vehicle").provision is None
-    from statinterp.methods import list_methods
+    from statinterp.rankers.grammar import list_methods
 
     needs_provision = [n for n, desc in list_methods() if "provision" in desc and "vectors" not in desc
                        and "2vec" not in desc and "WMD" not in n]

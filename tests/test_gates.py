@@ -11,11 +11,11 @@ from gensim.models.keyedvectors import KeyedVectors
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statinterp.context import Interpolated
-from statinterp.embeddings import DomainVectors
+from statinterp.rankers.context import Interpolated
+from statinterp.vectors.training import DomainVectors
 from statinterp.errors import UsageError
-from statinterp.evaluation import rank_order
-from statinterp.gates import (
+from statinterp.evaluation.metrics import rank_order
+from statinterp.rankers.gates import (
     DomainGate,
     Expanded,
     Gated,
@@ -25,7 +25,7 @@ from statinterp.gates import (
     similar_words_query,
     top_mean,
 )
-from statinterp.methods import (
+from statinterp.rankers.grammar import (
     PAPER_COMPOUNDS,
     SECTIONS,
     SIMILARITIES,
@@ -33,11 +33,11 @@ from statinterp.methods import (
     list_methods,
     method_sections,
 )
-from statinterp.ranking import rank
-from statinterp.scorers.embedding import wmd
-from statinterp.scorers.lexical import BM25, QLLM, TFISF
-from statinterp.scorers.novelty import NewWordRatio, NewWords, WMDNovelty, new_words
-from statinterp.units import TokenSeqs
+from statinterp.evaluation.ranking import rank
+from statinterp.rankers.embedding import wmd
+from statinterp.rankers.lexical import BM25, QLLM, TFISF
+from statinterp.rankers.novelty import NewWordRatio, NewWords, WMDNovelty, new_words
+from statinterp.text.units import TokenSeqs
 from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +50,7 @@ REAL = SHARED / "statutory_interpretation"
 
 
 class FakeProvider:
-    """Stands in for statinterp.vectors' provider: ``get(kind) -> DomainVectors``."""
+    """Stands in for statinterp.vectors.provider' provider: ``get(kind) -> DomainVectors``."""
 
     def __init__(self, vectors: DomainVectors):
         self.vectors = vectors

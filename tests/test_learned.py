@@ -10,18 +10,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from statinterp.cli import main
-from statinterp.corpus import Corpus
+from statinterp.app.cli import main
+from statinterp.corpus.dataset import Corpus
 from statinterp.errors import InputError, UsageError
 from statinterp.learned.crossval import cross_validate, cv_markdown, importance_chart, limits_notes, make_folds
-from statinterp.learned.dedupe import collapse, collapse_ranking, format_collapsed, jaccard, similar_pairs
-from statinterp.learned.explain import explain_sentence, format_explanation
+from statinterp.evaluation.dedupe import collapse, collapse_ranking, format_collapsed, jaccard, similar_pairs
+from statinterp.evaluation.explain import explain_sentence, format_explanation
 from statinterp.learned.features import FAMILIES, FeatureSettings, extract_features
 from statinterp.learned.sentence_patterns import (
     case_citation_share, citation_parts, cites_case, cites_provision, cites_statute, cue_flags, longest_common_run, minimal_window, quoted_spans, term_pattern,
 )
 from statinterp.learned.model import LearnedRanker, fit_ranker, load_model, read_header, save_model
-from statinterp.ranking import rank
+from statinterp.evaluation.ranking import rank
 from statinterp.workflow import example_data_path, open_corpus
 
 REAL_DATA = Path(__file__).parents[1].parent / "shared" / "data" / "statutory_interpretation"
@@ -32,8 +32,8 @@ FAST = FeatureSettings(vectors="off")
 @pytest.fixture(scope="module")
 def two_terms(analysis_cache_dir):
     """The example term twice, under two keys (so term-level folds can be formed quickly)."""
-    from statinterp.index import prepare
-    from statinterp.analysis import Analyzer
+    from statinterp.index.term_index import prepare
+    from statinterp.text.analysis import Analyzer
 
     term = open_corpus().term("vehicle")
     half = dataclasses.replace(term, key="vehicle_b", sentences=term.sentences[: len(term.sentences) // 2])
@@ -198,7 +198,7 @@ def test_save_load_round_trip(example, model, tmp_path):
 def test_explain(example, model):
     ix = example["vehicle"]
     sid = ix.sentences[0].id
-    from statinterp.methods import build_method
+    from statinterp.rankers.grammar import build_method
 
     e = explain_sentence(build_method("Tp-Tg-Nr"), ix, sid)
     assert e["rank"] >= 1 and {g["gate"] for g in e["components"]["gates"]} == {"Tg", "Nr"}
@@ -241,7 +241,7 @@ def test_dedupe_groups_a_near_copy():
 
 def test_dedupe_ranking(example):
     ix = example["vehicle"]
-    from statinterp.methods import build_method
+    from statinterp.rankers.grammar import build_method
 
     col = collapse_ranking(rank(build_method("TF-ISF-p"), ix), 0.9)
     assert sum(len(m) for _, m in col.groups) == len(ix)
@@ -293,7 +293,7 @@ def test_cli_train_rank_evaluate_explain(tmp_path, capsys):
 
 @pytest.mark.skipif(not REAL_DATA.is_dir(), reason=f"shared data not found at {REAL_DATA}")
 def test_real_terms_loo(real_prepared):
-    from statinterp.index import PreparedCorpus
+    from statinterp.index.term_index import PreparedCorpus
 
     keys = ["mechanical_recordation", "semiconductor_chip_product", "dependent_on_hours_worked"]
     sub = PreparedCorpus({k: real_prepared.indices[k] for k in keys}, real_prepared.background,
@@ -336,7 +336,7 @@ def test_cli_cv_writes_report(tmp_path, capsys):
 def test_alternatives_reference_is_the_cv_ensemble(two_terms):
     """The alternatives benchmark's reference system scores exactly as `statinterp cv`'s ensemble."""
     from benchmarks.learned_alternatives import MASK, Term, fit_ensemble, fit_lexical
-    from statinterp.evaluation import evaluate_scores
+    from statinterp.evaluation.metrics import evaluate_scores
 
     feats = {ix.key: extract_features(ix, FAST) for ix in two_terms}
     terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}
@@ -456,7 +456,7 @@ def test_limits_feedback_fits_on_the_shown_labels_only():
 def test_limits_cross_fitting_runs_the_real_ensemble(two_terms):
     from benchmarks.learned_alternatives import Term, fit_ensemble
     from benchmarks.learned_limits import cross_fitted, near_duplicate_groups
-    from statinterp.learned.dedupe import similar_pairs, token_sets
+    from statinterp.evaluation.dedupe import similar_pairs, token_sets
 
     feats = {ix.key: extract_features(ix, FAST) for ix in two_terms}
     terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}

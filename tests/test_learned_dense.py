@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from statinterp.cli import main
+from statinterp.app.cli import main
 from statinterp.errors import UsageError
 from statinterp.learned import dense
 from statinterp.learned.features import FeatureSettings, extract_features

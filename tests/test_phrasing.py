@@ -1,4 +1,4 @@
-"""Vectorised phrase joining (statinterp.phrasing) against gensim's own, token for token."""
+"""Vectorised phrase joining (statinterp.text.phrasing) against gensim's own, token for token."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from gensim.models.phrases import Phrases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statinterp.embeddings import apply_phrases, train_phrases
-from statinterp.phrasing import _greedy_joins, join_phrases
-from statinterp.scorers.embedding import mean_directions, mean_directions_of_ids
+from statinterp.vectors.training import apply_phrases, train_phrases
+from statinterp.text.phrasing import _greedy_joins, join_phrases
+from statinterp.rankers.embedding import mean_directions, mean_directions_of_ids
 
 
 def _ragged(docs, words):
@@ -99,7 +99,7 @@ def test_greedy_joins_matches_a_left_to_right_scan(flags):
 def test_mean_directions_of_ids_equals_the_token_list_version(block, monkeypatch):
     from gensim.models.keyedvectors import KeyedVectors
 
-    from statinterp.scorers import embedding
+    from statinterp.rankers import embedding
 
     monkeypatch.setattr(embedding, "LOOKUP_BLOCK", block)  # vectors looked up a few words at a time
 
@@ -123,10 +123,10 @@ def test_mean_directions_of_ids_equals_the_token_list_version(block, monkeypatch
 
 
 def test_join_phrases_in_sentences_equals_gensim_and_trains_the_same_phrases():
-    from statinterp.phrasing import join_phrases_in_sentences
+    from statinterp.text.phrasing import join_phrases_in_sentences
 
     docs = _corpus(4)
-    phrasers = train_phrases(docs, min_count=2, threshold=5.0)  # a list: the trigram pass uses statinterp.phrasing
+    phrasers = train_phrases(docs, min_count=2, threshold=5.0)  # a list: the trigram pass uses statinterp.text.phrasing
     assert join_phrases_in_sentences(phrasers, docs) == [apply_phrases(phrasers, d) for d in docs]
     assert join_phrases_in_sentences(None, docs) == docs
 

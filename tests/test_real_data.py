@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from statinterp.errors import UsageError
-from statinterp.evaluation import random_baseline_ndcg
-from statinterp.methods import build_method, list_methods
-from statinterp.ranking import rank
+from statinterp.evaluation.metrics import random_baseline_ndcg
+from statinterp.rankers.grammar import build_method, list_methods
+from statinterp.evaluation.ranking import rank
 
 #: The terms and sentence counts of shared/data/README.md.
 README_TERMS = {

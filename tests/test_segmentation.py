@@ -1,4 +1,4 @@
-"""Tests of the pipeline factory and the legal-aware sentence segmenter (statinterp.segmentation)."""
+"""Tests of the pipeline factory and the legal-aware sentence segmenter (statinterp.text.segmentation)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import zipfile
 import pytest
 import spacy
 
-from statinterp.segmentation import (
+from statinterp.text.segmentation import (
     LEGAL_ABBREVIATIONS,
     SEGMENTER_VERSION,
     build_pipeline,

@@ -15,8 +15,8 @@ HEAVY = ("spacy", "thinc", "torch", "gensim", "scipy", "sklearn")
 
 PROBE = f"""
 import json, sys
-import statinterp.cli
-from statinterp.cli import cli
+import statinterp.app.cli
+from statinterp.app.cli import cli
 for args in (["--help"], ["rank", "--help"]):
     try:
         cli.main(args=args, prog_name="statinterp", standalone_mode=False)
@@ -44,12 +44,13 @@ def test_every_exported_name_resolves_and_is_listed():
 
 
 def test_from_import_of_exported_names_and_submodules():
-    from statinterp import analysis, open_corpus, rank
-    from statinterp.ranking import rank as ranking_rank
+    from statinterp import open_corpus, rank
+    from statinterp.text import analysis
+    from statinterp.evaluation.ranking import rank as ranking_rank
     from statinterp.workflow import open_corpus as workflow_open_corpus
 
     assert rank is ranking_rank and open_corpus is workflow_open_corpus
-    assert analysis.__name__ == "statinterp.analysis"
+    assert analysis.__name__ == "statinterp.text.analysis"
 
 
 def test_unknown_attribute_is_an_attribute_error():

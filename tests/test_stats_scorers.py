@@ -1,5 +1,5 @@
-"""Background statistics (statinterp.stats, index.py) and the lexical similarities
-(statinterp.scorers.lexical) against hand counts and a plain-Python reference (conftest.Reference)
+"""Background statistics (statinterp.index.statistics, index.py) and the lexical similarities
+(statinterp.rankers.lexical) against hand counts and a plain-Python reference (conftest.Reference)
 on the tiny hand-written corpus."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from statinterp.analysis import Analyzer
-from statinterp.corpus import load_corpus
-from statinterp.index import Query, prepare
-from statinterp.ranking import rank
-from statinterp.scorers.lexical import BM25, QLLM, TFISF
+from statinterp.text.analysis import Analyzer
+from statinterp.corpus.dataset import load_corpus
+from statinterp.index.term_index import Query, prepare
+from statinterp.evaluation.ranking import rank
+from statinterp.rankers.lexical import BM25, QLLM, TFISF
 
 LEVELS = ("sentence", "paragraph", "opinion", "case")
 QUERY = ["red", "car"]
@@ -305,7 +305,7 @@ def test_ranking_order_and_deterministic_ties(tiny_prepared):
 
 
 def test_evaluate_methods_keeps_rankers_with_the_same_name_apart(tiny_prepared):
-    from statinterp.context import Interpolated
+    from statinterp.rankers.context import Interpolated
     from statinterp.workflow import evaluate_methods
 
     a, b = Interpolated(BM25(), "paragraph", 0.0), Interpolated(BM25(), "paragraph", 1.0)

@@ -1,4 +1,4 @@
-"""Tests of statinterp.tuning (grid search, leave-one-term-out, reproduction) and statinterp.report."""
+"""Tests of statinterp.evaluation.tuning (grid search, leave-one-term-out, reproduction) and statinterp.app.report."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import random
 import numpy as np
 import pytest
 
-from statinterp import methods as registry
-from statinterp.cli import main
+from statinterp.rankers import grammar as registry
+from statinterp.app.cli import main
 from statinterp.errors import UsageError
-from statinterp.index import PreparedCorpus
-from statinterp.methods import build_method
-from statinterp.report import (
+from statinterp.index.term_index import PreparedCorpus
+from statinterp.rankers.grammar import build_method
+from statinterp.app.report import (
     SECTIONS,
     format_tune,
     reproduction_chart,
@@ -22,8 +22,8 @@ from statinterp.report import (
     reproduction_markdown,
     section_of,
 )
-from statinterp.scorers.base import Ranker
-from statinterp.tuning import (
+from statinterp.rankers.base import Ranker
+from statinterp.evaluation.tuning import (
     best_point,
     core_methods,
     default_grid,

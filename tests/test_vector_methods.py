@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 from gensim.models.keyedvectors import KeyedVectors
 
-from statinterp import embeddings
-from statinterp.cli import main
-from statinterp.context import Interpolated, Recursive
-from statinterp.embeddings import DomainVectors, VectorSettings, train_phrases, train_vectors
+from statinterp.vectors import training as embeddings
+from statinterp.app.cli import main
+from statinterp.rankers.context import Interpolated, Recursive
+from statinterp.vectors.training import DomainVectors, VectorSettings, train_phrases, train_vectors
 from statinterp.errors import InputError, UsageError
-from statinterp.methods import build_method, list_methods
-from statinterp.ranking import rank
-from statinterp.scorers.embedding import Cosine, cosine_scores
-from statinterp.vectors import (
+from statinterp.rankers.grammar import build_method, list_methods
+from statinterp.evaluation.ranking import rank
+from statinterp.rankers.embedding import Cosine, cosine_scores
+from statinterp.vectors.provider import (
     VectorProvider,
     domain_settings,
     fasttext_buckets,
@@ -348,7 +348,7 @@ def test_cli_methods_lists_embedding_methods(capsys):
 
 
 # ----------------------------------------------------------------------------------------
-# the on-disk cache of unit directions (statinterp.direction_cache)
+# the on-disk cache of unit directions (statinterp.cache.directions)
 
 
 def _fresh(cache_dir, vectors_dir):
@@ -359,7 +359,7 @@ def _fresh(cache_dir, vectors_dir):
 
 
 def test_unit_directions_are_cached_on_disk_and_give_the_same_scores(cache_dir, tmp_path, monkeypatch):
-    from statinterp.scorers import embedding
+    from statinterp.rankers import embedding
 
     methods = ("w2vec*", "w2vec*-c", "w2vec*-r", "fastt*-o")
     cold = _fresh(cache_dir, tmp_path)

@@ -15,7 +15,7 @@ Compared on the same terms: Random (its exact expected NDCG over random orders),
 the best compound ranker: every paper compound (``Tp-Tg``, ..., ``Wr-Tg-Nr``; those needing
 word vectors when available) is evaluated and the one with the best macro NDCG@10 *on these
 very terms* is kept, a choice that favours the baseline. Paired tests across terms
-(:func:`~statinterp.evaluation.paired_test`: Wilcoxon signed-rank and paired t) compare the
+(:func:`~statinterp.evaluation.metrics.paired_test`: Wilcoxon signed-rank and paired t) compare the
 learned ranker with each.
 
 Feature importance: permutation importance on the held-out terms: the mean drop in NDCG@k
@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..errors import StatinterpError, UsageError
-from ..evaluation import DEFAULT_METRICS, RANDOM_TIES_SUFFIX, Metric, evaluate_scores, macro_average, paired_test
-from ..progress import iterate
-from .features import FeatureMatrix, FeatureSettings, extract_features
-from .model import LEARNERS, LearnedRanker, _common_names, fit_matrices
+from statinterp.errors import StatinterpError, UsageError
+from statinterp.evaluation.metrics import DEFAULT_METRICS, RANDOM_TIES_SUFFIX, Metric, evaluate_scores, macro_average, paired_test
+from statinterp.app.progress import iterate
+from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features
+from statinterp.learned.model import LEARNERS, LearnedRanker, _common_names, fit_matrices
 
 if TYPE_CHECKING:
-    from ..index import PreparedCorpus
+    from statinterp.index.term_index import PreparedCorpus
 
 __all__ = ["Fold", "CVResult", "make_folds", "cross_validate", "cv_markdown", "cv_json", "importance_chart",
            "format_cv"]
@@ -143,8 +143,8 @@ def cross_validate(
 
     ``features`` may hold precomputed matrices by term key (they are computed otherwise).
     """
-    from ..methods import PAPER_COMPOUNDS, build_method
-    from ..ranking import rank
+    from statinterp.rankers.grammar import PAPER_COMPOUNDS, build_method
+    from statinterp.evaluation.ranking import rank
 
     settings = settings or FeatureSettings()
     learners = list(dict.fromkeys(learners))
@@ -318,7 +318,7 @@ def importance_chart(result: CVResult, top: int = 20) -> bytes:
 
 def cv_markdown(result: CVResult, chart: str | None = None, notes: Sequence[str] = ()) -> str:
     """reports/learned.md: the table, paired tests, per-term results, importance, limits."""
-    from ..report import term_codes
+    from statinterp.app.report import term_codes
 
     meta = result.metadata
     ms = result.metrics
@@ -346,7 +346,7 @@ def cv_markdown(result: CVResult, chart: str | None = None, notes: Sequence[str]
         out.append(f"| {s} | " + " | ".join(f"{result.macro[s][m]:.4f}" for m in ms) + " |")
     out += ["", f"## Paired tests across terms (n = {len(result.terms)})", "",
             "Mean per-term difference (learned − other), two-sided Wilcoxon signed-rank p and paired t-test p "
-            "(`statinterp.evaluation.paired_test`).", "",
+            "(`statinterp.evaluation.metrics.paired_test`).", "",
             "| Learned | vs | Metric | Mean diff | Wilcoxon p | t-test p |", "|---|---|---|---:|---:|---:|"]
     for (a, b, m), t in result.tests.items():
         out.append(f"| {a} | {b} | {m} | {t.mean_diff:+.4f} | {_p(t.wilcoxon_p)} | {_p(t.ttest_p)} |")
@@ -450,7 +450,7 @@ def write_report(result: CVResult, md_path, png_path, force: bool = False) -> li
     """Write the Markdown report and the importance chart (atomically); returns the paths written."""
     from pathlib import Path
 
-    from .. import atomic
+    from statinterp.cache import atomic
 
     md_path, png_path = Path(md_path), Path(png_path)
     written = []

@@ -1,6 +1,6 @@
 """Features of each candidate sentence for the learned ranker.
 
-:func:`extract_features` turns one :class:`~statinterp.index.TermIndex` into a matrix
+:func:`extract_features` turns one :class:`~statinterp.index.term_index.TermIndex` into a matrix
 ``X`` (n_candidates, n_features) with a name and a family per column. It reads only the
 term's own data (texts, tokens, provision, unsupervised scores), never its labels, so the
 same function serves training and ranking of new, unlabelled terms.
@@ -72,14 +72,14 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from ..errors import StatinterpError, UsageError
-from .sentence_patterns import (
+from statinterp.errors import StatinterpError, UsageError
+from statinterp.learned.sentence_patterns import (
     case_citation_share, cites_case, cites_provision, cites_statute, count_phrase, cue_flags, longest_common_run,
     minimal_window, quoted_spans, simple_tokens, term_pattern,
 )
 
 if TYPE_CHECKING:
-    from ..index import TermIndex
+    from statinterp.index.term_index import TermIndex
 
 __all__ = ["FAMILIES", "OPTIONAL_FAMILIES", "ALL_FAMILIES", "FeatureMatrix", "FeatureSettings", "extract_features"]
 
@@ -142,7 +142,7 @@ class FeatureSettings:
         if self.dense_dims < 0:
             raise UsageError(f"dense_dims must be >= 0, not {self.dense_dims}")
         if "dense" in self.families:
-            from .dense import dense_available
+            from statinterp.learned.dense import dense_available
 
             ok, why = dense_available(self.dense_model)
             if not ok:
@@ -250,7 +250,7 @@ def vectors_available(index: "TermIndex", settings: FeatureSettings) -> tuple[bo
 
 
 def _method_scores(b: _Builder, family: str, methods: Sequence[str], index: "TermIndex") -> None:
-    from ..methods import build_method
+    from statinterp.rankers.grammar import build_method
 
     for name in methods:
         try:
@@ -264,7 +264,7 @@ def _method_scores(b: _Builder, family: str, methods: Sequence[str], index: "Ter
 def _provision_and_centrality(b: _Builder, index: "TermIndex") -> None:
     """Sentence-level similarity to the provision (TF-ISF, BM25 with the provision as query) and
     centrality: mean TF-ISF-weighted cosine of the sentence to the term's other candidates."""
-    from ..methods import build_method
+    from statinterp.rankers.grammar import build_method
 
     units = index.levels["sentence"]
     stats = index.background["sentence"]
@@ -294,7 +294,7 @@ def _provision_and_centrality(b: _Builder, index: "TermIndex") -> None:
 
 
 def _gate_features(b: _Builder, index: "TermIndex") -> None:
-    from ..gates import DomainGate, NoveltyGate, top_mean
+    from statinterp.rankers.gates import DomainGate, NoveltyGate, top_mean
 
     try:
         gate = DomainGate()
@@ -310,8 +310,8 @@ def _gate_features(b: _Builder, index: "TermIndex") -> None:
 
 
 def _neighbour_features(b: _Builder, index: "TermIndex", settings: FeatureSettings, with_vectors: bool) -> None:
-    from ..methods import build_method
-    from ..scorers.novelty import new_words
+    from statinterp.rankers.grammar import build_method
+    from statinterp.rankers.novelty import new_words
 
     sims = list(LEXICAL) + (["w2vec*"] if with_vectors else [])
     stats = index.background["sentence"]
@@ -415,7 +415,7 @@ _COURTS = (("supreme_us", r"supreme court of the united states"), ("appeals_us",
 
 
 def _structure_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) -> None:
-    from .dedupe import near_duplicate_counts
+    from statinterp.evaluation.dedupe import near_duplicate_counts
 
     term = index.term
     sent = index.levels["sentence"]
@@ -476,7 +476,7 @@ def _structure_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) ->
 
 
 def _dense_features(b: _Builder, index: "TermIndex", settings: FeatureSettings, term_re: re.Pattern) -> None:
-    from . import dense
+    from statinterp.learned import dense
 
     encoder = dense.get_encoder(settings.dense_model)
     root = getattr(index.analyzer, "cache_root", None)

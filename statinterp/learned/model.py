@@ -17,14 +17,14 @@ Learners (``learner=``):
     The mean of the ``pairwise`` and ``hgb`` scores, each z-scored over the term's candidates
     (so neither dominates by scale).
 
-A trained :class:`LearnedRanker` is a :class:`~statinterp.scorers.base.Ranker`: ranking,
+A trained :class:`LearnedRanker` is a :class:`~statinterp.rankers.base.Ranker`: ranking,
 evaluation and the CLI treat it like any method. Its name is ``learned:<file stem>`` when
 loaded from a file (``learned:<learner>`` before it is saved).
 
 Model files (:func:`save_model` / :func:`load_model`): a first line ``STATINTERP-MODEL``, a
 second line holding a JSON header (format version, statinterp / scikit-learn / NumPy / Python
 versions, learner, feature settings and names, training terms, skipped feature groups), then
-the joblib pickle of the ranker. Written atomically (:mod:`statinterp.atomic`). Loading a
+the joblib pickle of the ranker. Written atomically (:mod:`statinterp.cache.atomic`). Loading a
 model unpickles it: only load model files you trust.
 """
 
@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .. import atomic
-from ..errors import InputError, StatinterpWarning, UsageError
-from ..scorers.base import Ranker
-from .features import FeatureMatrix, FeatureSettings, extract_features, zscore
+from statinterp.cache import atomic
+from statinterp.errors import InputError, StatinterpWarning, UsageError
+from statinterp.rankers.base import Ranker
+from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features, zscore
 
 if TYPE_CHECKING:
-    from ..index import TermIndex
+    from statinterp.index.term_index import TermIndex
 
 __all__ = ["LEARNERS", "LearnedRanker", "fit_ranker", "fit_matrices", "save_model", "load_model", "read_header",
            "MAGIC", "FORMAT_VERSION"]
@@ -332,7 +332,7 @@ def _versions() -> dict[str, str]:
     import joblib
     import sklearn
 
-    from .. import __version__
+    from statinterp import __version__
 
     return {"statinterp": __version__, "scikit-learn": sklearn.__version__, "numpy": np.__version__,
             "joblib": joblib.__version__, "python": platform.python_version()}

@@ -1,0 +1,1 @@
+"""The application edge: command line, output formats, reports."""

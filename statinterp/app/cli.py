@@ -1,0 +1,654 @@
+"""The ``statinterp`` command line: click commands that parse options and call the library.
+
+The library (spaCy, gensim, SciPy, scikit-learn, ...) is imported inside the commands, so that
+building the command tree and ``--help`` stay fast; only light modules are imported here.
+"""
+
+from __future__ import annotations
+
+import functools
+import signal
+import sys
+import threading
+import traceback
+import warnings
+from pathlib import Path
+
+import click
+
+from statinterp.cache import atomic
+from statinterp.errors import StatinterpError, StatinterpWarning, UsageError
+from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
+
+DATA_HELP = ("A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data "
+             "(`statinterp example` prints its folder, a model of the format; docs/data-format.md gives it field by "
+             "field).")
+
+
+def _vectors_option(ctx, param, value):
+    from statinterp.vectors.provider import parse_vectors_option
+
+    return parse_vectors_option(value)
+
+
+def _check_vectors(rankers, opts: dict) -> None:
+    """Fail before reading the corpus if a method needs pretrained vectors not given (or unreadable)."""
+    from statinterp.vectors.provider import required_pretrained
+
+    for name in required_pretrained(rankers, opts["vectors"]):
+        if isinstance(opts["vectors"][name], Path):
+            from statinterp.vectors.training import load_vectors
+
+            opts["vectors"][name] = load_vectors(opts["vectors"][name])
+
+
+def common_options(func):
+    """Options shared by every command that reads data."""
+
+    @click.option("--data", "data", type=click.Path(path_type=Path), default=None, help=DATA_HELP)
+    @click.option("--provisions", "provisions", type=click.Path(path_type=Path), default=None,
+                  help="Provisions JSON file (default: the shipped data/provisions.json).")
+    @click.option("--background", type=click.Path(path_type=Path), default=None,
+                  help="More case law whose units join the background statistics (same formats as --data).")
+    @click.option("--statistics", type=click.Choice(["background", "candidates"]), default="background",
+                  show_default=True,
+                  help="Collection statistics from all units of the loaded cases, or (degenerate, for "
+                       "comparison) from the candidates' own units only.")
+    @click.option("--cache-dir", type=click.Path(path_type=Path), default=None, envvar="STATINTERP_CACHE",
+                  help="Analysis cache folder [env STATINTERP_CACHE; default ~/.cache/statinterp].")
+    @click.option("--no-cache", is_flag=True, help="Do not read or write the analysis cache.")
+    @click.option("--jobs", type=click.IntRange(1, 64), default=None,
+                  help="Processes for text analysis (results are the same for any number). Default: automatic, "
+                       "up to 2 when there is much text to analyse, else 1.")
+    @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+    @click.option("--vectors", "vectors", multiple=True, metavar="[NAME=]PATH", callback=_vectors_option,
+                  help="Pretrained word vectors for the methods w2vec, GloVe and fastt: a word2vec binary/text, "
+                       "GloVe text or fastText .vec/.bin file; NAME (w2vec, GloVe or fastt) defaults to the "
+                       "file's format. Repeatable.")
+    @click.option("--vector-workers", type=click.IntRange(1, 64), default=1, show_default=True,
+                  help="Threads for training the domain vectors of w2vec* and fastt*: 1 gives the same "
+                       "vectors on every run; more is faster but not reproducible.")
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _prepare(opts: dict, terms=None, provision_override=None, require_labels=False, require_term=None):
+    from statinterp.workflow import open_corpus, prepare_corpus
+
+    corpus = open_corpus(opts["data"], provisions=opts["provisions"], terms=terms,
+                         provision_override=provision_override)
+    if require_term is not None:
+        corpus.term(require_term)  # an unknown term fails before the (slow) analysis
+    if require_labels and not any(t.labelled for t in corpus):
+        raise UsageError("no loaded term has labelled sentences: nothing to evaluate (rank works on unlabelled data)")
+    background = None
+    if opts["background"] is not None:
+        background = open_corpus(opts["background"], provisions=opts["provisions"])
+    return prepare_corpus(
+        corpus,
+        cache_dir=False if opts["no_cache"] else opts["cache_dir"],
+        statistics=opts["statistics"],
+        background=background,
+        n_process=opts["jobs"],
+        vectors=opts["vectors"],
+        vector_workers=opts["vector_workers"],
+        show_progress=not opts["quiet"],
+    )
+
+
+def _emit(text: str, out: Path | None, force: bool) -> None:
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        atomic.write_text(out, text, force=force)
+        click.echo(f"wrote {out}", err=True)
+
+
+def _ranker_from_options(method: str, model_file):
+    """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
+    from statinterp.rankers.grammar import build_method
+
+    if model_file is None:
+        return build_method(method)
+    if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
+        raise UsageError("give --method or --model, not both")
+    from statinterp.learned.model import load_model
+
+    return load_model(model_file)
+
+
+def _split_methods(values) -> list[str]:
+    """Method names from repeated and comma-separated values (commas inside parentheses,
+    as in ``gate(BM25-g,0.4)``, do not split)."""
+    out = []
+    for v in values:
+        depth, part = 0, ""
+        for ch in v + ",":
+            depth += (ch == "(") - (ch == ")")
+            if ch == "," and depth <= 0:
+                if part.strip():
+                    out.append(part.strip())
+                part = ""
+            else:
+                part += ch
+    return out
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="statinterp")
+@click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
+@click.pass_context
+def cli(ctx, debug):
+    """Find the case-law sentences that explain what a statutory term means.
+
+    statinterp ranks the sentences that mention a term so that those that define, explain,
+    give examples of, or apply the term come first, and evaluates rankings by NDCG on
+    annotated data. Run `statinterp methods` for the ranking methods.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+@cli.command()
+@click.argument("term")
+@common_options
+@click.option("--method", "-m", default="TF-ISF-p", show_default=True, help="Ranking method (see `statinterp methods`).")
+@click.option("--top", "-n", type=click.IntRange(0), default=10, show_default=True, help="How many sentences to show (0 = all).")
+@click.option("--format", "fmt", type=click.Choice(RANK_FORMATS), default="table", show_default=True)
+@click.option("--provision", "provision_text", default=None, help="Use this text as the term's source provision.")
+@click.option("--provision-file", type=click.Path(path_type=Path), default=None, help="Read the provision from this text file.")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+@click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
+              help="Rank with a learned model (made by `statinterp train`) instead of --method.")
+@click.option("--dedupe", is_flag=True,
+              help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
+@click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
+              help="Token-set Jaccard from which two sentences count as copies (with --dedupe).")
+def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, dedupe, dedupe_threshold,
+         **opts):
+    """Rank the sentences that mention TERM.
+
+    Example: statinterp rank vehicle --method BM25-p --top 5
+    """
+    from statinterp.app.output import format_ranking
+    from statinterp.corpus.provisions import read_provision_file
+    from statinterp.evaluation.ranking import rank as rank_term
+
+    ranker = _ranker_from_options(method, model_file)
+    _check_vectors([ranker], opts)
+    if provision_text is not None and provision_file is not None:
+        raise UsageError("give --provision or --provision-file, not both")
+    override = None
+    if provision_file is not None:
+        provision_text = read_provision_file(provision_file)
+    if provision_text is not None:
+        if not provision_text.strip():
+            raise UsageError("--provision is empty")
+        override = {term: provision_text}
+    if out is not None:
+        atomic.check_writable(out, force)
+    prepared = _prepare(opts, provision_override=override, require_term=term)
+    index = prepared[term]
+    ranking = rank_term(ranker, index)
+    if dedupe:
+        from statinterp.evaluation.dedupe import collapse_ranking, format_collapsed
+
+        _emit(format_collapsed(collapse_ranking(ranking, dedupe_threshold), fmt, top or None), out, force)
+        return
+    _emit(format_ranking(ranking, fmt, top or None), out, force)
+
+
+@cli.command()
+@common_options
+@click.option("--method", "-m", "methods", multiple=True,
+              help="Method(s) to evaluate; repeat or comma-separate. Default: Random, TF-ISF, BM25, QLLM with -c/-o/-p.")
+@click.option("--k", "ks", type=click.IntRange(1), multiple=True, help="NDCG cutoffs (default 10 and 100).")
+@click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms.")
+@click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="table", show_default=True)
+@click.option("--macro-only", is_flag=True, help="Table format: only the macro averages.")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+@click.option("--model", "model_files", type=click.Path(path_type=Path), multiple=True,
+              help="Also evaluate this learned model (made by `statinterp train`; shown as learned:<file stem>). "
+                   "Repeatable; without --method only the model(s) are evaluated.")
+def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, **opts):
+    """Per-term and macro NDCG of ranking methods on labelled data.
+
+    Example: statinterp evaluate --data ../shared/data/statutory_interpretation -m TF-ISF-p -m BM25
+    """
+    from statinterp.evaluation.metrics import parse_metric
+    from statinterp.rankers.grammar import build_method
+    from statinterp.app.output import format_evaluation
+    from statinterp.workflow import evaluate_methods
+
+    names = _split_methods(methods) or ([] if model_files else default_methods())
+    rankers = [build_method(n) for n in names]
+    if model_files:
+        from statinterp.learned.model import load_model
+
+        rankers += [load_model(f) for f in model_files]
+    _check_vectors(rankers, opts)
+    metrics = [parse_metric(f"nDCG@{k}") for k in (ks or (10, 100))]
+    if out is not None:
+        atomic.check_writable(out, force)
+    prepared = _prepare(opts, terms=terms or None, require_labels=True)
+    _note_unlabelled(prepared)
+    for ranker in rankers:
+        seen = sorted(set(getattr(ranker, "trained_on", ())) & {ix.key for ix in prepared if ix.term.labelled})
+        if seen:
+            warnings.warn(f"{ranker.name} was trained on {', '.join(seen)}: its results on these terms are not "
+                          "held-out (use `statinterp cv` for a fair estimate)", StatinterpWarning)
+    results = evaluate_methods(prepared, rankers, metrics, show_progress=not opts["quiet"])
+    _emit(format_evaluation(results, fmt, per_term=not macro_only), out, force)
+
+
+def _note_unlabelled(prepared) -> None:
+    """Say on stderr which sentences and terms the evaluation leaves out for want of labels."""
+    unlabelled = sum(1 for ix in prepared for s in ix.term.sentences if s.label is None)
+    skipped = sorted(ix.key for ix in prepared if not ix.term.labelled)
+    if unlabelled:
+        note = f"statinterp: note: {unlabelled} unlabelled sentence(s) left out of the evaluation"
+        if skipped:
+            note += f"; term(s) without labels skipped: {', '.join(skipped)}"
+        click.echo(note, err=True)
+
+
+def default_methods() -> list[str]:
+    return ["Random"] + [f"{b}{s}" for b in ("TF-ISF", "BM25", "QLLM") for s in ("", "-c", "-o", "-p")]
+
+
+@cli.command()
+def methods():
+    """List the ranking methods, one line each."""
+    from statinterp.rankers.grammar import list_methods
+
+    entries = list_methods()
+    width = max(len(n) for n, _ in entries)
+    for name, desc in entries:
+        click.echo(f"{name:<{width}}  {desc}")
+
+
+@cli.command()
+def example():
+    """Print where the example data lives (the default --data)."""
+    from statinterp.workflow import example_data_path
+
+    click.echo(str(example_data_path()))
+
+
+#: click >= 8.2 raises this (with the help text) for a bare ``statinterp``.
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler, so that ``finally`` blocks (temporary files) run."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).splitlines()).strip()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None, _default=warnings.showwarning):
+    if issubclass(category, StatinterpWarning):
+        click.echo(f"statinterp: warning: {_one_line(message)}", err=True)
+    else:
+        _default(message, category, filename, lineno, file, line)
+
+
+# --------------------------------------------------------------------------- tuning and reports
+
+
+@cli.command()
+@click.argument("method")
+@common_options
+@click.option("--grid", "grids", multiple=True, metavar="NAME=VALUES",
+              help='Values of one build_method parameter, e.g. "lam=0,0.1,...,1"; repeat for more '
+                   "parameters (all combinations are tried). Default: lam (λ1), lam2 (λ2), nwr, qllm_lam, "
+                   "whichever the method has.")
+@click.option("--metric", default="nDCG@100", show_default=True, help="Macro metric to maximise (nDCG@k).")
+@click.option("--tune-term", "tune_terms", multiple=True,
+              help="Tune on this term (repeatable); the others are held out. Default: tune on all terms.")
+@click.option("--loo", is_flag=True, help="Leave one term out: tune on all other terms, score on each term.")
+@click.option("--term", "-t", "terms", multiple=True, help="Load only these terms.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts):
+    """Grid-search METHOD's hyperparameters for the best macro NDCG.
+
+    Example: statinterp tune QLLM-c --data ../shared/data/statutory_interpretation --loo
+    """
+    from statinterp.evaluation.metrics import parse_metric
+    from statinterp.app.report import format_tune
+    from statinterp.evaluation.tuning import default_grid, parse_grid, tune as tune_split, tune_loo
+
+    if loo and tune_terms:
+        raise UsageError("give --loo or --tune-term, not both")
+    target = parse_metric(metric)
+    grid = parse_grid(grids) if grids else default_grid(method)
+    if out is not None:
+        atomic.check_writable(out, force)
+    prepared = _prepare(opts, terms=terms or None)
+    if loo:
+        result = tune_loo(prepared, method, grid, metric=target, show_progress=not opts["quiet"])
+    else:
+        result = tune_split(prepared, method, grid, metric=target, tune_terms=tune_terms or None,
+                            show_progress=not opts["quiet"])
+    _emit(format_tune(result, fmt), out, force)
+
+
+@cli.command()
+@common_options
+@click.option("--methods", "method_set", default="all", show_default=True,
+              help="all (every registered method), core (Random, TF-ISF, BM25, QLLM and their -c/-o/-p; "
+                   "writes core.*), or a comma-separated list.")
+@click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
+              show_default=True, help="Folder for NAME.md, NAME.json and NAME.png.")
+@click.option("--force", is_flag=True, help="Overwrite existing report files.")
+def reproduce(method_set, terms, out_dir, force, **opts):
+    """Run every method on every term; write the paper-style Table 2 report.
+
+    Writes reproduction.md/.json/.png (core.md/.json/.png with --methods core) into --out.
+
+    Example: statinterp reproduce --data ../shared/data/statutory_interpretation --out reports/
+    """
+    import datetime
+
+    from statinterp import __version__
+    from statinterp.rankers.grammar import build_method
+    from statinterp.app.report import reproduction_chart, reproduction_json, reproduction_markdown
+    from statinterp.evaluation.tuning import all_methods, core_methods, reproduce as run_reproduction
+    from statinterp.workflow import example_data_path
+
+    key = method_set.strip().lower()
+    if key == "all":
+        names, stem, title = all_methods(), "reproduction", None
+    elif key == "core":
+        names, stem = core_methods(), "core"
+        title = "Core methods: Random, TF-ISF, BM25, QLLM with -c/-o/-p (issue 2)"
+    else:
+        names, stem, title = _split_methods([method_set]), "reproduction", None
+        for n in names:
+            build_method(n)  # unknown names fail before the corpus is read
+    paths = {ext: out_dir / f"{stem}.{ext}" for ext in ("md", "json", "png")}
+    for path in paths.values():
+        atomic.check_writable(path, force)
+    command = ["statinterp", "reproduce"]
+    if opts["data"] is not None:
+        command += ["--data", str(opts["data"])]
+    if opts["background"] is not None:
+        command += ["--background", str(opts["background"])]
+    if opts["provisions"] is not None:
+        command += ["--provisions", str(opts["provisions"])]
+    if opts["statistics"] != "background":
+        command += ["--statistics", opts["statistics"]]
+    for vec_name, vec_path in (opts.get("vectors") or {}).items():
+        command += ["--vectors", f"{vec_name}={vec_path}"]
+    if opts.get("vector_workers", 1) != 1:
+        command += ["--vector-workers", str(opts["vector_workers"])]
+    if key != "all":
+        command += ["--methods", method_set]
+    for t in terms:
+        command += ["--term", t]
+    command += ["--out", str(out_dir).rstrip("/") + "/"]
+    import shlex
+
+    metadata = {
+        "command": shlex.join(command),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "version": __version__,
+        "data": str(opts["data"]) if opts["data"] is not None else f"{example_data_path()} (shipped example)",
+    }
+    prepared = _prepare(opts, terms=terms or None)
+    rep = run_reproduction(prepared, names, show_progress=not opts["quiet"], metadata=metadata)
+    atomic.write_text(paths["md"], reproduction_markdown(rep, title=title, chart=paths["png"].name), force=force)
+    atomic.write_text(paths["json"], reproduction_json(rep), force=force)
+    atomic.write_bytes(paths["png"], reproduction_chart(rep), force=force)
+    for path in paths.values():
+        click.echo(f"wrote {path}", err=True)
+    for name, reason in rep.skipped:
+        click.echo(f"skipped {name}: {reason}", err=True)
+
+
+# --------------------------------------------------------------------------- learned ranker (issue 6)
+
+
+def _feature_settings(families, standardise, vector_features):
+    from statinterp.learned.features import FAMILIES, FeatureSettings
+
+    fams = _split_methods(families) if families else list(FAMILIES)
+    return FeatureSettings(families=tuple(fams), standardise=standardise,
+                           vectors="auto" if vector_features else "off")
+
+
+def learned_options(func):
+    """Options shared by `train` and `cv`."""
+
+    @click.option("--families", "families", multiple=True, metavar="LIST",
+                  help="Feature families to use (comma-separated or repeated): scores, vectors, neighbours, "
+                       "quotes, citations, cues, structure (together: 'default', the default), and dense "
+                       "(MiniLM sentence embeddings; needs `pip install 'statinterp[neural]'`); 'all' = every family.")
+    @click.option("--standardise", type=click.Choice(["term", "none", "both"]), default="term", show_default=True,
+                  help="Unsupervised scores as per-term z-scores, raw, or both (raw, z-score and percentile).")
+    @click.option("--vector-features/--no-vector-features", default=True, show_default=True,
+                  help="Use features that need domain word vectors (trained on the loaded case law and cached; "
+                       "minutes the first time).")
+    @click.option("--seed", type=int, default=0, show_default=True, help="Seed of pair sampling, trees and folds.")
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@cli.command()
+@common_options
+@learned_options
+@click.option("--learner", type=click.Choice(["ensemble", "pairwise", "linear", "hgb"]), default="ensemble",
+              show_default=True, help="Model: pairwise and hgb z-scored and averaged, a pairwise linear ranker, "
+                                      "pointwise ridge, or gradient-boosted trees.")
+@click.option("--term", "-t", "terms", multiple=True, help="Train only on these terms.")
+@click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True, help="Model file to write.")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+def train(families, standardise, vector_features, seed, learner, terms, out, force, **opts):
+    """Fit a learned ranker on every labelled term loaded and save it.
+
+    Use it with `statinterp rank TERM --model FILE` (any corpus, labels not needed) and
+    `statinterp evaluate --model FILE` (on terms it was not trained on).
+
+    Example: statinterp train --data ../shared/data/statutory_interpretation --out learned.model
+    """
+    from statinterp.learned.model import fit_ranker, save_model
+
+    settings = _feature_settings(families, standardise, vector_features)
+    atomic.check_writable(out, force)
+    prepared = _prepare(opts, terms=terms or None, require_labels=True)
+    _note_unlabelled(prepared)
+    model = fit_ranker(list(prepared), settings, learner, seed)
+    save_model(model, out, force=force)
+    n = sum(s.gain is not None for ix in prepared if ix.key in model.trained_on for s in ix.sentences)
+    click.echo(f"trained {learner} on {len(model.trained_on)} term(s), {n} labelled sentences, "
+               f"{len(model.feature_names)} features; wrote {out}", err=True)
+    for what, why in sorted(model.skipped.items()):
+        click.echo(f"skipped {what}: {why}", err=True)
+
+
+@cli.command()
+@common_options
+@learned_options
+@click.option("--learner", "learners", type=click.Choice(["ensemble", "pairwise", "linear", "hgb"]), multiple=True,
+              help="Learner(s) to cross-validate (repeatable; the first is the one tested and explained). "
+                   "Default: ensemble, pairwise, hgb, linear.")
+@click.option("--mode", type=click.Choice(["loo", "folds"]), default="loo", show_default=True,
+              help="Leave one term out, or --folds fixed folds of terms.")
+@click.option("--folds", "n_folds", type=click.IntRange(2), default=5, show_default=True,
+              help="Number of term folds with --mode folds.")
+@click.option("--compounds", default="paper", show_default=True,
+              help="Compound rankers to pick the best baseline from: paper (Tp-Tg ... Wr-Tg-Nr) or a comma-separated list.")
+@click.option("--term", "-t", "terms", multiple=True, help="Load only these terms.")
+@click.option("--no-importance", is_flag=True, help="Skip the permutation importance (faster).")
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
+              show_default=True, help="Folder for learned.md and learned_importance.png.")
+@click.option("--no-report", is_flag=True, help="Only print the table; write no report files.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite existing report files.")
+def cv(families, standardise, vector_features, seed, learners, mode, n_folds, compounds, terms, no_importance,
+       report_dir, no_report, fmt, force, **opts):
+    """Cross-validate the learned ranker on terms it was not trained on; write reports/learned.md.
+
+    Compares it with Random, TF-ISF-p and the best compound ranker on the same terms, with paired
+    tests across terms, per-term results and a feature-importance chart.
+
+    Example: statinterp cv --data ../shared/data/statutory_interpretation
+    """
+    import datetime
+    import shlex
+
+    from statinterp import __version__
+    from statinterp.learned.crossval import cross_validate, format_cv, write_report
+    from statinterp.rankers.grammar import PAPER_COMPOUNDS, build_method
+    from statinterp.workflow import example_data_path
+
+    settings = _feature_settings(families, standardise, vector_features)
+    names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
+    for n in names:
+        build_method(n)  # unknown names fail before the corpus is read
+    paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png"}
+    if not no_report:
+        for path in paths.values():
+            atomic.check_writable(path, force)
+    prepared = _prepare(opts, terms=terms or None, require_labels=True)
+    _note_unlabelled(prepared)
+    result = cross_validate(prepared, settings, learners or ("ensemble", "pairwise", "hgb", "linear"), mode, n_folds,
+                            seed, compounds=names, importance=not no_importance, show_progress=not opts["quiet"])
+    command = ["statinterp", "cv"]
+    if opts["data"] is not None:
+        command += ["--data", str(opts["data"])]
+    for ln in learners:
+        command += ["--learner", ln]
+    if mode != "loo":
+        command += ["--mode", mode, "--folds", str(n_folds)]
+    if families:
+        command += ["--families", ",".join(_split_methods(families))]
+    if standardise != "term":
+        command += ["--standardise", standardise]
+    if not vector_features:
+        command += ["--no-vector-features"]
+    if seed:
+        command += ["--seed", str(seed)]
+    for t in terms:
+        command += ["--term", t]
+    if report_dir != Path("reports"):
+        command += ["--report-dir", str(report_dir)]
+    result.metadata = {
+        "command": shlex.join(command),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "version": __version__, "seed": seed,
+        "data": str(opts["data"]) if opts["data"] is not None else f"{example_data_path()} (shipped example)",
+    }
+    click.echo(format_cv(result, fmt), nl=False)
+    if not no_report:
+        for path in write_report(result, paths["md"], paths["png"], force=force):
+            click.echo(f"wrote {path}", err=True)
+
+
+@cli.command()
+@click.argument("term")
+@click.argument("sentence_id")
+@common_options
+@click.option("--method", "-m", default="TF-ISF-p", show_default=True, help="Ranking method (see `statinterp methods`).")
+@click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
+              help="Explain a learned model's ranking (made by `statinterp train`) instead of --method.")
+@click.option("--top", "-n", type=click.IntRange(1), default=10, show_default=True,
+              help="Learned models: how many of the largest feature contributions to show.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def explain(term, sentence_id, method, model_file, top, fmt, **opts):
+    """Why sentence SENTENCE_ID of TERM is where it is: the components of its score.
+
+    For a method: the base score, context contributions, gates and thresholds. For a learned
+    model: its largest feature contributions.
+
+    Example: statinterp explain vehicle SENTENCE_ID --method Tp-Tg-Nr
+    """
+    from statinterp.evaluation.explain import explain_sentence, format_explanation
+
+    ranker = _ranker_from_options(method, model_file)
+    _check_vectors([ranker], opts)
+    prepared = _prepare(opts, require_term=term)
+    click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top), fmt), nl=False)
+
+
+def main(argv=None) -> int:
+    """Console entry point: clear one-line errors, exit status 2 for bad input or usage.
+
+    Exit status: 0 success, 1 internal error (a bug; ``--debug`` shows the traceback), 2 bad
+    input or usage, 130 interrupted (SIGINT), 143 terminated (SIGTERM). SIGTERM is turned into
+    an exception so that partly written output files are removed.
+    """
+    args = list(argv) if argv is not None else sys.argv[1:]
+    debug = "--debug" in args
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", StatinterpWarning)
+            warnings.showwarning = _show_warning
+            return _main(args, debug)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(args: list[str], debug: bool) -> int:
+    def error(message: object, code: int = 2) -> int:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"statinterp: error: {_one_line(message)}", err=True)
+        return code
+
+    try:
+        cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={})
+        return 0
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, Terminated):
+            click.echo("statinterp: terminated", err=True)
+            return 143
+        click.echo("statinterp: interrupted", err=True)
+        return 130
+    except Terminated:
+        click.echo("statinterp: terminated", err=True)
+        return 143
+    except KeyboardInterrupt:
+        click.echo("statinterp: interrupted", err=True)
+        return 130
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except _NO_ARGS_IS_HELP as exc:  # bare `statinterp`: the help text, as click shows it
+        exc.show()
+        return exc.exit_code
+    except click.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        return error(exc.format_message() + hint, exc.exit_code)
+    except click.ClickException as exc:
+        return error(exc.format_message(), exc.exit_code)
+    except StatinterpError as exc:
+        return error(exc, exc.exit_code)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback with --debug
+        return error(f"internal error ({type(exc).__name__}: {exc}); this is a bug, run with --debug "
+                     "for the traceback", 1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Machine- and human-readable output of rankings and evaluation tables."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import textwrap
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # annotations only: the CLI reads RANK_FORMATS at start-up, so this module stays light
+    from statinterp.evaluation.ranking import Ranking
+    from statinterp.workflow import MethodResult
+
+RANK_FORMATS = ("table", "json", "csv", "trec")
+TABLE_FORMATS = ("table", "json", "csv")
+
+
+def format_ranking(ranking: Ranking, fmt: str = "table", top: int | None = 10) -> str:
+    rows = [r.__dict__ for r in ranking.rows(top)]
+    heading = f"{ranking.method} ranking of {len(ranking)} sentences for {ranking.term!r} (top {len(rows)})"
+    return format_rows(ranking.term, ranking.method, len(ranking), rows, fmt, heading)
+
+
+def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], fmt: str, heading: str,
+                json_extra: dict | None = None, copies: bool = False) -> str:
+    """Ranked rows (dicts with rank, score, sentence_id, text, label, case_name, citation, and
+    with ``copies`` the number of near-duplicates each stands for) as table, JSON, CSV or TREC."""
+    if fmt == "json":
+        return json.dumps({"term": term, "method": method, "candidates": candidates, **(json_extra or {}),
+                           "results": list(rows)}, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["rank", "score", "sentence_id"] + (["copies"] if copies else [])
+                   + ["label", "case", "citation", "text"])
+        for x in rows:
+            w.writerow([x["rank"], f"{x['score']:.6g}", x["sentence_id"]] + ([x["copies"]] if copies else [])
+                       + [x["label"] or "", x["case_name"], x["citation"], x["text"]])
+        return buf.getvalue()
+    if fmt == "trec":
+        tag = method.replace(" ", "_")
+        return "".join(f"{term} Q0 {x['sentence_id']} {x['rank']} {x['score']:.6f} {tag}\n" for x in rows)
+    if fmt != "table":
+        raise ValueError(fmt)
+    width = max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
+    out = [heading, ""]
+    for x in rows:
+        label = f"[{x['label']}]" if x["label"] else "[unlabelled]"
+        extra = f"  x{x['copies']} copies" if copies and x["copies"] > 1 else ""
+        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['case_name']}, {x['citation']}".rstrip(", "))
+        out.extend(textwrap.wrap(x["text"], width - 6, initial_indent="      ", subsequent_indent="      "))
+    return "\n".join(out) + "\n"
+
+
+def _metric_keys(results: Sequence[MethodResult]) -> list[str]:
+    for res in results:
+        if res.macro:
+            return list(res.macro)
+    return []
+
+
+def format_evaluation(results: Sequence[MethodResult], fmt: str = "table", per_term: bool = True) -> str:
+    from statinterp.evaluation.metrics import RANDOM_TIES_SUFFIX
+
+    keys = _metric_keys(results)
+    if fmt == "json":
+        return json.dumps([{"method": r.method, "macro": r.macro, "per_term": r.per_term} for r in results],
+                          indent=2) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["method", "term"] + keys)
+        for r in results:
+            for term, values in sorted(r.per_term.items()):
+                w.writerow([r.method, term] + [f"{values[k]:.4f}" for k in keys])
+            w.writerow([r.method, "MACRO"] + [f"{r.macro[k]:.4f}" for k in keys])
+        return buf.getvalue()
+    if fmt != "table":
+        raise ValueError(fmt)
+    ordered = [k for k in keys if not k.endswith(RANDOM_TIES_SUFFIX)]
+    ordered += [k for k in keys if k.endswith(RANDOM_TIES_SUFFIX)]
+    cols = [k.replace(RANDOM_TIES_SUFFIX, " rt") for k in ordered]
+    terms = sorted({t for r in results for t in r.per_term})
+    name_w = max([len("method")] + [len(r.method) for r in results])
+    lines = []
+
+    def table(title: str, pick) -> None:
+        lines.append(title)
+        lines.append(f"{'method':<{name_w}}  " + "  ".join(f"{c:>12}" for c in cols))
+        for r in results:
+            vals = pick(r)
+            if vals is None:
+                continue
+            lines.append(f"{r.method:<{name_w}}  " + "  ".join(f"{vals[k]:>12.4f}" for k in ordered))
+        lines.append("")
+
+    table(f"Macro average over {len(terms)} term(s)  (rt = expected value under random tie-breaking)",
+          lambda r: r.macro or None)
+    if per_term and len(terms) > 1:
+        for term in terms:
+            table(f"Term {term}", lambda r, t=term: r.per_term.get(t))
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Everything on disk that can be rebuilt: atomic writes, array files, the caches."""

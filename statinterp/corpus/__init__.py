@@ -1,0 +1,1 @@
+"""The data model of a term's case law, the data-set loader, provisions and labels."""

@@ -1,0 +1,411 @@
+"""The data model (cases > opinions > paragraphs > sentences) and its loaders.
+
+The annotated data set stores each term as four JSON files, each a dict ``id -> record``:
+``TERM-case.json``, ``TERM-opinion.json``, ``TERM-paragraph.json`` and ``TERM-sentence.json``
+(the contract, field by field: ``docs/data-format.md``). :func:`load_corpus` reads one term
+zip, a directory with the four files of one or more terms, or a directory of term zips (the
+whole data set).
+
+Every problem with the input is raised as :class:`~statinterp.errors.InputError`, naming the
+file, the record id and the field.
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable
+
+from statinterp.errors import InputError, UsageError, check_unique_keys, parse_json, read_limited
+from statinterp.corpus.labels import LABEL_GAINS, normalise_label
+from statinterp.corpus.provisions import Provision, ProvisionBook
+
+KINDS = ("case", "opinion", "paragraph", "sentence")
+
+#: Refuse data files (plain or zip members) larger than this many bytes once expanded (a zip
+#: bomb, or not our data; the largest file of the real data set is about 6 MB). Both the size a
+#: zip declares and the bytes actually read are checked.
+MAX_MEMBER_BYTES = 256 * 1024 * 1024
+#: Refuse a zip whose members together declare more than this many bytes.
+MAX_ZIP_BYTES = 1024 * 1024 * 1024
+#: Refuse texts longer than this many characters (the longest case text of the real data set has
+#: about 0.7 million); the analyser accepts texts up to this length.
+MAX_TEXT_CHARS = 10_000_000
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    text: str
+    name: str = ""
+    short_name: str = ""
+    citation: str = ""
+    court: str = ""
+    date: str = ""
+
+
+@dataclass(frozen=True)
+class Opinion:
+    id: str
+    case_id: str
+    text: str
+    type: str = ""
+    author: str = ""
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    id: str
+    case_id: str
+    opinion_id: str
+    text: str
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class Sentence:
+    id: str
+    case_id: str
+    opinion_id: str
+    paragraph_id: str
+    text: str
+    label: str | None = None
+    position: int | None = None
+
+    @property
+    def gain(self) -> int | None:
+        return None if self.label is None else LABEL_GAINS[self.label]
+
+
+@dataclass
+class TermData:
+    """One term: its query, its provision and the case-law sentences that mention it."""
+
+    key: str
+    query: str
+    cases: dict[str, Case]
+    opinions: dict[str, Opinion]
+    paragraphs: dict[str, Paragraph]
+    sentences: list[Sentence]
+    provision: Provision | None = None
+    source: str = ""
+
+    @property
+    def labelled(self) -> bool:
+        return any(s.label is not None for s in self.sentences)
+
+    def case_of(self, sentence: Sentence) -> Case:
+        return self.cases[sentence.case_id]
+
+
+@dataclass
+class Corpus:
+    """The loaded terms, by key (``technological_measure``)."""
+
+    terms: dict[str, TermData] = field(default_factory=dict)
+
+    def __iter__(self):
+        return iter(self.terms.values())
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def term(self, name: str) -> TermData:
+        key = term_key(name)
+        if key not in self.terms:
+            known = ", ".join(sorted(self.terms)) or "none"
+            raise UsageError(f"term {name!r} is not in the loaded data (terms: {known})")
+        return self.terms[key]
+
+
+def term_key(name: str) -> str:
+    """``"technological measure"`` and ``technological_measure`` both give ``technological_measure``."""
+    return "_".join(name.strip().lower().replace("-", " ").replace("_", " ").split())
+
+
+def query_of(key: str) -> str:
+    return key.replace("_", " ")
+
+
+# --------------------------------------------------------------------------------------------
+# Reading raw files
+
+
+class _Source:
+    """Where the four JSON files of one term come from (a directory or a zip)."""
+
+    def __init__(self, label: str, key: str, members: dict[str, Any]):
+        self.label = label  # shown in error messages
+        self.key = term_key(key)
+        self.members = members  # kind -> Path or (ZipFile, member name)
+
+    def name(self, kind: str) -> str:
+        m = self.members[kind]
+        return str(m) if isinstance(m, Path) else f"{self.label}:{m[1]}"
+
+    def read(self, kind: str) -> dict[str, Any]:
+        where = self.name(kind)
+        member = self.members.get(kind)
+        if member is None:
+            raise InputError(self.label, f"missing the {kind} file (expected TERM-{kind}.json)")
+        limit = MAX_MEMBER_BYTES
+        try:
+            if isinstance(member, Path):
+                with open(member, "rb") as fh:
+                    raw = read_limited(fh, limit)  # never more than the limit, whatever the file is
+            else:
+                zf, name = member
+                with zf.open(name) as fh:
+                    raw = read_limited(fh, limit)  # the declared size was checked; guard the real one too
+        except OSError as exc:
+            raise InputError(where, f"cannot be read ({exc.strerror or exc})") from None
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, ValueError, RuntimeError,
+                NotImplementedError) as exc:
+            raise InputError(where, f"corrupt or unreadable zip member ({exc})") from None
+        if len(raw) > limit:
+            raise InputError(where, f"is larger than the limit of {limit} bytes; refusing to read it")
+        data = parse_json(raw, where)
+        if not isinstance(data, dict):
+            raise InputError(where, f"expected a JSON object mapping ids to records, found {_json_type(data)}")
+        check_unique_keys(data, where)
+        return data
+
+
+def _json_type(value: object) -> str:
+    """The JSON name of a parsed value's type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _split_member(name: str) -> tuple[str, str] | None:
+    """``"x/technological_measure-case.json"`` -> ``("technological_measure", "case")``."""
+    base = PurePosixPath(name).name
+    if not base.endswith(".json") or "-" not in base:
+        return None
+    stem, kind = base[: -len(".json")].rsplit("-", 1)
+    return (stem, kind) if kind in KINDS and stem else None
+
+
+def _zip_sources(path: Path) -> list[_Source]:
+    try:
+        zf = zipfile.ZipFile(path)
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, RuntimeError,
+            NotImplementedError) as exc:
+        raise InputError(path, f"is not a readable zip file ({exc})") from None
+    grouped: dict[str, dict[str, Any]] = {}
+    declared = 0
+    for info in infos:
+        name = info.filename
+        if info.is_dir():
+            continue
+        parts = PurePosixPath(name).parts
+        if name.startswith("/") or ".." in parts or "\\" in name:
+            raise InputError(path, f"unsafe member name {name!r} (absolute or with '..'); refusing to read this zip")
+        if parts and (parts[0] == "__MACOSX" or PurePosixPath(name).name.startswith(".")):
+            continue
+        split = _split_member(name)
+        if split is None:
+            raise InputError(path, f"unexpected member {name!r}; a term zip holds TERM-case/opinion/paragraph/sentence.json")
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise InputError(
+                path, f"member {name!r} would expand to {info.file_size} bytes, over the limit of {MAX_MEMBER_BYTES}"
+            )
+        declared += info.file_size
+        if declared > MAX_ZIP_BYTES:
+            raise InputError(path, f"members would expand to more than the limit of {MAX_ZIP_BYTES} bytes")
+        stem, kind = split
+        if kind in grouped.setdefault(stem, {}):
+            raise InputError(path, f"holds the {kind} file of {stem!r} twice")
+        grouped[stem][kind] = (zf, name)
+    if not grouped:
+        raise InputError(path, "holds no TERM-*.json files")
+    return [_Source(str(path), stem, members) for stem, members in sorted(grouped.items())]
+
+
+def _dir_sources(path: Path) -> list[_Source]:
+    grouped: dict[str, dict[str, Any]] = {}
+    for child in sorted(path.iterdir()):
+        split = _split_member(child.name) if child.is_file() else None
+        if split:
+            grouped.setdefault(split[0], {})[split[1]] = child
+    sources = [_Source(str(path / stem), stem, members) for stem, members in sorted(grouped.items())]
+    for zpath in sorted(path.glob("*.zip")):
+        sources.extend(_zip_sources(zpath))
+    if not sources:
+        raise InputError(path, "holds neither TERM-*.json files nor term zips")
+    return sources
+
+
+def _sources(path: Path) -> list[_Source]:
+    if not path.exists():
+        raise InputError(path, "does not exist")
+    try:
+        if path.is_dir():
+            return _dir_sources(path)
+        if zipfile.is_zipfile(path):
+            return _zip_sources(path)
+    except OSError as exc:
+        raise InputError(exc.filename or path, f"cannot be read ({exc.strerror or exc})") from None
+    raise InputError(path, "is neither a directory nor a zip file (or is an empty or corrupt zip)")
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+
+
+class _Records:
+    def __init__(self, source: _Source, kind: str):
+        self.where = source.name(kind) if kind in source.members else source.label
+        self.kind = kind
+        self.data = source.read(kind)
+
+    def items(self) -> Iterable[tuple[str, dict[str, Any]]]:
+        for rid, rec in self.data.items():
+            if not isinstance(rec, dict):
+                raise InputError(self.where, f"expected a JSON object, found {_json_type(rec)}", record=rid)
+            check_unique_keys(rec, self.where, record=rid)
+            yield rid, rec
+
+    def text(self, rid: str, rec: dict, name: str = "text") -> str:
+        if name not in rec:
+            raise InputError(self.where, "missing", record=rid, field=name)
+        value = rec[name]
+        if not isinstance(value, str):
+            raise InputError(self.where, f"expected a string, found {_json_type(value)}", record=rid, field=name)
+        if not value.strip():
+            raise InputError(self.where, "is empty", record=rid, field=name)
+        if len(value) > MAX_TEXT_CHARS:
+            raise InputError(self.where, f"is {len(value)} characters long, over the limit of {MAX_TEXT_CHARS}",
+                             record=rid, field=name)
+        return value
+
+    def optional_str(self, rid: str, rec: dict, name: str) -> str:
+        value = rec.get(name)
+        if value is None:
+            return ""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str):
+            raise InputError(self.where, f"expected a string, found {_json_type(value)}", record=rid, field=name)
+        return value
+
+    def position(self, rid: str, rec: dict) -> int | None:
+        value = rec.get("position")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(self.where, f"expected an integer, found {value!r}", record=rid, field="position")
+        return value
+
+    def ref(self, rid: str, rec: dict, name: str, known: dict) -> str:
+        value = rec.get(name)
+        if value is None:
+            raise InputError(self.where, "missing", record=rid, field=name)
+        if not isinstance(value, str):
+            raise InputError(self.where, f"expected a string id, found {_json_type(value)}", record=rid, field=name)
+        if value not in known:
+            raise InputError(self.where, f"points to unknown {name[:-3]} {value!r}", record=rid, field=name)
+        return value
+
+
+def _load_term(source: _Source, provisions: ProvisionBook | None) -> TermData:
+    key = source.key
+    missing = [k for k in KINDS if k not in source.members]
+    if missing:
+        expected = ", ".join(f"{key}-{kind}.json" for kind in missing)
+        raise InputError(source.label, f"term {key!r} lacks its {', '.join(missing)} file(s) (expected {expected})")
+
+    recs = _Records(source, "case")
+    cases: dict[str, Case] = {}
+    for rid, rec in recs.items():
+        cases[rid] = Case(
+            id=rid,
+            text=recs.text(rid, rec),
+            name=recs.optional_str(rid, rec, "name"),
+            short_name=recs.optional_str(rid, rec, "short_name"),
+            citation=recs.optional_str(rid, rec, "official_citation"),
+            court=recs.optional_str(rid, rec, "court"),
+            date=recs.optional_str(rid, rec, "date"),
+        )
+
+    recs = _Records(source, "opinion")
+    opinions: dict[str, Opinion] = {}
+    for rid, rec in recs.items():
+        opinions[rid] = Opinion(
+            id=rid,
+            case_id=recs.ref(rid, rec, "case_id", cases),
+            text=recs.text(rid, rec),
+            type=recs.optional_str(rid, rec, "type"),
+            author=recs.optional_str(rid, rec, "author"),
+            position=recs.position(rid, rec),
+        )
+
+    recs = _Records(source, "paragraph")
+    paragraphs: dict[str, Paragraph] = {}
+    for rid, rec in recs.items():
+        case_id = recs.ref(rid, rec, "case_id", cases)
+        opinion_id = recs.ref(rid, rec, "opinion_id", opinions)
+        if opinions[opinion_id].case_id != case_id:
+            raise InputError(recs.where, f"opinion {opinion_id!r} belongs to another case", record=rid, field="opinion_id")
+        paragraphs[rid] = Paragraph(rid, case_id, opinion_id, recs.text(rid, rec), recs.position(rid, rec))
+
+    recs = _Records(source, "sentence")
+    sentences: list[Sentence] = []
+    for rid, rec in recs.items():
+        case_id = recs.ref(rid, rec, "case_id", cases)
+        opinion_id = recs.ref(rid, rec, "opinion_id", opinions)
+        paragraph_id = recs.ref(rid, rec, "paragraph_id", paragraphs)
+        if paragraphs[paragraph_id].opinion_id != opinion_id:
+            raise InputError(recs.where, f"paragraph {paragraph_id!r} belongs to another opinion", record=rid, field="paragraph_id")
+        if opinions[opinion_id].case_id != case_id:
+            raise InputError(recs.where, f"opinion {opinion_id!r} belongs to another case", record=rid, field="opinion_id")
+        raw_label = rec.get("label")
+        label = None
+        if raw_label is not None:
+            label = normalise_label(raw_label)
+            if label is None:
+                valid = ", ".join(repr(x) for x in LABEL_GAINS)
+                raise InputError(recs.where, f"unknown label {raw_label!r} (valid: {valid})", record=rid, field="label")
+        sentences.append(
+            Sentence(rid, case_id, opinion_id, paragraph_id, recs.text(rid, rec), label, recs.position(rid, rec))
+        )
+    if not sentences:
+        raise InputError(recs.where, f"term {key!r} has no sentences")
+
+    provision = provisions.get(key) if provisions is not None else None
+    return TermData(key, query_of(key), cases, opinions, paragraphs, sentences, provision, source.label)
+
+
+def load_corpus(path: str | Path, provisions: ProvisionBook | None = None, terms: Iterable[str] | None = None) -> Corpus:
+    """Load a term zip, a directory of ``TERM-*.json`` files, or a directory of term zips.
+
+    ``provisions`` attaches each term's source provision (default: none attached; the CLI
+    passes the shipped ``provisions.json``). ``terms`` restricts loading to these term names.
+    """
+    wanted = None if terms is None else {term_key(t) for t in terms}
+    corpus = Corpus()
+    for source in _sources(Path(path)):
+        key = source.key
+        if wanted is not None and key not in wanted:
+            continue
+        if key in corpus.terms:
+            raise InputError(source.label, f"term {key!r} is loaded twice (also from {corpus.terms[key].source})")
+        corpus.terms[key] = _load_term(source, provisions)
+    if wanted is not None:
+        missing = wanted - corpus.terms.keys()
+        if missing:
+            raise UsageError(f"{path}: no data for term(s) {', '.join(sorted(missing))}")
+    return corpus

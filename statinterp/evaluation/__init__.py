@@ -1,0 +1,1 @@
+"""Metrics, ranking order, tuning and reproduction, dedupe, explain."""

@@ -1,0 +1,65 @@
+"""Rankings: a ranker's scores put in order, and their evaluation.
+
+Ties are broken by the documented deterministic rule of
+:func:`statinterp.evaluation.metrics.rank_order`: score descending, then sentence id ascending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, evaluate_scores, rank_order
+from statinterp.index.term_index import TermIndex
+from statinterp.rankers.base import Ranker
+
+
+@dataclass
+class RankedSentence:
+    rank: int
+    score: float
+    sentence_id: str
+    text: str
+    label: str | None
+    case_name: str
+    citation: str
+
+
+@dataclass
+class Ranking:
+    """One term's candidates in rank order under one method."""
+
+    term: str
+    method: str
+    scores: np.ndarray  # per candidate, in the index's order
+    order: np.ndarray  # candidate indices in rank order
+    index: TermIndex
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def rows(self, top: int | None = None) -> list[RankedSentence]:
+        out = []
+        for r, i in enumerate(self.order[:top] if top else self.order, start=1):
+            s = self.index.sentences[i]
+            case = self.index.term.cases[s.case_id]
+            out.append(RankedSentence(r, float(self.scores[i]), s.id, s.text, s.label,
+                                      case.short_name or case.name, case.citation))
+        return out
+
+    def evaluate(self, metrics: Iterable[Metric | str] = DEFAULT_METRICS) -> dict[str, float]:
+        return evaluate_scores(self.scores, self.index.gains, self.index.sentence_ids.astype(str), metrics,
+                               term=self.term)
+
+
+def rank(ranker: Ranker, index: TermIndex) -> Ranking:
+    """Score ``index``'s candidates with ``ranker`` and order them."""
+    scores = np.asarray(ranker.score(index), dtype=np.float64)
+    if scores.shape != (len(index),):
+        raise RuntimeError(f"{ranker.name} returned {scores.shape} scores for {len(index)} candidates")
+    if np.isnan(scores).any():
+        raise RuntimeError(f"{ranker.name} produced NaN scores for term {index.key!r}")
+    order = rank_order(scores, index.sentence_ids.astype(str))
+    return Ranking(index.key, ranker.name, scores, order, index)

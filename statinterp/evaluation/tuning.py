@@ -1,0 +1,457 @@
+"""Experiments over a prepared corpus: hyperparameter tuning and the full reproduction run.
+
+Tuning is a grid search. Every grid point is a set of keyword parameters for
+:func:`statinterp.rankers.grammar.build_method` (``lam`` = λ1, ``lam2`` = λ2, ``nwr``, ``qllm_lam``, ...,
+whichever the method accepts). The corpus is analysed once by the caller; each grid point is
+then scored and evaluated on *every* labelled term of the prepared corpus, once
+(:func:`evaluate_grid`). Choosing the best point for a set of tuning terms is then pure
+bookkeeping, so leave-one-term-out tuning costs no more than one grid evaluation.
+
+* :func:`tune`: best point by the macro average of a metric over the tuning terms (ties: the
+  first point in grid order); the best point's scores on the remaining (held-out) terms.
+* :func:`tune_loo`: for each term, the best point by the macro over the *other* terms, and its
+  score on the term itself; the macro over terms of those held-out scores.
+* :func:`reproduce`: every runnable method on every term (methods that cannot run, e.g. ones
+  needing pretrained vectors that were not given, are skipped with the reason).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any, Iterable, Sequence
+
+from statinterp.errors import StatinterpError, UsageError
+from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
+from statinterp.index.term_index import PreparedCorpus
+from statinterp.rankers.grammar import build_method, list_methods
+from statinterp.app.progress import iterate
+from statinterp.evaluation.ranking import rank
+from statinterp.rankers.base import Ranker
+from statinterp.workflow import evaluate_methods
+
+#: Candidate hyperparameters and the values the default grid tries, in this order. A method's
+#: default grid holds those that :func:`build_method` accepts for it *and* that change the
+#: ranker it builds (so ``lam`` is tuned for ``TF-ISF-p`` but not for ``TF-ISF``); a gated
+#: compound's default grid leaves out ``lam`` (its base keeps its own λ1).
+CANDIDATE_GRID: dict[str, list[float]] = {
+    "lam": [i / 10 for i in range(11)],  # λ1, context weight
+    "lam2": [i / 10 for i in range(11)],  # λ2, domain gate
+    "nwr": [i / 10 for i in range(11)],  # novel-word-ratio threshold
+    "qllm_lam": [i / 10 for i in range(1, 10)],  # QLLM Jelinek-Mercer λ (strictly inside (0, 1))
+}
+
+Grid = dict[str, list[Any]]
+Params = dict[str, Any]
+
+
+# --------------------------------------------------------------------------- grids
+
+
+def _number(text: str) -> Any:
+    text = text.strip()
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_grid_values(text: str) -> list[Any]:
+    """``"0,0.1,...,1"`` -> [0, 0.1, ..., 1.0]; ``"1,2,4"`` -> [1, 2, 4].
+
+    ``...`` continues the arithmetic progression of the two values before it up to the value
+    after it (exact decimal arithmetic, so 0.1 steps give 0.3, not 0.30000000000000004).
+    """
+    parts = [p.strip() for p in text.split(",")]
+    if not parts or any(p == "" for p in parts):
+        raise UsageError(f"grid values {text!r}: expected comma-separated values, e.g. 0,0.1,...,1")
+    if "..." not in parts:
+        return [_number(p) for p in parts]
+    at = parts.index("...")
+    if parts.count("...") > 1 or at < 2 or at != len(parts) - 2:
+        raise UsageError(f"grid values {text!r}: write a progression as a,b,...,z (e.g. 0,0.1,...,1)")
+    try:
+        a, b, z = Decimal(parts[at - 2]), Decimal(parts[at - 1]), Decimal(parts[at + 1])
+    except InvalidOperation:
+        raise UsageError(f"grid values {text!r}: a progression needs numbers") from None
+    step = b - a
+    if step == 0 or (z - b) * step < 0:
+        raise UsageError(f"grid values {text!r}: the progression {a}, {b}, ... never reaches {z}")
+    n = (z - a) / step
+    if n != n.to_integral_value():
+        raise UsageError(f"grid values {text!r}: {z} is not a whole number of steps of {step} from {a}")
+    ints = all(re.fullmatch(r"[+-]?\d+", p) for p in (parts[at - 2], parts[at - 1], parts[at + 1]))
+    seq = [a + step * i for i in range(int(n) + 1)]
+    head = [_number(p) for p in parts[: at - 2]]
+    return head + [int(v) if ints else float(v) for v in seq]
+
+
+def parse_grid(specs: Iterable[str]) -> Grid:
+    """``["lam=0,0.1,...,1", "qllm_lam=0.5,0.9"]`` -> ``{"lam": [...], "qllm_lam": [...]}``."""
+    grid: Grid = {}
+    for spec in specs:
+        name, sep, values = spec.partition("=")
+        name = name.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise UsageError(f"--grid {spec!r}: expected NAME=VALUES, e.g. lam=0,0.1,...,1")
+        if name in grid:
+            raise UsageError(f"--grid: parameter {name!r} given twice")
+        vals = parse_grid_values(values)
+        if len(set(map(repr, vals))) != len(vals):
+            raise UsageError(f"--grid {spec!r}: repeated values")
+        grid[name] = vals
+    return grid
+
+
+def grid_points(grid: Grid) -> list[Params]:
+    """Every combination of the grid's values, the last parameter varying fastest."""
+    names = list(grid)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def _build(method: str, params: Params) -> Ranker:
+    return build_method(method, **params)
+
+
+def default_grid(method: str) -> Grid:
+    """The parameters of :data:`CANDIDATE_GRID` that ``method`` accepts and that matter."""
+    ranker = build_method(method)  # unknown method -> UsageError listing the valid ones
+    # A gated compound tunes its gates (λ2, thresholds); its base keeps its own tuned λ1.
+    skip = {"lam"} if getattr(ranker, "gates", None) else set()
+    grid: Grid = {}
+    for name, values in CANDIDATE_GRID.items():
+        if name in skip:
+            continue
+        try:
+            first, last = _build(method, {name: values[0]}), _build(method, {name: values[-1]})
+        except (StatinterpError, TypeError, ValueError):
+            continue
+        if repr(first) != repr(last):
+            grid[name] = list(values)
+    if not grid:
+        raise UsageError(
+            f"method {method!r} has no tunable parameter among {', '.join(CANDIDATE_GRID)}; "
+            f"give one with --grid NAME=VALUES"
+        )
+    return grid
+
+
+def inert_parameters(method: str, grid: Grid) -> list[str]:
+    """Grid parameters whose values all build the same ranker (tuning them does nothing)."""
+    base = {n: v[0] for n, v in grid.items()}
+    inert = []
+    for name, values in grid.items():
+        if len(values) < 2:
+            continue
+        reprs = set()
+        for v in values:
+            try:
+                reprs.add(repr(_build(method, {**base, name: v})))
+            except (StatinterpError, TypeError, ValueError):
+                reprs.add(f"error {v!r}")
+        if len(reprs) == 1:
+            inert.append(name)
+    return inert
+
+
+def format_params(params: Params) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()) or "(defaults)"
+
+
+# --------------------------------------------------------------------------- grid evaluation
+
+
+@dataclass
+class GridPoint:
+    """One grid point evaluated on every labelled term (``error`` if it cannot run)."""
+
+    params: Params
+    per_term: dict[str, dict[str, float]] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def macro(self, key: str, terms: Sequence[str]) -> float:
+        return float(sum(self.per_term[t][key] for t in terms) / len(terms))
+
+
+def _labelled_keys(prepared: PreparedCorpus) -> list[str]:
+    return [ix.key for ix in prepared if ix.term.labelled]
+
+
+def _metrics(metric: Metric | str) -> tuple[Metric, list[Metric]]:
+    target = metric if isinstance(metric, Metric) else parse_metric(metric)
+    all_metrics = list(DEFAULT_METRICS)
+    if target not in all_metrics:
+        all_metrics.append(target)
+    return target, all_metrics
+
+
+def evaluate_grid(
+    prepared: PreparedCorpus,
+    method: str,
+    grid: Grid,
+    metrics: Sequence[Metric | str] = DEFAULT_METRICS,
+    show_progress: bool = False,
+) -> list[GridPoint]:
+    """Score and evaluate every grid point on every labelled term of ``prepared``, once.
+
+    A point whose ranker cannot be built or cannot score (e.g. a QLLM context weight above
+    QLLM's λ) is kept with its ``error`` and no scores.
+    """
+    parsed = [m if isinstance(m, Metric) else parse_metric(m) for m in metrics]
+    indices = [ix for ix in prepared if ix.term.labelled]
+    if not indices:
+        raise UsageError("no loaded term has labelled sentences: nothing to tune on")
+    points = [GridPoint(p) for p in grid_points(grid)]
+    for point in iterate(points, f"Evaluating {method} grid", show_progress and len(points) > 1):
+        try:
+            ranker = _build(method, point.params)
+            point.per_term = {ix.key: rank(ranker, ix).evaluate(parsed) for ix in indices}
+        except (StatinterpError, ValueError) as exc:
+            point.per_term, point.error = {}, str(exc)
+    if not any(p.ok for p in points):
+        raise UsageError(f"no grid point of {method} could be evaluated; first error: {points[0].error}")
+    return points
+
+
+def best_point(points: Sequence[GridPoint], key: str, terms: Sequence[str]) -> tuple[GridPoint, float]:
+    """The point with the highest macro ``key`` over ``terms`` (first in grid order on ties)."""
+    if not terms:
+        raise UsageError("cannot tune on zero terms")
+    best, best_score = None, float("-inf")
+    for p in points:
+        if p.ok:
+            s = p.macro(key, terms)
+            if s > best_score:
+                best, best_score = p, s
+    assert best is not None
+    return best, best_score
+
+
+# --------------------------------------------------------------------------- tuning
+
+
+@dataclass
+class TuneResult:
+    """Grid search on ``tune_terms``; the best point scored on ``test_terms`` (held out)."""
+
+    method: str
+    metric: str
+    grid: Grid
+    tune_terms: list[str]
+    test_terms: list[str]
+    best_params: Params
+    tune_score: float  # macro ``metric`` of the best point over the tuning terms
+    test_per_term: dict[str, dict[str, float]]  # the best point on each held-out term
+    test_macro: dict[str, float]
+    default_test_macro: dict[str, float]  # the method with its default parameters, same terms
+    points: list[GridPoint]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["mode"] = "split"
+        d["points"] = [
+            {"params": p.params, "error": p.error,
+             "tune": p.macro(self.metric, self.tune_terms) if p.ok else None,
+             "test": p.macro(self.metric, self.test_terms) if p.ok and self.test_terms else None,
+             "per_term": p.per_term}
+            for p in self.points
+        ]
+        return d
+
+
+@dataclass
+class LooFold:
+    """One leave-one-term-out fold: tuned on ``tuned_on``, evaluated on ``term`` only."""
+
+    term: str
+    tuned_on: list[str]
+    best_params: Params
+    tune_score: float
+    held_out: dict[str, float]
+    default: dict[str, float]  # the method with its default parameters on ``term``
+
+
+@dataclass
+class LooResult:
+    method: str
+    metric: str
+    grid: Grid
+    folds: list[LooFold]
+    macro: dict[str, float]  # macro over terms of the held-out scores
+    default_macro: dict[str, float]
+    points: list[GridPoint]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["mode"] = "leave-one-term-out"
+        d["points"] = [{"params": p.params, "error": p.error, "per_term": p.per_term} for p in self.points]
+        return d
+
+
+def _default_scores(prepared: PreparedCorpus, method: str, metrics: Sequence[Metric]) -> dict[str, dict[str, float]]:
+    ranker = build_method(method)
+    return {ix.key: rank(ranker, ix).evaluate(metrics) for ix in prepared if ix.term.labelled}
+
+
+def _setup(prepared, method, grid, metric):
+    target, metrics = _metrics(metric)
+    grid = grid if grid else default_grid(method)
+    for name, values in grid.items():
+        if not values:
+            raise UsageError(f"grid parameter {name!r} has no values")
+    try:
+        _build(method, {n: v[0] for n, v in grid.items()})
+    except TypeError as exc:  # pragma: no cover - build_method wraps these
+        raise UsageError(f"method {method!r}: {exc}") from None
+    notes = [f"parameter {n!r} does not change method {method!r}: every value builds the same ranker"
+             for n in inert_parameters(method, grid)]
+    return target, metrics, grid, notes
+
+
+def _error_notes(points: Sequence[GridPoint]) -> list[str]:
+    bad = [p for p in points if not p.ok]
+    if not bad:
+        return []
+    return [f"{len(bad)} of {len(points)} grid points could not run and were skipped, e.g. "
+            f"{format_params(bad[0].params)}: {bad[0].error}"]
+
+
+def tune(
+    prepared: PreparedCorpus,
+    method: str,
+    grid: Grid | None = None,
+    *,
+    metric: Metric | str = "nDCG@100",
+    tune_terms: Sequence[str] | None = None,
+    show_progress: bool = False,
+) -> TuneResult:
+    """Grid search maximising the macro ``metric`` over ``tune_terms`` (default: every
+    labelled term, leaving nothing held out); the best point is scored on the other terms."""
+    target, metrics, grid, notes = _setup(prepared, method, grid, metric)
+    labelled = _labelled_keys(prepared)
+    if tune_terms:
+        chosen = []
+        for t in tune_terms:
+            key = prepared[t].key  # UsageError for unknown terms
+            if key not in labelled:
+                raise UsageError(f"tuning term {t!r} has no labelled sentences")
+            if key not in chosen:
+                chosen.append(key)
+    else:
+        chosen = list(labelled)
+        notes.append("tuned on every term: no held-out terms (give --tune-term or --loo)")
+    test = [t for t in labelled if t not in chosen]
+    points = evaluate_grid(prepared, method, grid, metrics, show_progress)
+    notes += _error_notes(points)
+    best, score = best_point(points, target.name, chosen)
+    test_per_term = {t: best.per_term[t] for t in test}
+    default = _default_scores(prepared, method, metrics)
+    return TuneResult(
+        method=build_method(method).name, metric=target.name, grid=grid, tune_terms=chosen, test_terms=test,
+        best_params=dict(best.params), tune_score=score, test_per_term=test_per_term,
+        test_macro=macro_average(test_per_term) if test else {},
+        default_test_macro=macro_average({t: default[t] for t in test}) if test else {},
+        points=points, notes=notes,
+    )
+
+
+def tune_loo(
+    prepared: PreparedCorpus,
+    method: str,
+    grid: Grid | None = None,
+    *,
+    metric: Metric | str = "nDCG@100",
+    show_progress: bool = False,
+) -> LooResult:
+    """Leave-one-term-out: for each term, tune on the other terms and score on it."""
+    target, metrics, grid, notes = _setup(prepared, method, grid, metric)
+    labelled = _labelled_keys(prepared)
+    if len(labelled) < 2:
+        raise UsageError("leave-one-term-out tuning needs at least two labelled terms")
+    points = evaluate_grid(prepared, method, grid, metrics, show_progress)
+    notes += _error_notes(points)
+    default = _default_scores(prepared, method, metrics)
+    folds = []
+    for term in labelled:
+        others = [t for t in labelled if t != term]
+        best, score = best_point(points, target.name, others)
+        folds.append(LooFold(term, others, dict(best.params), score, best.per_term[term], default[term]))
+    return LooResult(
+        method=build_method(method).name, metric=target.name, grid=grid, folds=folds,
+        macro=macro_average({f.term: f.held_out for f in folds}),
+        default_macro=macro_average({f.term: f.default for f in folds}),
+        points=points, notes=notes,
+    )
+
+
+# --------------------------------------------------------------------------- reproduction
+
+
+@dataclass
+class Reproduction:
+    """Every runnable method evaluated on every labelled term, plus what was skipped."""
+
+    results: list  # list[workflow.MethodResult], in list_methods() order
+    skipped: list[tuple[str, str]]  # (method, reason)
+    terms: list[str]
+    sentences: dict[str, int]  # labelled sentences per term
+    statistics: str  # the background-statistics description
+    metadata: dict[str, Any] = field(default_factory=dict)  # command, date, data, ...
+
+
+def core_methods() -> list[str]:
+    """Random, TF-ISF, BM25, QLLM and their -c/-o/-p variants (issue 2's core table)."""
+    return ["Random"] + [f"{b}{s}" for b in ("TF-ISF", "BM25", "QLLM") for s in ("", "-c", "-o", "-p")]
+
+
+def all_methods() -> list[str]:
+    return [name for name, _ in list_methods()]
+
+
+def reproduce(
+    prepared: PreparedCorpus,
+    methods: Sequence[str] | None = None,
+    metrics: Sequence[Metric | str] = DEFAULT_METRICS,
+    *,
+    show_progress: bool = False,
+    metadata: dict[str, Any] | None = None,
+) -> Reproduction:
+    """Evaluate ``methods`` (default: every registered method) on every labelled term.
+
+    A method that cannot be built or cannot score this data (a
+    :class:`~statinterp.errors.StatinterpError`, e.g. pretrained vectors not given) is skipped
+    and reported with the reason; any other error propagates.
+    """
+    names = list(methods) if methods is not None else all_methods()
+    labelled = [ix for ix in prepared if ix.term.labelled]
+    if not labelled:
+        raise UsageError("no loaded term has labelled sentences: nothing to evaluate")
+    results, skipped = [], []
+    for name in iterate(names, "Running methods", show_progress):
+        try:
+            ranker = build_method(name)
+            results.extend(evaluate_methods(prepared, [ranker], metrics))
+        except StatinterpError as exc:
+            skipped.append((name, str(exc)))
+    return Reproduction(
+        results=results, skipped=skipped, terms=[ix.key for ix in labelled],
+        sentences={ix.key: int(sum(s.gain is not None for s in ix.sentences)) for ix in labelled},
+        statistics=prepared.background.description, metadata=dict(metadata or {}),
+    )
+
+
+__all__ = [
+    "CANDIDATE_GRID", "GridPoint", "LooFold", "LooResult", "Reproduction", "TuneResult", "all_methods",
+    "best_point", "core_methods", "default_grid", "evaluate_grid", "format_params", "grid_points",
+    "inert_parameters", "parse_grid", "parse_grid_values", "reproduce", "tune", "tune_loo",
+]

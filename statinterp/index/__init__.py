@@ -1,0 +1,1 @@
+"""Per-term index (units by granularity, neighbours, queries) and background statistics."""

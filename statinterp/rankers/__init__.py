@@ -1,0 +1,1 @@
+"""Rankers: base classes, lexical, embedding and novelty scorers, context, gates, the name grammar."""

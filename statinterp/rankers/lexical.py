@@ -1,0 +1,199 @@
+"""Lexical similarities: TF-ISF, BM25 and the query-likelihood language model (QLLM).
+
+All three are computed on sparse count matrices (rows = units, columns = vocabulary ids);
+only the query tokens' columns are read. TF-ISF and BM25 score units on their own
+(``score_units``) from those columns' entries alone, adding each unit's products with
+``np.bincount``; the per-unit evidence that context interpolation mixes is combined by
+:func:`weighted_sum`, which adds the same products in the same order, so both give the same
+bits on every machine. Statistics (N, df, average length, collection model) come from the
+background collection of the granularity being scored (:mod:`statinterp.index.statistics`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from statinterp.errors import UsageError
+from statinterp.rankers.base import Similarity
+
+if TYPE_CHECKING:
+    from statinterp.index.term_index import Query, TermIndex
+    from statinterp.text.units import TokenSeqs
+
+
+def query_term_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") -> np.ndarray:
+    """tf of each query token in each unit: dense array (n_units, len(query))."""
+    if len(query) == 0 or len(units) == 0:
+        return np.zeros((len(units), len(query)))
+    # C order, as the row-wise matrix gave: the summation order of later products is unchanged
+    return units.columns(len(index.vocab))[:, query.ids].toarray(order="C")
+
+
+def _nonzero_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") -> tuple[np.ndarray, ...]:
+    """The entries of :func:`query_term_counts` that are not 0: ``rows, cols, tf``."""
+    if len(query) == 0 or len(units) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+    m = units.columns(len(index.vocab))[:, query.ids]
+    return m.indices, np.repeat(np.arange(len(query)), np.diff(m.indptr)), m.data
+
+
+def weighted_sum(evidence: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Σ_j evidence[:, j] · weights[j] per row: each product rounded, then added to a sum that
+    starts at 0, column after column. Unlike a BLAS product (whose kernel, and with it the last
+    bits, depend on the machine), the result is the same everywhere, and the same as
+    :func:`_sparse_weighted_sum` of the entries that are not 0 (adding ±0 changes no sum)."""
+    out = np.zeros(evidence.shape[0])
+    term = np.empty(evidence.shape[0])
+    for j, w in enumerate(np.asarray(weights, dtype=np.float64).tolist()):
+        np.multiply(evidence[:, j], w, out=term)
+        out += term
+    return out
+
+
+def _sparse_weighted_sum(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, weights: np.ndarray,
+                         n_units: int) -> np.ndarray:
+    """:func:`weighted_sum` of evidence given by its entries (``rows``, ``cols``, ``values``,
+    ordered by column, as :func:`_nonzero_counts` returns them), the evidence being ±0 elsewhere:
+    ``np.bincount`` adds the products in entry order, so each row's sum is taken column by column
+    from 0, as there. ``values`` is overwritten."""
+    if not len(values):
+        return np.zeros(n_units)  # (bincount would give integers)
+    values *= weights[cols]
+    return np.bincount(rows, weights=values, minlength=n_units)
+
+
+def _sparse_applies(*arrays: np.ndarray) -> bool:
+    """Whether the evidence where tf = 0, 0 · x, is ±0 for every x of ``arrays`` (not NaN)."""
+    return all(bool(np.isfinite(a).all()) for a in arrays)
+
+
+class TFISF(Similarity):
+    """TF-ISF(q, s) = Σ_{t∈q} log(tf_ts + 1) · log((N + 1) / (0.5 + df_t)) · log(tf_tq + 1)."""
+
+    short_name = "TF-ISF"
+
+    @staticmethod
+    def _idf(query, stats):
+        return np.log((stats.n_units + 1.0) / (0.5 + stats.df_of(query.ids)))
+
+    def evidence(self, query, units, stats, index):
+        idf = self._idf(query, stats)
+        # log(tf + 1) only where tf > 0 (it is exactly 0 elsewhere)
+        rows, cols, tf = _nonzero_counts(query, units, index)
+        log_tf = np.zeros((len(units), len(query)))
+        log_tf[rows, cols] = np.log1p(tf)
+        return log_tf * idf
+
+    def combine(self, evidence, query, stats):
+        return weighted_sum(evidence, np.log1p(query.counts))
+
+    def score_units(self, query, units, stats, index):
+        """``combine(evidence)`` from the entries where tf > 0 only (the others add 0)."""
+        idf, weights = self._idf(query, stats), np.log1p(query.counts)
+        if not _sparse_applies(idf, weights):
+            return super().score_units(query, units, stats, index)
+        rows, cols, tf = _nonzero_counts(query, units, index)
+        values = np.log1p(tf) * idf[cols]
+        return _sparse_weighted_sum(rows, cols, values, weights, len(units))
+
+
+class BM25(Similarity):
+    """BM25 = Σ_t TF · IDF · QTF with
+    TF = (k1 + 1) tf / (k1 (1 − b + b L / Lavg) + tf), IDF = log((N − df + 0.5) / (df + 0.5)),
+    QTF = (k3 + 1) tf_q / (k3 + tf_q)."""
+
+    short_name = "BM25"
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75, k3: float = 1.2):
+        self.k1 = k1
+        self.b = b
+        self.k3 = k3
+
+    def _tf(self, tf, lengths, avg):
+        return (self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf)
+
+    @staticmethod
+    def _idf(query, stats):
+        df = stats.df_of(query.ids)
+        return np.log((stats.n_units - df + 0.5) / (df + 0.5))
+
+    def _qtf(self, query):
+        return (self.k3 + 1.0) * query.counts / (self.k3 + query.counts)
+
+    @property
+    def _tf_zero_where_absent(self) -> bool:
+        """TF is exactly +0 where tf = 0 (0 / positive, or 0 / 0 made 0)."""
+        return self.k1 >= 0.0 and 0.0 <= self.b <= 1.0
+
+    def evidence(self, query, units, stats, index):
+        avg = stats.avg_length or 1.0
+        if self._tf_zero_where_absent:
+            # compute TF where tf > 0 only
+            rows, cols, tf = _nonzero_counts(query, units, index)
+            lengths = units.lengths.astype(np.float64)[rows]
+            tf_part = np.zeros((len(units), len(query)))
+            tf_part[rows, cols] = np.nan_to_num(self._tf(tf, lengths, avg))
+        else:
+            tf = query_term_counts(query, units, index)
+            lengths = units.lengths.astype(np.float64)[:, None]
+            tf_part = np.nan_to_num(self._tf(tf, lengths, avg))  # 0/0 for an empty unit with k1 * (1 - b) = 0
+        return tf_part * self._idf(query, stats)
+
+    def combine(self, evidence, query, stats):
+        return weighted_sum(evidence, self._qtf(query))
+
+    def score_units(self, query, units, stats, index):
+        """``combine(evidence)`` from the entries where tf > 0 only (the others add 0), when TF
+        is 0 where tf is (see :meth:`evidence`)."""
+        idf, weights = self._idf(query, stats), self._qtf(query)
+        if not (self._tf_zero_where_absent and _sparse_applies(idf, weights)):
+            return super().score_units(query, units, stats, index)
+        rows, cols, tf = _nonzero_counts(query, units, index)
+        lengths = (units.offsets[rows + 1] - units.offsets[rows]).astype(np.float64)
+        values = np.nan_to_num(self._tf(tf, lengths, stats.avg_length or 1.0))
+        values *= idf[cols]
+        return _sparse_weighted_sum(rows, cols, values, weights, len(units))
+
+
+class QLLM(Similarity):
+    """Query likelihood with Jelinek-Mercer smoothing:
+    Σ_{t∈q} tf_tq · log((1 − λ) P(t|Mc) + λ P(t|Md)), P(t|Md) = tf_td / L_d, P(t|Mc) = cf_t / |C|.
+
+    With context (see :class:`~statinterp.rankers.context.Interpolated`), the document model is mixed
+    with the context unit's: log((1 − λ1 − λ2) P(t|Mc) + λ1 P(t|Mi) + λ2 P(t|Md)), where the
+    collection weight stays 1 − λ (so λ2 = λ − λ1). Query tokens absent from the background
+    collection are left out (they would give log 0 for every unit).
+    """
+
+    short_name = "QLLM"
+
+    def __init__(self, lam: float = 0.9):
+        if not 0.0 < lam < 1.0:
+            raise ValueError("QLLM's lam must lie strictly between 0 and 1")
+        self.lam = lam
+
+    def evidence(self, query, units, stats, index):
+        tf = query_term_counts(query, units, index)
+        lengths = units.lengths.astype(np.float64)[:, None]
+        return np.divide(tf, lengths, out=np.zeros_like(tf), where=lengths > 0)
+
+    def direct(self, evidence):
+        return self.lam * evidence
+
+    def mix(self, own, context, lam):
+        if lam > self.lam + 1e-12:
+            raise UsageError(
+                f"QLLM context weight {lam} exceeds the document weight lam={self.lam}; "
+                "the collection keeps 1 - lam, so the context weight must not exceed lam"
+            )
+        return (self.lam - lam) * own + lam * context
+
+    def combine(self, evidence, query, stats):
+        pc = stats.collection_probability(query.ids)
+        known = pc > 0
+        if not known.any():
+            return np.zeros(evidence.shape[0])
+        mixed = (1.0 - self.lam) * pc[known] + evidence[:, known]
+        return np.log(mixed) @ query.counts[known]

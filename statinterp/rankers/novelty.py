@@ -1,0 +1,157 @@
+"""Novelty of a sentence against the source provision: does it say something the provision doesn't?
+
+A sentence that merely restates the provision explains nothing about the term. Three measures,
+each higher = more novel, each usable as a ranker (method names ``NW``, ``NWR``, ``WMD``) and as
+a novelty gate (:class:`~statinterp.rankers.gates.NoveltyGate`):
+
+* ``NW(s)``  = |{distinct tokens of s} \\ {tokens of the provision}| — the number of distinct
+  sentence tokens that the provision does not contain;
+* ``NWR(s)`` = NW(s) / |{distinct tokens of s}| — the share of new words (0 for a sentence
+  without tokens);
+* ``WMD(s)`` = Word Mover's Distance between the sentence and the provision in the domain word
+  vectors (:class:`~statinterp.rankers.embedding.WMDScorer`, raw vectors as in the paper's gensim
+  3). Both texts go through the vectors' phrase model first. A sentence none of whose tokens has
+  a vector has no defined distance; it scores 0 (no evidence of novelty: it ranks last and fails
+  any positive WMD threshold).
+
+Tokens are the analysis tokens (lower-cased lemmas, :mod:`statinterp.text.analysis`) of the
+candidate sentence and of the provision; the candidate's tokens are vocabulary ids, the
+provision's ids are those of :attr:`TermIndex.provision <statinterp.index.term_index.TermIndex.provision>`
+(provision tokens outside the vocabulary cannot occur in a sentence, so they do not matter).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from statinterp.errors import UsageError
+from statinterp.rankers.base import Ranker
+
+if TYPE_CHECKING:
+    from statinterp.index.term_index import TermIndex
+    from statinterp.text.units import TokenSeqs
+
+__all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "NOVELTY_MEASURES", "new_words",
+           "require_vectors"]
+
+def require_vectors(index: "TermIndex", kind: str, purpose: str) -> Any:
+    """The :class:`~statinterp.vectors.training.DomainVectors` of ``kind`` attached to ``index``.
+
+    ``kind`` is a domain kind (``word2vec``, ``fasttext``) or a pretrained name the provider knows.
+
+    ``index.vectors`` is a provider with ``get(kind) -> DomainVectors`` (set by the workflow);
+    without one, :class:`UsageError` says that ``purpose`` needs word vectors.
+    """
+    provider = getattr(index, "vectors", None)
+    if provider is None:
+        raise UsageError(f"{purpose} needs word vectors ({kind}), but none are attached to term {index.key!r}")
+    vectors = provider.get(kind)
+    if vectors is None:
+        raise UsageError(f"{purpose} needs {kind} word vectors, which are not available")
+    return vectors
+
+
+def new_words(units: "TokenSeqs", reference_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per unit: (number of distinct tokens not among ``reference_ids``, number of distinct tokens).
+
+    Vectorised: (unit, token) pairs are deduplicated with one ``np.unique`` over
+    ``unit * V + token`` and counted per unit with ``np.bincount``.
+    """
+    n = len(units)
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    ids = np.asarray(units.ids, dtype=np.int64)
+    if len(ids) == 0:
+        return np.zeros(n), np.zeros(n)
+    ref = np.asarray(reference_ids, dtype=np.int64)
+    width = int(ids.max()) + 1
+    rows = np.repeat(np.arange(n, dtype=np.int64), units.lengths)
+    pairs = np.unique(rows * width + ids)
+    unit, token = pairs // width, pairs % width
+    distinct = np.bincount(unit, minlength=n).astype(np.float64)
+    new = np.bincount(unit[~np.isin(token, ref)], minlength=n).astype(np.float64)
+    return new, distinct
+
+
+class NoveltyMeasure(Ranker):
+    """A novelty measure of each candidate against the provision; as a ranker, its value."""
+
+    def values(self, index: "TermIndex") -> np.ndarray:
+        """The measure for every candidate (higher = more novel)."""
+        raise NotImplementedError
+
+    def score(self, index: "TermIndex") -> np.ndarray:
+        return self.values(index)
+
+    def _counts(self, index: "TermIndex") -> tuple[np.ndarray, np.ndarray]:
+        provision = index.require_provision()
+        units = index.levels["sentence"]
+        new, distinct = new_words(units.seqs, provision.ids)
+        return units.spread(new), units.spread(distinct)
+
+
+class NewWords(NoveltyMeasure):
+    """NW(s) = number of distinct tokens of s that do not occur in the provision."""
+
+    name = "NW"  # type: ignore[assignment]
+
+    def values(self, index):
+        return self._counts(index)[0]
+
+    def explain(self, index, i):
+        new, distinct = self._counts(index)
+        return {"method": self.name, "score": float(new[i]), "new words": int(new[i]),
+                "distinct words": int(distinct[i])}
+
+
+class NewWordRatio(NoveltyMeasure):
+    """NWR(s) = NW(s) / number of distinct tokens of s (0 for a sentence without tokens)."""
+
+    name = "NWR"  # type: ignore[assignment]
+
+    def values(self, index):
+        new, distinct = self._counts(index)
+        return np.divide(new, distinct, out=np.zeros_like(new), where=distinct > 0)
+
+    def explain(self, index, i):
+        new, distinct = self._counts(index)
+        return {"method": self.name, "score": float(self.values(index)[i]), "new words": int(new[i]),
+                "distinct words": int(distinct[i])}
+
+
+class WMDNovelty(NoveltyMeasure):
+    """WMD(s, provision) in word vectors ``vectors`` (default: the domain word2vec vectors).
+
+    ``norm=False`` uses the raw vectors (as gensim 3, hence the paper); ``norm=True``
+    unit-normalises them (gensim 4's default). Undefined distances (no token of s has a
+    vector) score 0.
+    """
+
+    name = "WMD"  # type: ignore[assignment]
+
+    def __init__(self, vectors: str = "word2vec", norm: bool = False):
+        self.vectors = vectors
+        self.norm = norm
+
+    def values(self, index):
+        from statinterp.rankers.embedding import WMDScorer  # POT is imported only when WMD is used
+
+        provision = index.require_provision()
+        dv = require_vectors(index, self.vectors, "the WMD novelty measure")
+        words = index.vocab.words
+        units = index.levels["sentence"]
+        reference = dv.transform(provision.tokens)
+        if not any(t in dv.kv for t in reference):
+            raise UsageError(f"no token of the provision of term {index.key!r} has a {self.vectors} vector: "
+                             "WMD novelty is undefined")
+        scorer = WMDScorer(reference, dv.kv, norm=self.norm)
+        docs = [dv.transform([words[t] for t in units.seqs.row(r)]) for r in range(len(units.seqs))]
+        dist = scorer.distances(docs)
+        dist = np.where(np.isfinite(dist), dist, 0.0)
+        return units.spread(dist)
+
+
+#: Novelty measures by method name.
+NOVELTY_MEASURES: dict[str, type[NoveltyMeasure]] = {"NW": NewWords, "NWR": NewWordRatio, "WMD": WMDNovelty}

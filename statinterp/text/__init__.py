@@ -1,0 +1,1 @@
+"""Text analysis: spaCy pipeline, legal sentence segmentation, phrases, token-id sequences."""

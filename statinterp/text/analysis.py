@@ -1,0 +1,532 @@
+"""Text analysis: spaCy tokens -> lower-cased lemma ids, sentence spans, and the on-disk cache.
+
+A *token* is the lower-cased lemma of a spaCy token that contains a letter or a digit.
+Lemmas come from spaCy's lookup lemmatizer (tables of ``spacy-lookups-data``); since lookup
+lemmatization depends only on the token's form, each distinct form is lemmatized once
+(:meth:`LemmaTable.lemma`) instead of once per token.
+
+Each distinct text is analysed once: :class:`Analyzer` keeps an on-disk cache keyed by the
+SHA-256 of the text and by every setting that changes the result (see
+:attr:`Analyzer.settings_key`), so a second run reads arrays instead of running spaCy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import io
+import os
+import unicodedata
+import warnings
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+from spacy.attrs import IDX, IS_SPACE, LENGTH, ORTH, SENT_START
+
+from statinterp.cache import atomic
+from statinterp.corpus.dataset import MAX_TEXT_CHARS  # the analyser accepts every text the loaders accept
+from statinterp.errors import StatinterpError, StatinterpWarning
+from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline
+
+#: Bump when the cache layout or the token definition changes.
+CACHE_FORMAT = 3
+
+
+def default_cache_dir() -> Path:
+    """``$STATINTERP_CACHE``, else ``$XDG_CACHE_HOME/statinterp``, else ``~/.cache/statinterp``."""
+    env = os.environ.get("STATINTERP_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "statinterp"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Vocabulary:
+    """Token string <-> integer id, shared by every analysed text of a run."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self.words: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def add(self, word: str) -> int:
+        i = self._ids.get(word)
+        if i is None:
+            i = self._ids[word] = len(self.words)
+            self.words.append(word)
+        return i
+
+    def get(self, word: str) -> int | None:
+        return self._ids.get(word)
+
+    def add_all(self, words: Sequence[str]) -> np.ndarray:
+        """Ids of ``words``, adding the new ones in order (as :meth:`add` one by one would)."""
+        if not self.words:  # a whole vocabulary at once (e.g. restored from a cache)
+            ids = dict(zip(words, range(len(words))))
+            if len(ids) == len(words):
+                self._ids, self.words = ids, list(words)
+                return np.arange(len(words), dtype=np.int32)
+        get = self._ids.get
+        out = [get(w) for w in words]
+        if None in out:
+            for k, i in enumerate(out):
+                if i is None:
+                    out[k] = self.add(words[k])
+        return np.asarray(out, dtype=np.int32).reshape(len(out))
+
+
+@dataclass
+class AnalysedText:
+    """The word tokens of one text: character spans and vocabulary ids, plus sentence spans."""
+
+    starts: np.ndarray  # int32, character offset where each word token starts
+    ends: np.ndarray  # int32, character offset where it ends
+    ids: np.ndarray  # int32, vocabulary id of its lower-cased lemma
+    sentences: np.ndarray  # int32 (m, 2), character spans of spaCy sentences
+
+    def token_range(self, start: int, end: int) -> tuple[int, int]:
+        """Indices ``lo, hi`` of the tokens lying wholly inside characters ``[start, end)``."""
+        lo = int(np.searchsorted(self.starts, start, "left"))
+        hi = int(np.searchsorted(self.ends, end, "right"))
+        return lo, max(lo, hi)
+
+    def tokens(self, start: int, end: int) -> np.ndarray:
+        lo, hi = self.token_range(start, end)
+        return self.ids[lo:hi]
+
+
+@dataclass
+class _LocalAnalysis:
+    """One text's analysis with a text-local vocabulary: the cache's unit of storage."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    local_ids: np.ndarray
+    words: list[str]  # local vocabulary
+    sentences: np.ndarray
+
+
+class LemmaTable:
+    """Form -> lower-cased lemma via spaCy's lookup table, memoised per distinct form."""
+
+    def __init__(self, nlp) -> None:
+        self._table = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_lookup")
+        self._memo: dict[str, str | None] = {}
+
+    def lemma(self, form: str) -> str | None:
+        """The token for ``form``, or ``None`` when it holds no letter or digit."""
+        try:
+            return self._memo[form]
+        except KeyError:
+            pass
+        if not any(ch.isalnum() for ch in form):
+            out = None
+        else:
+            lemma = self._table.get(form)
+            if lemma is None:
+                lower = form.lower()
+                lemma = self._table.get(lower, lower)
+            out = lemma.lower()
+        self._memo[form] = out
+        return out
+
+
+class _Worker:
+    """Runs the spaCy pipeline and turns docs into compact arrays (also inside subprocesses)."""
+
+    def __init__(self, legal_rules: bool):
+        self.nlp = build_pipeline(legal_rules=legal_rules)
+        self.nlp.max_length = max(self.nlp.max_length, MAX_TEXT_CHARS + 1)
+        self.lemmas = LemmaTable(self.nlp)
+        self.disabled = [name for name in self.nlp.pipe_names if name == "lemmatizer"]
+
+    def run(self, texts: Sequence[str], batch_size: int = 32) -> list[_LocalAnalysis]:
+        out = []
+        for doc in self.nlp.pipe(texts, batch_size=batch_size, disable=self.disabled):
+            out.append(self.convert(doc))
+        return out
+
+    def convert(self, doc) -> _LocalAnalysis:
+        """Word tokens of ``doc`` as arrays; each distinct form is looked up once.
+
+        One ``Doc.to_array`` call gives everything, sentence spans included
+        (:func:`array_sentence_spans`, equal to :func:`~statinterp.text.segmentation.sentence_spans`
+        without creating a Python object per token).
+        """
+        if len(doc) == 0:
+            empty = np.zeros(0, dtype=np.int32)
+            return _LocalAnalysis(empty, empty, empty, [], np.zeros((0, 2), dtype=np.int32))
+        arr = doc.to_array([ORTH, IDX, LENGTH, SENT_START, IS_SPACE]).astype(np.int64, copy=False)
+        spans = array_sentence_spans(arr[:, 3], arr[:, 1], arr[:, 2], arr[:, 4])
+        forms, inverse = np.unique(arr[:, 0].view(np.uint64), return_inverse=True)
+        strings = doc.vocab.strings
+        local: dict[str, int] = {}
+        form_to_local = np.full(len(forms), -1, dtype=np.int32)
+        for j, h in enumerate(forms.tolist()):
+            word = self.lemmas.lemma(strings[h])
+            if word is not None:
+                form_to_local[j] = local.setdefault(word, len(local))
+        token_local = form_to_local[inverse.reshape(-1)]
+        keep = token_local >= 0
+        starts = arr[keep, 1].astype(np.int32)
+        ends = (arr[keep, 1] + arr[keep, 2]).astype(np.int32)
+        return _LocalAnalysis(starts, ends, token_local[keep], list(local), spans)
+
+
+def array_sentence_spans(sent_start: np.ndarray, idx: np.ndarray, length: np.ndarray,
+                         is_space: np.ndarray) -> np.ndarray:
+    """:func:`~statinterp.text.segmentation.sentence_spans` computed on token attribute arrays.
+
+    The arguments are a doc's ``SENT_START``, ``IDX``, ``LENGTH`` and ``IS_SPACE`` columns
+    (``Doc.to_array``). As in ``Doc.sents``, a sentence starts at token 0 and at every token
+    whose ``SENT_START`` is 1. Its whitespace-trimmed span runs from the first to the last of its
+    tokens that are not whitespace: spaCy's tokenizer splits text at every change between
+    whitespace and other characters, so a token is either all whitespace or holds none, and
+    trimming characters equals dropping whitespace tokens at the edges. A sentence of
+    whitespace only has no such token and is left out. Returns int32 ``(m, 2)``.
+    """
+    n = len(idx)
+    if n == 0:
+        return np.zeros((0, 2), dtype=np.int32)
+    starts = np.asarray(sent_start) == 1
+    starts[0] = True
+    sentence = np.cumsum(starts) - 1  # sentence number of each token
+    words = np.flatnonzero(np.asarray(is_space) == 0)
+    if len(words) == 0:
+        return np.zeros((0, 2), dtype=np.int32)
+    of = sentence[words]
+    change = of[1:] != of[:-1]
+    first = words[np.concatenate(([True], change))]
+    last = words[np.concatenate((change, [True]))]
+    idx = np.asarray(idx, dtype=np.int64)
+    out = np.empty((len(first), 2), dtype=np.int32)
+    out[:, 0] = idx[first]
+    out[:, 1] = idx[last] + np.asarray(length, dtype=np.int64)[last]
+    return out
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class _CacheWriter:
+    """Writes cache entries in one background thread; :meth:`close` waits for all of them and
+    re-raises the first error (a warning turned into an error, say) in the caller's thread."""
+
+    def __init__(self, cache: "AnalysisCache"):
+        self._cache = cache
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="statinterp-cache-writer")
+        self._futures: list[Future] = []
+
+    def put(self, digest: str, entry: "_LocalAnalysis") -> None:
+        self._futures.append(self._executor.submit(self._cache.put, digest, entry))
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        for future in self._futures:
+            future.result()
+
+
+_PROCESS_WORKER: _Worker | None = None
+
+
+def _init_process(legal_rules: bool) -> None:
+    global _PROCESS_WORKER
+    _PROCESS_WORKER = _Worker(legal_rules)
+
+
+def _run_in_process(texts: list[str]) -> list[_LocalAnalysis]:
+    assert _PROCESS_WORKER is not None
+    return _PROCESS_WORKER.run(texts)
+
+
+class AnalysisCache:
+    """One ``.npz`` file per analysed text, under a folder named by the settings key.
+
+    Files are written to a temporary file and atomically renamed, so a reader sees a whole
+    entry or none, and concurrent runs sharing the folder cannot corrupt it (the last writer of
+    an entry wins; every writer writes the same bytes). Each file starts with a magic string and
+    the SHA-256 of the text's digest plus the payload, checked before anything is parsed: a
+    damaged, truncated or foreign entry is never used, but discarded with a
+    :class:`~statinterp.errors.StatinterpWarning` and rebuilt. If the folder cannot be written,
+    one warning is given and the run continues without storing entries.
+    """
+
+    MAGIC = b"statinterp-analysis-cache\n"
+
+    def __init__(self, directory: Path, settings_key: str):
+        self.directory = Path(directory) / "analysis" / settings_key
+        self.writable = True
+        self.readable = True
+
+    def path(self, digest: str) -> Path:
+        return self.directory / digest[:2] / f"{digest}.npz"
+
+    def get(self, digest: str) -> _LocalAnalysis | None:
+        path = self.path(digest)
+        try:
+            with open(path, "rb") as fh:
+                inode = os.fstat(fh.fileno()).st_ino
+                raw = fh.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            if self.readable:  # one warning per run, not one per text
+                self.readable = False
+                warnings.warn(f"cannot read the analysis cache ({path}: {exc.strerror or exc}); analysing again",
+                              StatinterpWarning, stacklevel=2)
+            return None
+        try:
+            return self._decode(digest, raw)
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the entry is not used
+            warnings.warn(f"discarding damaged analysis cache entry {path} ({exc}); it will be rebuilt",
+                          StatinterpWarning, stacklevel=2)
+            try:
+                if os.stat(path).st_ino == inode:  # not a good entry another run has just written
+                    path.unlink()
+            except OSError:
+                pass
+            return None
+
+    def _decode(self, digest: str, raw: bytes) -> _LocalAnalysis:
+        head = len(self.MAGIC)
+        if len(raw) < head + 32 or not raw.startswith(self.MAGIC):
+            raise ValueError("not a statinterp cache entry, or truncated" if raw else "empty file")
+        payload = raw[head + 32:]
+        if hashlib.sha256(digest.encode("ascii") + payload).digest() != raw[head:head + 32]:
+            raise ValueError("checksum mismatch")
+        with np.load(io.BytesIO(payload), allow_pickle=False) as z:
+            words_raw = z["words"].tobytes().decode("utf-8")
+            entry = _LocalAnalysis(z["starts"], z["ends"], z["local_ids"],
+                                   words_raw.split("\n") if words_raw else [], z["sentences"])
+        n = len(entry.starts)
+        if (entry.starts.shape != (n,) or entry.ends.shape != (n,) or entry.local_ids.shape != (n,)
+                or entry.sentences.ndim != 2 or entry.sentences.shape[1] != 2
+                or (n and (entry.local_ids.min() < 0 or entry.local_ids.max() >= len(entry.words)))):
+            raise ValueError("inconsistent arrays")
+        return entry
+
+    def put(self, digest: str, entry: _LocalAnalysis) -> None:
+        if not self.writable:
+            return
+        buf = io.BytesIO()
+        np.savez(
+            buf,
+            starts=entry.starts,
+            ends=entry.ends,
+            local_ids=entry.local_ids,
+            words=np.frombuffer("\n".join(entry.words).encode("utf-8"), dtype=np.uint8),
+            sentences=entry.sentences,
+        )
+        payload = buf.getvalue()
+        check = hashlib.sha256(digest.encode("ascii") + payload).digest()
+        try:
+            atomic.write_bytes(self.path(digest), self.MAGIC + check + payload, force=True)
+        except StatinterpError as exc:
+            self.writable = False
+            warnings.warn(f"cannot write the analysis cache ({exc}); continuing without storing analyses",
+                          StatinterpWarning, stacklevel=2)
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        module = __import__(package.replace("-", "_"))
+        return str(getattr(module, "__version__", "unknown"))
+
+
+class Analyzer:
+    """Analyses texts into :class:`AnalysedText` with a shared :class:`Vocabulary`.
+
+    Parameters
+    ----------
+    cache_dir:
+        Folder of the persistent cache; ``None`` uses :func:`default_cache_dir`, ``False``
+        disables the cache.
+    legal_rules:
+        Use the legal abbreviation and citation rules of the sentence segmenter.
+    n_process:
+        Worker processes for spaCy (texts are split into chunks across them). ``None``
+        (default) chooses: ``min(AUTO_MAX_PROCESSES, usable CPUs)`` processes when one call has
+        at least :data:`AUTO_PROCESS_CHARS` characters to analyse (worth the start-up), else none.
+        The results do not depend on it.
+    batch_size:
+        Texts per ``nlp.pipe`` batch (and at most per task sent to a worker process).
+
+    Without worker processes, finished analyses are written to the cache by a background
+    thread while spaCy runs on (the atomic writes wait for the disk); with them, the main process
+    writes while the workers run. Either way every entry is written before :meth:`analyse`
+    returns. Inside ``with analyzer.session():`` started worker processes are kept for the
+    following calls (:func:`~statinterp.index.term_index.prepare` analyses term by term).
+    """
+
+    #: Most worker processes the automatic choice (``n_process=None``) starts.
+    AUTO_MAX_PROCESSES = 2
+    #: Characters to analyse in one call from which the automatic choice starts processes.
+    AUTO_PROCESS_CHARS = 2_000_000
+
+    def __init__(self, cache_dir: str | Path | None | bool = None, legal_rules: bool = True,
+                 n_process: int | None = None, batch_size: int = 16):
+        self.legal_rules = legal_rules
+        self.n_process = None if n_process is None else max(1, int(n_process))
+        self.batch_size = batch_size
+        self.vocab = Vocabulary()
+        self._worker: _Worker | None = None
+        self._memory: dict[str, AnalysedText] = {}
+        self._pool: ProcessPoolExecutor | None = None
+        self._pool_size = 0
+        self._sessions = 0
+        #: The cache folder (``None`` without a cache); :mod:`statinterp.index.term_index` keeps prepared
+        #: corpora under it too.
+        self.cache_root: Path | None = None
+        #: SHA-256 of every text :meth:`analyse` was given (a prepared corpus records their entries).
+        self.seen: set[str] = set()
+        if cache_dir is False:
+            self.cache = None
+        else:
+            self.cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
+            self.cache = AnalysisCache(self.cache_root, self.settings_key)
+
+    @property
+    def settings_key(self) -> str:
+        parts = [
+            f"format={CACHE_FORMAT}",
+            f"segmenter={SEGMENTER_VERSION}",
+            f"legal_rules={self.legal_rules}",
+            f"spacy={_version('spacy')}",
+            f"lookups={_version('spacy-lookups-data')}",
+            f"unicode={unicodedata.unidata_version}",  # str.isalnum decides what is a word token
+        ]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+    @property
+    def worker(self) -> _Worker:
+        if self._worker is None:
+            self._worker = _Worker(self.legal_rules)
+        return self._worker
+
+    def analyse(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[AnalysedText]:
+        """Analyse ``texts`` (each distinct text once, reusing the cache); results in input order.
+
+        ``progress`` is called with the number of characters finished after each text.
+        New words join the vocabulary in input order whether an analysis comes from the cache
+        or from spaCy, so vocabulary ids (and every result) are the same cold, warm or uncached.
+        """
+        digests = [text_hash(t) for t in texts]
+        self.seen.update(digests)
+        local: dict[str, _LocalAnalysis | None] = {}
+        todo: dict[str, str] = {}
+        for digest, text in zip(digests, texts):
+            if digest in self._memory or digest in local:
+                continue
+            entry = self.cache.get(digest) if self.cache is not None else None
+            local[digest] = entry
+            if entry is not None:
+                if progress:
+                    progress(len(text))
+            else:
+                todo[digest] = text
+        if todo:
+            items = list(todo.items())
+            n = self._processes_for(items)
+            # one process: a thread writes the cache while spaCy runs (never alive at a fork)
+            writer = _CacheWriter(self.cache) if self.cache is not None and n == 1 else None
+            try:
+                for digest, entry in self._run(items, progress, n):
+                    if writer is not None:
+                        writer.put(digest, entry)
+                    elif self.cache is not None:
+                        self.cache.put(digest, entry)
+                    local[digest] = entry
+            finally:
+                if writer is not None:
+                    writer.close()
+        for digest, entry in local.items():  # first-occurrence order
+            self._memory[digest] = self._globalise(entry)
+        return [self._memory[d] for d in digests]
+
+    def forget(self) -> None:
+        """Drop the in-memory copies (the on-disk cache stays)."""
+        self._memory.clear()
+
+    @contextmanager
+    def session(self):
+        """Keep worker processes started inside the block for every :meth:`analyse` call in it."""
+        self._sessions += 1
+        try:
+            yield self
+        finally:
+            self._sessions -= 1
+            if self._sessions == 0:
+                self._close_pool()
+
+    def _processes_for(self, items: list[tuple[str, str]]) -> int:
+        """Worker processes for analysing ``items`` (1: in this process)."""
+        if self.n_process is not None:
+            return 1 if len(items) < 2 * self.n_process else self.n_process
+        if self._pool is not None:
+            return self._pool_size
+        if len(items) < 2 or sum(len(t) for _, t in items) < self.AUTO_PROCESS_CHARS:
+            return 1
+        return max(1, min(self.AUTO_MAX_PROCESSES, _usable_cpus()))
+
+    def _close_pool(self) -> None:
+        pool, self._pool, self._pool_size = self._pool, None, 0
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _run(self, items: list[tuple[str, str]], progress, n: int = 1) -> Iterable[tuple[str, _LocalAnalysis]]:
+        if n == 1:
+            for i in range(0, len(items), self.batch_size):
+                chunk = items[i : i + self.batch_size]
+                for (digest, text), entry in zip(chunk, self.worker.run([t for _, t in chunk], self.batch_size)):
+                    if progress:
+                        progress(len(text))
+                    yield digest, entry
+            return
+        # small tasks (about 4 per process) keep the processes busy to the end of the call
+        size = max(1, min(self.batch_size, -(-len(items) // (4 * n))))
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        if self._pool is None or self._pool_size != n:
+            self._close_pool()
+            self._pool = ProcessPoolExecutor(n, initializer=_init_process, initargs=(self.legal_rules,))
+            self._pool_size = n
+        try:
+            results = self._pool.map(_run_in_process, [[t for _, t in c] for c in chunks])
+            for chunk, entries in zip(chunks, results):
+                for (digest, text), entry in zip(chunk, entries):
+                    if progress:
+                        progress(len(text))
+                    yield digest, entry
+        finally:
+            if self._sessions == 0:
+                self._close_pool()
+
+    def _globalise(self, entry: _LocalAnalysis) -> AnalysedText:
+        mapping = self.vocab.add_all(entry.words)
+        ids = mapping[entry.local_ids] if len(entry.local_ids) else np.zeros(0, dtype=np.int32)
+        return AnalysedText(entry.starts, entry.ends, ids.astype(np.int32), entry.sentences)
+
+    def tokens(self, text: str) -> list[str]:
+        """The token strings of a short text (a query or a provision); not cached."""
+        doc = self.worker.nlp.make_doc(text)
+        return [w for w in (self.worker.lemmas.lemma(t.text) for t in doc) if w is not None]
+
+    def known_ids(self, text: str) -> np.ndarray:
+        """Vocabulary ids of the tokens of ``text`` that occur in the analysed corpus."""
+        ids = [self.vocab.get(w) for w in self.tokens(text)]
+        return np.asarray([i for i in ids if i is not None], dtype=np.int32)

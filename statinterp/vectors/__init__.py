@@ -1,0 +1,1 @@
+"""Word vectors: training, loading, and the per-corpus provider."""
