@@ -302,15 +302,18 @@ def main(argv=None) -> int:
     tests = {s: {m: paired_test({k: per_term[s][k][m] for k in terms}, {k: per_term["ensemble"][k][m] for k in terms})
                  for m in metric_names} for s in per_term if s != "ensemble"}
 
+    from statinterp.provenance import provenance_lines, run_provenance
+
+    provenance = run_provenance("python -m benchmarks.learned_alternatives --data ../shared/data/statutory_interpretation"
+                                + (" --cross-encoder" if args.cross_encoder else ""))
     lines = ["# Alternatives to the default learned ranker (issue 6)", "",
-             "Produced by:", "", "```",
-             "python -m benchmarks.learned_alternatives --data ../shared/data/statutory_interpretation"
-             + (" --cross-encoder" if args.cross_encoder else ""), "```", "",
+             "Produced by:", "", "```", provenance["command"], "```", "",
              f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
              f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; leave-one-term-out, the same "
              "folds for every system. What each system is: `benchmarks/learned_alternatives.py` (module docstring).",
              f"- Blend weights: {', '.join(f'{k} × {v}' for k, v in BLEND_WEIGHTS.items())}; LambdaRank {LAMBDARANK}; "
              f"cross-encoder {CROSS_ENCODER}.",
+             *provenance_lines(provenance),
              "- Hyper-parameters and blend weights were chosen looking at these folds (favours the alternatives).", "",
              ]
     table_start = len(lines)
@@ -334,7 +337,8 @@ def main(argv=None) -> int:
     atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
     atomic.write_text(args.out.with_suffix(".json"), json.dumps(
         {"macro": macro, "per_term": per_term, "seconds": seconds, "skipped": skipped,
-         "blend_weights": BLEND_WEIGHTS, "lambdarank": LAMBDARANK, "cross_encoder": CROSS_ENCODER}, indent=2) + "\n",
+         "blend_weights": BLEND_WEIGHTS, "lambdarank": LAMBDARANK, "cross_encoder": CROSS_ENCODER,
+         "provenance": provenance}, indent=2) + "\n",
         force=True)
     log(f"wrote {args.out}")
     print("\n".join(lines[table_start:]))

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.learned_alternatives import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log
+from statinterp.provenance import provenance_lines, run_provenance
 
 SIZES = (1, 3, 5, 7, 9, 11, 13)
 FULL_DATA_SET_TRAINING_TERMS = 41
@@ -203,7 +204,7 @@ def report_lines(command: str, terms: dict[str, Term], sizes, repeats: int, curv
              f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
              f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; default learner (`ensemble`) "
              "and feature families throughout. What each measurement is: `benchmarks/learned_limits.py` "
-             "(module docstring).", "",
+             "(module docstring).", *provenance_lines(run_provenance(command)), "",
              "## 1. More training terms", "",
              f"Each held-out term scored by a model fitted on k of the other {n_others} terms drawn at random "
              f"({repeats} draws per k; k = {n_others} is the leave-one-term-out result of `reports/learned.md`).",
@@ -295,7 +296,8 @@ def main(argv=None) -> int:
     atomic.write_text(args.out.with_suffix(".json"), json.dumps(
         {"learning_curve": {str(k): v for k, v in curve.items()}, "extrapolated": extrapolated,
          "in_term": in_term, "feedback": {str(n): v for n, v in feedback.items()},
-         "label_consistency": consistency, "repeats": args.repeats}, indent=2) + "\n", force=True)
+         "label_consistency": consistency, "repeats": args.repeats, "provenance": run_provenance(command)},
+        indent=2) + "\n", force=True)
     log(f"wrote {args.out}")
     print("\n".join(lines))
     return 0

@@ -45,6 +45,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from statinterp.provenance import provenance_lines
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,16 +134,14 @@ def machine() -> dict:
                 mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GB"
     except OSError:
         pass
-    import gensim
-    import numpy
-    import scipy
-    import spacy
+    from statinterp.provenance import library_versions
 
+    versions = library_versions()
     return {
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": platform.platform(),
-        "python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
-        "spacy": spacy.__version__, "gensim": gensim.__version__,
+        "python": platform.python_version(), "numpy": versions["numpy"], "scipy": versions["scipy"],
+        "spacy": versions["spacy"], "gensim": versions["gensim"], "versions": versions,
     }
 
 
@@ -377,8 +377,9 @@ def report(res: dict) -> str:
               + (f" (sections not run then are kept from the run of {res['merged_from']})"
                  if res.get("merged_from") else ""),
               f"- CPU: {m['cpu']}, {m['cores']} cores; memory {m['memory']}; {m['os']}",
-              f"- Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}, spaCy {m['spacy']}, "
-              f"gensim {m['gensim']}",
+              *(provenance_lines(m) if m.get("versions") else
+                [f"- Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}, spaCy {m['spacy']}, "
+                 f"gensim {m['gensim']}"]),
               f"- Load average (1, 5, 15 min) at start / end: {res['loadavg_start']} / {res['loadavg_end']} "
               "(2 cores; other engineers' tests ran concurrently, so wall times are noisy: every figure is "
               "a median, ratios are taken within a repetition, CPU seconds are shown beside wall seconds)",

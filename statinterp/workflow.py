@@ -57,6 +57,8 @@ def prepare_corpus(
     cache_dir: str | Path | None | bool = None,
     statistics: str = "background",
     background: Corpus | None = None,
+    background_only: bool = False,
+    terms: Iterable[str] | None = None,
     n_process: int | None = None,
     show_progress: bool = False,
     analyzer: Analyzer | None = None,
@@ -65,6 +67,13 @@ def prepare_corpus(
     vector_settings: Mapping[str, Any] | None = None,
 ) -> PreparedCorpus:
     """Analyse the corpus (using the cache) and build the per-term indices.
+
+    The background collection (the units whose statistics N, df, lengths and collection model
+    the scores use) is every case of ``corpus``, plus the cases of ``background`` if given;
+    with ``background_only=True`` it is the cases of ``background`` alone (a fixed collection,
+    so that adding terms to the corpus changes no figure). ``terms`` restricts the terms
+    *scored* (the indices kept), never the background or the domain vectors: a term's figures
+    are the same whether it is scored alone or with the others.
 
     Word vectors for the embedding methods are attached too (:func:`attach_vectors`); nothing
     is trained or loaded until a method uses them. ``vectors`` maps pretrained names (``w2vec``,
@@ -78,9 +87,21 @@ def prepare_corpus(
     if background is not None:
         total += sum(len(c.text) for t in background for c in t.cases.values())
     with progress_bar(total, "Analysing case texts", show_progress and total > 2_000_000) as advance:
-        prepared = prepare(corpus, analyzer, statistics=statistics, extra_background=background, progress=advance)
+        prepared = prepare(corpus, analyzer, statistics=statistics, extra_background=background,
+                           background_only=background_only, progress=advance)
     attach_vectors(prepared, cache_dir=cache_dir, pretrained=vectors, workers=vector_workers,
                    settings=vector_settings, show_progress=show_progress)
+    if terms is not None:
+        restrict_terms(prepared, terms)
+    return prepared
+
+
+def restrict_terms(prepared: PreparedCorpus, terms: Iterable[str]) -> PreparedCorpus:
+    """Keep only the indices of ``terms`` (names or keys; an unknown one is a UsageError naming the
+    loaded terms), in ``prepared``'s order. The background statistics and the word vectors stay
+    those of everything loaded."""
+    wanted = {prepared[name].key for name in terms}  # prepared[name] raises for an unknown term
+    prepared.indices = {key: ix for key, ix in prepared.indices.items() if key in wanted}
     return prepared
 
 

@@ -49,7 +49,9 @@ def common_options(func):
     @click.option("--provisions", "provisions", type=click.Path(path_type=Path), default=None,
                   help="Provisions JSON file (default: the shipped data/provisions.json).")
     @click.option("--background", type=click.Path(path_type=Path), default=None,
-                  help="More case law whose units join the background statistics (same formats as --data).")
+                  help="The background collection: take the statistics (N, df, lengths) from all cases of this "
+                       "data (same formats as --data) instead of all cases of --data. Default: all of --data, "
+                       "whatever --term selects.")
     @click.option("--statistics", type=click.Choice(["background", "candidates"]), default="background",
                   show_default=True,
                   help="Collection statistics from all units of the loaded cases, or (degenerate, for "
@@ -78,11 +80,13 @@ def common_options(func):
 def _prepare(opts: dict, terms=None, provision_override=None, require_labels=False, require_term=None):
     from statinterp.workflow import open_corpus, prepare_corpus
 
-    corpus = open_corpus(opts["data"], provisions=opts["provisions"], terms=terms,
-                         provision_override=provision_override)
-    if require_term is not None:
-        corpus.term(require_term)  # an unknown term fails before the (slow) analysis
-    if require_labels and not any(t.labelled for t in corpus):
+    # every term of --data is loaded: it is the background collection (unless --background names
+    # one), so --term restricts the terms scored, not the statistics their scores use
+    corpus = open_corpus(opts["data"], provisions=opts["provisions"], provision_override=provision_override)
+    for name in list(terms or ()) + ([require_term] if require_term is not None else []):
+        corpus.term(name)  # an unknown term fails before the (slow) analysis
+    scored = [corpus.term(t) for t in terms] if terms else list(corpus)
+    if require_labels and not any(t.labelled for t in scored):
         raise UsageError("no loaded term has labelled sentences: nothing to evaluate (rank works on unlabelled data)")
     background = None
     if opts["background"] is not None:
@@ -92,11 +96,44 @@ def _prepare(opts: dict, terms=None, provision_override=None, require_labels=Fal
         cache_dir=False if opts["no_cache"] else opts["cache_dir"],
         statistics=opts["statistics"],
         background=background,
+        background_only=background is not None and opts["statistics"] == "background",
+        terms=terms or None,
         n_process=opts["jobs"],
         vectors=opts["vectors"],
         vector_workers=opts["vector_workers"],
         show_progress=not opts["quiet"],
     )
+
+
+def _data_args(opts: dict) -> list[str]:
+    """The options that choose the data and its statistics, as given (for a report's command)."""
+    args = []
+    for option in ("data", "background", "provisions"):
+        if opts[option] is not None:
+            args += [f"--{option}", str(opts[option])]
+    if opts["statistics"] != "background":
+        args += ["--statistics", opts["statistics"]]
+    return args
+
+
+def _data_name(opts: dict) -> str:
+    """--data as given, or the shipped example's folder."""
+    if opts["data"] is not None:
+        return str(opts["data"])
+    from statinterp.workflow import example_data_path
+
+    return f"{example_data_path()} (shipped example)"
+
+
+def _background_record(opts: dict, prepared) -> dict:
+    """Which collection the background statistics came from, for reports."""
+    if opts["statistics"] != "background":
+        rule, collection = "candidates", None
+    elif opts["background"] is not None:
+        rule, collection = "--background", str(opts["background"])
+    else:
+        rule, collection = "--data (all its terms, whatever --term selects)", _data_name(opts)
+    return {"rule": rule, "collection": collection, "description": prepared.background.description}
 
 
 def _emit(text: str, out: Path | None, force: bool) -> None:
@@ -354,20 +391,34 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for NAME.md, NAME.json and NAME.png.")
 @click.option("--force", is_flag=True, help="Overwrite existing report files.")
-def reproduce(method_set, terms, out_dir, force, **opts):
+@click.option("--check", "check_file", type=click.Path(path_type=Path), default=None, metavar="REPORT.json",
+              help="Instead of writing a report, re-run what REPORT.json (made by `reproduce` or `cv`) states and "
+                   "print, per figure, the committed value, the value now and whether they agree within "
+                   "--tolerance; exit status 1 if any does not. Writes nothing. --data, --cache-dir, --jobs and "
+                   "--quiet given here apply; everything else comes from the report's command.")
+@click.option("--tolerance", type=click.FloatRange(0), default=None,
+              help="With --check: the largest absolute difference that counts as agreement [default: 1e-09].")
+@click.option("--only-differences", is_flag=True, help="With --check: list only the figures that disagree.")
+def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_differences, **opts):
     """Run every method on every term; write the paper-style Table 2 report.
 
     Writes reproduction.md/.json/.png (core.md/.json/.png with --methods core) into --out.
+    With --check REPORT.json, re-runs a committed report instead and compares its figures.
 
     Example: statinterp reproduce --data ../shared/data/statutory_interpretation --out reports/
-    """
-    import datetime
 
+    Example: statinterp reproduce --check reports/core.json
+    """
+    if check_file is not None:
+        _check_report(check_file, tolerance, only_differences, opts)
+        return
+    if tolerance is not None or only_differences:
+        raise UsageError("--tolerance and --only-differences go with --check REPORT.json")
     from statinterp import __version__
+    from statinterp.provenance import run_provenance
     from statinterp.rankers.grammar import build_method
     from statinterp.app.report import reproduction_chart, reproduction_json, reproduction_markdown
     from statinterp.evaluation.tuning import all_methods, core_methods, reproduce as run_reproduction
-    from statinterp.workflow import example_data_path
 
     key = method_set.strip().lower()
     if key == "all":
@@ -382,15 +433,7 @@ def reproduce(method_set, terms, out_dir, force, **opts):
     paths = {ext: out_dir / f"{stem}.{ext}" for ext in ("md", "json", "png")}
     for path in paths.values():
         atomic.check_writable(path, force)
-    command = ["statinterp", "reproduce"]
-    if opts["data"] is not None:
-        command += ["--data", str(opts["data"])]
-    if opts["background"] is not None:
-        command += ["--background", str(opts["background"])]
-    if opts["provisions"] is not None:
-        command += ["--provisions", str(opts["provisions"])]
-    if opts["statistics"] != "background":
-        command += ["--statistics", opts["statistics"]]
+    command = ["statinterp", "reproduce", *_data_args(opts)]
     for vec_name, vec_path in (opts.get("vectors") or {}).items():
         command += ["--vectors", f"{vec_name}={vec_path}"]
     if opts.get("vector_workers", 1) != 1:
@@ -400,15 +443,12 @@ def reproduce(method_set, terms, out_dir, force, **opts):
     for t in terms:
         command += ["--term", t]
     command += ["--out", str(out_dir).rstrip("/") + "/"]
-    import shlex
-
-    metadata = {
-        "command": shlex.join(command),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "version": __version__,
-        "data": str(opts["data"]) if opts["data"] is not None else f"{example_data_path()} (shipped example)",
-    }
+    metadata = run_provenance(command, version=__version__, data=_data_name(opts))
     prepared = _prepare(opts, terms=terms or None)
+    metadata["background"] = _background_record(opts, prepared)
+    metadata["arguments"] = {"methods": names, "terms": list(terms), "statistics": opts["statistics"],
+                             "background": None if opts["background"] is None else str(opts["background"]),
+                             "provisions": None if opts["provisions"] is None else str(opts["provisions"])}
     rep = run_reproduction(prepared, names, show_progress=not opts["quiet"], metadata=metadata)
     atomic.write_text(paths["md"], reproduction_markdown(rep, title=title, chart=paths["png"].name), force=force)
     atomic.write_text(paths["json"], reproduction_json(rep), force=force)
@@ -417,6 +457,63 @@ def reproduce(method_set, terms, out_dir, force, **opts):
         click.echo(f"wrote {path}", err=True)
     for name, reason in rep.skipped:
         click.echo(f"skipped {name}: {reason}", err=True)
+
+
+def _check_report(path: Path, tolerance, only_differences: bool, given: dict) -> None:
+    """`reproduce --check`: re-run the command a report JSON records and compare every figure."""
+    import json
+    import shlex
+
+    from statinterp.errors import InputError
+    from statinterp.evaluation.check import DEFAULT_TOLERANCE, compare_figures, format_check, recorded_run
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(path, "does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot be read ({exc})") from None
+    except ValueError as exc:
+        raise InputError(path, f"is not valid JSON ({exc})") from None
+    run = recorded_run(doc, str(path))
+    args = shlex.split(run["command"])
+    if len(args) < 2 or args[0] != "statinterp" or args[1] != run["kind"]:
+        raise InputError(path, f"records the command {run['command']!r}, not a `statinterp {run['kind']}` command",
+                         field="command")
+    command = cli.commands[run["kind"]]
+    try:
+        params = command.make_context(run["kind"], args[2:], parent=click.get_current_context().parent).params
+    except click.UsageError as exc:
+        raise InputError(path, f"records a command that no longer parses ({exc.format_message()})",
+                         field="command") from None
+    source = click.get_current_context().get_parameter_source
+    for name in ("data", "cache_dir", "no_cache", "jobs", "quiet"):  # what the checker chooses
+        if name in ("cache_dir", "no_cache", "jobs", "quiet") or source(name) != click.core.ParameterSource.DEFAULT:
+            params[name] = given[name]
+    quiet = params["quiet"]
+    if run["kind"] == "reproduce":
+        from statinterp.app.report import reproduction_json
+        from statinterp.evaluation.tuning import reproduce as run_reproduction
+
+        names = [m["method"] for m in doc["methods"]]
+        prepared = _prepare(params, terms=params["terms"] or None)
+        now = json.loads(reproduction_json(run_reproduction(prepared, names, show_progress=not quiet)))
+    else:
+        from statinterp.learned.crossval import cross_validate
+        from statinterp.rankers.grammar import PAPER_COMPOUNDS
+
+        settings = _feature_settings(params["families"], params["standardise"], params["vector_features"])
+        compounds = params["compounds"]
+        names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
+        prepared = _prepare(params, terms=params["terms"] or None, require_labels=True)
+        result = cross_validate(prepared, settings, params["learners"] or ("ensemble", "pairwise", "hgb", "linear"),
+                                params["mode"], params["n_folds"], params["seed"], compounds=names, importance=False,
+                                show_progress=not quiet)
+        now = json.loads(json.dumps(result.to_dict(), default=str))
+    checked = compare_figures(doc, now, DEFAULT_TOLERANCE if tolerance is None else tolerance, report=str(path))
+    click.echo(format_check(checked, all_figures=not only_differences), nl=False)
+    if not checked.ok:
+        raise click.exceptions.Exit(1)
 
 
 # --------------------------------------------------------------------------- learned ranker (issue 6)
@@ -474,7 +571,9 @@ def train(families, standardise, vector_features, seed, learner, terms, out, for
     prepared = _prepare(opts, terms=terms or None, require_labels=True)
     _note_unlabelled(prepared)
     model = fit_ranker(list(prepared), settings, learner, seed)
-    save_model(model, out, force=force)
+    from statinterp.provenance import command_line
+
+    save_model(model, out, force=force, command=command_line())
     n = sum(s.gain is not None for ix in prepared if ix.key in model.trained_on for s in ix.sentences)
     click.echo(f"trained {learner} on {len(model.trained_on)} term(s), {n} labelled sentences, "
                f"{len(model.feature_names)} features; wrote {out}", err=True)
@@ -497,7 +596,7 @@ def train(families, standardise, vector_features, seed, learner, terms, out, for
 @click.option("--term", "-t", "terms", multiple=True, help="Load only these terms.")
 @click.option("--no-importance", is_flag=True, help="Skip the permutation importance (faster).")
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
-              show_default=True, help="Folder for learned.md and learned_importance.png.")
+              show_default=True, help="Folder for learned.md, learned.json and learned_importance.png.")
 @click.option("--no-report", is_flag=True, help="Only print the table; write no report files.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--force", is_flag=True, help="Overwrite existing report files.")
@@ -510,19 +609,17 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
 
     Example: statinterp cv --data ../shared/data/statutory_interpretation
     """
-    import datetime
-    import shlex
-
     from statinterp import __version__
     from statinterp.learned.crossval import cross_validate, format_cv, write_report
+    from statinterp.provenance import run_provenance
     from statinterp.rankers.grammar import PAPER_COMPOUNDS, build_method
-    from statinterp.workflow import example_data_path
 
     settings = _feature_settings(families, standardise, vector_features)
     names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
     for n in names:
         build_method(n)  # unknown names fail before the corpus is read
-    paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png"}
+    paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png",
+             "json": report_dir / "learned.json"}
     if not no_report:
         for path in paths.values():
             atomic.check_writable(path, force)
@@ -530,9 +627,7 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
     _note_unlabelled(prepared)
     result = cross_validate(prepared, settings, learners or ("ensemble", "pairwise", "hgb", "linear"), mode, n_folds,
                             seed, compounds=names, importance=not no_importance, show_progress=not opts["quiet"])
-    command = ["statinterp", "cv"]
-    if opts["data"] is not None:
-        command += ["--data", str(opts["data"])]
+    command = ["statinterp", "cv", *_data_args(opts)]
     for ln in learners:
         command += ["--learner", ln]
     if mode != "loo":
@@ -549,15 +644,11 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
         command += ["--term", t]
     if report_dir != Path("reports"):
         command += ["--report-dir", str(report_dir)]
-    result.metadata = {
-        "command": shlex.join(command),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "version": __version__, "seed": seed,
-        "data": str(opts["data"]) if opts["data"] is not None else f"{example_data_path()} (shipped example)",
-    }
+    result.metadata = run_provenance(command, version=__version__, seed=seed, data=_data_name(opts),
+                                     background=_background_record(opts, prepared))
     click.echo(format_cv(result, fmt), nl=False)
     if not no_report:
-        for path in write_report(result, paths["md"], paths["png"], force=force):
+        for path in write_report(result, paths["md"], paths["png"], force=force, json_path=paths["json"]):
             click.echo(f"wrote {path}", err=True)
 
 
@@ -617,8 +708,8 @@ def _main(args: list[str], debug: bool) -> int:
         return code
 
     try:
-        cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={})
-        return 0
+        status = cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={})
+        return status if isinstance(status, int) else 0  # click returns an Exit's code here
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, Terminated):
             click.echo("statinterp: terminated", err=True)

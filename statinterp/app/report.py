@@ -17,6 +17,7 @@ import json
 import re
 from typing import Sequence
 
+from statinterp.provenance import provenance_lines
 from statinterp.rankers import grammar as registry
 from statinterp.evaluation.metrics import RANDOM_TIES_SUFFIX
 from statinterp.evaluation.tuning import LooResult, Reproduction, TuneResult, format_params
@@ -62,6 +63,13 @@ def section_of(name: str, description: str = "") -> str:
     if "-" in name:
         return "Compound"
     return "Other"
+
+
+def background_note(record: dict | None) -> str:
+    """`` (collection: X, by the rule ...)`` for a report's background line, from the CLI's record."""
+    if not record or not record.get("collection"):
+        return ""
+    return f" (collection: `{record['collection']}`, chosen by {record.get('rule', '?')})"
 
 
 def reported(method: str, values: dict[str, float], metric: str) -> float:
@@ -125,7 +133,8 @@ def reproduction_markdown(rep: Reproduction, title: str | None = None, chart: st
                      f"{sum(rep.sentences.values())} labelled sentences")
     else:
         facts.append(f"- Data: {len(rep.terms)} terms, {sum(rep.sentences.values())} labelled sentences")
-    facts.append(f"- Background statistics: {rep.statistics}")
+    facts += provenance_lines(meta)
+    facts.append(f"- Background statistics: {rep.statistics}" + background_note(meta.get("background")))
     short = [t for t in rep.terms if rep.sentences.get(t, 0) <= 100]
     if short:
         facts.append(f"- {len(short)} of {len(rep.terms)} terms have at most 100 labelled sentences: for them "

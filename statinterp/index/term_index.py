@@ -34,18 +34,27 @@ MAX_NEIGHBOURS = 4
 
 @dataclass
 class Query:
-    """A bag of query tokens: distinct vocabulary ids and their counts (tf in the query)."""
+    """A bag of query tokens: distinct vocabulary ids and their counts (tf in the query).
 
-    ids: np.ndarray  # int32, distinct
+    The distinct tokens are ordered by their text, not by their vocabulary id: scorers add the
+    per-token products in this order, and vocabulary ids depend on which terms were loaded and
+    in what order, so an id order would let the last bits of a score (and with them the order of
+    near-tied sentences) depend on what else was loaded.
+    """
+
+    ids: np.ndarray  # int32, distinct, in the order of their words
     counts: np.ndarray  # float64
     tokens: list[str]  # all analysed tokens, including those not in the vocabulary
 
     @classmethod
     def from_tokens(cls, tokens: list[str], vocab: Vocabulary) -> "Query":
-        known = [vocab.get(t) for t in tokens]
-        ids = np.asarray([i for i in known if i is not None], dtype=np.int64)
-        uniq, counts = np.unique(ids, return_counts=True)
-        return cls(uniq.astype(np.int32), counts.astype(np.float64), list(tokens))
+        counts: dict[str, int] = {}
+        for t in tokens:
+            if vocab.get(t) is not None:
+                counts[t] = counts.get(t, 0) + 1
+        words = sorted(counts)
+        ids = np.asarray([vocab.get(w) for w in words], dtype=np.int32)
+        return cls(ids, np.asarray([counts[w] for w in words], dtype=np.float64), list(tokens))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -211,6 +220,7 @@ def prepare(
     *,
     statistics: str = "background",
     extra_background: Corpus | None = None,
+    background_only: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> PreparedCorpus:
     """Analyse the corpus and build one :class:`TermIndex` per term.
@@ -219,11 +229,14 @@ def prepare(
     of all loaded cases (plus the cases of ``extra_background``); ``"candidates"`` computes
     them over each term's own candidates only: its candidate sentences, their paragraphs and
     opinions, and its cases (degenerate on real data; for comparison). ``progress`` receives the
-    number of characters analysed.
+    number of characters analysed. ``background_only=True`` takes the background statistics from
+    the cases of ``extra_background`` alone (a fixed collection), not from the loaded cases.
     """
     if statistics not in ("background", "candidates"):
         raise UsageError(f"unknown statistics {statistics!r}; use 'background' or 'candidates'")
-    store = PreparedCache.for_run(corpus, analyzer, statistics, extra_background)
+    if background_only and (extra_background is None or statistics != "background"):
+        raise UsageError("a background collection of its own needs an extra background and background statistics")
+    store = PreparedCache.for_run(corpus, analyzer, statistics, extra_background, background_only)
     if store is not None:
         found = store.load(corpus, analyzer)
         if found is not None:
@@ -231,7 +244,7 @@ def prepare(
                 progress(_case_chars(corpus, extra_background if statistics == "background" else None))
             return found
     with analyzer.session():  # worker processes, if the analyzer starts any, serve every term
-        prepared = _prepare(corpus, analyzer, statistics, extra_background, progress)
+        prepared = _prepare(corpus, analyzer, statistics, extra_background, progress, background_only)
     if store is not None:
         store.save(prepared, statistics)
     return prepared
@@ -243,7 +256,7 @@ def _case_chars(corpus: Corpus, extra_background: Corpus | None) -> int:
 
 
 def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_background: Corpus | None,
-             progress: Callable[[int], None] | None) -> PreparedCorpus:
+             progress: Callable[[int], None] | None, background_only: bool = False) -> PreparedCorpus:
     acc = {lvl: StatsAccumulator(lvl) for lvl in LEVELS}
     seen_cases: set[str] = set()
     n_background_cases = 0
@@ -288,7 +301,7 @@ def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_backgrou
             ops = sorted((o for o in term.opinions.values() if o.case_id == cid), key=lambda o: o.id)
             spans = [builder.locate(root, case.text, o.text) for o in ops]
             opinion_span.update({o.id: s for o, s in zip(ops, spans)})
-            if statistics == "background":
+            if statistics == "background" and not background_only:
                 add_case_background(case.text, at, spans, [o.text for o in ops])
         paragraph_span = {
             pid: builder.locate(opinion_span[p.opinion_id], term.opinions[p.opinion_id].text, p.text)
@@ -312,7 +325,11 @@ def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_backgrou
 
     vocab_size = len(analyzer.vocab)
     stats = {lvl: acc[lvl].result(vocab_size) for lvl in LEVELS}
-    if statistics == "background":
+    if statistics == "background" and background_only:
+        description = f"all units of the {n_background_cases} distinct cases of the given background collection"
+    elif statistics == "background" and extra_background is not None:
+        description = f"all units of the {n_background_cases} distinct cases loaded and of the extra background"
+    elif statistics == "background":
         description = f"all units of the {n_background_cases} distinct cases loaded"
     else:
         description = "each term's own candidate sentences and their paragraphs, opinions and cases"
@@ -419,7 +436,8 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _content_key(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_background: Corpus | None) -> str:
+def _content_key(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_background: Corpus | None,
+                 background_only: bool = False) -> str:
     """SHA-256 of everything :func:`prepare`'s arrays depend on: the analysis settings, the
     statistics, the code, and every id, link and text of the corpus (in loading order)."""
     parts = [f"statinterp-prepared {PREPARED_FORMAT}|{analyzer.settings_key}|{statistics}|{_code_fingerprint()}"]
@@ -439,7 +457,7 @@ def _content_key(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_back
 
     for term in corpus:
         add(term, True)
-    parts.append("extra background")
+    parts.append("background only" if background_only else "extra background")
     if extra_background is not None and statistics == "background":
         for term in extra_background:
             add(term, False)
@@ -478,11 +496,11 @@ class PreparedCache:
 
     @classmethod
     def for_run(cls, corpus: Corpus, analyzer: Analyzer, statistics: str,
-                extra_background: Corpus | None) -> "PreparedCache | None":
+                extra_background: Corpus | None, background_only: bool = False) -> "PreparedCache | None":
         root = getattr(analyzer, "cache_root", None)
         if root is None or analyzer.cache is None or len(analyzer.vocab):
             return None
-        key = _content_key(corpus, analyzer, statistics, extra_background)
+        key = _content_key(corpus, analyzer, statistics, extra_background, background_only)
         return cls(Path(root) / "prepared" / analyzer.settings_key, key)
 
     # ---- writing

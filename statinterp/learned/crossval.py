@@ -318,7 +318,8 @@ def importance_chart(result: CVResult, top: int = 20) -> bytes:
 
 def cv_markdown(result: CVResult, chart: str | None = None, notes: Sequence[str] = ()) -> str:
     """reports/learned.md: the table, paired tests, per-term results, importance, limits."""
-    from statinterp.app.report import term_codes
+    from statinterp.app.report import background_note, term_codes
+    from statinterp.provenance import provenance_lines
 
     meta = result.metadata
     ms = result.metrics
@@ -330,6 +331,9 @@ def cv_markdown(result: CVResult, chart: str | None = None, notes: Sequence[str]
         f"- Date: {meta.get('date', '')} (statinterp {meta.get('version', '')})",
         f"- Data: `{meta.get('data', '')}`: {len(result.terms)} labelled terms, {sum(result.sentences.values())} "
         "labelled sentences",
+        *provenance_lines(meta),
+        *([f"- Background statistics: {meta['background'].get('description')}"
+           + background_note(meta["background"])] if meta.get("background") else []),
         f"- Evaluation: {mode}; the held-out terms are never seen in training (features are extracted per term "
         "without labels; every fold's model lists its training terms, checked disjoint from its test terms).",
         f"- Features: {result.n_features} columns in families {', '.join(result.settings.families)}; scores "
@@ -446,14 +450,18 @@ def limits_notes(result: CVResult) -> list[str]:
     return notes
 
 
-def write_report(result: CVResult, md_path, png_path, force: bool = False) -> list:
-    """Write the Markdown report and the importance chart (atomically); returns the paths written."""
+def write_report(result: CVResult, md_path, png_path, force: bool = False, json_path=None) -> list:
+    """Write the Markdown report, the importance chart and (``json_path``) the JSON of every
+    figure (atomically); returns the paths written."""
     from pathlib import Path
 
     from statinterp.cache import atomic
 
     md_path, png_path = Path(md_path), Path(png_path)
     written = []
+    if json_path is not None:
+        atomic.write_text(Path(json_path), cv_json(result), force=force)
+        written.append(Path(json_path))
     chart = None
     if result.importance:
         atomic.write_bytes(png_path, importance_chart(result), force=force)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import datetime
 import io
 import json
-import platform
+import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -328,24 +328,22 @@ def _common_names(mats: Sequence[FeatureMatrix]) -> list[str]:
 # ============================================================================ files
 
 
-def _versions() -> dict[str, str]:
+def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False, command: str | None = None) -> Path:
+    """Write ``ranker`` to ``path`` (atomic; an existing file is replaced only with ``force``).
+
+    The header records the command that made the model (``command``; default: this process's
+    command line), the versions of Python and of every library that can change its scores
+    (:func:`statinterp.provenance.library_versions`) and the native thread pools."""
     import joblib
-    import sklearn
 
-    from statinterp import __version__
-
-    return {"statinterp": __version__, "scikit-learn": sklearn.__version__, "numpy": np.__version__,
-            "joblib": joblib.__version__, "python": platform.python_version()}
-
-
-def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False) -> Path:
-    """Write ``ranker`` to ``path`` (atomic; an existing file is replaced only with ``force``)."""
-    import joblib
+    from statinterp.provenance import command_line, library_versions, thread_libraries
 
     path = Path(path)
     header = {
         "format": FORMAT_VERSION,
-        "versions": _versions(),
+        "command": command if command is not None else command_line(program=Path(sys.argv[0]).name or "python"),
+        "versions": library_versions(),
+        "thread_libraries": thread_libraries(),
         "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "learner": ranker.learner,
         "features": ranker.settings.to_dict(),

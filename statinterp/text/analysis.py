@@ -12,6 +12,7 @@ SHA-256 of the text and by every setting that changes the result (see
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import io
@@ -341,6 +342,15 @@ class AnalysisCache:
                           StatinterpWarning, stacklevel=2)
 
 
+@functools.lru_cache(maxsize=1)
+def _segmenter_code_digest() -> str:
+    """SHA-256 (16 hex digits) of the segmentation module's source: its rules and lists decide
+    the sentence units, so any edit to them must give new analysis cache entries."""
+    from statinterp.text import segmentation
+
+    return hashlib.sha256(Path(segmentation.__file__).read_bytes()).hexdigest()[:16]
+
+
 def _version(package: str) -> str:
     try:
         return importlib.metadata.version(package)
@@ -406,6 +416,9 @@ class Analyzer:
         parts = [
             f"format={CACHE_FORMAT}",
             f"segmenter={SEGMENTER_VERSION}",
+            # the rules themselves, not only the hand-bumped name: a cache filled while the rules
+            # were edited under the same SEGMENTER_VERSION once gave figures nobody could reproduce
+            f"segmenter_code={_segmenter_code_digest()}",
             f"legal_rules={self.legal_rules}",
             f"spacy={_version('spacy')}",
             f"lookups={_version('spacy-lookups-data')}",
