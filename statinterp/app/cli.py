@@ -236,7 +236,23 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
 
         _emit(format_collapsed(collapse_ranking(ranking, dedupe_threshold), fmt, top or None), out, force)
         return
+    if fmt == "trec" and out is not None:
+        _write_trec_scores(out, ranking.method, {ranking.term: ranking}, top or None, force)
     _emit(format_ranking(ranking, fmt, top or None), out, force)
+
+
+def _scores_path(run_file: Path) -> Path:
+    return run_file.with_name(run_file.name + ".scores.json")
+
+
+def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: bool) -> None:
+    """The raw scores of a TREC run file, beside it (``RUN.scores.json``)."""
+    from statinterp.app.output import trec_scores_json
+    from statinterp.provenance import command_line, run_provenance
+
+    scores = {term: {row.sentence_id: row.score for row in r.rows(top)} for term, r in rankings.items()}
+    atomic.write_text(_scores_path(run_file), trec_scores_json(method, scores, run_provenance(command_line())),
+                      force=force)
 
 
 @cli.command()
@@ -252,7 +268,11 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
 @click.option("--model", "model_files", type=click.Path(path_type=Path), multiple=True,
               help="Also evaluate this learned model (made by `statinterp train`; shown as learned:<file stem>). "
                    "Repeatable; without --method only the model(s) are evaluated.")
-def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, **opts):
+@click.option("--run", "run_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the evaluated rankings of the (one) method as a TREC run file, every term, in "
+                   "statinterp's order (scores N..1, so trec_eval and ir_measures give the same figures with "
+                   "`statinterp qrels`); the raw scores go to RUN.scores.json.")
+def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_file, **opts):
     """Per-term and macro NDCG of ranking methods on labelled data.
 
     Example: statinterp evaluate --data ../shared/data/statutory_interpretation -m TF-ISF-p -m BM25
@@ -272,6 +292,11 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, **opt
     metrics = [parse_metric(f"nDCG@{k}") for k in (ks or (10, 100))]
     if out is not None:
         atomic.check_writable(out, force)
+    if run_file is not None:
+        if len(rankers) != 1:
+            raise UsageError(f"--run writes the rankings of one method; {len(rankers)} were given")
+        atomic.check_writable(run_file, force)
+        atomic.check_writable(_scores_path(run_file), force)
     prepared = _prepare(opts, terms=terms or None, require_labels=True)
     _note_unlabelled(prepared)
     for ranker in rankers:
@@ -280,7 +305,44 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, **opt
             warnings.warn(f"{ranker.name} was trained on {', '.join(seen)}: its results on these terms are not "
                           "held-out (use `statinterp cv` for a fair estimate)", StatinterpWarning)
     results = evaluate_methods(prepared, rankers, metrics, show_progress=not opts["quiet"])
+    if run_file is not None:
+        from statinterp.app.output import trec_run
+        from statinterp.evaluation.ranking import rank as rank_term
+
+        rankings = {ix.key: rank_term(rankers[0], ix) for ix in prepared if ix.term.labelled}
+        _write_trec_scores(run_file, rankers[0].name, rankings, None, force)
+        atomic.write_text(run_file, "".join(trec_run(term, r.method, len(r), [row.__dict__ for row in r.rows()])
+                                            for term, r in rankings.items()), force=force)
+        click.echo(f"wrote {run_file} and {_scores_path(run_file)}", err=True)
     _emit(format_evaluation(results, fmt, per_term=not macro_only), out, force)
+
+
+@cli.command()
+@click.option("--data", "data", type=click.Path(path_type=Path), default=None, help=DATA_HELP)
+@click.option("--term", "-t", "terms", multiple=True, help="Only these terms.")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+def qrels(data, terms, out, force):
+    """The labels as TREC qrels (TERM 0 SENTENCE_ID GAIN, gains 0-3), for trec_eval or ir_measures.
+
+    With a run from `statinterp evaluate --run` or `rank --format trec`, trec_eval-compatible
+    tools compute the same NDCG as `statinterp evaluate` (every candidate of the data set is
+    labelled; statinterp leaves unlabelled sentences out, trec_eval counts them as gain 0).
+
+    Example: statinterp qrels --data ../shared/data/statutory_interpretation --out si.qrels
+    """
+    from statinterp.app.output import qrels_lines
+    from statinterp.workflow import open_corpus
+
+    if out is not None:
+        atomic.check_writable(out, force)
+    corpus = open_corpus(data)
+    chosen = [corpus.term(t) for t in terms] if terms else list(corpus)
+    text = "".join(qrels_lines(t.key, [(s.id, s.gain) for s in sorted(t.sentences, key=lambda s: s.id)
+                                       if s.gain is not None]) for t in chosen)
+    if not text:
+        raise UsageError("no labelled sentence in the chosen terms: no qrels to write")
+    _emit(text, out, force)
 
 
 def _note_unlabelled(prepared) -> None:

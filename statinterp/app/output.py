@@ -40,8 +40,7 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
                        + [x["label"] or "", x["case_name"], x["citation"], x["text"]])
         return buf.getvalue()
     if fmt == "trec":
-        tag = method.replace(" ", "_")
-        return "".join(f"{term} Q0 {x['sentence_id']} {x['rank']} {x['score']:.6f} {tag}\n" for x in rows)
+        return trec_run(term, method, candidates, rows)
     if fmt != "table":
         raise ValueError(fmt)
     width = max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
@@ -52,6 +51,31 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
         out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['case_name']}, {x['citation']}".rstrip(", "))
         out.extend(textwrap.wrap(x["text"], width - 6, initial_indent="      ", subsequent_indent="      "))
     return "\n".join(out) + "\n"
+
+
+def trec_run(term: str, method: str, candidates: int, rows: Sequence[dict]) -> str:
+    """TREC run lines ``TERM Q0 SENTENCE_ID RANK SCORE TAG`` in statinterp's rank order.
+
+    SCORE is ``candidates - rank + 1``, not the method's score: trec_eval and the tools that
+    follow it (ir_measures, pytrec_eval) re-sort a run by score and break ties by document id
+    *descending*, whereas statinterp breaks them by sentence id ascending; strictly decreasing
+    scores make every such tool see statinterp's order and compute its figures. The raw scores
+    are in ``--format json`` and in the ``.scores.json`` file written beside a run file
+    (:func:`trec_scores_json`).
+    """
+    tag = method.replace(" ", "_") or "statinterp"
+    return "".join(f"{term} Q0 {x['sentence_id']} {x['rank']} {candidates - x['rank'] + 1} {tag}\n" for x in rows)
+
+
+def trec_scores_json(method: str, scores: dict[str, dict[str, float]], provenance: dict | None = None) -> str:
+    """The raw scores behind a TREC run: ``{"method", "scores": {term: {sentence_id: score}}}``."""
+    return json.dumps({"method": method, "scores": scores, **({"provenance": provenance} if provenance else {})},
+                      indent=1, ensure_ascii=False) + "\n"
+
+
+def qrels_lines(term: str, judged: Sequence[tuple[str, float]]) -> str:
+    """TREC qrels lines ``TERM 0 SENTENCE_ID GAIN`` (integer gains 0-3) of one term's labelled sentences."""
+    return "".join(f"{term} 0 {sid} {int(gain)}\n" for sid, gain in judged)
 
 
 def _metric_keys(results: Sequence[MethodResult]) -> list[str]:
