@@ -25,8 +25,9 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).parents[1]
-#: Where CI (and the development checkout) keep the annotated data: ../shared/data.
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+#: Where CI (and the development checkout) keep the annotated data: ../shared/data (or the folder
+#: named by STATINTERP_SHARED_DATA, e.g. for a git worktree that is not beside it).
+SHARED_DATA = Path(os.environ.get("STATINTERP_SHARED_DATA") or REPO_ROOT.parent / "shared" / "data")
 REAL_DATA = SHARED_DATA / "statutory_interpretation"
 
 

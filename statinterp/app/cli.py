@@ -241,6 +241,14 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     _emit(format_ranking(ranking, fmt, top or None), out, force)
 
 
+def _invocation() -> str:
+    """The command line of this invocation, as typed (``statinterp ...``)."""
+    from statinterp.provenance import command_line
+
+    obj = click.get_current_context().find_root().obj or {}
+    return command_line(obj.get("argv"))
+
+
 def _scores_path(run_file: Path) -> Path:
     return run_file.with_name(run_file.name + ".scores.json")
 
@@ -248,10 +256,10 @@ def _scores_path(run_file: Path) -> Path:
 def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: bool) -> None:
     """The raw scores of a TREC run file, beside it (``RUN.scores.json``)."""
     from statinterp.app.output import trec_scores_json
-    from statinterp.provenance import command_line, run_provenance
+    from statinterp.provenance import run_provenance
 
     scores = {term: {row.sentence_id: row.score for row in r.rows(top)} for term, r in rankings.items()}
-    atomic.write_text(_scores_path(run_file), trec_scores_json(method, scores, run_provenance(command_line())),
+    atomic.write_text(_scores_path(run_file), trec_scores_json(method, scores, run_provenance(_invocation())),
                       force=force)
 
 
@@ -633,9 +641,7 @@ def train(families, standardise, vector_features, seed, learner, terms, out, for
     prepared = _prepare(opts, terms=terms or None, require_labels=True)
     _note_unlabelled(prepared)
     model = fit_ranker(list(prepared), settings, learner, seed)
-    from statinterp.provenance import command_line
-
-    save_model(model, out, force=force, command=command_line())
+    save_model(model, out, force=force, command=_invocation())
     n = sum(s.gain is not None for ix in prepared if ix.key in model.trained_on for s in ix.sentences)
     click.echo(f"trained {learner} on {len(model.trained_on)} term(s), {n} labelled sentences, "
                f"{len(model.feature_names)} features; wrote {out}", err=True)
@@ -770,7 +776,7 @@ def _main(args: list[str], debug: bool) -> int:
         return code
 
     try:
-        status = cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={})
+        status = cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={"argv": list(args)})
         return status if isinstance(status, int) else 0  # click returns an Exit's code here
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, Terminated):

@@ -152,7 +152,7 @@ def cross_validate(
         if ln not in LEARNERS:
             raise UsageError(f"unknown learner {ln!r}; valid: {', '.join(LEARNERS)}")
     indices = {ix.key: ix for ix in prepared if ix.term.labelled}
-    terms = list(indices)
+    terms = sorted(indices)  # in name order: the folds and models do not depend on the loading order
     folds = make_folds(terms, mode, n_folds, seed)
     metric_names = [m.name for m in metrics]
 

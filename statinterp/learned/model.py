@@ -276,6 +276,10 @@ def fit_matrices(mats: Sequence[FeatureMatrix], gains: Sequence[np.ndarray], ter
         raise UsageError(f"unknown learner {learner!r}; valid: {', '.join(LEARNERS)}")
     if not mats:
         raise UsageError("no labelled term to train on")
+    # the training terms in name order: the stacked rows, the pairs drawn per term and so the model
+    # do not depend on the order in which the terms were loaded
+    order = sorted(range(len(mats)), key=lambda k: terms[k])
+    mats, gains, terms = [mats[k] for k in order], [gains[k] for k in order], [terms[k] for k in order]
     names = list(mats[0].names)
     families = list(mats[0].families)
     skipped: dict[str, str] = {}
@@ -304,7 +308,7 @@ def fit_ranker(indices: Sequence["TermIndex"], settings: FeatureSettings | None 
                seed: int = 0) -> LearnedRanker:
     """Extract the features of every labelled term in ``indices`` and fit a ranker on all of them."""
     settings = settings or FeatureSettings()
-    labelled = [ix for ix in indices if ix.term.labelled]
+    labelled = sorted((ix for ix in indices if ix.term.labelled), key=lambda ix: ix.key)  # load order: no effect
     if not labelled:
         raise UsageError("no loaded term has labelled sentences: nothing to train on")
     mats = [extract_features(ix, settings) for ix in labelled]
