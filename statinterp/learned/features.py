@@ -274,9 +274,16 @@ def _provision_and_centrality(b: _Builder, index: "TermIndex") -> None:
             b.add("scores", f"provision:{name}", units.spread(np.asarray(raw, dtype=np.float64)))
     else:
         b.skipped["scores:provision similarity"] = "the term has no source provision"
-    M = units.seqs.matrix(len(index.vocab)).copy()
+    M = units.seqs.matrix(len(index.vocab)).tocsr()
     if M.shape[0] > 1 and M.nnz:
-        df = np.asarray(stats.df_of(np.arange(M.shape[1], dtype=np.int64)), dtype=np.float64)
+        # the columns in the order of their words, not of their vocabulary ids (which depend on what
+        # else was loaded): the sparse products add their terms in column order
+        present = np.unique(M.indices)
+        words = index.vocab.words
+        present = present[np.argsort(np.asarray([words[i] for i in present], dtype=object), kind="stable")]
+        M = M[:, present].tocsr()
+        M.sort_indices()
+        df = np.asarray(stats.df_of(present.astype(np.int64)), dtype=np.float64)
         idf = np.log((stats.n_units + 1.0) / (0.5 + df))
         M.data = np.log1p(M.data)
         M = M.multiply(idf[None, :]).tocsr()

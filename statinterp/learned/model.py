@@ -67,6 +67,16 @@ def term_weights(groups: Sequence[np.ndarray]) -> np.ndarray:
     return w / w.mean() if len(w) else w
 
 
+def one_blas_thread():
+    """A context in which BLAS runs on one thread. The linear learners' solvers (L-BFGS, Cholesky)
+    and scores are BLAS products whose last bits depend on how many threads share a product; on
+    one thread the fitted coefficients, and so the rankings, are the same on any machine load and
+    core count. (The learners' matrices are small: one thread costs little.)"""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 class _Component:
     """One fitted scikit-learn model: ``raw(X)`` scores, ``contributions(X, i)``."""
 
@@ -98,6 +108,10 @@ class _Linear(_Component):
         self.pairs_per_term = pairs_per_term
 
     def fit(self, mats, gains, seed):
+        with one_blas_thread():
+            return self._fit(mats, gains, seed)
+
+    def _fit(self, mats, gains, seed):
         from sklearn.linear_model import LogisticRegression, Ridge
         from sklearn.preprocessing import StandardScaler
 
@@ -130,11 +144,13 @@ class _Linear(_Component):
         return self
 
     def raw(self, X):
-        return self.scaler.transform(X) @ self.coef_
+        with one_blas_thread():
+            return self.scaler.transform(X) @ self.coef_
 
     def contributions(self, X, i):
         """coef × standardised value (standardised with the training sentences' mean and sd)."""
-        return self.coef_ * self.scaler.transform(X[i: i + 1])[0]
+        with one_blas_thread():
+            return self.coef_ * self.scaler.transform(X[i: i + 1])[0]
 
 
 class _Trees(_Component):
