@@ -268,7 +268,8 @@ def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: 
 @click.option("--method", "-m", "methods", multiple=True,
               help="Method(s) to evaluate; repeat or comma-separate. Default: Random, TF-ISF, BM25, QLLM with -c/-o/-p.")
 @click.option("--k", "ks", type=click.IntRange(1), multiple=True, help="NDCG cutoffs (default 10 and 100).")
-@click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms.")
+@click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms. The background statistics stay those of"
+                   " all of --data (or --background).")
 @click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="table", show_default=True)
 @click.option("--macro-only", is_flag=True, help="Table format: only the macro averages.")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
@@ -424,7 +425,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None, _de
 @click.option("--tune-term", "tune_terms", multiple=True,
               help="Tune on this term (repeatable); the others are held out. Default: tune on all terms.")
 @click.option("--loo", is_flag=True, help="Leave one term out: tune on all other terms, score on each term.")
-@click.option("--term", "-t", "terms", multiple=True, help="Load only these terms.")
+@click.option("--term", "-t", "terms", multiple=True, help="Tune and score only these terms. The background statistics stay those of"
+                   " all of --data (or --background).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
@@ -457,7 +459,8 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
 @click.option("--methods", "method_set", default="all", show_default=True,
               help="all (every registered method), core (Random, TF-ISF, BM25, QLLM and their -c/-o/-p; "
                    "writes core.*), or a comma-separated list.")
-@click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms.")
+@click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms. The background statistics stay those of"
+                   " all of --data (or --background).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for NAME.md, NAME.json and NAME.png.")
 @click.option("--force", is_flag=True, help="Overwrite existing report files.")
@@ -623,7 +626,8 @@ def learned_options(func):
 @click.option("--learner", type=click.Choice(["ensemble", "pairwise", "linear", "hgb"]), default="ensemble",
               show_default=True, help="Model: pairwise and hgb z-scored and averaged, a pairwise linear ranker, "
                                       "pointwise ridge, or gradient-boosted trees.")
-@click.option("--term", "-t", "terms", multiple=True, help="Train only on these terms.")
+@click.option("--term", "-t", "terms", multiple=True, help="Train only on these terms. The background statistics stay those of"
+                   " all of --data (or --background).")
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True, help="Model file to write.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def train(families, standardise, vector_features, seed, learner, terms, out, force, **opts):
@@ -661,7 +665,8 @@ def train(families, standardise, vector_features, seed, learner, terms, out, for
               help="Number of term folds with --mode folds.")
 @click.option("--compounds", default="paper", show_default=True,
               help="Compound rankers to pick the best baseline from: paper (Tp-Tg ... Wr-Tg-Nr) or a comma-separated list.")
-@click.option("--term", "-t", "terms", multiple=True, help="Load only these terms.")
+@click.option("--term", "-t", "terms", multiple=True, help="Cross-validate only over these terms. The background statistics stay those of"
+                   " all of --data (or --background).")
 @click.option("--no-importance", is_flag=True, help="Skip the permutation importance (faster).")
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for learned.md, learned.json and learned_importance.png.")
