@@ -7,6 +7,7 @@ building the command tree and ``--help`` stay fast; only light modules are impor
 from __future__ import annotations
 
 import functools
+import logging
 import signal
 import sys
 import threading
@@ -587,6 +588,17 @@ def explain(term, sentence_id, method, model_file, top, fmt, **opts):
     click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top), fmt), nl=False)
 
 
+class _StderrLog(logging.Handler):
+    """Shows the library's log messages (``statinterp.*`` loggers, INFO and up) as
+    ``statinterp: MESSAGE`` lines on stderr (the library itself never prints)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            click.echo(f"statinterp: {_one_line(record.getMessage())}", err=True)
+        except Exception:  # noqa: BLE001 - logging must never end a run
+            self.handleError(record)
+
+
 def main(argv=None) -> int:
     """Console entry point: clear one-line errors, exit status 2 for bad input or usage.
 
@@ -599,12 +611,18 @@ def main(argv=None) -> int:
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    log, handler = logging.getLogger("statinterp"), _StderrLog(logging.INFO)
+    log.addHandler(handler)
+    level = log.level
+    log.setLevel(min(level or logging.INFO, logging.INFO))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", StatinterpWarning)
             warnings.showwarning = _show_warning
             return _main(args, debug)
     finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
