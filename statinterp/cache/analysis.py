@@ -80,11 +80,13 @@ class AnalysisCache:
                               StatinterpWarning, stacklevel=2)
             return None
         except ValueError as exc:
-            return self._discard(path, inode, exc)
+            self._discard(path, inode, exc)
+            return None
         try:
             return self._decode(digest, raw, decode)
         except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the entry is not used
-            return self._discard(path, inode, exc)
+            self._discard(path, inode, exc)
+            return None
 
     def _discard(self, path: Path, inode: int | None, exc: Exception) -> None:
         warnings.warn(f"discarding damaged analysis cache entry {path} ({exc}); it will be rebuilt",
@@ -110,7 +112,7 @@ class AnalysisCache:
         if not self.writable:
             return
         buf = io.BytesIO()
-        np.savez(buf, **arrays)
+        np.savez(buf, **dict(arrays))  # type: ignore[arg-type]
         payload = buf.getvalue()
         check = hashlib.sha256(digest.encode("ascii") + payload).digest()
         try:

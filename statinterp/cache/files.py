@@ -17,7 +17,11 @@ __all__ = ["NotRegularFile", "TooLarge", "open_regular", "read_regular"]
 
 
 class NotRegularFile(ValueError):
-    """The path is a FIFO, a device, a socket or a folder, not a regular file."""
+    """The path is a FIFO, a device, a socket or a folder, not a regular file (``kind`` says which)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        super().__init__(f"{kind}, not a regular file")
 
 
 class TooLarge(ValueError):
@@ -35,7 +39,7 @@ def _kind(mode: int) -> str:
         return "a block device"
     if stat.S_ISSOCK(mode):
         return "a socket"
-    return "not a regular file"
+    return "a special file"
 
 
 def open_regular(path: str | os.PathLike[str], max_bytes: int | None = None):
@@ -51,7 +55,7 @@ def open_regular(path: str | os.PathLike[str], max_bytes: int | None = None):
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(f"{_kind(st.st_mode)}, not a regular file")
+            raise NotRegularFile(_kind(st.st_mode))
         if max_bytes is not None and st.st_size > max_bytes:
             raise TooLarge(f"{st.st_size} bytes, more than the {max_bytes} such a file may hold")
         return os.fdopen(fd, "rb")

@@ -52,13 +52,15 @@ class PreparedCache:
         except OSError:
             return None
         except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the file is not used
-            return self._discard(exc)
+            self._discard(exc)
+            return None
         try:
             value = decode(meta, array)
         except Stale:
             return None
         except Exception as exc:  # noqa: BLE001
-            return self._discard(exc)
+            self._discard(exc)
+            return None
         touch(self.path)
         return value
 

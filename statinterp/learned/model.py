@@ -396,21 +396,23 @@ def read_header(path: str | Path) -> tuple[dict, bytes]:
                 raise InputError(path, f"has model format {header.get('format') if isinstance(header, dict) else '?'}; "
                                        f"this statinterp reads format {FORMAT_VERSION}")
             declared = header.get("payload_bytes")
-            exact = isinstance(declared, int) and not isinstance(declared, bool) and 0 <= declared <= MAX_MODEL_BYTES
-            limit = declared if exact else MAX_MODEL_BYTES
+            if isinstance(declared, int) and not isinstance(declared, bool) and 0 <= declared <= MAX_MODEL_BYTES:
+                limit, exact = declared, True
+            else:
+                limit, exact = MAX_MODEL_BYTES, False
             payload = read_limited(fh, limit)
     except FileNotFoundError:
         raise InputError(path, "does not exist") from None
     except IsADirectoryError:
         raise InputError(path, "is a directory, not a model file") from None
     except NotRegularFile as exc:
-        raise InputError(path, f"is {str(exc).split(',')[0]}, not a model file (made by `statinterp train`)") from None
+        raise InputError(path, f"is {exc.kind}, not a model file (made by `statinterp train`)") from None
     except TooLarge as exc:
         raise InputError(path, f"is too large for a statinterp model file ({exc})") from None
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
     if len(payload) > limit or (exact and len(payload) != declared):
-        expected = f"{declared}" if exact else f"at most {limit}"
+        expected = f"{limit}" if exact else f"at most {limit}"
         raise InputError(path, f"is damaged: the model holds {'more than ' if len(payload) > limit else ''}"
                                f"{min(len(payload), limit)} bytes where {expected} were expected; "
                                "retrain it with `statinterp train`")
