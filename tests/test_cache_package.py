@@ -184,7 +184,8 @@ def test_a_prepared_corpus_file_that_is_no_regular_file_or_too_long_is_discarded
     with deadline(), pytest.warns(StatinterpWarning, match="discarding damaged prepared-corpus cache file"):
         again = prepare_corpus(open_corpus(), cache_dir=tmp_path)["vehicle"]
     for lvl, units in expected.levels.items():
-        assert [expected.vocab.words[i] for i in units.seqs.ids] == [again.vocab.words[i] for i in again.levels[lvl].seqs.ids]
+        words = [again.vocab.words[i] for i in again.levels[lvl].seqs.ids]
+        assert [expected.vocab.words[i] for i in units.seqs.ids] == words
     assert path.is_file() and not path.is_symlink() and path.read_bytes() == good  # rebuilt
 
 
@@ -325,8 +326,8 @@ def test_a_model_pickling_a_moved_class_is_rejected_with_one_line_saying_retrain
 
 
 def test_a_model_written_now_records_its_payload_size_and_loads(tmp_path):
-    from statinterp.learned.model import fit_ranker, load_model, read_header, save_model
     from statinterp.learned.features import FeatureSettings
+    from statinterp.learned.model import fit_ranker, load_model, read_header, save_model
     from statinterp.workflow import open_corpus, prepare_corpus
 
     prepared = prepare_corpus(open_corpus(), cache_dir=False)

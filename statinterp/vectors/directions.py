@@ -84,7 +84,7 @@ def lookup_vectors(
         nonzero = norms > 0
         if not nonzero.all():
             matrix, norms = matrix[nonzero], norms[nonzero]
-            words_in_order = [w for w, keep in zip(words_in_order, nonzero) if keep]
+            words_in_order = [w for w, keep in zip(words_in_order, nonzero, strict=True) if keep]
         if unit:
             matrix /= norms[:, None]
     return {word: row for row, word in enumerate(words_in_order)}, matrix
@@ -173,7 +173,7 @@ def unit_vector_sums(
         if not found:
             continue
         col_of_id[block] = [found.get(words[i], -1) for i in block.tolist()]
-        for (ids, offsets), acc in zip(parts, sums):
+        for (ids, offsets), acc in zip(parts, sums, strict=True):
             cols = col_of_id[ids]
             hit = cols >= 0
             indptr = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))[offsets]  # block tokens per doc
@@ -277,7 +277,8 @@ class UnitDirections:
         """:func:`mean_directions_of_ids` of every set of ``sets`` (phrases joined), read from or
         written to the cache when there is one (the vectors are loaded only on a miss)."""
         words = index.vocab.words
-        cache_key = directions_key(_code(), self.source, words, sets) if self.cache is not None and self.source else None
+        cache_key = (directions_key(_code(), self.source, words, sets)
+                     if self.cache is not None and self.source else None)
         if cache_key is not None and self.cache is not None:
             found = self.cache.get(cache_key, {name: len(seqs) for name, seqs in sets.items()})
             if found is not None:
@@ -286,7 +287,7 @@ class UnitDirections:
         joined = {name: join_phrases(vectors.phrasers, seqs.ids, seqs.offsets, words) for name, seqs in sets.items()}
         all_words = next(iter(joined.values()))[2] if joined else words  # the same words for every set
         sums = unit_vector_sums([(ids, offsets) for ids, offsets, _ in joined.values()], all_words, vectors.kv)
-        out = {name: unit_rows(values) for name, values in zip(joined, sums)}
+        out = {name: unit_rows(values) for name, values in zip(joined, sums, strict=True)}
         if cache_key is not None and self.cache is not None:
             self.cache.put(cache_key, out)
         return out
