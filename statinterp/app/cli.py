@@ -304,6 +304,17 @@ def _show_warning(message, category, filename, lineno, file=None, line=None, _de
         _default(message, category, filename, lineno, file, line)
 
 
+class _StderrLog(logging.Handler):
+    """Shows the library's log messages (``statinterp.*`` loggers, INFO and up) as
+    ``statinterp: MESSAGE`` lines on stderr (the library itself never prints)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            click.echo(f"statinterp: {_one_line(record.getMessage())}", err=True)
+        except Exception:  # noqa: BLE001 - logging must never end a run
+            self.handleError(record)
+
+
 # --------------------------------------------------------------------------- tuning and reports
 
 
@@ -586,17 +597,6 @@ def explain(term, sentence_id, method, model_file, top, fmt, **opts):
     _check_vectors([ranker], opts)
     prepared = _prepare(opts, require_term=term)
     click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top), fmt), nl=False)
-
-
-class _StderrLog(logging.Handler):
-    """Shows the library's log messages (``statinterp.*`` loggers, INFO and up) as
-    ``statinterp: MESSAGE`` lines on stderr (the library itself never prints)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            click.echo(f"statinterp: {_one_line(record.getMessage())}", err=True)
-        except Exception:  # noqa: BLE001 - logging must never end a run
-            self.handleError(record)
 
 
 def main(argv=None) -> int:
