@@ -22,8 +22,9 @@ import datetime
 import platform
 import shlex
 import sys
+from collections.abc import Mapping, Sequence
 from importlib import metadata
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 __all__ = ["FIGURE_LIBRARIES", "command_line", "library_versions", "provenance_lines", "run_provenance",
            "thread_libraries", "version_differences"]
@@ -83,7 +84,7 @@ def run_provenance(command: str | Sequence[str], **extra: Any) -> dict[str, Any]
         command = shlex.join(list(command))
     record: dict[str, Any] = {
         "command": command,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "versions": library_versions(),
         "platform": f"{platform.system()} {platform.machine()}",
         "thread_libraries": thread_libraries(),

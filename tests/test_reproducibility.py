@@ -11,8 +11,13 @@ import numpy as np
 import pytest
 
 from statinterp.app.cli import main
-from statinterp.provenance import (FIGURE_LIBRARIES, library_versions, provenance_lines, run_provenance,
-                                   version_differences)
+from statinterp.provenance import (
+    FIGURE_LIBRARIES,
+    library_versions,
+    provenance_lines,
+    run_provenance,
+    version_differences,
+)
 
 SMALL_TERMS = ("mechanical_recordation", "semiconductor_chip_product")
 LEXICAL = ("TF-ISF", "BM25", "QLLM", "TF-ISF-p", "BM25-c", "QLLM-o", "TF-ISF-r", "Tp-Tg-Nr", "Bp-Nr", "NWR")
@@ -144,7 +149,7 @@ def test_trec_run_has_strictly_decreasing_scores_and_raw_scores_beside_it(tmp_pa
     lines = [line.split() for line in run.read_text().splitlines()]
     assert [int(x[3]) for x in lines] == list(range(1, len(lines) + 1))
     scores = [float(x[4]) for x in lines]
-    assert all(a > b for a, b in zip(scores, scores[1:])) and scores[-1] == 1
+    assert all(a > b for a, b in zip(scores, scores[1:], strict=False)) and scores[-1] == 1
     raw = json.loads((tmp_path / "vehicle.run.scores.json").read_text())
     code, out, _ = run_cli(capsys, "rank", "vehicle", "-m", "Tp-Tg-Nr", "--top", "0", "--format", "json", "-q")
     rows = json.loads(out)["results"]
@@ -269,7 +274,7 @@ def test_learned_scores_do_not_depend_on_the_thread_count(shared_data):
         with threadpool_limits(limits=threads):
             model = fit_ranker(list(prepared), FeatureSettings(vectors="off"), "ensemble")
             scores[threads] = [model.score(ix) for ix in prepared]
-    for one, two in zip(scores[1], scores[2]):
+    for one, two in zip(scores[1], scores[2], strict=True):
         assert np.array_equal(one, two)
 
 

@@ -10,8 +10,9 @@ figure disagrees. Pure functions: no file is read or written here.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from statinterp.errors import UsageError
 from statinterp.provenance import version_differences
