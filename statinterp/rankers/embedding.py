@@ -23,7 +23,7 @@ from scipy.spatial.distance import cdist
 from statinterp.cache.directions import directions_key, query_key
 from statinterp.errors import UsageError
 from statinterp.text.phrasing import join_phrases, ragged_ids
-from statinterp.rankers.base import Similarity
+from statinterp.rankers.base import Requirements, Similarity
 
 if TYPE_CHECKING:
     from statinterp.cache.directions import DirectionCache
@@ -327,12 +327,13 @@ class Cosine(Similarity):
         if not isinstance(kind, str) or not kind:
             raise ValueError(f"vector kind must be a non-empty string, not {kind!r}")
         self.kind = kind
-        self.short_name = _KIND_NAMES.get(kind, kind)
 
-    @property
-    def vector_kind(self) -> str:
-        """The kind of vectors this similarity asks ``index.vectors`` for."""
-        return self.kind
+    @property  # type: ignore[override]
+    def short_name(self) -> str:  # the method name of the kind: w2vec*, fastt*, or the pretrained name
+        return _KIND_NAMES.get(self.kind, self.kind)
+
+    def needs(self) -> Requirements:
+        return Requirements(vectors=(self.kind,))
 
     def provider(self, index: "TermIndex"):
         """The vector provider attached to ``index`` (:class:`statinterp.vectors.provider.VectorProvider`)."""

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.rankers.base import Ranker
+from statinterp.rankers.base import Ranker, Requirements
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
@@ -85,6 +85,9 @@ class NoveltyMeasure(Ranker):
     def score(self, index: "TermIndex") -> np.ndarray:
         return self.values(index)
 
+    def needs(self) -> Requirements:
+        return Requirements(provision=True)
+
     def _counts(self, index: "TermIndex") -> tuple[np.ndarray, np.ndarray]:
         provision = index.require_provision()
         units = index.levels["sentence"]
@@ -134,6 +137,9 @@ class WMDNovelty(NoveltyMeasure):
     def __init__(self, vectors: str = "word2vec", norm: bool = False):
         self.vectors = vectors
         self.norm = norm
+
+    def needs(self) -> Requirements:
+        return Requirements(vectors=(self.vectors,), provision=True)
 
     def values(self, index):
         from statinterp.rankers.embedding import WMDScorer  # POT is imported only when WMD is used
