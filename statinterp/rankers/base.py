@@ -108,7 +108,7 @@ class Component:
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
         if init is not None and not getattr(init, "_opening", False):
-            cls.__init__ = _opening(init)  # type: ignore[misc]
+            cls.__init__ = _opening(init)  # type: ignore[method-assign]
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self._mutable or "_opening" in self.__dict__:
@@ -238,8 +238,11 @@ class Ranker(Component, ABC):
 class Similarity(Ranker):
     """A query-to-text similarity; as a ranker it scores the candidate sentences themselves."""
 
-    #: Short name used in method names (``TF-ISF``, ``BM25``, ``QLLM``, ``w2vec*``).
-    short_name: str = ""
+    @property
+    def short_name(self) -> str:
+        """Short name used in method names (``TF-ISF``, ``BM25``, ``QLLM``, ``w2vec*``);
+        a class attribute in most similarities."""
+        return ""
 
     @property
     def name(self) -> str:
@@ -261,7 +264,8 @@ class Similarity(Ranker):
         """Linear interpolation ``(1 - lam) * own + lam * context`` (overridden by QLLM)."""
         return (1.0 - lam) * own + lam * context
 
-    def score_units(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats", index: "TermIndex") -> np.ndarray:
+    def score_units(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats",
+                    index: "TermIndex") -> np.ndarray:
         """The similarity of ``query`` to each of ``units`` (one score per unit)."""
         return self.combine(self.direct(self.evidence(query, units, stats, index)), query, stats)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from statinterp.index.statistics import LEVELS
 from statinterp.index.term_index import MAX_NEIGHBOURS, TermIndex
 from statinterp.rankers.base import Ranker, Requirements, Similarity
-from statinterp.index.statistics import LEVELS
 
 #: λ1 defaults from the paper's tuning, per base similarity and context suffix.
 DEFAULT_LAMBDA = {

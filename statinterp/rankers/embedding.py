@@ -328,7 +328,7 @@ class Cosine(Similarity):
             raise ValueError(f"vector kind must be a non-empty string, not {kind!r}")
         self.kind = kind
 
-    @property  # type: ignore[override]
+    @property
     def short_name(self) -> str:  # the method name of the kind: w2vec*, fastt*, or the pretrained name
         return _KIND_NAMES.get(self.kind, self.kind)
 

@@ -207,10 +207,14 @@ def domain_threshold(case_scores: np.ndarray, lam: float, fraction: float = 0.1)
     return origin + lam * (top_mean(case_scores, fraction) - origin)
 
 
+#: The domain gate's default similarity (a value: one object serves every gate).
+_TFISF = TFISF()
+
+
 class DomainGate(Gate):
     """DDI(s) = 1 iff Sim-g(case(s)) − o ≥ λ2 · (Avg10 − o) (see the module docstring)."""
 
-    def __init__(self, similarity: Similarity = TFISF(), expansion: str = "provision", lam: float = 0.5,
+    def __init__(self, similarity: Similarity = _TFISF, expansion: str = "provision", lam: float = 0.5,
                  n_similar: int = 500, top: float = 0.1, vectors: str = "word2vec"):
         if expansion not in EXPANSION_SUFFIX:
             raise ValueError(f"expansion must be one of {', '.join(EXPANSION_SUFFIX)}, not {expansion!r}")

@@ -189,7 +189,8 @@ def _parse_simple(name: str) -> Ranker:
     base, suffix = name, None
     if "-" in name:
         head, tail = name.rsplit("-", 1)
-        if head in SIMILARITIES or (head.startswith("w2vec") and (tail in CONTEXT_DESCRIPTIONS or tail in EXPANSION_DESCRIPTIONS)):
+        suffixes = (*CONTEXT_DESCRIPTIONS, *EXPANSION_DESCRIPTIONS)
+        if head in SIMILARITIES or (head.startswith("w2vec") and tail in suffixes):
             base, suffix = head, tail
     known_suffix = suffix is None or suffix in CONTEXT_DESCRIPTIONS or suffix in EXPANSION_DESCRIPTIONS
     if base.startswith("w2vec") and base not in SIMILARITIES and known_suffix:
