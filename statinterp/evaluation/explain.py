@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["candidate_position", "explain_sentence", "format_explanation"]
 
 
-def candidate_position(index: "TermIndex", sentence_id: str) -> int:
+def candidate_position(index: TermIndex, sentence_id: str) -> int:
     """Position of the candidate with ``sentence_id`` in ``index`` (UsageError if absent)."""
     for i, s in enumerate(index.sentences):
         if s.id == sentence_id:
@@ -31,7 +31,7 @@ def candidate_position(index: "TermIndex", sentence_id: str) -> int:
                      f"({len(index)} candidates; `statinterp rank {index.term.query!r} --format csv` lists their ids)")
 
 
-def explain_sentence(ranker: "Ranker", index: "TermIndex", sentence_id: str, top: int = 10) -> dict:
+def explain_sentence(ranker: Ranker, index: TermIndex, sentence_id: str, top: int = 10) -> dict:
     """Rank, score and score components of one sentence under ``ranker`` (of a learned model,
     the ``top`` largest feature contributions)."""
     from statinterp.evaluation.ranking import rank

@@ -20,18 +20,19 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable, Sequence
+from typing import Any
 
+from statinterp.app.progress import iterate
 from statinterp.errors import StatinterpError, UsageError
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
-from statinterp.index.term_index import PreparedCorpus
-from statinterp.rankers.grammar import list_methods, parse, with_params
-from statinterp.app.progress import iterate
 from statinterp.evaluation.ranking import rank
+from statinterp.index.term_index import PreparedCorpus
 from statinterp.rankers.base import Ranker
 from statinterp.rankers.gates import Gated
+from statinterp.rankers.grammar import list_methods, parse, with_params
 from statinterp.workflow import evaluate_methods
 
 #: Candidate hyperparameters and the values the default grid tries, in this order. A method's
@@ -112,7 +113,7 @@ def parse_grid(specs: Iterable[str]) -> Grid:
 def grid_points(grid: Grid) -> list[Params]:
     """Every combination of the grid's values, the last parameter varying fastest."""
     names = list(grid)
-    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(grid[n] for n in names))]
 
 
 Method = str | Ranker

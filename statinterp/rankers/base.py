@@ -57,7 +57,7 @@ class Requirements:
     provision: bool = False
     neighbours: bool = False
 
-    def __or__(self, other: "Requirements") -> "Requirements":
+    def __or__(self, other: Requirements) -> Requirements:
         return Requirements(tuple(dict.fromkeys(self.vectors + other.vectors)), self.provision or other.provision,
                             self.neighbours or other.neighbours)
 
@@ -85,7 +85,7 @@ def _opening(init):
             if not state["_opening"]:
                 del state["_opening"]
 
-    __init__._opening = True  # type: ignore[attr-defined]
+    __init__._opening = True
     return __init__
 
 
@@ -183,7 +183,7 @@ class Component:
         return f"{type(self).__name__}({params})"
 
     # -- composition -----------------------------------------------------------------------
-    def parts(self) -> tuple["Component", ...]:
+    def parts(self) -> tuple[Component, ...]:
         """The components this one is composed of (its parameters that are components)."""
         out: list[Component] = []
         for value in self.get_params().values():
@@ -191,7 +191,7 @@ class Component:
             out.extend(v for v in values if isinstance(v, Component))
         return tuple(out)
 
-    def walk(self) -> Iterator["Component"]:
+    def walk(self) -> Iterator[Component]:
         """This component and, depth first, every part of it."""
         yield self
         for part in self.parts():
@@ -221,14 +221,14 @@ class Ranker(Component, ABC):
         return self.name
 
     @abstractmethod
-    def score(self, index: "TermIndex") -> np.ndarray:
+    def score(self, index: TermIndex) -> np.ndarray:
         """One score per candidate of ``index``, in the index's order."""
 
-    def explain(self, index: "TermIndex", i: int) -> dict:
+    def explain(self, index: TermIndex, i: int) -> dict:
         """Components of candidate ``i``'s score (overridden by composite rankers)."""
         return {"method": self.name, "score": float(self.score(index)[i])}
 
-    def gated(self, *gates: "Gate") -> "Gated":
+    def gated(self, *gates: Gate) -> Gated:
         """This ranker with ``gates``: every sentence all gates pass ranks above every other one."""
         from statinterp.rankers.gates import Gated
 
@@ -249,11 +249,11 @@ class Similarity(Ranker):
         return self.short_name
 
     @abstractmethod
-    def evidence(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats", index: "TermIndex") -> np.ndarray:
+    def evidence(self, query: Query, units: TokenSeqs, stats: CollectionStats, index: TermIndex) -> np.ndarray:
         """Per unit and query token, the evidence the formula sums: array (n_units, len(query))."""
 
     @abstractmethod
-    def combine(self, evidence: np.ndarray, query: "Query", stats: "CollectionStats") -> np.ndarray:
+    def combine(self, evidence: np.ndarray, query: Query, stats: CollectionStats) -> np.ndarray:
         """Combine (mixed) evidence over the query tokens into one score per unit."""
 
     def direct(self, evidence: np.ndarray) -> np.ndarray:
@@ -264,17 +264,17 @@ class Similarity(Ranker):
         """Linear interpolation ``(1 - lam) * own + lam * context`` (overridden by QLLM)."""
         return (1.0 - lam) * own + lam * context
 
-    def score_units(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats",
-                    index: "TermIndex") -> np.ndarray:
+    def score_units(self, query: Query, units: TokenSeqs, stats: CollectionStats,
+                    index: TermIndex) -> np.ndarray:
         """The similarity of ``query`` to each of ``units`` (one score per unit)."""
         return self.combine(self.direct(self.evidence(query, units, stats, index)), query, stats)
 
-    def score(self, index: "TermIndex") -> np.ndarray:
+    def score(self, index: TermIndex) -> np.ndarray:
         units = index.levels["sentence"]
         return units.spread(self.score_units(index.query, units.seqs, index.background["sentence"], index))
 
     # -- fluent composition ----------------------------------------------------------------
-    def in_context(self, context: str = "paragraph", lam: float | None = None) -> "Interpolated":
+    def in_context(self, context: str = "paragraph", lam: float | None = None) -> Interpolated:
         """Interpolated with the candidate's ``context`` unit (``-p``, ``-o``, ``-c``); ``lam``
         defaults to the paper's tuned λ1 for this similarity."""
         from statinterp.rankers.context import Interpolated
@@ -282,14 +282,14 @@ class Similarity(Ranker):
         ranker = Interpolated(self, context, lam)
         return ranker if lam is not None else ranker.set_params(lam=ranker.weight)
 
-    def recursive(self, lam: float = 0.6, n: int | None = None) -> "Recursive":
+    def recursive(self, lam: float = 0.6, n: int | None = None) -> Recursive:
         """Recursive interpolation with ``n`` neighbouring sentences on each side (``-r``)."""
         from statinterp.index.term_index import MAX_NEIGHBOURS
         from statinterp.rankers.context import Recursive
 
         return Recursive(self, lam, MAX_NEIGHBOURS if n is None else n)
 
-    def expanded(self, expansion: str = "provision", n_similar: int = 500, vectors: str = "word2vec") -> "Expanded":
+    def expanded(self, expansion: str = "provision", n_similar: int = 500, vectors: str = "word2vec") -> Expanded:
         """The expanded query (``provision``: ``-g``; ``similar``: ``-e``) matched against whole cases."""
         from statinterp.rankers.gates import Expanded
 

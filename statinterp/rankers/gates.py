@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -364,7 +364,7 @@ class Gated(Ranker):
             return "-".join([paper] + gates)
         return "+".join([self.base.name] + gates)
 
-    def gated(self, *gates: Gate) -> "Gated":
+    def gated(self, *gates: Gate) -> Gated:
         """The same base with ``gates`` added after this ranker's gates."""
         return Gated(self.base, self.gates + tuple(gates))
 

@@ -60,8 +60,9 @@ method (e.g. ``lam`` = its λ1). A gate parameter that matches no gate of the me
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from statinterp.errors import UsageError
 from statinterp.rankers.base import Ranker, Similarity

@@ -18,7 +18,7 @@ class RandomOrder(Ranker):
     """All candidates score 0: its deterministic order is by sentence id, and its
     "random ties" evaluation is the exact expected NDCG of a uniformly random ranking."""
 
-    name = "Random"  # type: ignore[assignment]
+    name = "Random"
 
-    def score(self, index: "TermIndex") -> np.ndarray:
+    def score(self, index: TermIndex) -> np.ndarray:
         return np.zeros(len(index))
