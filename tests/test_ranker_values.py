@@ -125,6 +125,24 @@ def test_components_are_immutable(component):
         component.extra = 1
 
 
+def test_values_survive_pickle_and_copy():
+    import copy
+    import pickle
+
+    ranker = parse("Wr-Tg-Nr")
+    for again in (pickle.loads(pickle.dumps(ranker)), copy.deepcopy(ranker), copy.copy(ranker)):
+        assert again == ranker and str(again) == "Wr-Tg-Nr"
+        with pytest.raises(AttributeError, match="immutable"):
+            again.base = None
+
+
+def test_gated_needs_a_gate():
+    with pytest.raises(ValueError, match="at least one gate"):
+        TFISF().gated()
+    with pytest.raises(TypeError, match="Gate objects"):
+        TFISF().gated(TFISF())
+
+
 def test_set_params_returns_a_changed_copy():
     gate = DomainGate(TFISF(), "provision", 0.5)
     changed = gate.set_params(lam=0.3)

@@ -348,6 +348,8 @@ class Gated(Ranker):
 
     def __init__(self, base: Ranker, gates: Sequence[Gate] = ()):
         gates = tuple(gates)
+        if not gates:
+            raise ValueError("a gated ranker needs at least one gate")
         for g in gates:
             if not isinstance(g, Gate):
                 raise TypeError(f"gates must be Gate objects (DomainGate, NoveltyGate), not {g!r}")
