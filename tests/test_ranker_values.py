@@ -309,3 +309,26 @@ def test_any_other_text_is_a_clear_usage_error(text):
         assert "\n" not in str(exc)
     else:
         assert parse(str(ranker)) == ranker
+
+
+# ----------------------------------------------------------------------------- building is light
+
+BUILD_PROBE = """
+import json, sys
+from statinterp.rankers.grammar import list_methods, parse
+rankers = [parse(name) for name, _ in list_methods() if "w2vec" not in name and "fastt" not in name
+           and "GloVe" not in name and not name.startswith("Wr")]
+rankers.append(parse("BM25-r+Tg+NWR>=0.3").set_params(base__lam=0.5))
+print(len(rankers), json.dumps(sorted(m for m in ("spacy", "gensim", "ot", "sklearn") if m in sys.modules)))
+"""
+
+
+def test_building_a_ranker_imports_neither_spacy_nor_gensim():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", BUILD_PROBE], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    count, heavy = proc.stdout.split(" ", 1)
+    assert int(count) > 30 and heavy.strip() == "[]"

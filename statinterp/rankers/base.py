@@ -284,7 +284,7 @@ class Similarity(Ranker):
 
     def recursive(self, lam: float = 0.6, n: int | None = None) -> Recursive:
         """Recursive interpolation with ``n`` neighbouring sentences on each side (``-r``)."""
-        from statinterp.index.term_index import MAX_NEIGHBOURS
+        from statinterp.index import MAX_NEIGHBOURS
         from statinterp.rankers.context import Recursive
 
         return Recursive(self, lam, MAX_NEIGHBOURS if n is None else n)

@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import TYPE_CHECKING
+
+from statinterp.index import MAX_NEIGHBOURS
 from statinterp.index.statistics import LEVELS
-from statinterp.index.term_index import MAX_NEIGHBOURS, TermIndex
 from statinterp.rankers.base import Ranker, Requirements, Similarity
+
+if TYPE_CHECKING:
+    from statinterp.index.term_index import TermIndex
 
 #: λ1 defaults from the paper's tuning, per base similarity and context suffix.
 DEFAULT_LAMBDA = {

@@ -59,14 +59,17 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.index.term_index import Query, TermIndex
 from statinterp.rankers.base import Component, Ranker, Requirements, Similarity
 from statinterp.rankers.lexical import TFISF
 from statinterp.rankers.novelty import NOVELTY_MEASURES, NoveltyMeasure, WMDNovelty, require_vectors
+
+if TYPE_CHECKING:
+    from statinterp.index.term_index import Query, TermIndex
 
 __all__ = [
     "DEFAULT_NOVELTY_THRESHOLDS", "DomainGate", "EXPANSION_SUFFIX", "Expanded", "Gate", "Gated", "NoveltyGate",
@@ -106,6 +109,8 @@ def similar_words_query(index: TermIndex, n_similar: int = 500, vectors: str = "
             tokens.append(word)
         else:
             tokens.extend(part for part in word.split("_") if part)
+    from statinterp.index.term_index import Query  # (imports the analysis: only when a term is scored)
+
     return Query.from_tokens(tokens, index.vocab)
 
 
