@@ -12,9 +12,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from statinterp.index import MAX_NEIGHBOURS
 from statinterp.index.statistics import LEVELS
