@@ -332,3 +332,14 @@ def test_building_a_ranker_imports_neither_spacy_nor_gensim():
     assert proc.returncode == 0, proc.stderr
     count, heavy = proc.stdout.split(" ", 1)
     assert int(count) > 30 and heavy.strip() == "[]"
+
+
+def test_a_fitted_model_is_equal_only_to_itself():
+    from statinterp.learned.features import FeatureSettings
+    from statinterp.learned.model import LearnedRanker
+
+    a = LearnedRanker("linear", FeatureSettings(), ["f"], ["scores"], [], ["t"])
+    b = LearnedRanker("linear", FeatureSettings(), ["f"], ["scores"], [], ["t"])
+    assert a == a and a != b and len({a, b}) == 2
+    a.label = "learned:x"  # a loaded model is named after its file
+    assert a.name == "learned:x"

@@ -101,7 +101,8 @@ class Component:
       component and its parts :meth:`need <needs>`.
     """
 
-    #: Classes whose objects are fitted models rather than parameter values may opt out.
+    #: Classes whose objects are fitted models rather than parameter values opt out: their
+    #: objects can be changed and are equal only to themselves.
     _mutable: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -173,10 +174,12 @@ class Component:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Component):
             return NotImplemented
+        if self._mutable or other._mutable:
+            return self is other
         return self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash(self._identity())
+        return object.__hash__(self) if self._mutable else hash(self._identity())
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.resolved_params().items())
