@@ -32,16 +32,28 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
+from statinterp.index import MAX_NEIGHBOURS
+
 if TYPE_CHECKING:
     from statinterp.index.statistics import CollectionStats
     from statinterp.index.term_index import Query, TermIndex
-    from statinterp.rankers.context import Interpolated, Recursive
-    from statinterp.rankers.gates import Expanded, Gate, Gated
     from statinterp.text.units import TokenSeqs
 
-__all__ = ["Component", "Ranker", "Requirements", "Similarity"]
+__all__ = ["COMPOSITES", "Component", "Gate", "Ranker", "Requirements", "Similarity", "register_composite"]
 
 C = TypeVar("C", bound="Component")
+R = TypeVar("R", bound="type[Ranker]")
+
+#: The composite rankers (``Interpolated``, ``Recursive``, ``Expanded``, ``Gated``) by class name,
+#: registered by the modules that define them (:mod:`statinterp.rankers` imports them all), so
+#: that the fluent methods below build them without this module importing theirs.
+COMPOSITES: dict[str, Any] = {}
+
+
+def register_composite(cls: R) -> R:
+    """Class decorator: make ``cls`` available to the fluent methods of :class:`Ranker`."""
+    COMPOSITES[cls.__name__] = cls
+    return cls
 
 
 @dataclass(frozen=True)
@@ -231,11 +243,39 @@ class Ranker(Component, ABC):
         """Components of candidate ``i``'s score (overridden by composite rankers)."""
         return {"method": self.name, "score": float(self.score(index)[i])}
 
-    def gated(self, *gates: Gate) -> Gated:
-        """This ranker with ``gates``: every sentence all gates pass ranks above every other one."""
-        from statinterp.rankers.gates import Gated
+    def gated(self, *gates: Gate) -> Ranker:
+        """This ranker with ``gates`` (a ``Gated``): every sentence all gates pass ranks above
+        every other one."""
+        return COMPOSITES["Gated"](self, gates)
 
-        return Gated(self, gates)
+
+class Gate(Component, ABC):
+    """A per-candidate pass/fail test: passes(s) = values(s) ≥ cutoff."""
+
+    #: The gate's canonical name in compound method names (``Tg``, ``BM25-g>=0.4``, ``NWR>=0.3``).
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    def __str__(self) -> str:
+        return self.name
+
+    @abstractmethod
+    def values(self, index: TermIndex) -> np.ndarray:
+        """The gated quantity for every candidate."""
+
+    @abstractmethod
+    def cutoff(self, index: TermIndex) -> float:
+        """The (term-specific) threshold the quantity must reach."""
+
+    def passes(self, index: TermIndex) -> np.ndarray:
+        """Gate value per candidate: True (1) where the quantity reaches the cutoff."""
+        return self.values(index) >= self.cutoff(index)
+
+    def explain(self, index: TermIndex, i: int) -> dict:
+        m = self.values(index)
+        t = self.cutoff(index)
+        return {"gate": self.name, "value": int(m[i] >= t), "score": float(m[i]), "threshold": float(t)}
 
 
 class Similarity(Ranker):
@@ -277,23 +317,17 @@ class Similarity(Ranker):
         return units.spread(self.score_units(index.query, units.seqs, index.background["sentence"], index))
 
     # -- fluent composition ----------------------------------------------------------------
-    def in_context(self, context: str = "paragraph", lam: float | None = None) -> Interpolated:
-        """Interpolated with the candidate's ``context`` unit (``-p``, ``-o``, ``-c``); ``lam``
+    def in_context(self, context: str = "paragraph", lam: float | None = None) -> Ranker:
+        """``Interpolated`` with the candidate's ``context`` unit (``-p``, ``-o``, ``-c``); ``lam``
         defaults to the paper's tuned λ1 for this similarity."""
-        from statinterp.rankers.context import Interpolated
+        ranker = COMPOSITES["Interpolated"](self, context, lam)
+        return ranker if lam is not None else ranker.set_params(lam=ranker.resolved_params()["lam"])
 
-        ranker = Interpolated(self, context, lam)
-        return ranker if lam is not None else ranker.set_params(lam=ranker.weight)
+    def recursive(self, lam: float = 0.6, n: int = MAX_NEIGHBOURS) -> Ranker:
+        """``Recursive`` interpolation with ``n`` neighbouring sentences on each side (``-r``)."""
+        return COMPOSITES["Recursive"](self, lam, n)
 
-    def recursive(self, lam: float = 0.6, n: int | None = None) -> Recursive:
-        """Recursive interpolation with ``n`` neighbouring sentences on each side (``-r``)."""
-        from statinterp.index import MAX_NEIGHBOURS
-        from statinterp.rankers.context import Recursive
-
-        return Recursive(self, lam, MAX_NEIGHBOURS if n is None else n)
-
-    def expanded(self, expansion: str = "provision", n_similar: int = 500, vectors: str = "word2vec") -> Expanded:
-        """The expanded query (``provision``: ``-g``; ``similar``: ``-e``) matched against whole cases."""
-        from statinterp.rankers.gates import Expanded
-
-        return Expanded(self, expansion, n_similar, vectors)
+    def expanded(self, expansion: str = "provision", n_similar: int = 500, vectors: str = "word2vec") -> Ranker:
+        """``Expanded``: the expanded query (``provision``: ``-g``; ``similar``: ``-e``) matched
+        against whole cases."""
+        return COMPOSITES["Expanded"](self, expansion, n_similar, vectors)

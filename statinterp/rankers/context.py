@@ -18,7 +18,7 @@ import numpy as np
 
 from statinterp.index import MAX_NEIGHBOURS
 from statinterp.index.statistics import LEVELS
-from statinterp.rankers.base import Ranker, Requirements, Similarity
+from statinterp.rankers.base import Ranker, Requirements, Similarity, register_composite
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
@@ -32,6 +32,7 @@ DEFAULT_LAMBDA = {
 LEVEL_SUFFIX = {"case": "c", "opinion": "o", "paragraph": "p"}
 
 
+@register_composite
 class Interpolated(Ranker):
     """Linear interpolation of a similarity with the candidate's context unit."""
 
@@ -84,6 +85,7 @@ class Interpolated(Ranker):
         }
 
 
+@register_composite
 class Recursive(Ranker):
     """Recursive interpolation with the n neighbouring sentences on each side."""
 

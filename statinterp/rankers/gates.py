@@ -57,14 +57,13 @@ Compound  (:class:`Gated`)
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.rankers.base import Component, Ranker, Requirements, Similarity
+from statinterp.rankers.base import Gate, Ranker, Requirements, Similarity, register_composite
 from statinterp.rankers.lexical import TFISF
 from statinterp.rankers.novelty import NOVELTY_MEASURES, NoveltyMeasure, WMDNovelty, require_vectors
 
@@ -119,6 +118,7 @@ def expansion_needs(expansion: str, vectors: str) -> Requirements:
     return Requirements(provision=True) if expansion == "provision" else Requirements(vectors=(vectors,))
 
 
+@register_composite
 class Expanded(Ranker):
     """Sim-g / Sim-e: the expanded query matched against whole cases; a sentence gets its case's score."""
 
@@ -165,35 +165,6 @@ class Expanded(Ranker):
 
 
 # ----------------------------------------------------------------------------- gates
-
-
-class Gate(Component, ABC):
-    """A per-candidate pass/fail test: passes(s) = values(s) ≥ cutoff."""
-
-    #: The gate's canonical name in compound method names (``Tg``, ``BM25-g>=0.4``, ``NWR>=0.3``).
-    @property
-    @abstractmethod
-    def name(self) -> str: ...
-
-    def __str__(self) -> str:
-        return self.name
-
-    @abstractmethod
-    def values(self, index: TermIndex) -> np.ndarray:
-        """The gated quantity for every candidate."""
-
-    @abstractmethod
-    def cutoff(self, index: TermIndex) -> float:
-        """The (term-specific) threshold the quantity must reach."""
-
-    def passes(self, index: TermIndex) -> np.ndarray:
-        """Gate value per candidate: True (1) where the quantity reaches the cutoff."""
-        return self.values(index) >= self.cutoff(index)
-
-    def explain(self, index: TermIndex, i: int) -> dict:
-        m = self.values(index)
-        t = self.cutoff(index)
-        return {"gate": self.name, "value": int(m[i] >= t), "score": float(m[i]), "threshold": float(t)}
 
 
 def top_mean(scores: np.ndarray, fraction: float = 0.1) -> float:
@@ -343,6 +314,7 @@ def gated_scores(base: np.ndarray, passing: np.ndarray) -> np.ndarray:
     return out
 
 
+@register_composite
 class Gated(Ranker):
     """CMP-rank(s) = base(s) · Π gate(s), realised as an ordering (see :func:`gated_scores`).
 
