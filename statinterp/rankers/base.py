@@ -101,7 +101,7 @@ def _opening(init):
     return __init__
 
 
-class Component:
+class Component(ABC):
     """A value that holds parameters only: the common ground of rankers, gates and similarities.
 
     * The constructor's arguments are the parameters; each is stored under its own name and
@@ -135,6 +135,15 @@ class Component:
             object.__delattr__(self, name)
             return
         raise AttributeError(f"{type(self).__name__} objects are immutable")
+
+    #: The canonical name in the method-name grammar (:mod:`statinterp.rankers.grammar`), e.g.
+    #: ``TF-ISF-p`` or ``Tp-Tg-Nr`` for a ranker, ``Tg`` or ``NWR>=0.3`` for a gate.
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    def __str__(self) -> str:
+        return self.name
 
     # -- parameters ------------------------------------------------------------------------
     @classmethod
@@ -224,16 +233,8 @@ class Component:
         return total
 
 
-class Ranker(Component, ABC):
-    """Scores the candidate sentences of a term."""
-
-    #: The canonical method name, e.g. ``TF-ISF-p`` (:mod:`statinterp.rankers.grammar`).
-    @property
-    @abstractmethod
-    def name(self) -> str: ...
-
-    def __str__(self) -> str:
-        return self.name
+class Ranker(Component):
+    """Scores the candidate sentences of a term; its ``name`` is its canonical method name."""
 
     @abstractmethod
     def score(self, index: TermIndex) -> np.ndarray:
@@ -249,16 +250,9 @@ class Ranker(Component, ABC):
         return COMPOSITES["Gated"](self, gates)
 
 
-class Gate(Component, ABC):
-    """A per-candidate pass/fail test: passes(s) = values(s) ≥ cutoff."""
-
-    #: The gate's canonical name in compound method names (``Tg``, ``BM25-g>=0.4``, ``NWR>=0.3``).
-    @property
-    @abstractmethod
-    def name(self) -> str: ...
-
-    def __str__(self) -> str:
-        return self.name
+class Gate(Component):
+    """A per-candidate pass/fail test: passes(s) = values(s) ≥ cutoff. Its ``name`` is its
+    canonical spelling in compound method names (``Tg``, ``BM25-g>=0.4``, ``NWR>=0.3``)."""
 
     @abstractmethod
     def values(self, index: TermIndex) -> np.ndarray:
