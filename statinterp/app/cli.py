@@ -168,8 +168,12 @@ def cli(ctx, debug):
               help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
 @click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
               help="Token-set Jaccard from which two sentences count as copies (with --dedupe).")
+@click.option("--feedback", "feedback_file", type=click.Path(path_type=Path), default=None, metavar="LABELS",
+              help="Re-rank with your labels of this term's sentences: a JSON-lines file of "
+                   '{"sentence_id": ..., "label": ...} or a labelled term zip. A learner fitted on them is '
+                   "blended with the method's (or model's) scores.")
 def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, dedupe, dedupe_threshold,
-         **opts):
+         feedback_file, **opts):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -180,6 +184,11 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
 
     ranker = _ranker_from_options(method, model_file)
     _check_vectors([ranker], opts)
+    feedback_labels = None
+    if feedback_file is not None:
+        from statinterp.corpus.label_files import read_label_file
+
+        feedback_labels = read_label_file(feedback_file)  # a bad file stops before the analysis
     if provision_text is not None and provision_file is not None:
         raise UsageError("give --provision or --provision-file, not both")
     override = None
@@ -193,6 +202,15 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         atomic.check_writable(out, force)
     prepared = _prepare(opts, provision_override=override, require_term=term)
     index = prepared[term]
+    if feedback_labels is not None:
+        from statinterp.learned.feedback import FeedbackRanker
+
+        ranker = FeedbackRanker(ranker, feedback_labels)
+        used = len(ranker.positions(index))
+        if not used:
+            raise UsageError(f"{feedback_file}: none of its {len(feedback_labels)} labelled sentence(s) is a "
+                             f"candidate of term {index.key!r}")
+        click.echo(f"feedback: {used} labelled sentence(s) of {index.key!r} from {feedback_file}", err=True)
     ranking = rank_term(ranker, index)
     if dedupe:
         from statinterp.evaluation.dedupe import collapse_ranking, format_collapsed
