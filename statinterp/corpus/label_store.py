@@ -25,14 +25,14 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.errors import InputError, UsageError
 
-__all__ = ["LabelRecord", "LabelStore", "default_store_path", "parse_label", "MAX_NOTE_CHARS"]
+__all__ = ["MAX_NOTE_CHARS", "LabelRecord", "LabelStore", "default_store_path", "parse_label"]
 
 #: The longest note a reviewer may attach to a sentence.
 MAX_NOTE_CHARS = 2000
@@ -218,7 +218,7 @@ class LabelStore:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> "LabelStore":
+    def __enter__(self) -> LabelStore:
         return self
 
     def __exit__(self, *exc) -> None:

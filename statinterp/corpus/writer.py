@@ -12,8 +12,8 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from statinterp.cache import atomic
 from statinterp.corpus.dataset import TermData

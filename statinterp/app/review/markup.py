@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from markupsafe import Markup, escape
 
-__all__ = ["term_pattern", "highlight_term", "highlight_span", "locate"]
+__all__ = ["highlight_span", "highlight_term", "locate", "term_pattern"]
 
 
 @lru_cache(maxsize=64)

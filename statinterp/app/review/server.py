@@ -26,16 +26,17 @@ import socket
 import sys
 import threading
 import webbrowser
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlencode
 
 from statinterp.app.review.markup import highlight_term
 from statinterp.app.review.session import LABEL_KEYS, Filters, NotFound, ReviewSession
 from statinterp.errors import StatinterpError, UsageError
 
-__all__ = ["create_app", "serve", "bind_socket"]
+__all__ = ["bind_socket", "create_app", "serve"]
 
 SESSION_COOKIE = "statinterp_session"
 ACCESS_COOKIE = "statinterp_access"
@@ -55,7 +56,12 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.requests import Request
-    from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+    from starlette.responses import (
+        HTMLResponse,
+        JSONResponse,
+        RedirectResponse,
+        Response,
+    )
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 

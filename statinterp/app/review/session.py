@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
     from statinterp.rankers.base import Ranker
 
-__all__ = ["REVIEW_METHODS", "Filters", "Item", "Page", "Reranked", "ReviewSession", "NotFound", "year_of"]
+__all__ = ["REVIEW_METHODS", "Filters", "Item", "NotFound", "Page", "Reranked", "ReviewSession", "year_of"]
 
 #: Methods offered in the page's method menu (none needs word vectors, so switching is quick).
 REVIEW_METHODS = ("TF-ISF-p", "Tp-Nr", "Tp-Tg-Nr", "BM25-p", "QLLM-p", "TF-ISF", "NWR", "Random")
@@ -72,6 +72,7 @@ class Reranked:
     order: np.ndarray
     n_labels: int
     moved: dict[int, int]  # candidate -> places moved up (negative: down) among the unlabelled
+    distinct_gains: int = 0  # how many different labels the learner saw (fewer than 2: nothing to learn)
 
 
 @dataclass
@@ -113,8 +114,8 @@ class Page:
 class ReviewSession:
     """One term under review; thread-safe (the web app serves requests from a thread pool)."""
 
-    def __init__(self, index: "TermIndex", store: LabelStore, *, method: str = "TF-ISF-p",
-                 model: "Ranker | None" = None, show_data_labels: bool = False, dedupe_threshold: float = 0.9,
+    def __init__(self, index: TermIndex, store: LabelStore, *, method: str = "TF-ISF-p",
+                 model: Ranker | None = None, show_data_labels: bool = False, dedupe_threshold: float = 0.9,
                  methods: tuple[str, ...] = REVIEW_METHODS):
         from statinterp.rankers.grammar import build_method
 
@@ -150,13 +151,13 @@ class ReviewSession:
     def methods(self) -> list[str]:
         return list(self._rankers)
 
-    def ranker(self, name: str | None) -> "Ranker":
+    def ranker(self, name: str | None) -> Ranker:
         name = name or self.default_method
         if name not in self._rankers:
             raise NotFound(f"unknown method {name!r} (offered: {', '.join(self._rankers)})")
         return self._rankers[name]
 
-    def ranking(self, name: str | None = None) -> "Ranking":
+    def ranking(self, name: str | None = None) -> Ranking:
         from statinterp.evaluation.ranking import rank
 
         ranker = self.ranker(name)
@@ -318,7 +319,7 @@ class ReviewSession:
         after = [int(c) for c in order if int(c) not in labels]
         old_rank = {c: r for r, c in enumerate(before)}
         moved = {c: old_rank[c] - r for r, c in enumerate(after)}
-        result = Reranked(scores, order, len(labels), moved)
+        result = Reranked(scores, order, len(labels), moved, len(set(labels.values())))
         with self._lock:
             self._reranked[prior.method] = result
             self._groups = {k: v for k, v in self._groups.items() if k != (prior.method, True)}
@@ -328,8 +329,9 @@ class ReviewSession:
 
     def context(self, sentence_id: str) -> dict[str, Any]:
         """The sentence's paragraph and opinion, each with the sentence marked in place (escaped HTML)."""
-        from statinterp.app.review.markup import highlight_span, locate
         from markupsafe import escape
+
+        from statinterp.app.review.markup import highlight_span, locate
 
         s = self.sentence(sentence_id)
         paragraph = self.term.paragraphs.get(s.paragraph_id)

@@ -184,5 +184,13 @@
     ev.preventDefault();
   });
 
+  var rerank = document.getElementById("rerank");
+  if (rerank) {
+    rerank.form.addEventListener("submit", function () {
+      rerank.disabled = true;
+      rerank.textContent = "Re-ranking\u2026";
+    });
+  }
+
   if (cards.length) { focusCard(0); window.scrollTo(0, 0); }
 })();
