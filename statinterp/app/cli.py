@@ -112,6 +112,10 @@ def _ranker_from_options(method: str, model_file):
     from statinterp.rankers.grammar import build_method
 
     if model_file is None:
+        if method is None:
+            from statinterp.workflow import default_ranker
+
+            return default_ranker()
         return build_method(method)
     if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
         raise UsageError("give --method or --model, not both")
@@ -155,7 +159,9 @@ def cli(ctx, debug):
 @cli.command()
 @click.argument("term")
 @common_options
-@click.option("--method", "-m", default="TF-ISF-p", show_default=True, help="Ranking method (see `statinterp methods`).")
+@click.option("--method", "-m", default=None,
+              help="Ranking method (see `statinterp methods`). Default: the shipped learned model, learned:default "
+                   "(trained on the 14 annotated terms; needs no word vectors).")
 @click.option("--top", "-n", type=click.IntRange(0), default=10, show_default=True, help="How many sentences to show (0 = all).")
 @click.option("--format", "fmt", type=click.Choice(RANK_FORMATS), default="table", show_default=True)
 @click.option("--provision", "provision_text", default=None, help="Use this text as the term's source provision.")

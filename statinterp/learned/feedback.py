@@ -193,8 +193,17 @@ class FeedbackRanker(Ranker):
         pos = {sid: i for i, sid in enumerate(index.sentence_ids)}
         return {pos[sid]: int(g) for sid, g in self.labels.items() if sid in pos}
 
+    def prior_scores(self, index: "TermIndex") -> np.ndarray:
+        """The prior's scores; a learned prior reuses the features cached for the term."""
+        from statinterp.learned.model import LearnedRanker
+
+        if isinstance(self.prior, LearnedRanker):
+            fm = term_features(index, self.prior.settings)
+            return self.prior.score_matrix(fm.select(self.prior.feature_names).X)
+        return self.prior.score(index)
+
     def score(self, index: "TermIndex") -> np.ndarray:
-        return feedback_scores(index, self.prior.score(index), self.positions(index), learner=self.learner,
+        return feedback_scores(index, self.prior_scores(index), self.positions(index), learner=self.learner,
                                prior_weight=self.prior_weight)
 
     def explain(self, index: "TermIndex", i: int) -> dict:
