@@ -489,3 +489,19 @@ def test_sigkill_after_a_label_loses_nothing(tmp_path, review_server):
     assert "3</strong> of 47 sentences labelled" in html
     proc2.terminate()
     assert proc2.wait(timeout=30) in (0, 143)  # stopped cleanly, no process left behind
+
+
+def test_the_shipped_model_is_the_default_and_other_methods_are_offered(vehicle, tmp_path):
+    from statinterp.workflow import default_ranker
+
+    model = default_ranker()
+    session = ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite"), model=model)
+    assert session.default_method == model.name == "learned:default"
+    assert session.methods[0] == "learned:default" and "Tp-Nr" in session.methods
+    client = client_for(session)
+    html = client.get("/term/vehicle").text
+    assert '<option value="learned:default" selected>' in html
+    assert sentence_ids(html)[0] == session.ranking().rows(1)[0].sentence_id
+    assert not session.trained_on_term() and "was trained on this term" not in html
+    sid = sentence_ids(html)[0]
+    assert "feature" in client.get(f"/term/vehicle/sentence/{sid}/explain").text  # a model's contributions

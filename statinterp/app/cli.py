@@ -628,8 +628,9 @@ def _label_store_path(data, labels_file) -> Path:
 @cli.command()
 @click.argument("term")
 @common_options
-@click.option("--method", "-m", default="TF-ISF-p", show_default=True,
-              help="Ranking method to start with (the page offers others; see `statinterp methods`).")
+@click.option("--method", "-m", default=None,
+              help="Ranking method to start with (the page offers others; see `statinterp methods`). Default: the "
+                   "shipped learned model, learned:default.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Rank with a learned model (made by `statinterp train`) instead of --method.")
 @click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
@@ -661,7 +662,8 @@ def review(term, method, model_file, labels_file, port, host, no_browser, show_l
     store = LabelStore(_label_store_path(opts["data"], labels_file))
     prepared = _prepare(opts, require_term=term)
     index = prepared[term]
-    session = ReviewSession(index, store, method=method, model=ranker if model_file is not None else None,
+    session = ReviewSession(index, store, method=method or "TF-ISF-p",
+                            model=ranker if model_file is not None or method is None else None,
                             show_data_labels=show_labels)
     session.ranking()  # the first ranking is computed (and may fail) before the server starts
     listen = host or "127.0.0.1"

@@ -151,6 +151,10 @@ class ReviewSession:
     def methods(self) -> list[str]:
         return list(self._rankers)
 
+    def trained_on_term(self, name: str | None = None) -> bool:
+        """Whether the (learned) ranker ``name`` was trained on this term's own labels."""
+        return self.key in set(getattr(self.ranker(name), "trained_on", ()) or ())
+
     def ranker(self, name: str | None) -> Ranker:
         name = name or self.default_method
         if name not in self._rankers:

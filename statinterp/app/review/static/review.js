@@ -184,6 +184,11 @@
     ev.preventDefault();
   });
 
+  var methodSelect = document.getElementById("method");
+  if (methodSelect) {
+    methodSelect.addEventListener("change", function () { methodSelect.form.submit(); });
+  }
+
   var rerank = document.getElementById("rerank");
   if (rerank) {
     rerank.form.addEventListener("submit", function () {
