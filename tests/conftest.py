@@ -493,3 +493,22 @@ def review_server():
                 proc.kill()
                 proc.wait()
         proc.stderr.close()
+
+
+@pytest.fixture(scope="session")
+def example_with_copy(tmp_path_factory) -> Path:
+    """A copy of the example data in which one sentence ("Our traffic code, moreover, ...") appears
+    twice, under a second id ``copy-of-traffic-code``: a near-duplicate pair for the review tests."""
+    import shutil
+
+    from statinterp.workflow import example_data_path
+
+    folder = tmp_path_factory.mktemp("example-with-copy") / "data"
+    shutil.copytree(example_data_path(), folder)
+    path = folder / "vehicle-sentence.json"
+    records = json.loads(path.read_text(encoding="utf-8"))
+    original = next(r for r in records.values() if r["text"].startswith("Our traffic code, moreover"))
+    records["copy-of-traffic-code"] = dict(original, position=99)
+    records["copy-of-traffic-code"].pop("label", None)
+    path.write_text(json.dumps(records), encoding="utf-8")
+    return folder

@@ -505,3 +505,22 @@ def test_the_shipped_model_is_the_default_and_other_methods_are_offered(vehicle,
     assert not session.trained_on_term() and "was trained on this term" not in html
     sid = sentence_ids(html)[0]
     assert "feature" in client.get(f"/term/vehicle/sentence/{sid}/explain").text  # a model's contributions
+
+
+def test_near_duplicates_collapse_and_can_be_labelled_together(example_with_copy, analysis_cache_dir, tmp_path):
+    index = prepare_corpus(open_corpus(example_with_copy), cache_dir=analysis_cache_dir)["vehicle"]
+    session = ReviewSession(index, LabelStore(tmp_path / "l.sqlite"))
+    client = client_for(session)
+    html = client.get("/term/vehicle?q=traffic+code%2C+moreover").text
+    shown = sentence_ids(html)
+    assert len(shown) == 1 and "+1 near-duplicate" in html
+    other = ({"copy-of-traffic-code"} | {s.id for s in index.sentences if s.text.startswith("Our traffic code, m")}) \
+        - set(shown)
+    assert len(other) == 1
+    (copy,) = other
+    assert f'data-copies="[&#34;{copy}&#34;]"' in html  # what the page asks about before labelling copies
+    assert "48 sentences" in client.get("/term/vehicle?all=1").text and "47 of 47" in client.get("/term/vehicle").text
+    assert session.copies_of(shown[0]) == [copy]
+    token = csrf_of(html)
+    r = post_label(client, token, [shown[0], copy], "high value")  # what the page sends once the reviewer agrees
+    assert r.status_code == 200 and r.json()["counts"]["high value"] == 2

@@ -9,6 +9,7 @@ or the playwright package is missing; never downloads a browser.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -37,13 +38,21 @@ def browser():
             b.close()
 
 
-def test_label_rerank_export_in_chromium(browser, review_server, tmp_path):
+def test_label_rerank_export_in_chromium(browser, review_server, example_with_copy, tmp_path):
     labels = tmp_path / "labels.sqlite"
-    _, url = review_server("vehicle", "--labels", str(labels))
+    _, url = review_server("vehicle", "--data", str(example_with_copy), "--labels", str(labels))
     page = browser.new_page(viewport={"width": 1200, "height": 900}, accept_downloads=True)
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(str(e)))
+    dialogs: list[str] = []
+    accept = {"copies": False}
+
+    def on_dialog(dialog):
+        dialogs.append(dialog.message)
+        dialog.accept() if accept["copies"] else dialog.dismiss()
+
+    page.on("dialog", on_dialog)
     page.goto(url)
     cards = page.locator("li.card")
     assert cards.count() == 20
@@ -94,5 +103,18 @@ def test_label_rerank_export_in_chromium(browser, review_server, tmp_path):
     term = load_corpus(exported).term("vehicle")
     assert {s.id: s.label for s in term.sentences if s.label} == \
         {ids[0]: "high value", ids[1]: "certain value", ids[3]: "potential value"}
-    assert len(term.sentences) == 47
+    assert len(term.sentences) == 48
+
+    # a sentence with a near-duplicate: labelling it asks whether to label the copy too
+    page.goto(url + "?q=traffic+code%2C+moreover")
+    assert cards.count() == 1 and "+1 near-duplicate" in cards.nth(0).inner_text()
+    card = cards.nth(0)
+    pair = [card.get_attribute("data-sid")] + json.loads(card.get_attribute("data-copies"))
+    accept["copies"] = True
+    before = len(dialogs)
+    page.keyboard.press("1")
+    page.locator('li.card[data-label="high value"]').wait_for()
+    assert len(dialogs) == before + 1 and "Also label its 1 near-duplicate" in dialogs[-1]
+    with LabelStore(labels) as store:
+        assert [store.labels("vehicle").get(sid) for sid in pair] == ["high value", "high value"]
     assert not problems, problems
