@@ -144,8 +144,8 @@ def test_every_page_renders(vehicle, tmp_path):
     shown = sentence_ids(r.text)
     assert shown and all("bicycle" in session.sentence(s).text.lower() for s in shown)
     r = client.get("/term/vehicle?year=2004")
-    assert all(session.sentence(s).case_id == "case-01" or "2004" in vehicle.term.cases[session.sentence(s).case_id].date
-               for s in sentence_ids(r.text))
+    shown = sentence_ids(r.text)
+    assert shown and all(vehicle.term.cases[session.sentence(s).case_id].date.startswith("2004") for s in shown)
     assert len(sentence_ids(client.get("/term/vehicle?page=3").text)) == 7  # 47 = 20 + 20 + 7
     context = client.get(f"/term/vehicle/sentence/{ids[0]}/context")
     assert context.status_code == 200
@@ -363,7 +363,8 @@ def test_rerank_uses_the_real_feedback_learner_when_present(vehicle, tmp_path):
     session = ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite"))
     client = client_for(session)
     token, ids = start(client)
-    for sid, label in zip(ids[:6], ["high value", "no value", "certain value", "no value", "potential value", "no value"]):
+    given = ["high value", "no value", "certain value", "no value", "potential value", "no value"]
+    for sid, label in zip(ids[:6], given, strict=True):
         post_label(client, token, [sid], label)
     r = client.post("/term/vehicle/rerank", data={"csrf": token})
     assert r.status_code == 200 and "Re-ranked the unlabelled sentences with your 6 labels" in r.text
@@ -376,7 +377,7 @@ def test_export_round_trips_and_evaluate_reads_it(vehicle, tmp_path, capsys):
     labels = tmp_path / "l.sqlite"
     client = client_for(ReviewSession(vehicle, LabelStore(labels)))
     token, ids = start(client)
-    given = dict(zip(ids[:4], ["high value", "certain value", "potential value", "no value"]))
+    given = dict(zip(ids[:4], ["high value", "certain value", "potential value", "no value"], strict=True))
     for sid, label in given.items():
         post_label(client, token, [sid], label)
     r = client.get("/term/vehicle/export.zip")

@@ -728,7 +728,7 @@ def labels_export(term, data, labels_file, out, force):
 @labels.command("import")
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option("--data", "data", type=click.Path(path_type=Path), default=None,
-              help="The data the labels are for (default: the example data). " + DATA_HELP)
+              help="The data the labels are for. " + DATA_HELP)
 @click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
 @click.option("--term", "-t", "terms", multiple=True, help="Import only these terms.")
 def labels_import(source, data, labels_file, terms):

@@ -123,7 +123,8 @@ class LabelStore:
             self._db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
             self._check_and_create()
         except sqlite3.DatabaseError as exc:
-            raise InputError(self.path, f"is not a statinterp label store ({exc}); give another --labels FILE") from None
+            raise InputError(self.path, f"is not a statinterp label store ({exc}); "
+                             "give another --labels FILE") from None
 
     def _check_and_create(self) -> None:
         db = self._db
@@ -165,8 +166,8 @@ class LabelStore:
                         "note = CASE WHEN ? IS NULL THEN labels.note ELSE excluded.note END, "
                         "updated = excluded.updated",
                         (term, sid, label, note or "", when, note))
-                    db.execute("INSERT INTO journal (at, term, sentence_id, label, note, source) VALUES (?, ?, ?, ?, ?, ?)",
-                               (when, term, sid, label, note, source))
+                    db.execute("INSERT INTO journal (at, term, sentence_id, label, note, source) "
+                               "VALUES (?, ?, ?, ?, ?, ?)", (when, term, sid, label, note, source))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")

@@ -209,18 +209,19 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
 
     # ------------------------------------------------------------------------------ errors
 
-    async def on_http(request: Request, exc: HTTPException):
+    async def on_http(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
         messages = {404: "no such page", 405: "method not allowed"}
         return error_page(request, exc.status_code, exc.detail if exc.detail and exc.status_code not in messages
                           else messages.get(exc.status_code, str(exc.detail)))
 
-    async def on_not_found(request: Request, exc: NotFound):
+    async def on_not_found(request: Request, exc: Exception) -> Response:
         return error_page(request, 404, str(exc.args[0] if exc.args else exc))
 
-    async def on_usage(request: Request, exc: StatinterpError):
+    async def on_usage(request: Request, exc: Exception) -> Response:
         return error_page(request, 400, str(exc))
 
-    async def on_forbidden(request: Request, exc: PermissionError):
+    async def on_forbidden(request: Request, exc: Exception) -> Response:
         return error_page(request, 403, str(exc))
 
     class CatchAll:

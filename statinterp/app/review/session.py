@@ -194,7 +194,7 @@ class ReviewSession:
         key = (method, reranked and method in self._reranked)
         with self._lock:
             if key not in self._groups:
-                self._groups[key] = collapse_groups(order, self._token_sets(), self.dedupe_threshold)
+                self._groups[key] = collapse_groups(order.tolist(), self._token_sets(), self.dedupe_threshold)
             return self._groups[key]
 
     def copies_of(self, sentence_id: str, method: str | None = None) -> list[str]:
