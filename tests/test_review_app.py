@@ -525,3 +525,30 @@ def test_near_duplicates_collapse_and_can_be_labelled_together(example_with_copy
     token = csrf_of(html)
     r = post_label(client, token, [shown[0], copy], "high value")  # what the page sends once the reviewer agrees
     assert r.status_code == 200 and r.json()["counts"]["high value"] == 2
+
+
+def test_host_needs_the_printed_token(tmp_path, review_server):
+    httpx = pytest.importorskip("httpx", reason="httpx not installed")
+    proc, url = review_server("vehicle", "--host", "127.0.0.1", "--labels", str(tmp_path / "l.sqlite"))
+    assert "?token=" in url
+    bare = url.split("?", 1)[0]
+    assert httpx.get(bare, timeout=30).status_code == 403
+    assert httpx.get(bare + "?token=guess", timeout=30).status_code == 403
+    with httpx.Client(follow_redirects=True, timeout=30) as http:
+        r = http.get(url)
+        assert r.status_code == 200 and "sentences labelled" in r.text
+        assert http.get(bare).status_code == 200  # the token now travels in a cookie
+
+
+def test_a_taken_port_is_one_line_exit_2(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        port = sock.getsockname()[1]
+        code = main(["review", "vehicle", "--no-browser", "--port", str(port), "-m", "TF-ISF-p",
+                     "--labels", str(tmp_path / "l.sqlite"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in err and "--port" in err
+    assert "Open http" not in err
