@@ -91,6 +91,28 @@ def loo_priors(indices, features, seed: int = 0) -> dict[str, np.ndarray]:
     return out
 
 
+def cached_priors(path: Path | None, indices, features) -> dict[str, np.ndarray]:
+    """:func:`loo_priors`, read from ``path`` (an .npz) when it holds the same terms, candidate
+    counts and statinterp version; written there otherwise."""
+    from statinterp import __version__
+
+    stamp = json.dumps({"version": __version__, "terms": {k: len(ix) for k, ix in indices.items()}}, sort_keys=True)
+    if path is not None and path.is_file():
+        with np.load(path, allow_pickle=False) as saved:
+            if str(saved["stamp"]) == stamp:
+                log(f"leave-one-term-out priors read from {path}")
+                return {k: saved[k] for k in indices}
+    priors = loo_priors(indices, features)
+    if path is not None:
+        from statinterp.cache import atomic
+        import io
+
+        buf = io.BytesIO()
+        np.savez(buf, stamp=np.array(stamp), **priors)
+        atomic.write_bytes(path, buf.getvalue(), force=True)
+    return priors
+
+
 def simulate(index, fm, prior: np.ndarray, learner: str, prior_weight: float, batch: int, sizes, metrics):
     """The reviewer loop on one term: per size n, metrics of the rest with and without feedback."""
     from statinterp.evaluation.metrics import evaluate_scores, rank_order
@@ -139,18 +161,26 @@ def main(argv=None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=None, help="statinterp cache folder (default: statinterp's)")
     ap.add_argument("--batch", type=int, default=10, help="labels revealed per round (default 10)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "feedback.md")
+    ap.add_argument("--priors", type=Path, default=None,
+                    help="keep the leave-one-term-out priors in this .npz file and reuse them (same terms, same "
+                         "statinterp) on the next run")
     args = ap.parse_args(argv)
     started = time.perf_counter()
 
     from statinterp.cache import atomic
-    from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, macro_average, paired_test
+    from statinterp.evaluation.metrics import (
+        DEFAULT_METRICS,
+        evaluate_scores,
+        macro_average,
+        paired_test,
+    )
     from statinterp.learned.feedback import DEFAULT_LEARNER, DEFAULT_PRIOR_WEIGHT
     from statinterp.rankers.grammar import build_method
 
     metric_names = [m.name for m in DEFAULT_METRICS]
     indices, features = load_terms(args.data, args.cache_dir)
     terms = list(indices)
-    priors = loo_priors(indices, features)
+    priors = cached_priors(args.priors, indices, features)
 
     # ---- 1. the prior (= the shipped default model's recipe) against the paper's methods, same folds
     full: dict[str, dict[str, dict[str, float]]] = {"learned (no vectors), leave-one-term-out": {}}
@@ -223,7 +253,7 @@ def main(argv=None) -> int:
     m10, m100 = metric_names[:2]
     lines = ["# Relevance feedback within a term: a simulated reviewer (issue 18)", "", "Produced by:", "", "```",
              command, "```", "",
-             f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; run time {elapsed / 60:.1f} min; "
+             f"- Date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M UTC}; run time {elapsed / 60:.1f} min; "
              f"{len(terms)} labelled terms, {sum(int((~np.isnan(indices[k].gains)).sum()) for k in terms)} labelled "
              "sentences.",
              "- Versions: " + ", ".join(f"{k} {v}" for k, v in vers.items()) + ".",
@@ -277,7 +307,7 @@ def main(argv=None) -> int:
               "| labels | terms | metric | prior | feedback | gain | better / worse | Wilcoxon p | t-test p |",
               "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     lines += rows(nested)
-    lines += ["", f"### The default with TF-ISF-p as the prior (`rank -m TF-ISF-p --feedback`)", "",
+    lines += ["", "### The default with TF-ISF-p as the prior (`rank -m TF-ISF-p --feedback`)", "",
               "| labels | terms | metric | prior | feedback | gain | better / worse | Wilcoxon p | t-test p |",
               "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     lines += rows(method_prior)

@@ -14,6 +14,7 @@ from statinterp.app.cli import cli, main
 from statinterp.corpus.label_files import read_label_file
 from statinterp.errors import InputError, UsageError
 from statinterp.evaluation.metrics import ndcg, rank_order
+from statinterp.evaluation.ranking import rank
 from statinterp.learned import feedback as fb
 from statinterp.learned.features import FeatureMatrix
 from statinterp.rankers.grammar import build_method
@@ -217,3 +218,50 @@ def test_rank_feedback_errors(tmp_path, capsys):
     assert main(["rank", "vehicle", "-q", "-m", "TF-ISF-p", "--feedback", str(other)]) == 2
     out, err = capsys.readouterr()
     assert "none of its 1 labelled sentence(s) is a candidate of term 'vehicle'" in err
+
+
+# --------------------------------------------------------------------------------------------
+# the shipped default model
+
+
+def test_shipped_default_model_file():
+    from statinterp.learned.model import read_header
+    from statinterp.workflow import default_model_path
+
+    path = default_model_path()
+    assert path.is_file(), f"the default model is not installed at {path}"
+    assert path.stat().st_size < 2 * 1024 * 1024
+    header, _ = read_header(path)
+    assert header["learner"] == "ensemble"
+    assert len(header["trained_on"]) == 14
+    assert "vectors" not in header["features"]["families"] and header["features"]["vectors"] == "off"
+    assert not any(name.startswith("vectors:") for name in header["feature_names"])
+
+
+def test_rank_uses_the_default_model(example_index, recwarn):
+    from statinterp.workflow import default_ranker
+
+    model = default_ranker()
+    assert model.name == "learned:default"
+    expected = rank(model, example_index)
+    assert not [w for w in recwarn if "could not be computed" in str(w.message)]  # needs no word vectors
+    data = json.loads(CliRunner().invoke(cli, ["rank", "vehicle", "-q", "--format", "json", "--top", "0"],
+                                         catch_exceptions=False).stdout)
+    assert data["method"] == "learned:default"
+    assert [r["sentence_id"] for r in data["results"]] == [s.sentence_id for s in expected.rows()]
+    # --method keeps any other choice
+    data = json.loads(CliRunner().invoke(cli, ["rank", "vehicle", "-q", "-m", "BM25-p", "--format", "json"],
+                                         catch_exceptions=False).stdout)
+    assert data["method"] == "BM25-p"
+
+
+def test_feedback_ranker_with_the_default_model_prior(example_index):
+    """A learned prior is scored from the features cached for the term: the same scores as its own."""
+    from statinterp.workflow import default_ranker
+
+    model = default_ranker()
+    gains = example_index.gains
+    ids = example_index.sentence_ids
+    ranker = fb.FeedbackRanker(model, {str(ids[i]): int(gains[i]) for i in range(10)})
+    np.testing.assert_allclose(ranker.prior_scores(example_index), model.score(example_index))
+    assert ranker.name == "learned:default+feedback"

@@ -21,7 +21,7 @@ from pathlib import Path
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.errors import InputError
 
-__all__ = ["read_label_file", "label_gain"]
+__all__ = ["label_gain", "read_label_file"]
 
 #: Refuse label files larger than this (a labels file of the whole data set is well under 1 MB).
 MAX_LABEL_FILE_BYTES = 64 * 1024 * 1024
@@ -61,7 +61,7 @@ def read_label_file(path: str | Path) -> dict[str, int]:
         record = f"line {n}"
         try:
             obj = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InputError(path, f"is not valid JSON ({exc.msg})", record=record) from None
         if not isinstance(obj, dict):
             raise InputError(path, 'expected an object {"sentence_id": ..., "label": ...}', record=record)

@@ -27,20 +27,27 @@ with labels given by sentence id, so ``rank``, ``evaluate`` and the CLI
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.learned.features import FAMILIES, FeatureMatrix, FeatureSettings, extract_features, zscore
+from statinterp.learned.features import (
+    FAMILIES,
+    FeatureMatrix,
+    FeatureSettings,
+    extract_features,
+    zscore,
+)
 from statinterp.rankers.base import Ranker
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
 
-__all__ = ["FEEDBACK_LEARNERS", "DEFAULT_LEARNER", "DEFAULT_PRIOR_WEIGHT", "FEEDBACK_FEATURES", "feedback_scores",
-           "fit_within_term", "term_features", "FeedbackRanker"]
+__all__ = ["DEFAULT_LEARNER", "DEFAULT_PRIOR_WEIGHT", "FEEDBACK_FEATURES", "FEEDBACK_LEARNERS", "FeedbackRanker",
+           "feedback_scores", "fit_within_term", "term_features"]
 
 #: Within-term learners (all from :mod:`.model`).
 FEEDBACK_LEARNERS = {
@@ -70,7 +77,7 @@ def _settings_key(settings: FeatureSettings) -> str:
     return json.dumps(settings.to_dict(), sort_keys=True)
 
 
-def term_features(index: "TermIndex", settings: FeatureSettings | None = None) -> FeatureMatrix:
+def term_features(index: TermIndex, settings: FeatureSettings | None = None) -> FeatureMatrix:
     """The feature matrix of ``index`` under ``settings`` (default :data:`FEEDBACK_FEATURES`),
     computed once per index object and kept in memory while the index lives."""
     settings = settings or FEEDBACK_FEATURES
@@ -106,7 +113,9 @@ def fit_within_term(X: np.ndarray, rows: np.ndarray, gains: np.ndarray, learner:
                     seed: int = 0) -> np.ndarray | None:
     """Scores of every row of ``X`` by ``learner`` fitted on rows ``rows`` with ``gains``;
     None when the labels do not differ (nothing to learn)."""
-    from statinterp.learned.model import _Linear, _Trees
+    from threadpoolctl import threadpool_limits
+
+    from statinterp.learned.model import _Component, _Linear, _Trees
 
     if learner not in FEEDBACK_LEARNERS:
         raise UsageError(f"unknown feedback learner {learner!r}; valid: {', '.join(FEEDBACK_LEARNERS)}")
@@ -116,17 +125,19 @@ def fit_within_term(X: np.ndarray, rows: np.ndarray, gains: np.ndarray, learner:
     kinds = ("pairwise", "hgb") if learner == "ensemble" else (learner,)
     parts = []
     for kind in kinds:
+        comp: _Component
         if kind == "ridge":
             comp = _Linear("linear", alpha=RIDGE_ALPHA)
         elif kind == "pairwise":
             comp = _Linear("pairwise", C=PAIRWISE_C, pairs_per_term=2000)
         else:
             comp = _Trees(max_iter=50, max_leaf_nodes=4, min_samples_leaf=3)
-        parts.append(np.asarray(comp.fit([Xl], [gains], seed).raw(X), dtype=np.float64))
+        with threadpool_limits(1):  # a few dozen rows: threads cost more than they save
+            parts.append(np.asarray(comp.fit([Xl], [gains], seed).raw(X), dtype=np.float64))
     return parts[0] if len(parts) == 1 else np.mean([zscore(p) for p in parts], axis=0)
 
 
-def feedback_scores(index: "TermIndex", prior_scores: np.ndarray, labels: Mapping[int, int], *,
+def feedback_scores(index: TermIndex, prior_scores: np.ndarray, labels: Mapping[int, int], *,
                     learner: str = DEFAULT_LEARNER, prior_weight: float = DEFAULT_PRIOR_WEIGHT,
                     settings: FeatureSettings | None = None, features: FeatureMatrix | None = None,
                     seed: int = 0) -> np.ndarray:
@@ -188,12 +199,12 @@ class FeedbackRanker(Ranker):
     def name(self) -> str:
         return f"{self.prior.name}+feedback"
 
-    def positions(self, index: "TermIndex") -> dict[int, int]:
+    def positions(self, index: TermIndex) -> dict[int, int]:
         """The labels as candidate position -> gain for ``index``."""
         pos = {sid: i for i, sid in enumerate(index.sentence_ids)}
         return {pos[sid]: int(g) for sid, g in self.labels.items() if sid in pos}
 
-    def prior_scores(self, index: "TermIndex") -> np.ndarray:
+    def prior_scores(self, index: TermIndex) -> np.ndarray:
         """The prior's scores; a learned prior reuses the features cached for the term."""
         from statinterp.learned.model import LearnedRanker
 
@@ -202,11 +213,11 @@ class FeedbackRanker(Ranker):
             return self.prior.score_matrix(fm.select(self.prior.feature_names).X)
         return self.prior.score(index)
 
-    def score(self, index: "TermIndex") -> np.ndarray:
+    def score(self, index: TermIndex) -> np.ndarray:
         return feedback_scores(index, self.prior_scores(index), self.positions(index), learner=self.learner,
                                prior_weight=self.prior_weight)
 
-    def explain(self, index: "TermIndex", i: int) -> dict:
+    def explain(self, index: TermIndex, i: int) -> dict:
         labels = self.positions(index)
         return {"method": self.name, "score": float(self.score(index)[i]), "prior": self.prior.explain(index, i),
                 "labels used": len(labels), "learner": self.learner, "prior_weight": self.prior_weight}
