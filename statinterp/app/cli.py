@@ -665,6 +665,8 @@ def review(term, method, model_file, labels_file, port, host, no_browser, show_l
     session = ReviewSession(index, store, method=method or "TF-ISF-p",
                             model=ranker if model_file is not None or method is None else None,
                             show_data_labels=show_labels)
+    if not opts["quiet"]:
+        click.echo(f"Ranking {len(index)} sentences of {index.term.query!r} with {session.default_method} ...", err=True)
     session.ranking()  # the first ranking is computed (and may fail) before the server starts
     listen = host or "127.0.0.1"
     token = secrets.token_urlsafe(24) if host is not None else None

@@ -170,7 +170,11 @@
       return;
     }
     var card = current >= 0 ? cards[current] : null;
-    if (ev.key === "j") { focusCard(current + 1); }
+    var next = document.querySelector('a[rel="next"]');
+    var prev = document.querySelector('a[rel="prev"]');
+    if (ev.key === "j" && current === cards.length - 1 && next) { window.location.href = next.href; }
+    else if (ev.key === "k" && current === 0 && prev) { window.location.href = prev.href; }
+    else if (ev.key === "j") { focusCard(current + 1); }
     else if (ev.key === "k") { focusCard(current < 0 ? 0 : current - 1); }
     else if (ev.key >= "1" && ev.key <= "4") {
       if (!card) { focusCard(0); card = cards[0]; }
