@@ -666,7 +666,8 @@ def review(term, method, model_file, labels_file, port, host, no_browser, show_l
                             model=ranker if model_file is not None or method is None else None,
                             show_data_labels=show_labels)
     if not opts["quiet"]:
-        click.echo(f"Ranking {len(index)} sentences of {index.term.query!r} with {session.default_method} ...", err=True)
+        click.echo(f"Ranking {len(index)} sentences of {index.term.query!r} with {session.default_method} ...",
+                   err=True)
     session.ranking()  # the first ranking is computed (and may fail) before the server starts
     listen = host or "127.0.0.1"
     token = secrets.token_urlsafe(24) if host is not None else None
@@ -713,7 +714,8 @@ def labels_export(term, data, labels_file, out, force):
     atomic.check_writable(out, force)
     path = _label_store_path(data, labels_file)
     if not path.is_file():
-        raise UsageError(f"no label store at {path}: label the term with `statinterp review` first, or give --labels FILE")
+        raise UsageError(f"no label store at {path}: label the term with `statinterp review` first, "
+                         "or give --labels FILE")
     term_data = open_corpus(data, terms=[term]).term(term)
     with LabelStore(path) as store:
         given = {sid: label for sid, label in store.labels(term_data.key).items()}
@@ -721,7 +723,7 @@ def labels_export(term, data, labels_file, out, force):
     stray = sorted(set(given) - known)
     if stray:
         warnings.warn(f"{len(stray)} label(s) in {path} name sentences that {term_data.key!r} no longer has "
-                      f"(e.g. {stray[0]!r}); they are not exported", StatinterpWarning)
+                      f"(e.g. {stray[0]!r}); they are not exported", StatinterpWarning, stacklevel=2)
     write_term_zip(term_data, out, {sid: lab for sid, lab in given.items() if sid in known}, force=force)
     n = sum(1 for sid in given if sid in known)
     click.echo(f"wrote {out}: {n} of {len(term_data.sentences)} sentences of {term_data.query!r} labelled", err=True)
