@@ -335,7 +335,7 @@ def test_rerank_route_orders_by_feedback_scores_and_marks_moves(vehicle, tmp_pat
     post_label(client, token, [ids[0]], "high value")
     post_label(client, token, [ids[1]], "no value")
     r = client.post("/term/vehicle/rerank", data={"csrf": token, "method": "TF-ISF-p"}, follow_redirects=False)
-    assert r.status_code == 303 and r.headers["location"] == "/term/vehicle?method=TF-ISF-p&order=feedback"
+    assert r.status_code == 303 and r.headers["location"] == "/term/vehicle?method=TF-ISF-p&order=feedback&unlabelled=1"
     assert seen["labels"] == {session.position(ids[0]): 3, session.position(ids[1]): 0}
     np.testing.assert_array_equal(seen["prior"], session.ranking("TF-ISF-p").scores)
     html = client.get(r.headers["location"]).text
@@ -347,6 +347,8 @@ def test_rerank_route_orders_by_feedback_scores_and_marks_moves(vehicle, tmp_pat
     assert f"▲ {prior_unlabelled.index(lowest)}" in html  # ... and says how far it moved
     assert "▼" in client.get(r.headers["location"] + "&page=3").text
     assert "▲" not in client.get("/term/vehicle").text  # the method's own order has no arrows
+    everything = r.headers["location"].replace("&unlabelled=1", "&page=3")  # labelled ones too: last here
+    assert set(ids[:2]) <= set(sentence_ids(client.get(everything).text))
 
 
 def test_rerank_uses_the_real_feedback_learner_when_present(vehicle, tmp_path):

@@ -199,8 +199,8 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
         await check_csrf(request, str(form.get("csrf", "")))
         method = str(form.get("method", "")) or session.default_method
         session.rerank(method)
-        return RedirectResponse(f"/term/{session.key}?" + urlencode({"method": method, "order": "feedback"}),
-                                status_code=303)
+        query = {"method": method, "order": "feedback", "unlabelled": "1"}  # what to read next
+        return RedirectResponse(f"/term/{session.key}?" + urlencode(query), status_code=303)
 
     def export(request: Request):
         check_term(request)
