@@ -29,13 +29,14 @@ def json_type(value: object) -> str:
     return "object"
 
 
-def text_of(obj: dict, name: str, where: str = "") -> str:
-    """An optional string field ('' when absent or null); a number is turned into its digits."""
+def text_of(obj: dict, name: str, where: str = "", numbers: bool = True) -> str:
+    """An optional string field ('' when absent or null); a number is turned into its digits
+    (unless ``numbers`` is false: a text must be a string)."""
     value = obj.get(name)
     label = where + name
     if value is None:
         return ""
-    if isinstance(value, bool):
+    if isinstance(value, bool) or (not numbers and not isinstance(value, str)):
         raise BadField(label, f"expected a string, found {json_type(value)}")
     if isinstance(value, (int, float)):
         return str(value)
@@ -114,7 +115,7 @@ def cap_case(obj: object, source: str, body_key: str | None = None) -> CaseRecor
         at = f"{where}opinions[{i}]."
         if not isinstance(op, dict):
             raise BadField(at[:-1], f"expected an object, found {json_type(op)}")
-        text = text_of(op, "text", at)
+        text = text_of(op, "text", at, numbers=False)
         author = text_of(op, "author", at) or None
         opinions.append(OpinionRecord(text_of(op, "type", at) or "majority", author, split_lines(text)))
     if not any(o.paragraphs for o in opinions):
