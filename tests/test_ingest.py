@@ -21,7 +21,6 @@ from statinterp.app.cli import main
 from statinterp.collection.ingest import ingest
 from statinterp.collection.store import Collection, canonical_dump
 from statinterp.corpus.dataset import load_corpus
-from statinterp.errors import InputError
 from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources.cap import to_cap_json, write_cap_volume
 from statinterp.sources.courtlistener import markup_paragraphs
@@ -103,11 +102,11 @@ def test_courtlistener_csv_groups_opinions_by_cluster(tmp_path):
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, ["id", "cluster_id", "type", "author_str", "plain_text", "html"])
         w.writeheader()
-        w.writerow(dict(id=1, cluster_id=7, type="020lead", author_str="A", plain_text="Line one.\n\nA vehicle here.",
-                        html=""))
-        w.writerow(dict(id=2, cluster_id=8, type="010combined", author_str="", plain_text="", html="<p>Other.</p>"))
-        w.writerow(dict(id=3, cluster_id=7, type="040dissent", author_str="B", plain_text="", html="<p>I dissent.</p>"))
-        w.writerow(dict(id=4, cluster_id="", type="010combined", author_str="", plain_text="orphan", html=""))
+        w.writerow({"id": 1, "cluster_id": 7, "type": "020lead", "author_str": "A", "plain_text": "Line one.\n\nA vehicle here.",
+                        "html": ""})
+        w.writerow({"id": 2, "cluster_id": 8, "type": "010combined", "author_str": "", "plain_text": "", "html": "<p>Other.</p>"})
+        w.writerow({"id": 3, "cluster_id": 7, "type": "040dissent", "author_str": "B", "plain_text": "", "html": "<p>I dissent.</p>"})
+        w.writerow({"id": 4, "cluster_id": "", "type": "010combined", "author_str": "", "plain_text": "orphan", "html": ""})
     items = list(read_partition(Partition(str(path), "courtlistener")))
     cases = [i for i in items if isinstance(i, CaseRecord)]
     skipped = [i for i in items if isinstance(i, SkippedRecord)]
@@ -165,7 +164,7 @@ def test_ingest_skips_bad_records_reports_them_and_keeps_the_good_ones(tmp_path,
 def test_unreadable_source_stops_with_one_line_and_writes_nothing(tmp_path, capsys):
     bad = tmp_path / "vol.zip"
     bad.write_bytes(b"PK\x03\x04 this is not a zip")
-    code, out, err = run_cli(["ingest", str(bad), "--collection", str(tmp_path / "col")], capsys)
+    code, _out, err = run_cli(["ingest", str(bad), "--collection", str(tmp_path / "col")], capsys)
     assert code == 2
     assert err.strip().count("\n") == 0 and str(bad) in err and "not a readable zip" in err
     assert not (tmp_path / "col").exists()
@@ -337,7 +336,7 @@ def test_a_reader_sees_whole_batches_while_an_ingest_writes(tmp_path):
                 time.sleep(0.02)
         assert checks > 0
     finally:
-        out, err = proc.communicate(timeout=300)
+        _out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     with Collection.open(col) as c:
         assert _invariants_hold(c.db) and len(c.case_ids()) == 100
@@ -408,9 +407,9 @@ def test_a_dask_worker_that_dies_mid_partition_is_retried_without_duplicates(tmp
     import cloudpickle
 
     from statinterp.collection.dask_engine import dask_streams
-    from statinterp.collection.store import CollectionWriter
     from statinterp.collection.ingest import analysis_settings, prepare_cases
     from statinterp.collection.prepare import new_analyzer
+    from statinterp.collection.store import CollectionWriter
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     recs = copies(9)
@@ -419,7 +418,7 @@ def test_a_dask_worker_that_dies_mid_partition_is_retried_without_duplicates(tmp
     parts = discover([tmp_path / "src"])
     task = functools.partial(_dies_once, marker_dir=str(tmp_path))
     analyzer = new_analyzer()
-    with CollectionWriter(tmp_path / "dask", analysis_settings(True)) as writer:
+    with CollectionWriter(tmp_path / "dask", analysis_settings()) as writer:
         for partition, items in dask_streams(parts, False, dask_cluster.scheduler_address, 2, task=task):
             for item in items:
                 writer.write(item, lambda r: prepare_cases([r], analyzer, False)[0])

@@ -10,7 +10,7 @@ and it takes each partition's result once, a retried partition adds nothing twic
 from __future__ import annotations
 
 import logging
-from typing import Iterator
+from collections.abc import Iterator
 
 from statinterp.errors import UsageError
 from statinterp.sources import Partition
@@ -21,19 +21,19 @@ WINDOW = 8
 _ANALYZER = None
 
 
-def prepare_whole_partition(partition: Partition, citations: bool) -> list:
+def prepare_whole_partition(partition: Partition, citations: bool, statistics: bool = True) -> list:
     """All of one partition's items (batches of prepared cases, skipped records); runs on a worker."""
     global _ANALYZER
     from statinterp.collection.ingest import prepare_partition
     from statinterp.collection.prepare import new_analyzer
 
-    if _ANALYZER is None:  # one spaCy pipeline per worker process
+    if _ANALYZER is None and statistics:  # one spaCy pipeline per worker process
         _ANALYZER = new_analyzer()
-    return list(prepare_partition(partition, citations, None, _ANALYZER))
+    return list(prepare_partition(partition, citations, None, _ANALYZER if statistics else None, statistics))
 
 
 def dask_streams(partitions: list[Partition], citations: bool, scheduler: str | None, n_workers: int,
-                 task=prepare_whole_partition) -> Iterator[tuple[Partition, list]]:
+                 task=prepare_whole_partition, statistics: bool = True) -> Iterator[tuple[Partition, list]]:
     """(partition, items) in partition order, computed on a cluster (``task`` runs one partition)."""
     try:
         from distributed import Client, LocalCluster
@@ -50,11 +50,12 @@ def dask_streams(partitions: list[Partition], citations: bool, scheduler: str | 
         except (OSError, TimeoutError) as exc:
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
     try:
-        futures = []
+        futures: list = []
         nxt = 0
         for i, partition in enumerate(partitions):
             while nxt < len(partitions) and nxt < i + WINDOW:
-                futures.append(client.submit(task, partitions[nxt], citations, pure=False, key=f"partition-{nxt}"))
+                args = (partitions[nxt], citations) if statistics else (partitions[nxt], citations, False)
+                futures.append(client.submit(task, *args, pure=False, key=f"partition-{nxt}"))
                 nxt += 1
             items = futures[i].result()
             futures[i] = None  # release the result on the cluster

@@ -15,9 +15,9 @@ running the same ingest again completes it).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from statinterp.collection.prepare import PreparedCase, new_analyzer, prepare_cases
 from statinterp.collection.store import CollectionWriter
@@ -56,22 +56,26 @@ class IngestSummary:
                 "cases_per_second": round(self.cases_read / self.seconds, 2) if self.seconds else None}
 
 
-def analysis_settings(citations: bool) -> dict:
+def analysis_settings(statistics: bool = True) -> dict:
     """What the stored statistics depend on (recorded in the collection, checked on every ingest)."""
     from statinterp.text.analysis import _version
 
+    if not statistics:
+        return {"statistics": False}
     analyzer = new_analyzer()
     return {"settings_key": analyzer.settings_key, "spacy": _version("spacy"),
             "spacy-lookups-data": _version("spacy-lookups-data")}
 
 
-def prepare_partition(partition: Partition, citations: bool = True, known: dict | None = None,
-                      analyzer=None) -> Iterator[list[PreparedCase] | SkippedRecord]:
+def prepare_partition(partition: Partition, citations: bool = True,
+                      known: Callable[[str, str], str | None] | None = None,
+                      analyzer=None, statistics: bool = True) -> Iterator[list[PreparedCase] | SkippedRecord]:
     """Batches of prepared cases (and skipped records) of one partition, in record order.
 
-    ``known`` maps (source, source_id) to a stored content hash: such unchanged cases are not
+    ``known(source, source_id)`` gives a stored content hash: such unchanged cases are not
     analysed again (the writer would leave them alone anyway)."""
-    analyzer = analyzer or new_analyzer()
+    if statistics and analyzer is None:
+        analyzer = new_analyzer()
     batch: list[CaseRecord] = []
     for item in read_partition(partition):
         if isinstance(item, SkippedRecord):
@@ -93,7 +97,8 @@ class _Unchanged:
         self.content_hash = content_hash
 
 
-def _prepare_batch(batch: list[CaseRecord], analyzer, citations: bool, known: dict | None) -> list:
+def _prepare_batch(batch: list[CaseRecord], analyzer, citations: bool,
+                   known: Callable[[str, str], str | None] | None) -> list:
     hashes = [r.content_hash for r in batch]
     if known is None:
         return prepare_cases(batch, analyzer, citations)
@@ -104,12 +109,15 @@ def _prepare_batch(batch: list[CaseRecord], analyzer, citations: bool, known: di
 
 def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | None = None,
            engine: str = "local", scheduler: str | None = None, citations: bool = True,
-           progress: Callable[[int], None] | None = None, n_workers: int = 2) -> IngestSummary:
+           progress: Callable[[int], None] | None = None, n_workers: int = 2,
+           statistics: bool = True, analyzer=None) -> IngestSummary:
     """Read ``sources`` into the collection folder ``collection`` (created if new).
 
     ``progress`` is called with the number of cases read after each batch. ``engine="dask"``
     prepares partitions on ``dask.distributed`` (the scheduler at ``scheduler``, else a local
-    cluster of ``n_workers`` processes); the collection is the same as with ``"local"``."""
+    cluster of ``n_workers`` processes); the collection is the same as with ``"local"``.
+    ``statistics=False`` stores cases without analysing them (no statistics: for measuring the
+    cost of parsing and storing alone; such a collection cannot later receive statistics)."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     if scheduler is not None and engine != "dask":
@@ -117,19 +125,20 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     started = time.perf_counter()
     partitions = discover(list(sources), fmt)  # unreadable or unknown sources fail before anything is written
     summary = IngestSummary(partitions=len(partitions), engine=engine)
-    settings = analysis_settings(citations)
+    settings = analysis_settings(statistics)
     with CollectionWriter(collection, settings) as writer:
-        analyzer = new_analyzer()
+        analyzer = (analyzer or new_analyzer()) if statistics else None
 
         def reprepare(record: CaseRecord) -> PreparedCase:
-            return prepare_cases([record], analyzer, citations=False)[0]
+            return prepare_cases([record], analyzer, citations=False)[0]  # its statistics only
 
+        streams: Iterable[tuple[Partition, Iterable]]
         if engine == "local":
-            streams = ((p, prepare_partition(p, citations, writer.known_hash, analyzer)) for p in partitions)
+            streams = ((p, prepare_partition(p, citations, writer.known_hash, analyzer, statistics)) for p in partitions)
         else:
             from statinterp.collection.dask_engine import dask_streams
 
-            streams = dask_streams(partitions, citations, scheduler, n_workers)
+            streams = dask_streams(partitions, citations, scheduler, n_workers, statistics=statistics)
         for partition, stream in streams:
             cases = skipped = 0
             for item in stream:
@@ -139,8 +148,8 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
                     continue
                 fresh = [c for c in item if isinstance(c, PreparedCase)]
                 unchanged = len(item) - len(fresh)
-                counts = writer.write(fresh, reprepare) if fresh else dict(
-                    added=0, replaced=0, unchanged=0, opinions=0, paragraphs=0)
+                counts = writer.write(fresh, reprepare) if fresh else {
+                    "added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
                 counts["unchanged"] += unchanged
                 summary.add(counts)
                 summary.cases_read += len(item)

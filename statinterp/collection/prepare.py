@@ -105,8 +105,13 @@ def citations_of(record: CaseRecord) -> tuple[Citation, ...]:
     return tuple(out)
 
 
-def prepare_cases(records: list[CaseRecord], analyzer: Analyzer, citations: bool = True) -> list[PreparedCase]:
-    """Statistics (and, with ``citations``, citations) of each record; one spaCy pass for all."""
+def prepare_cases(records: list[CaseRecord], analyzer: Analyzer | None, citations: bool = True) -> list[PreparedCase]:
+    """Statistics (and, with ``citations``, citations) of each record; one spaCy pass for all.
+
+    Without an analyzer no statistics are computed (a collection without statistics: the
+    benchmarks' "parse and store only" pass)."""
+    if analyzer is None:
+        return [PreparedCase(r, r.content_hash, {}, citations_of(r) if citations else ()) for r in records]
     texts = [r.text for r in records]
     analysed = analyzer.analyse(texts)
     words = analyzer.vocab.words

@@ -26,9 +26,9 @@ import datetime as _dt
 import json
 import os
 import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from statinterp.errors import InputError, OutputError, UsageError
 from statinterp.index.statistics import LEVELS
@@ -83,7 +83,7 @@ class ParagraphRow:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
 
 
 def database_path(folder: str | Path) -> Path:
@@ -106,7 +106,7 @@ class Collection:
         self.db = db
 
     @classmethod
-    def open(cls, folder: str | Path) -> "Collection":
+    def open(cls, folder: str | Path) -> Collection:
         folder = Path(folder)
         path = database_path(folder)
         if not path.is_file():
@@ -127,7 +127,7 @@ class Collection:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "Collection":
+    def __enter__(self) -> Collection:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -192,9 +192,10 @@ class Collection:
             paras = tuple(t for (t,) in self.db.execute(
                 "SELECT text FROM paragraphs WHERE opinion_id = ? ORDER BY position", (oid,)))
             ops.append(OpinionRecord(kind, author, paras))
-        fields = list(row)
-        fields[6] = tuple(tuple(c) for c in json.loads(fields[6]))
-        return CaseRecord(*fields, opinions=tuple(ops))
+        (source, source_id, name, abbr, date, docket, cites, court, jurisdiction, head, judges, parties,
+         attorneys) = row
+        return CaseRecord(source, source_id, name, abbr, date, docket, tuple(tuple(c) for c in json.loads(cites)),
+                          court, jurisdiction, head, judges, parties, attorneys, tuple(ops))
 
     def citations(self, paragraph_id: int) -> list[dict]:
         return [{"kind": k, "start": s, "end": e, "text": t, "normalized": n} for s, e, k, t, n in self.db.execute(
@@ -202,9 +203,15 @@ class Collection:
             (paragraph_id,))]
 
     # -- statistics ---------------------------------------------------------------------------
+    def _require_statistics(self) -> None:
+        if json.loads(self.meta().get("analysis", "{}")).get("statistics", True) is False:
+            raise UsageError(f"the collection {self.folder} was ingested without statistics; ingest its sources "
+                             "again into a new folder")
+
     def token_statistics(self, level: str, tokens: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(df, cf) over the collection of each token (lower-cased lemmas); (0, 0) if unseen."""
         _check_level(level)
+        self._require_statistics()
         out = {t: (0, 0) for t in tokens}
         distinct = list(out)
         for i in range(0, len(distinct), 500):
@@ -218,6 +225,7 @@ class Collection:
     def level_totals(self, level: str) -> tuple[int, int]:
         """(N units holding a token, total tokens) of a unit level over the collection."""
         _check_level(level)
+        self._require_statistics()
         row = self.db.execute("SELECT n_units, total_tokens FROM level_totals WHERE level = ?", (level,)).fetchone()
         return (row[0], row[1]) if row else (0, 0)
 
@@ -227,7 +235,7 @@ class Collection:
 
     def info(self) -> dict:
         """Counts, sources, statistics date and size on disk (``collection info``)."""
-        count = lambda table: self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: E731
+        count = lambda table: self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         meta = self.meta()
         files = [p for p in self.folder.iterdir() if p.name.startswith(FILENAME)]
         size = sum(p.stat().st_size for p in files)
@@ -241,7 +249,9 @@ class Collection:
             "sources": [{"path": p, "format": f, "cases": c, "skipped": s, "ingested_at": t} for p, f, c, s, t in
                         self.db.execute("SELECT path, format, cases, skipped, ingested_at FROM sources "
                                         "ORDER BY ingested_at, path")],
-            "statistics": {lvl: dict(zip(("units", "tokens"), self.level_totals(lvl))) for lvl in LEVELS},
+            "statistics": {lvl: dict(zip(("units", "tokens"), self.db.execute(
+                "SELECT n_units, total_tokens FROM level_totals WHERE level = ?", (lvl,)).fetchone() or (0, 0)))
+                for lvl in LEVELS},
             "vocabulary": {lvl: n for lvl, n in self.db.execute(
                 "SELECT level, count(*) FROM token_stats GROUP BY level ORDER BY level")},
             "statistics_date": meta.get("statistics_date", ""),
@@ -318,7 +328,7 @@ class CollectionWriter:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "CollectionWriter":
+    def __enter__(self) -> CollectionWriter:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -334,7 +344,7 @@ class CollectionWriter:
         stored case (``reprepare(record)`` gives the old case's statistics to subtract),
         unchanged ones are left alone. Returns counts of added / replaced / unchanged cases and
         of the opinions and paragraphs added."""
-        counts = dict(added=0, replaced=0, unchanged=0, opinions=0, paragraphs=0)
+        counts = {"added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
         stats: dict[tuple[str, str], list[int]] = {}
         totals = {lvl: [0, 0] for lvl in LEVELS}
         db = self.db
@@ -404,15 +414,15 @@ class CollectionWriter:
             (r.source, r.source_id, case.content_hash, r.name, r.name_abbreviation, r.decision_date,
              r.docket_number, json.dumps([list(c) for c in r.citations], ensure_ascii=False), r.court,
              r.jurisdiction, r.head_matter, r.judges, r.parties, r.attorneys))
-        case_id = cur.lastrowid
+        case_id = int(cur.lastrowid or 0)
         paragraph_ids: dict[tuple[int, int], int] = {}
         n_paras = 0
         for i, op in enumerate(r.opinions):
             oid = db.execute("INSERT INTO opinions (case_id, position, type, author) VALUES (?, ?, ?, ?)",
-                             (case_id, i, op.type, op.author)).lastrowid
+                             (case_id, i, op.type, op.author)).lastrowid or 0
             for j, text in enumerate(op.paragraphs):
                 pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text) VALUES (?, ?, ?, ?)",
-                                 (case_id, oid, j, text)).lastrowid
+                                 (case_id, oid, j, text)).lastrowid or 0
                 db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
                 paragraph_ids[(i, j)] = pid
                 n_paras += 1

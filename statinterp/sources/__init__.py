@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import os
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from statinterp.errors import InputError, UsageError
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 
-__all__ = ["FORMATS", "Partition", "discover", "read_partition", "CaseRecord", "OpinionRecord", "SkippedRecord"]
+__all__ = ["FORMATS", "CaseRecord", "OpinionRecord", "Partition", "SkippedRecord", "discover", "read_partition"]
 
 FORMATS = ("cap", "cap-bulk", "courtlistener", "text", "dataset")
 

@@ -12,13 +12,12 @@ Each reader streams: one file (or one line) at a time, so memory does not grow w
 
 from __future__ import annotations
 
-import io
 import json
 import lzma
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Iterator
 
 from statinterp.corpus.dataset import MAX_MEMBER_BYTES
 from statinterp.errors import InputError, read_limited
@@ -166,9 +165,11 @@ def read_cap_bag(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
         except _ZIP_ERRORS as exc:
             raise InputError(f"{path}:{member}", f"corrupt zip member ({exc})") from None
         with raw:
-            fh = lzma.open(raw, "rb") if member.endswith(".xz") else io.BufferedReader(raw)
-            with fh:
-                yield from _jsonl_lines(fh, f"{path}:{member}", "cap-bulk")
+            if member.endswith(".xz"):
+                with lzma.open(raw, "rb") as fh:
+                    yield from _jsonl_lines(fh, f"{path}:{member}", "cap-bulk")
+            else:
+                yield from _jsonl_lines(raw, f"{path}:{member}", "cap-bulk")
 
 
 def to_cap_json(record: CaseRecord, case_id: int | str | None = None) -> dict:

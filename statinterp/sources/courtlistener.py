@@ -19,8 +19,8 @@ import re
 import sqlite3
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from statinterp.errors import InputError
 from statinterp.sources.fields import BadField, json_type, text_of
@@ -35,8 +35,7 @@ OPINION_TYPES = {
     "040dissent": "dissent",
 }
 
-_BLOCK = frozenset("p div blockquote li ul ol h1 h2 h3 h4 h5 h6 pre table tr td th dd dt dl section article "
-                   "center br hr opinion author".split())
+_BLOCK = frozenset(["p", "div", "blockquote", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table", "tr", "td", "th", "dd", "dt", "dl", "section", "article", "center", "br", "hr", "opinion", "author"])
 
 
 def markup_paragraphs(markup: str) -> tuple[str, ...]:

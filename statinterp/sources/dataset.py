@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import InputError

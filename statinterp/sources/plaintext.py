@@ -8,8 +8,8 @@ inside a paragraph are joined with a space.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from statinterp.corpus.dataset import MAX_TEXT_CHARS
 from statinterp.errors import InputError
