@@ -428,3 +428,43 @@ def test_a_dask_worker_that_dies_mid_partition_is_retried_without_duplicates(tmp
     assert list(canonical_dump(tmp_path / "dask")) == list(canonical_dump(tmp_path / "local"))
     with Collection.open(tmp_path / "dask") as c:
         assert len(c.case_ids()) == 9
+
+
+# --------------------------------------------------------------------------------------------
+# Real data (skipped, saying so, when ../shared/data is absent)
+
+
+def check_real_terms(zips: list[Path], tmp_path: Path) -> int:
+    """The data set's cases survive both ways in: from its own zips and as CAP per-case files.
+    Returns the number of labelled sentences checked."""
+    from statinterp.corpus.dataset import load_corpus as load
+
+    col = tmp_path / "real"
+    ingest(zips, col, citations=False)
+    recs = [r for z in zips for r in read_partition(Partition(str(z), "dataset"))]
+    write_cap_volume(recs, tmp_path / "cap" / "vol")
+    ingest([tmp_path / "cap"], tmp_path / "real-cap", citations=False)
+    checked = 0
+    with Collection.open(col) as c, Collection.open(tmp_path / "real-cap") as cap:
+        stored = {c.case(i)["original_id"]: c.case(i)["text"] for i in c.case_ids()}
+        from_cap = {cap.case(i)["original_id"]: cap.case(i)["text"] for i in cap.case_ids()}
+        assert stored == from_cap
+        paragraphs = {t for (t,) in c.db.execute("SELECT text FROM paragraphs")}
+        for z in zips:
+            for term in load(z):
+                raw = json.loads(zipfile.ZipFile(z).read(f"{term.key}-case.json"))
+                original = {cid: str(raw[cid].get("original_id", cid)) for cid in term.cases}
+                for cid, case in term.cases.items():
+                    assert stored[original[cid]] == case.text
+                for s in term.sentences:
+                    # a labelled sentence lies in one stored paragraph (a line), or, where the data
+                    # set joined lines into one paragraph, in the stored case text
+                    assert (any(s.text in p for p in paragraphs if len(p) >= len(s.text))
+                            or s.text in stored[original[s.case_id]])
+                    checked += 1
+    return checked
+
+
+def test_real_terms_are_stored_with_their_case_texts_and_paragraphs(shared_data, tmp_path):
+    zips = [shared_data / f"{t}.zip" for t in ("mechanical_recordation", "semiconductor_chip_product")]
+    assert check_real_terms(zips, tmp_path) == 18 + 25

@@ -4,7 +4,8 @@ Each term is loaded and validated by :func:`statinterp.corpus.dataset.load_corpu
 there stops with one line: a data-set file is validated as a whole). Every case becomes a
 record whose id is the case's CAP id (``original_id``; the data-set id when it has none), so a
 case shared by several terms is stored once. Its head matter is the case text before its
-first opinion; each opinion's lines are its paragraphs.
+first opinion; each opinion's lines are its paragraphs; text outside the listed opinions (the
+data set omits some opinions) becomes an opinion of type ``unlisted``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,32 @@ def _raw_cases(path: Path) -> dict[str, dict]:
     return out
 
 
+def _split_case(text: str, ops: list) -> tuple[str, tuple[OpinionRecord, ...]]:
+    """Head matter and opinions of a case text. The data set lists only some opinions of some
+    cases (a concurrence may be in the case text but not in the opinion file): text between or
+    after the listed opinions becomes an opinion of type ``unlisted``, so the stored case keeps
+    its whole text."""
+    placed = sorted((text.find(o.text), i) for i, o in enumerate(ops) if o.text and text.find(o.text) >= 0)
+    if not placed:
+        return text, tuple(OpinionRecord(o.type or "majority", o.author or None, split_lines(o.text)) for o in ops)
+    out: list[OpinionRecord] = []
+    head = text[:placed[0][0]].rstrip("\n")
+    pos = placed[0][0]
+    for start, i in placed:
+        if start < pos:  # overlaps the previous opinion: keep it as listed
+            start = pos
+        gap = text[pos:start].strip("\n")
+        if gap.strip():
+            out.append(OpinionRecord("unlisted", None, split_lines(gap)))
+        o = ops[i]
+        out.append(OpinionRecord(o.type or "majority", o.author or None, split_lines(o.text)))
+        pos = max(pos, start + len(o.text))
+    tail = text[pos:].strip("\n")
+    if tail.strip():
+        out.append(OpinionRecord("unlisted", None, split_lines(tail)))
+    return head, tuple(out)
+
+
 def read_dataset(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
     corpus = load_corpus(path)
     raw = _raw_cases(path)
@@ -47,9 +74,7 @@ def read_dataset(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
             case = term.cases[cid]
             rec = raw.get(cid, {})
             ops = sorted(by_case.get(cid, []), key=lambda o: (o.position if o.position is not None else 1 << 30, o.id))
-            offsets = [case.text.find(o.text) for o in ops]
-            first = min((o for o in offsets if o >= 0), default=-1)
-            head = case.text[:first].rstrip("\n") if first >= 0 else ("" if ops else case.text)
+            head, opinions = _split_case(case.text, ops)
             try:
                 original = rec.get("original_id")
                 source_id = str(original) if isinstance(original, (int, str)) and str(original).strip() else cid
@@ -60,8 +85,7 @@ def read_dataset(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
                     court=case.court, jurisdiction=text_of(rec, "jurisdiction"), head_matter=head,
                     judges=lines_of(rec, "judges"), parties=lines_of(rec, "parties"),
                     attorneys=lines_of(rec, "attorneys"),
-                    opinions=tuple(OpinionRecord(o.type or "majority", o.author or None, split_lines(o.text))
-                                   for o in ops),
+                    opinions=opinions,
                 )
             except BadField as exc:
                 yield SkippedRecord(f"{path}:{term.key}-case.json", cid, exc.field, exc.reason)
