@@ -587,6 +587,12 @@ def explain(term, sentence_id, method, model_file, top, fmt, **opts):
     click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top), fmt), nl=False)
 
 
+from statinterp.app.collection_commands import collection as _collection_group, ingest as _ingest_command  # noqa: E402
+
+cli.add_command(_ingest_command)
+cli.add_command(_collection_group)
+
+
 def main(argv=None) -> int:
     """Console entry point: clear one-line errors, exit status 2 for bad input or usage.
 
