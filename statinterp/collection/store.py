@@ -147,6 +147,12 @@ class Collection:
         for row in cursor:
             yield ParagraphRow(*row)
 
+    def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
+        """Every paragraph (line) of an opinion, in position order."""
+        return [ParagraphRow(*row) for row in self.db.execute(
+            "SELECT case_id, opinion_id, id, position, text FROM paragraphs WHERE opinion_id = ? ORDER BY position",
+            (opinion_id,))]
+
     def case_ids(self) -> list[int]:
         return [r[0] for r in self.db.execute("SELECT id FROM cases ORDER BY id")]
 
