@@ -53,8 +53,8 @@ def term_parts(term: str) -> list[list[str]]:
     """The term's words, each as its parts: ``"pre-employment testing"`` -> ``[["pre", "employment"], ["testing"]]``.
 
     A word is split at its hyphens, and a closed word after one of
-    :data:`JOINABLE_PREFIXES` ("preemployment" -> "pre" + "employment").  Letter case is
-    folded.  Raises ``ValueError`` for a term with no letters or digits.
+    :data:`JOINABLE_PREFIXES` ("preemployment" -> "pre" + "employment"); a prefix written
+    as a word of its own joins the next word ("pre employment").  Letter case is folded.  Raises ``ValueError`` for a term with no letters or digits.
     """
     words = []
     for raw in term.lower().split():
@@ -73,6 +73,14 @@ def term_parts(term: str) -> list[list[str]]:
                 parts.append(piece)
         if parts:
             words.append(parts)
+    # A prefix written as a word of its own ("pre employment") joins the next word's parts.
+    merged: list[list[str]] = []
+    for parts in words:
+        if merged and len(merged[-1]) == 1 and merged[-1][0] in JOINABLE_PREFIXES:
+            merged[-1] = merged[-1] + parts
+        else:
+            merged.append(parts)
+    words = merged
     if not any(any(ch.isalnum() for ch in part) for word in words for part in word):
         raise ValueError(f"term {term!r} has no letters or digits")
     return words
@@ -98,7 +106,8 @@ def _word_forms(word: str) -> str:
     "measure's", "measures’", "trading", "properties")."""
     if len(word) <= 3:
         return re.escape(word)
-    return rf"{re.escape(stem(word))}{_INFLECTIONS}(?:[{_APOSTROPHES}]s?)?"
+    return (rf"(?:{re.escape(word)}(?:e?s)?|{re.escape(stem(word))}{_INFLECTIONS})"
+            rf"(?:[{_APOSTROPHES}]s?)?")
 
 
 @functools.lru_cache(maxsize=256)
