@@ -99,6 +99,29 @@ def _prepare(opts: dict, terms=None, provision_override=None, require_labels=Fal
     )
 
 
+def _prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None):
+    """Find TERM in a collection and prepare the found sentences with the collection's statistics."""
+    from statinterp.workflow import find_in_collection, prepare_found
+
+    if opts["data"] is not None or opts["background"] is not None:
+        raise UsageError("give --collection or --data/--background, not both")
+    if opts["statistics"] != "background":
+        raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
+    found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text)
+    if not opts["quiet"]:
+        click.echo(f"statinterp: {found.summary()}", err=True)
+    if not len(corpus):
+        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}: nothing to rank")
+    return prepare_found(
+        collection, corpus,
+        cache_dir=False if opts["no_cache"] else opts["cache_dir"],
+        n_process=opts["jobs"],
+        vectors=opts["vectors"],
+        vector_workers=opts["vector_workers"],
+        show_progress=not opts["quiet"],
+    )
+
+
 def _emit(text: str, out: Path | None, force: bool) -> None:
     if out is None:
         click.echo(text, nl=False)
@@ -170,6 +193,9 @@ def cli(ctx, debug):
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Rank with a learned model (made by `statinterp train`) instead of --method.")
+@click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
+              help="Find TERM in this collection (made by `statinterp ingest`) and rank what is found, with the "
+                   "collection's background statistics (instead of --data).")
 @click.option("--dedupe", is_flag=True,
               help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
 @click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
@@ -178,8 +204,8 @@ def cli(ctx, debug):
               help="Re-rank with your labels of this term's sentences: a JSON-lines file of "
                    '{"sentence_id": ..., "label": ...} or a labelled term zip. A learner fitted on them is '
                    "blended with the method's (or model's) scores.")
-def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, dedupe, dedupe_threshold,
-         feedback_file, **opts):
+def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, dedupe,
+         dedupe_threshold, feedback_file, **opts):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -206,7 +232,10 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         override = {term: provision_text}
     if out is not None:
         atomic.check_writable(out, force)
-    prepared = _prepare(opts, provision_override=override, require_term=term)
+    if collection is not None:
+        prepared = _prepare_found(opts, collection, term, provision_text)
+    else:
+        prepared = _prepare(opts, provision_override=override, require_term=term)
     index = prepared[term]
     if feedback_labels is not None:
         from statinterp.learned.feedback import FeedbackRanker
@@ -275,7 +304,8 @@ def _note_unlabelled(prepared) -> None:
     unlabelled = sum(1 for ix in prepared for s in ix.term.sentences if s.label is None)
     skipped = sorted(ix.key for ix in prepared if not ix.term.labelled)
     if unlabelled:
-        note = f"statinterp: note: {unlabelled} unlabelled sentence(s) left out of the evaluation"
+        note = (f"statinterp: note: {unlabelled} unlabelled sentence(s) left out of the evaluation "
+                "(condensed lists: NDCG over the labelled sentences in their ranked order)")
         if skipped:
             note += f"; term(s) without labels skipped: {', '.join(skipped)}"
         click.echo(note, err=True)
@@ -769,6 +799,14 @@ def labels_import(source, data, labels_file, terms):
             for label, ids in sorted(by_label.items()):
                 store.set_labels(key, ids, label, source=f"import:{Path(source).name}")
     click.echo(f"imported {len(plan)} label(s) into {path}", err=True)
+
+from statinterp.app.collection_commands import collection as _collection_group, ingest as _ingest_command  # noqa: E402
+
+cli.add_command(_ingest_command)
+cli.add_command(_collection_group)
+from statinterp.app.find_commands import find as _find_command  # noqa: E402
+
+cli.add_command(_find_command)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,291 @@
+"""Ingest benchmark: throughput per core, growth, and the extrapolation to all of CAP.
+
+    python -m benchmarks.ingest --data ../shared/data/statutory_interpretation --workdir WORK \
+        [--throughput-cases 300] [--sizes 1000,10000] [--analysed-sizes 100,300] [--citation-cases 100]
+
+Cases are real: the distinct cases of the annotated data set's term zips (read with the
+``dataset`` reader). A synthetic collection of N cases takes case ``i mod R`` of the R real
+cases, gives it a new id and, from its second use on, rotates the paragraphs of its first
+opinion (so no two synthetic cases have the same text); the cases are written as CAP per-case
+volumes of 500 cases (``statinterp.sources.cap.write_cap_volume``) and ingested from there.
+
+Every measured run is a fresh process (``python -m benchmarks.ingest child ...``), which
+reports its wall and CPU time and its own peak memory (VmHWM), one process, one core:
+
+* ``spacy``: one bare spaCy pass (``build_pipeline()`` + ``nlp.pipe``: the project's pipeline,
+  sentence segmentation included) over the case texts - the floor, as in benchmarks/run.py;
+* ``store``: ``ingest(..., statistics=False, citations=False)``: read, parse, store, FTS5;
+* ``analysed``: ``ingest(..., citations=False)``: the same plus the analysis and statistics;
+* ``citations``: ``ingest(...)`` with eyecite citations as well (the default of the command).
+
+Results go to WORK/ingest.json; ``--markdown`` prints the section of benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CAP_CASES = 6_700_000
+VOLUME_CASES = 500
+
+
+def _vm_hwm_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def real_records(data: Path) -> list:
+    from statinterp.sources import Partition, read_partition
+    from statinterp.sources.records import CaseRecord
+
+    seen: dict[str, object] = {}
+    for z in sorted(data.glob("*.zip")):
+        for rec in read_partition(Partition(str(z), "dataset")):
+            if isinstance(rec, CaseRecord) and rec.source_id not in seen and rec.opinions:
+                seen[rec.source_id] = rec
+    return list(seen.values())
+
+
+def synthetic(records: list, n: int) -> list:
+    out = []
+    for i in range(n):
+        r = records[i % len(records)]
+        k = i // len(records)
+        ops = list(r.opinions)
+        if k and ops[0].paragraphs:
+            p = ops[0].paragraphs
+            shift = k % len(p)
+            ops[0] = dataclasses.replace(ops[0], paragraphs=p[shift:] + p[:shift] + (f"[synthetic copy {k}]",))
+        out.append(dataclasses.replace(r, source="cap", source_id=str(10_000_000 + i), opinions=tuple(ops)))
+    return out
+
+
+def write_source(records: list, folder: Path) -> dict:
+    from statinterp.sources.cap import write_cap_volume
+
+    if folder.exists():
+        shutil.rmtree(folder)
+    for v in range(0, len(records), VOLUME_CASES):
+        write_cap_volume(records[v:v + VOLUME_CASES], folder / f"{v // VOLUME_CASES + 1:05d}")
+    size = sum(f.stat().st_size for f in folder.rglob("*.json"))
+    return {"cases": len(records), "bytes": size, "chars": sum(len(r.text) for r in records)}
+
+
+# --------------------------------------------------------------------------------------------
+# child: one measured run
+
+
+def child(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(prog="benchmarks.ingest child")
+    ap.add_argument("mode", choices=["spacy", "store", "analysed", "citations"])
+    ap.add_argument("source")
+    ap.add_argument("--collection")
+    args = ap.parse_args(argv)
+    from statinterp.collection.ingest import ingest
+    from statinterp.collection.prepare import new_analyzer
+    from statinterp.sources import discover, read_partition
+    from statinterp.text.segmentation import build_pipeline
+
+    if args.mode == "spacy":
+        texts = [r.text for p in discover([args.source]) for r in read_partition(p)]
+        nlp = build_pipeline()
+        start, cpu = time.perf_counter(), time.process_time()
+        tokens = sum(len(doc) for doc in nlp.pipe(texts))
+        result = {"tokens": tokens}
+    else:
+        analyzer = new_analyzer()
+        _ = analyzer.worker  # the pipeline is loaded before the clock starts, as for the spaCy pass
+        if args.mode == "citations":
+            import eyecite  # noqa: F401
+        start, cpu = time.perf_counter(), time.process_time()
+        s = ingest([args.source], args.collection, statistics=args.mode != "store", citations=args.mode == "citations",
+                   analyzer=analyzer)
+        result = s.as_dict()
+        result["disk_bytes"] = sum(f.stat().st_size for f in Path(args.collection).iterdir())
+    result.update(mode=args.mode, wall=time.perf_counter() - start, cpu=time.process_time() - cpu,
+                  peak_mb=_vm_hwm_mb())
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def run_child(mode: str, source: Path, collection: Path | None = None) -> dict:
+    if collection is not None and collection.exists():
+        shutil.rmtree(collection)
+    cmd = [sys.executable, "-m", "benchmarks.ingest", "child", mode, str(source)]
+    if collection is not None:
+        cmd += ["--collection", str(collection)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("RESULT "))
+    res = json.loads(line[len("RESULT "):])
+    print(f"  {mode:9s} {source.name}: {res['wall']:.1f} s wall, {res['cpu']:.1f} s CPU, {res['peak_mb']:.0f} MB",
+          file=sys.stderr, flush=True)
+    return res
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def versions() -> dict:
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version()}
+    for pkg in ("spacy", "spacy-lookups-data", "numpy", "eyecite", "lxml", "dask", "distributed"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "absent"
+    out["sqlite"] = __import__("sqlite3").sqlite_version
+    return out
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "child":
+        child(argv[1:])
+        return 0
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.ingest", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=Path("../shared/data/statutory_interpretation"))
+    ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("--throughput-cases", type=int, default=300)
+    ap.add_argument("--citation-cases", type=int, default=100)
+    ap.add_argument("--sizes", default="1000,10000", help="growth without analysis (cases)")
+    ap.add_argument("--analysed-sizes", default="100,300", help="growth with analysis (cases)")
+    ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section from WORK/ingest.json")
+    args = ap.parse_args(argv)
+    out_json = args.workdir / "ingest.json"
+    if args.markdown:
+        print(markdown(json.loads(out_json.read_text())))
+        return 0
+    if not args.data.is_dir():
+        print(f"benchmarks.ingest: no data at {args.data} (give --data)", file=sys.stderr)
+        return 2
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    records = real_records(args.data)
+    shown = [("DATA" if a == str(args.data) else "WORK" if a == str(args.workdir) else a) for a in argv]
+    res: dict = {"command": "python -m benchmarks.ingest " + " ".join(shown), "versions": versions(),
+                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "real_cases": len(records),
+                 "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                 "loadavg_start": os.getloadavg()}
+    print(f"{len(records)} distinct real cases", file=sys.stderr)
+
+    # throughput per core, side by side on the same cases
+    src = args.workdir / "throughput"
+    res["throughput_source"] = write_source(synthetic(records, args.throughput_cases), src)
+    col = args.workdir / "col"
+    res["throughput"] = {m: run_child(m, src, None if m == "spacy" else col) for m in ("spacy", "store", "analysed")}
+    csrc = args.workdir / "citations"
+    res["citation_source"] = write_source(synthetic(records, args.citation_cases), csrc)
+    res["citations"] = {m: run_child(m, csrc, col) for m in ("analysed", "citations")}
+
+    res["growth"] = []
+    for n in [int(x) for x in args.sizes.split(",") if x]:
+        src = args.workdir / f"growth-{n}"
+        info = write_source(synthetic(records, n), src)
+        res["growth"].append({"n": n, "source": info, "store": run_child("store", src, col)})
+        shutil.rmtree(src)
+    res["analysed_growth"] = []
+    for n in [int(x) for x in args.analysed_sizes.split(",") if x]:
+        src = args.workdir / f"agrowth-{n}"
+        info = write_source(synthetic(records, n), src)
+        res["analysed_growth"].append({"n": n, "source": info, "analysed": run_child("analysed", src, col)})
+        shutil.rmtree(src)
+    shutil.rmtree(col, ignore_errors=True)
+    res["loadavg_end"] = os.getloadavg()
+    res["seconds"] = time.time() - started
+    out_json.write_text(json.dumps(res, indent=1))
+    print(markdown(res))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def markdown(res: dict) -> str:
+    t = res["throughput"]
+    src = res["throughput_source"]
+    n, mb, chars = src["cases"], src["bytes"] / 1e6, src["chars"]
+
+    def row(name: str, r: dict) -> str:
+        return (f"| {name} | {r['wall']:.1f} s | {r['cpu']:.1f} s | {n / r['wall']:.1f} | {mb / r['wall']:.2f} | "
+                f"{r['wall'] / t['spacy']['wall']:.2f} | {r['peak_mb']:.0f} MB |")
+
+    c = res["citations"]
+    cn = res["citation_source"]["cases"]
+    lines = [
+        "## Ingest (`statinterp ingest`): throughput, growth, all of CAP",
+        "",
+        f"Command: `{res['command']}` (DATA: the shared data's statutory_interpretation folder, "
+        f"`../shared/data/statutory_interpretation` beside the repository; WORK: a scratch folder) ({res['date']}, {res['seconds'] / 60:.0f} min; {res['cores']} cores shared with "
+        f"other engineers' jobs, load average {res['loadavg_start'][0]:.1f} at start, {res['loadavg_end'][0]:.1f} at "
+        "end). Versions: " + ", ".join(f"{k} {v}" for k, v in res["versions"].items()) + ".",
+        "",
+        f"Cases: the {res['real_cases']} distinct real cases of the data set's term zips, reused with new ids and "
+        "rotated paragraphs for larger collections, written as CAP per-case volumes of 500 cases. Every run is a "
+        "fresh process on one core (`--engine local`); peak memory is that process's VmHWM.",
+        "",
+        f"### Throughput per core ({n} cases, {mb:.1f} MB of CAP JSON, {chars / 1e6:.1f} M characters of text)",
+        "",
+        "| run | wall | CPU | cases/s | MB/s | × bare spaCy | peak memory |",
+        "|---|---|---|---|---|---|---|",
+        row("bare spaCy pass (`build_pipeline()` + `nlp.pipe`)", t["spacy"]),
+        row("ingest without analysis (parse, store, FTS5)", t["store"]),
+        row("ingest with analysis and statistics (`--no-citations`)", t["analysed"]),
+        "",
+        f"**Analysed ingest / bare spaCy = {t['analysed']['wall'] / t['spacy']['wall']:.2f}** (target ≤ 1.2; "
+        f"CPU ratio {t['analysed']['cpu'] / t['spacy']['cpu']:.2f}).",
+        "",
+        f"Citations (eyecite, paragraph by paragraph) on {cn} cases: analysed ingest {c['analysed']['wall']:.1f} s, "
+        f"with citations {c['citations']['wall']:.1f} s (× {c['citations']['wall'] / c['analysed']['wall']:.2f}); "
+        "eyecite is the slowest stage, hence `--no-citations`.",
+        "",
+        "### Growth",
+        "",
+        "| cases | run | wall | cases/s | peak memory | size on disk | per case |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for g in res["growth"]:
+        s = g["store"]
+        lines.append(f"| {g['n']:,} | without analysis | {s['wall']:.1f} s | {g['n'] / s['wall']:.0f} | "
+                     f"{s['peak_mb']:.0f} MB | {s['disk_bytes'] / 1e6:.0f} MB | {s['disk_bytes'] / g['n'] / 1e3:.1f} kB |")
+    for g in res["analysed_growth"]:
+        s = g["analysed"]
+        lines.append(f"| {g['n']:,} | with analysis | {s['wall']:.1f} s | {g['n'] / s['wall']:.1f} | "
+                     f"{s['peak_mb']:.0f} MB | {s['disk_bytes'] / 1e6:.0f} MB | {s['disk_bytes'] / g['n'] / 1e3:.1f} kB |")
+    # extrapolation
+    per_char = t["analysed"]["wall"] / chars  # s per character, one core, with analysis
+    store_per_case = t["store"]["wall"] / n  # the single writer's floor (parse + store) per case
+    if res["growth"]:
+        big = res["growth"][-1]
+        store_per_case = big["store"]["wall"] / big["n"]
+    avg_chars = chars / n
+    total = CAP_CASES * avg_chars * per_char
+    cluster = max(total / 32, CAP_CASES * store_per_case)
+    lines += [
+        "",
+        "### All of CAP (6.7 M cases), extrapolated",
+        "",
+        f"At this run's analysed rate ({chars / t['analysed']['wall'] / 1e3:.0f} k characters/s per core) and the "
+        f"sample's {avg_chars / 1e3:.1f} k characters per case (the data set's cases are longer than CAP's "
+        "average, so this errs high): one core **"
+        f"{total / 3600:,.0f} h** ({total / 86400:.1f} days); a 32-worker Dask cluster **{cluster / 3600:,.1f} h** — "
+        f"the workers' share is {total / 32 / 3600:,.1f} h and the single writer needs at least "
+        f"{CAP_CASES * store_per_case / 3600:,.1f} h (the without-analysis rate of the largest growth run, which "
+        "includes parsing; the writer alone is faster). With citations add the eyecite factor above on the workers.",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
