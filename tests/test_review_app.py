@@ -554,3 +554,31 @@ def test_a_taken_port_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in err and "--port" in err
     assert "Open http" not in err
+
+
+def test_review_a_term_found_in_a_collection(tmp_path, review_server, capsys):
+    httpx = pytest.importorskip("httpx", reason="httpx not installed")
+    from statinterp.collection.ingest import ingest
+
+    collection = tmp_path / "collection"
+    ingest([example_data_path() / "sources" / "cap"], collection)
+    proc, url = review_server("vehicle", "--collection", str(collection), "-m", "TF-ISF-p")
+    with httpx.Client(follow_redirects=True, timeout=30) as http:
+        page = http.get(url)
+        assert page.status_code == 200 and "sentences labelled" in page.text
+        token, ids = csrf_of(page.text), sentence_ids(page.text)
+        base = url.rsplit("/term/", 1)[0]
+        r = http.post(f"{base}/term/vehicle/labels", json={"sentence_ids": ids[:2], "label": "high value"},
+                      headers={"X-CSRF-Token": token})
+        assert r.status_code == 200
+    proc.terminate()
+    proc.wait(timeout=30)
+    assert (collection / "statinterp-labels.sqlite").is_file()  # beside the collection
+    out = tmp_path / "found.zip"
+    assert main(["labels", "export", "vehicle", "--collection", str(collection), "--out", str(out)]) == 0
+    capsys.readouterr()
+    term = load_corpus(out).term("vehicle")
+    assert {s.id: s.label for s in term.sentences if s.label} == {sid: "high value" for sid in ids[:2]}
+    assert main(["labels", "export", "vehicle", "--collection", str(collection), "--data", str(tmp_path),
+                 "--out", str(tmp_path / "x.zip")]) == 2
+    assert "not both" in capsys.readouterr().err

@@ -664,6 +664,9 @@ def _label_store_path(data, labels_file) -> Path:
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Rank with a learned model (made by `statinterp train`) instead of --method.")
 @click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
+@click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
+              help="Find TERM in this collection (made by `statinterp ingest`) and review what is found, ranked with "
+                   "the collection's statistics (instead of --data); labels go beside the collection.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
 @click.option("--host", default=None,
@@ -673,7 +676,7 @@ def _label_store_path(data, labels_file) -> Path:
 @click.option("--show-labels", is_flag=True,
               help="Show the data set's own labels beside each sentence (hidden by default, so that a reviewer "
                    "can test themselves; they are never used for re-ranking or export).")
-def review(term, method, model_file, labels_file, port, host, no_browser, show_labels, **opts):
+def review(term, method, model_file, labels_file, collection, port, host, no_browser, show_labels, **opts):
     """Review TERM's ranked sentences in the browser: read them in context, label, re-rank.
 
     Labels are written to the label store (--labels) the moment they are given; reopening
@@ -689,8 +692,11 @@ def review(term, method, model_file, labels_file, port, host, no_browser, show_l
 
     ranker = _ranker_from_options(method, model_file)
     _check_vectors([ranker], opts)
-    store = LabelStore(_label_store_path(opts["data"], labels_file))
-    prepared = _prepare(opts, require_term=term)
+    store = LabelStore(_label_store_path(collection if collection is not None else opts["data"], labels_file))
+    if collection is not None:
+        prepared = _prepare_found(opts, collection, term, None)
+    else:
+        prepared = _prepare(opts, require_term=term)
     index = prepared[term]
     session = ReviewSession(index, store, method=method or "TF-ISF-p",
                             model=ranker if model_file is not None or method is None else None,
@@ -727,10 +733,12 @@ def labels():
 @click.argument("term")
 @click.option("--data", "data", type=click.Path(path_type=Path), default=None, help=DATA_HELP)
 @click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
+@click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
+              help="The term was reviewed from this collection (`statinterp review --collection`): find it there.")
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True,
               help="Term zip to write (the data set's format, with your labels).")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def labels_export(term, data, labels_file, out, force):
+def labels_export(term, data, labels_file, collection, out, force):
     """Write TERM in the data set's format with the labels from the review.
 
     The zip works as --data for evaluate, train and cv.
@@ -742,11 +750,21 @@ def labels_export(term, data, labels_file, out, force):
     from statinterp.workflow import open_corpus
 
     atomic.check_writable(out, force)
-    path = _label_store_path(data, labels_file)
+    if collection is not None and data is not None:
+        raise UsageError("give --collection or --data, not both")
+    path = _label_store_path(collection if collection is not None else data, labels_file)
     if not path.is_file():
         raise UsageError(f"no label store at {path}: label the term with `statinterp review` first, "
                          "or give --labels FILE")
-    term_data = open_corpus(data, terms=[term]).term(term)
+    if collection is not None:
+        from statinterp.workflow import find_in_collection
+
+        _, found = find_in_collection(collection, term)
+        if not len(found):
+            raise UsageError(f"no sentence of the collection {collection} mentions {term!r}: nothing to export")
+        term_data = found.term(term)
+    else:
+        term_data = open_corpus(data, terms=[term]).term(term)
     with LabelStore(path) as store:
         given = {sid: label for sid, label in store.labels(term_data.key).items()}
     known = {s.id for s in term_data.sentences}
