@@ -11,25 +11,26 @@ from functools import lru_cache
 
 from markupsafe import Markup, escape
 
-__all__ = ["highlight_span", "highlight_term", "locate", "term_pattern"]
+__all__ = ["highlight_span", "highlight_term", "locate"]
 
 
 @lru_cache(maxsize=64)
-def term_pattern(query: str) -> re.Pattern[str]:
-    """The term's words in order, each with a short inflectional ending (vehicle -> vehicles),
-    separated by spaces or hyphens; case-insensitive."""
-    words = [w for w in re.split(r"[\s_\-]+", query.strip()) if w]
-    if not words:
-        return re.compile(r"(?!x)x")
-    body = r"[\s\-]+".join(re.escape(w) + r"[\w']{0,3}" for w in words)
-    return re.compile(r"(?<!\w)" + body + r"(?!\w)", re.IGNORECASE)
+def _pattern(query: str) -> re.Pattern[str]:
+    from statinterp.text.term_match import term_pattern
+
+    return term_pattern(query)
 
 
 def highlight_term(text: str, query: str) -> Markup:
-    """``text`` escaped, with every occurrence of the term in ``<mark class="term">``."""
+    """``text`` escaped, with every occurrence of the term (any of its variants, as
+    :func:`statinterp.text.term_match.term_pattern` finds them) in ``<mark class="term">``."""
+    try:
+        pattern = _pattern(query)
+    except ValueError:  # a term without letters or digits: nothing to mark
+        return escape(text)
     out: list[str] = []
     last = 0
-    for m in term_pattern(query).finditer(text):
+    for m in pattern.finditer(text):
         out.append(escape(text[last:m.start()]))
         out.append(Markup('<mark class="term">') + escape(m.group(0)) + Markup("</mark>"))
         last = m.end()
