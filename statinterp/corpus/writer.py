@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from statinterp.cache import atomic
-from statinterp.corpus.dataset import TermData
+from statinterp.corpus.dataset import KINDS, TermData
 
-__all__ = ["term_records", "term_zip_bytes", "write_term_zip"]
+__all__ = ["term_records", "tables_zip_bytes", "term_zip_bytes", "write_term_zip"]
 
 
 def _drop_empty(rec: dict) -> dict:
@@ -45,16 +45,21 @@ def term_records(term: TermData, labels: Mapping[str, str | None] | None = None)
     return {"case": cases, "opinion": opinions, "paragraph": paragraphs, "sentence": sentences}
 
 
-def term_zip_bytes(term: TermData, labels: Mapping[str, str | None] | None = None) -> bytes:
-    """The term zip as bytes (deterministic: fixed member order and timestamps)."""
+def tables_zip_bytes(key: str, tables: Mapping[str, Mapping[str, dict]]) -> bytes:
+    """The data set's zip (``KEY-case.json`` ... ``KEY-sentence.json``) of the four tables (kind -> id ->
+    record), deterministic: fixed member order, timestamps and key order, so the same tables give the same bytes."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for kind, records in term_records(term, labels).items():
-            info = zipfile.ZipInfo(f"{term.key}-{kind}.json", date_time=(1980, 1, 1, 0, 0, 0))
+        for kind in KINDS:
+            info = zipfile.ZipInfo(f"{key}-{kind}.json", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, json.dumps(records, ensure_ascii=False, indent=1))
+            zf.writestr(info, json.dumps(tables[kind], ensure_ascii=False, indent=1, sort_keys=True))
     return buf.getvalue()
+
+
+def term_zip_bytes(term: TermData, labels: Mapping[str, str | None] | None = None) -> bytes:
+    """The term zip of ``term`` (with ``labels`` in place of its own, see :func:`term_records`) as bytes."""
+    return tables_zip_bytes(term.key, term_records(term, labels))
 
 
 def write_term_zip(term: TermData, path: str | Path, labels: Mapping[str, str | None] | None = None,
