@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
@@ -94,9 +95,7 @@ def _writable_dir(folder: Path) -> bool:
 
 def default_store_path(data: str | Path | None) -> Path:
     """Where the labels of ``data`` (a folder, a term zip; ``None`` = the shipped example) go by default."""
-    from statinterp.workflow import example_data_path
-
-    example = example_data_path().resolve()
+    example = Path(str(resources.files("statinterp.data").joinpath("example"))).resolve()
     path = Path(data).resolve() if data is not None else example
     if path != example:
         if path.is_dir() and _writable_dir(path):
