@@ -2,8 +2,8 @@
 
 Run from the project root::
 
-    /work/venv/bin/python -m benchmarks.run            # everything, 3 runs each (long)
-    /work/venv/bin/python -m benchmarks.run --quick    # 1 run, 3 terms, small sizes (minutes)
+    python -m benchmarks.run            # everything, 3 runs each (long)
+    python -m benchmarks.run --quick    # 1 run, 3 terms, small sizes (minutes)
 
 Figures (each the median of several runs; per-run values are kept in RESULTS.json):
 
@@ -49,6 +49,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
+
+
+def shown_data(data: str) -> str:
+    """The data folder as the results should show it: relative to the repository for the shared data."""
+    return "../shared/data/statutory_interpretation" if Path(data).resolve() == DEFAULT_DATA.resolve() else data
 QUICK_TERMS = ["semiconductor_chip_product", "mechanical_recordation", "dependent_on_hours_worked"]
 
 
@@ -606,7 +611,7 @@ def main(argv=None) -> int:
     terms = QUICK_TERMS if args.quick else None
     workdir = Path(args.workdir or Path(tempfile.gettempdir()) / "statinterp-bench")
     workdir.mkdir(parents=True, exist_ok=True)
-    res: dict = {"machine": machine(), "loadavg_start": loadavg(), "data": args.data,
+    res: dict = {"machine": machine(), "loadavg_start": loadavg(), "data": shown_data(args.data),
                  "terms_label": f"{len(terms)} terms ({', '.join(terms)})" if terms else "the 14 terms",
                  "command": "python -m benchmarks.run " + " ".join(argv if argv is not None else sys.argv[1:])}
     log(f"load average {res['loadavg_start']}; work folder {workdir}")

@@ -1,1 +1,1 @@
-"""Research studies (run as ``python -m experiments.NAME``); each writes a report under reports/."""
+"""Research studies (not speed benchmarks): each writes a report under reports/ with the command that made it."""

@@ -2,10 +2,10 @@
 
 Writes ``reports/learned_limits.md`` (and ``.json``). Run from the project root::
 
-    python -m benchmarks.learned_limits --data ../shared/data/statutory_interpretation   # ~35 min on 2 cores
+    python -m experiments.learned_limits --data ../shared/data/statutory_interpretation   # ~35 min on 2 cores
 
 Every measurement uses the default learner (``ensemble``) on the default feature families, fitted
-as in ``benchmarks/learned_alternatives.py`` (:func:`benchmarks.learned_alternatives.fit_ensemble`),
+as in ``experiments/learned_alternatives.py`` (:func:`experiments.learned_alternatives.fit_ensemble`),
 and scores each held-out term's sentences; nDCG is that of the whole held-out term's ranking.
 
 1. *Learning curve*: for each held-out term, the model is fitted on ``k`` training terms drawn at
@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.learned_alternatives import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log
+from experiments.common import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log, shown_data
 
 SIZES = (1, 3, 5, 7, 9, 11, 13)
 FULL_DATA_SET_TRAINING_TERMS = 41
@@ -202,7 +202,7 @@ def report_lines(command: str, terms: dict[str, Term], sizes, repeats: int, curv
     lines = ["# What limits the learned ranker (issue 6)", "", "Produced by:", "", "```", command, "```", "",
              f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
              f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; default learner (`ensemble`) "
-             "and feature families throughout. What each measurement is: `benchmarks/learned_limits.py` "
+             "and feature families throughout. What each measurement is: `experiments/learned_limits.py` "
              "(module docstring).", "",
              "## 1. More training terms", "",
              f"Each held-out term scored by a model fitted on k of the other {n_others} terms drawn at random "
@@ -284,8 +284,8 @@ def main(argv=None) -> int:
     feedback = feedback_rows(terms, loo_scores, args.repeats, fit, DEFAULT_METRICS, feedback_rng)
     consistency = {k: label_consistency(terms[k].gains, duplicates[k]) for k in terms}
 
-    data = "../shared/data/statutory_interpretation" if args.data.resolve() == DEFAULT_DATA.resolve() else args.data
-    command = f"python -m benchmarks.learned_limits --data {data}"
+    data = shown_data(args.data)
+    command = f"python -m experiments.learned_limits --data {data}"
     if args.repeats != 3 or sizes != list(SIZES):
         command += f" --repeats {args.repeats} --sizes {','.join(map(str, sizes))}"
     lines, extrapolated = report_lines(command, terms, sizes, args.repeats, curve, in_term, feedback, consistency,
