@@ -32,13 +32,13 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from experiments.common import DEFAULT_DATA, ROOT, log
+
 SIZES = (10, 20, 40)
 LEARNERS = ("ridge", "pairwise", "hgb", "ensemble")
 PRIOR_WEIGHTS = (0.25, 0.5, 0.75)
@@ -47,10 +47,6 @@ CHOICE_SIZE = 20
 MIN_REST = 10
 CHOICE_METRIC = "nDCG@10"
 BASELINES = ("TF-ISF-p", "Tp-Nr")
-
-
-def log(msg: str) -> None:
-    print(f"[{_dt.datetime.now():%H:%M:%S}] {msg}", file=sys.stderr, flush=True)
 
 
 def versions() -> dict[str, str]:
@@ -106,8 +102,9 @@ def cached_priors(path: Path | None, indices, features) -> dict[str, np.ndarray]
                 return {k: saved[k] for k in indices}
     priors = loo_priors(indices, features)
     if path is not None:
-        from statinterp.cache import atomic
         import io
+
+        from statinterp.cache import atomic
 
         buf = io.BytesIO()
         np.savez(buf, stamp=np.array(stamp), **priors)
@@ -184,7 +181,8 @@ def config_name(learner: str, w: float) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, required=True, help="the folder of term zips (../shared/data/statutory_interpretation)")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                    help="the folder of term zips (default: ../shared/data/statutory_interpretation)")
     ap.add_argument("--cache-dir", type=Path, default=None, help="statinterp cache folder (default: statinterp's)")
     ap.add_argument("--batch", type=int, default=10, help="labels revealed per round (default 10)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "feedback.md")
@@ -270,9 +268,8 @@ def main(argv=None) -> int:
 
     # ---- report
     data_arg = str(args.data)
-    shared = (ROOT.parent / "shared" / "data" / "statutory_interpretation")
-    if args.data.resolve() == shared.resolve() or args.data.resolve().parts[-3:] == ("shared", "data",
-                                                                                   "statutory_interpretation"):
+    if args.data.resolve() == DEFAULT_DATA.resolve() or args.data.resolve().parts[-3:] == (
+            "shared", "data", "statutory_interpretation"):
         data_arg = "../shared/data/statutory_interpretation"
     command = f"python -m experiments.feedback_simulation --data {data_arg}"
     if args.batch != 10:
@@ -302,9 +299,9 @@ def main(argv=None) -> int:
             lines.append(f"| {b} | {m} | {t['mean_diff']:+.4f} | {t['wilcoxon_p']:.4f} | {t['ttest_p']:.4f} |")
     lines += ["", "## 2. The reviewer simulation", "",
               f"The reviewer labels the top {args.batch} unlabelled sentences of the current ranking, the term is "
-              "re-ranked with all labels so far, and so on. *feedback*: nDCG of the unlabelled rest under the re-ranking; "
-              "*prior*: the prior's ranking of the same rest; *gain* = feedback − prior (macro); better / worse: "
-              "terms; p: Wilcoxon signed-rank across terms. A term counts at n labels if at least "
+              "re-ranked with all labels so far, and so on. *feedback*: nDCG of the unlabelled rest under the "
+              "re-ranking; *prior*: the prior's ranking of the same rest; *gain* = feedback − prior (macro); "
+              "better / worse: terms; p: Wilcoxon signed-rank across terms. A term counts at n labels if at least "
               f"{MIN_REST} labelled sentences are left and one of them has value (else nDCG is undefined).", "",
               f"### The default: {default_name}", "",
               "| labels | terms | metric | prior | feedback | gain | better / worse | Wilcoxon p | t-test p |",

@@ -266,28 +266,3 @@ def test_feedback_ranker_with_the_default_model_prior(example_index):
     np.testing.assert_allclose(ranker.prior_scores(example_index), model.score(example_index))
     assert ranker.name == "learned:default+feedback"
 
-
-# --------------------------------------------------------------------------------------------
-# the reviewer simulation (experiments/feedback_simulation.py)
-
-
-def test_simulated_reviewer_on_the_example(example_index):
-    from experiments.feedback_simulation import simulate
-    from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores
-
-    prior = build_method("TF-ISF-p").score(example_index)
-    fm = fb.term_features(example_index)
-    run = simulate(example_index, fm, prior, "ridge", 0.5, 5, (10, 20), DEFAULT_METRICS)
-    assert sorted(run) == [10, 20]
-    assert run[10]["rest"] == 37 and run[20]["rest"] == 27
-    # the first five labels revealed are the prior's top five: replay the loop by hand
-    gains, ids = example_index.gains, example_index.sentence_ids.astype(str)
-    shown: list[int] = []
-    scores = prior
-    while len(shown) < 10:
-        shown += [int(i) for i in rank_order(scores, ids) if int(i) not in shown][:5]
-        scores = fb.feedback_scores(example_index, prior, {i: int(gains[i]) for i in shown}, features=fm,
-                                    learner="ridge", prior_weight=0.5)
-    rest = np.setdiff1d(np.arange(len(gains)), shown)
-    assert run[10]["prior"] == evaluate_scores(prior[rest], gains[rest], ids[rest], DEFAULT_METRICS)
-    assert run[10]["feedback"] == evaluate_scores(scores[rest], gains[rest], ids[rest], DEFAULT_METRICS)
