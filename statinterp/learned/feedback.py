@@ -57,7 +57,7 @@ FEEDBACK_LEARNERS = {
     "ensemble": "mean of the pairwise and hgb scores, each z-scored over the term",
 }
 #: The defaults, chosen by the reviewer simulation (``reports/feedback.md``).
-DEFAULT_LEARNER = "ensemble"
+DEFAULT_LEARNER = "ridge"
 DEFAULT_PRIOR_WEIGHT = 0.5
 #: Feature families used within a term: every default family but word vectors (no training needed).
 FEEDBACK_FEATURES = FeatureSettings(families=tuple(f for f in FAMILIES if f != "vectors"), vectors="off")
