@@ -32,23 +32,21 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from experiments.common import DEFAULT_DATA, ROOT, log
+
 SIZES = (10, 20, 40)
 LEARNERS = ("ridge", "pairwise", "hgb", "ensemble")
 PRIOR_WEIGHTS = (0.25, 0.5, 0.75)
 CHOICE_SIZE = 20
+#: A term is scored at n labels only if at least this many labelled sentences are left.
+MIN_REST = 10
 CHOICE_METRIC = "nDCG@10"
 BASELINES = ("TF-ISF-p", "Tp-Nr")
-
-
-def log(msg: str) -> None:
-    print(f"[{_dt.datetime.now():%H:%M:%S}] {msg}", file=sys.stderr, flush=True)
 
 
 def versions() -> dict[str, str]:
@@ -104,8 +102,9 @@ def cached_priors(path: Path | None, indices, features) -> dict[str, np.ndarray]
                 return {k: saved[k] for k in indices}
     priors = loo_priors(indices, features)
     if path is not None:
-        from statinterp.cache import atomic
         import io
+
+        from statinterp.cache import atomic
 
         buf = io.BytesIO()
         np.savez(buf, stamp=np.array(stamp), **priors)
@@ -137,14 +136,39 @@ def simulate(index, fm, prior: np.ndarray, learner: str, prior_weight: float, ba
         n = len(shown)
         if n in sizes:
             rest = known & ~seen
-            if rest.sum() < 10:
+            if rest.sum() < MIN_REST:
                 break
+            if not np.nanmax(gains[rest]) > 0:  # no relevant sentence left: nDCG undefined
+                continue
             out[n] = {
                 "feedback": evaluate_scores(scores[rest], gains[rest], ids[rest], metrics, term=index.key),
                 "prior": evaluate_scores(prior[rest], gains[rest], ids[rest], metrics, term=index.key),
                 "rest": int(rest.sum()),
             }
     return out
+
+
+def button_click_timing(indices, features, priors) -> dict:
+    """Seconds of one re-rank with 20 labels on the term with the most candidates: features already
+    cached (the button in the browser), and the feature extraction of a fresh index of the term."""
+    from statinterp.learned.feedback import DEFAULT_LEARNER, DEFAULT_PRIOR_WEIGHT, feedback_scores, term_features
+
+    key = max(indices, key=lambda k: len(indices[k]))
+    ix = indices[key]
+    known = np.flatnonzero(~np.isnan(ix.gains))[:20]
+    labels = {int(i): int(ix.gains[i]) for i in known}
+    t = time.perf_counter()
+    feedback_scores(ix, priors[key], labels, learner=DEFAULT_LEARNER, prior_weight=DEFAULT_PRIOR_WEIGHT,
+                    features=term_features(ix))
+    cached = time.perf_counter() - t
+    import copy
+
+    fresh = copy.copy(ix)  # a new object: nothing cached for it
+    t = time.perf_counter()
+    term_features(fresh)
+    extraction = time.perf_counter() - t
+    return {"term": key, "candidates": len(ix), "labels": len(labels), "rerank_s": cached,
+            "feature_extraction_s": extraction}
 
 
 def _delta(run: dict, n: int, metric: str) -> float:
@@ -157,7 +181,8 @@ def config_name(learner: str, w: float) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, required=True, help="the folder of term zips (../shared/data/statutory_interpretation)")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                    help="the folder of term zips (default: ../shared/data/statutory_interpretation)")
     ap.add_argument("--cache-dir", type=Path, default=None, help="statinterp cache folder (default: statinterp's)")
     ap.add_argument("--batch", type=int, default=10, help="labels revealed per round (default 10)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "feedback.md")
@@ -238,13 +263,13 @@ def main(argv=None) -> int:
     nested = {n: summary(nested_run, n) for n in SIZES}
     default_summary = table[default_name]
     method_prior = {n: summary(method_prior_run, n) for n in SIZES}
+    click = button_click_timing(indices, features, priors)
     elapsed = time.perf_counter() - started
 
     # ---- report
     data_arg = str(args.data)
-    shared = (ROOT.parent / "shared" / "data" / "statutory_interpretation")
-    if args.data.resolve() == shared.resolve() or args.data.resolve().parts[-3:] == ("shared", "data",
-                                                                                   "statutory_interpretation"):
+    if args.data.resolve() == DEFAULT_DATA.resolve() or args.data.resolve().parts[-3:] == (
+            "shared", "data", "statutory_interpretation"):
         data_arg = "../shared/data/statutory_interpretation"
     command = f"python -m experiments.feedback_simulation --data {data_arg}"
     if args.batch != 10:
@@ -274,9 +299,10 @@ def main(argv=None) -> int:
             lines.append(f"| {b} | {m} | {t['mean_diff']:+.4f} | {t['wilcoxon_p']:.4f} | {t['ttest_p']:.4f} |")
     lines += ["", "## 2. The reviewer simulation", "",
               f"The reviewer labels the top {args.batch} unlabelled sentences of the current ranking, the term is "
-              "re-ranked with all labels so far, and so on. *feedback*: nDCG of the unlabelled rest under the re-ranking; "
-              "*prior*: the prior's ranking of the same rest; *gain* = feedback − prior (macro); better / worse: "
-              "terms; p: Wilcoxon signed-rank across terms.", "",
+              "re-ranked with all labels so far, and so on. *feedback*: nDCG of the unlabelled rest under the "
+              "re-ranking; *prior*: the prior's ranking of the same rest; *gain* = feedback − prior (macro); "
+              "better / worse: terms; p: Wilcoxon signed-rank across terms. A term counts at n labels if at least "
+              f"{MIN_REST} labelled sentences are left and one of them has value (else nDCG is undefined).", "",
               f"### The default: {default_name}", "",
               "| labels | terms | metric | prior | feedback | gain | better / worse | Wilcoxon p | t-test p |",
               "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -319,9 +345,12 @@ def main(argv=None) -> int:
         if r:
             lines.append(f"| {k} | {r['rest']} | {r['prior'][m10]:.4f} | {r['feedback'][m10]:.4f} "
                          f"| {r['prior'][m100]:.4f} | {r['feedback'][m100]:.4f} |")
+    lines += ["", f"One re-rank ({click['labels']} labels, {click['term']}, {click['candidates']} candidates, "
+              f"default learner, features cached): {click['rerank_s']:.2f} s; extracting the term's features "
+              f"(once per term): {click['feature_extraction_s']:.1f} s, on the shared machine under load."]
     lines += ["", f"Default chosen: `{default_name}` (`statinterp.learned.feedback.DEFAULT_LEARNER` / "
               "`DEFAULT_PRIOR_WEIGHT`). " + (
-                  "It is also the candidate chosen on all terms." if best_all == default_name else
+                  "It is the candidate chosen on all terms." if best_all == default_name else
                   f"The candidate chosen on all terms is `{best_all}`.") +
               " A choice made on the same terms it is measured on is optimistic; the nested figures above are "
               "the honest estimate of choosing this way."]
@@ -329,6 +358,7 @@ def main(argv=None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
     payload = {"command": command, "versions": vers, "run_time_s": elapsed, "batch": args.batch,
+               "button_click": click,
                "features": next(iter(features.values())).names,
                "full_ranking": {"macro": full_macro, "per_term": full, "paired_tests": full_tests},
                "default": default_name, "chosen_on_all_terms": best_all,

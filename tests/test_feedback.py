@@ -73,9 +73,9 @@ def test_blend_formula_and_limits(example_index):
     # the blend is w * z(prior) + (1 - w) * z(own)
     own = fb.fit_within_term(X, np.arange(5), np.array([3.0, 0, 1, 2, 0]), "ridge")
     zown = (own - own.mean()) / own.std()
-    got = fb.feedback_scores(example_index, prior, labels, features=features, prior_weight=0.3)
+    got = fb.feedback_scores(example_index, prior, labels, features=features, prior_weight=0.3, learner="ridge")
     np.testing.assert_allclose(got, 0.3 * z + 0.7 * zown)
-    got0 = fb.feedback_scores(example_index, prior, labels, features=features, prior_weight=0.0)
+    got0 = fb.feedback_scores(example_index, prior, labels, features=features, prior_weight=0.0, learner="ridge")
     np.testing.assert_allclose(got0, zown)
 
 
@@ -265,3 +265,4 @@ def test_feedback_ranker_with_the_default_model_prior(example_index):
     ranker = fb.FeedbackRanker(model, {str(ids[i]): int(gains[i]) for i in range(10)})
     np.testing.assert_allclose(ranker.prior_scores(example_index), model.score(example_index))
     assert ranker.name == "learned:default+feedback"
+
