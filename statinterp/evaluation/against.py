@@ -66,7 +66,8 @@ class AgainstResult:
         }
 
     def summary(self) -> str:
-        rate = lambda n: f"{100 * n / self.labelled:.1f}%" if self.labelled else "n/a"
+        def rate(n):
+            return f"{100 * n / self.labelled:.1f}%" if self.labelled else "n/a"
         return (f"{self.term}: {self.found_contained} of {self.labelled} labelled sentences found "
                 f"({rate(self.found_contained)}; {self.found_exact} exactly the same, {rate(self.found_exact)}); "
                 f"labels carried to {self.labels_carried} of {self.candidates} candidates; {self.extra} extra "
