@@ -15,7 +15,7 @@ JSON files, ingested into a collection, and the term is found in it
 
 Writes ``reports/find.md`` and ``reports/find.json``. Run from the project root::
 
-    python -m benchmarks.find_target --data ../shared/data/statutory_interpretation
+    python -m experiments.find_target --data ../shared/data/statutory_interpretation
 
 ``--collection DIR`` reuses (or builds, if absent) the collection there instead of a temporary one.
 """
@@ -59,26 +59,13 @@ def build_collection(data: Path, folder: Path) -> dict:
 
 def measure(data: Path, collection: Path, cache_dir: str | None = None) -> dict:
     """Find every term of ``data`` in ``collection`` and compare with the labels (see the module docstring)."""
-    from statinterp.collection.find import find_term
     from statinterp.collection.store import Collection
-    from statinterp.corpus.dataset import Corpus
-    from statinterp.evaluation.against import compare_with_labelled
+    from statinterp.evaluation.against import find_and_compare
     from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus, prepare_found
 
     labelled = open_corpus(data)
-    found_corpus = Corpus()
-    rows = []
-    for term in labelled:
-        started = time.perf_counter()
-        with Collection.open(collection) as store:
-            found = find_term(store, term.query)
-        seconds = time.perf_counter() - started
-        result = compare_with_labelled(found.term_data(), term)
-        data_term = found.term_data(term.provision)
-        for i, s in enumerate(data_term.sentences):
-            data_term.sentences[i] = type(s)(**{**s.__dict__, "label": result.labels.get(s.id)})
-        found_corpus.terms[term.key] = data_term
-        rows.append({**result.as_dict(), "find_seconds": round(seconds, 3), "fts_hits": found.paragraphs_searched})
+    results, found_corpus, seconds = find_and_compare(collection, labelled)
+    rows = [{**r.as_dict(), "find_seconds": round(seconds[r.term], 3)} for r in results]
     with Collection.open(collection) as store:
         info = store.info()
 
@@ -87,12 +74,13 @@ def measure(data: Path, collection: Path, cache_dir: str | None = None) -> dict:
     prepared_annotated = prepare_corpus(labelled, cache_dir=cache_dir)
     on_annotated = evaluate_methods(prepared_annotated, [METHOD], ["nDCG@10", "nDCG@100"])[0]
     for row in rows:
-        row["found_ndcg10"] = on_found.per_term[row["term"]]["nDCG@10"]
-        row["annotated_ndcg10"] = on_annotated.per_term[row["term"]]["nDCG@10"]
-        row["found_ndcg100"] = on_found.per_term[row["term"]]["nDCG@100"]
-        row["annotated_ndcg100"] = on_annotated.per_term[row["term"]]["nDCG@100"]
-    def total(k):
-        return sum(r[k] for r in rows)
+        for k in (10, 100):
+            row[f"found_ndcg{k}"] = on_found.per_term[row["term"]][f"nDCG@{k}"]
+            row[f"annotated_ndcg{k}"] = on_annotated.per_term[row["term"]][f"nDCG@{k}"]
+
+    def total(key: str) -> int:
+        return sum(r[key] for r in rows)
+
     return {
         "terms": rows,
         "labelled": total("labelled"), "found_exact": total("found_exact"),
@@ -170,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports") / "find.md")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    command = "python -m benchmarks.find_target " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m experiments.find_target " + " ".join(argv if argv is not None else sys.argv[1:])
     with tempfile.TemporaryDirectory() as tmp:
         collection = args.collection or Path(tmp) / "collection"
         build = None
