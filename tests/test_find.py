@@ -116,7 +116,7 @@ def test_find_term_in_a_handmade_collection(handmade_collection):
     assert found.paragraphs_searched >= found.paragraphs_matched
     # every record points to its parents; every sentence lies in its paragraph, every paragraph in its opinion
     t = found.tables
-    for sid, s in t["sentence"].items():
+    for _sid, s in t["sentence"].items():
         p = t["paragraph"][s["paragraph_id"]]
         assert s["text"] in p["text"] and p["opinion_id"] == s["opinion_id"] and p["case_id"] == s["case_id"]
         assert p["text"] in t["opinion"][s["opinion_id"]]["text"]

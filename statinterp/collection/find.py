@@ -150,8 +150,8 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
 
         # Windows around the matching lines (merged where they overlap), segmented together.
         windows: list[tuple[int, int, list[int]]] = []
-        for pid in paragraph_ids:
-            k = line_of[pid]
+        for paragraph_id in paragraph_ids:
+            k = line_of[paragraph_id]
             lo, hi = _window(lines, k)
             if windows and lo <= windows[-1][1] + 1:
                 plo, phi, targets = windows[-1]
@@ -160,7 +160,7 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
                 windows.append((lo, hi, [k]))
         texts = [opinion_text[starts[lo]: starts[hi + 1] - 1] for lo, hi, _ in windows]
         found_here: dict[tuple[int, int], None] = {}
-        for (lo, hi, targets), text, doc in zip(windows, texts, nlp.pipe(texts, batch_size=32)):
+        for (lo, _, targets), doc in zip(windows, nlp.pipe(texts, batch_size=32), strict=True):
             base = starts[lo]
             target_spans = [(starts[k], starts[k + 1] - 1) for k in targets]
             for s, e in sentence_spans(doc):

@@ -50,11 +50,14 @@ _PART_GAP = rf"(?:[{_HYPHENS}]\s*|\s+)?"
 
 
 def term_parts(term: str) -> list[list[str]]:
-    """The term's words, each as its parts: ``"pre-employment testing"`` -> ``[["pre", "employment"], ["testing"]]``.
+    """The term's words, each as its parts.
+
+    ``"pre-employment testing"`` -> ``[["pre", "employment"], ["testing"]]``.
 
     A word is split at its hyphens, and a closed word after one of
     :data:`JOINABLE_PREFIXES` ("preemployment" -> "pre" + "employment"); a prefix written
-    as a word of its own joins the next word ("pre employment").  Letter case is folded.  Raises ``ValueError`` for a term with no letters or digits.
+    as a word of its own joins the next word ("pre employment").  Letter case is folded.
+    Raises ``ValueError`` for a term with no letters or digits.
     """
     words = []
     for raw in term.lower().split():
@@ -130,7 +133,7 @@ def _fts_token_variants(words: list[list[str]]) -> list[list[str]]:
         options = []
         for closed in itertools.product((False, True), repeat=len(parts) - 1):
             tokens = [parts[0]]
-            for part, join in zip(parts[1:], closed):
+            for part, join in zip(parts[1:], closed, strict=False):
                 if join:
                     tokens[-1] += part
                 else:
