@@ -129,6 +129,7 @@ def test_every_page_renders(vehicle, tmp_path):
     session = ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite"))
     client = client_for(session)
     assert client.get("/", follow_redirects=False).headers["location"] == "/term/vehicle"
+    assert client.get("/term/Vehicle?page=2", follow_redirects=False).headers["location"] == "/term/vehicle?page=2"
     page = client.get("/term/vehicle")
     assert page.status_code == 200
     html = page.text

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import socket
 import sys
@@ -34,6 +35,7 @@ from urllib.parse import urlencode
 
 from statinterp.app.review.markup import highlight_term
 from statinterp.app.review.session import LABEL_KEYS, Filters, NotFound, ReviewSession
+from statinterp.corpus.dataset import term_key
 from statinterp.errors import StatinterpError, UsageError
 
 __all__ = ["bind_socket", "create_app", "serve"]
@@ -137,6 +139,9 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
         return RedirectResponse(f"/term/{session.key}", status_code=303)
 
     def term_page(request: Request):
+        if request.path_params["key"] != session.key and term_key(request.path_params["key"]) == session.key:
+            query = f"?{request.url.query}" if request.url.query else ""  # "technological measure" -> its key
+            return RedirectResponse(f"/term/{session.key}{query}", status_code=303)
         check_term(request)
         filters, number = filters_from(request)
         method = request.query_params.get("method") or session.default_method
@@ -204,8 +209,9 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
 
     def export(request: Request):
         check_term(request)
+        filename = re.sub(r"[^A-Za-z0-9_.-]", "_", session.key) + ".zip"
         return Response(session.export_bytes(), media_type="application/zip",
-                        headers={"Content-Disposition": f'attachment; filename="{session.key}.zip"'})
+                        headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
     # ------------------------------------------------------------------------------ errors
 
