@@ -201,6 +201,7 @@ def test_labels_persist_across_a_server_restart_and_tabs_share_them(vehicle, tmp
     token2, _ = start(tab2)
     html = tab2.get("/term/vehicle").text
     assert html.count('aria-pressed="true"') == 2 and "defines it by reference" in html
+    assert html.count('title="last changed 20') == 2  # each label shows when it was last written
     assert post_label(tab2, token2, [ids[0]], "high value").json()["previous"] == {ids[0]: "certain value"}
     html = tab1.get("/term/vehicle").text  # the first tab sees it on refresh
     assert f'data-sid="{ids[0]}" data-label="high value"' in html

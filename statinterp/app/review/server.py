@@ -26,6 +26,7 @@ import secrets
 import socket
 import sys
 import threading
+import time
 import webbrowser
 from collections.abc import Callable
 from importlib import resources
@@ -72,6 +73,7 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["term"] = lambda text: highlight_term(text, session.term.query)
     env.globals["label_keys"] = LABEL_KEYS
+    env.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
 
     def csrf_token(session_id: str) -> str:
         return hmac.new(secret, session_id.encode(), hashlib.sha256).hexdigest()
