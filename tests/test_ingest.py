@@ -102,11 +102,11 @@ def test_courtlistener_csv_groups_opinions_by_cluster(tmp_path):
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, ["id", "cluster_id", "type", "author_str", "plain_text", "html"])
         w.writeheader()
-        w.writerow({"id": 1, "cluster_id": 7, "type": "020lead", "author_str": "A", "plain_text": "Line one.\n\nA vehicle here.",
-                        "html": ""})
-        w.writerow({"id": 2, "cluster_id": 8, "type": "010combined", "author_str": "", "plain_text": "", "html": "<p>Other.</p>"})
-        w.writerow({"id": 3, "cluster_id": 7, "type": "040dissent", "author_str": "B", "plain_text": "", "html": "<p>I dissent.</p>"})
-        w.writerow({"id": 4, "cluster_id": "", "type": "010combined", "author_str": "", "plain_text": "orphan", "html": ""})
+        rows = [(1, 7, "020lead", "A", "Line one.\n\nA vehicle here.", ""),
+                (2, 8, "010combined", "", "", "<p>Other.</p>"),
+                (3, 7, "040dissent", "B", "", "<p>I dissent.</p>"), (4, "", "010combined", "", "orphan", "")]
+        for row in rows:
+            w.writerow(dict(zip(["id", "cluster_id", "type", "author_str", "plain_text", "html"], row, strict=True)))
     items = list(read_partition(Partition(str(path), "courtlistener")))
     cases = [i for i in items if isinstance(i, CaseRecord)]
     skipped = [i for i in items if isinstance(i, SkippedRecord)]
@@ -395,7 +395,8 @@ def test_dask_engine_writes_the_same_collection_as_the_local_engine(tmp_path, da
         write_cap_volume(recs[4 * i: 4 * i + 4], tmp_path / "src" / f"vol{i + 1}")
     (tmp_path / "src" / "vol3" / "cases" / "0009-01.json").write_text("{bad json")
     local = ingest([tmp_path / "src", SOURCES], tmp_path / "local")
-    dask = ingest([tmp_path / "src", SOURCES], tmp_path / "dask", engine="dask", scheduler=dask_cluster.scheduler_address)
+    dask = ingest([tmp_path / "src", SOURCES], tmp_path / "dask", engine="dask",
+                  scheduler=dask_cluster.scheduler_address)
     assert local.as_dict()["added"] == dask.as_dict()["added"] == 21
     assert [s.line() for s in local.skipped] == [s.line() for s in dask.skipped] and len(local.skipped) == 1
     assert list(canonical_dump(tmp_path / "local")) == list(canonical_dump(tmp_path / "dask"))

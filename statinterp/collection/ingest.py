@@ -102,9 +102,10 @@ def _prepare_batch(batch: list[CaseRecord], analyzer, citations: bool,
     hashes = [r.content_hash for r in batch]
     if known is None:
         return prepare_cases(batch, analyzer, citations)
-    todo = [r for r, h in zip(batch, hashes) if known(r.source, r.source_id) != h]
+    todo = [r for r, h in zip(batch, hashes, strict=True) if known(r.source, r.source_id) != h]
     done = iter(prepare_cases(todo, analyzer, citations) if todo else [])
-    return [next(done) if known(r.source, r.source_id) != h else _Unchanged(r, h) for r, h in zip(batch, hashes)]
+    return [next(done) if known(r.source, r.source_id) != h else _Unchanged(r, h)
+            for r, h in zip(batch, hashes, strict=True)]
 
 
 def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | None = None,
@@ -134,7 +135,8 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
 
         streams: Iterable[tuple[Partition, Iterable]]
         if engine == "local":
-            streams = ((p, prepare_partition(p, citations, writer.known_hash, analyzer, statistics)) for p in partitions)
+            streams = ((p, prepare_partition(p, citations, writer.known_hash, analyzer, statistics))
+                       for p in partitions)
         else:
             from statinterp.collection.dask_engine import dask_streams
 

@@ -116,7 +116,7 @@ def prepare_cases(records: list[CaseRecord], analyzer: Analyzer | None, citation
     analysed = analyzer.analyse(texts)
     words = analyzer.vocab.words
     out = []
-    for record, text, at in zip(records, texts, analysed):
+    for record, text, at in zip(records, texts, analysed, strict=True):
         spans = [_Span(at, s, e) for s, e in opinion_offsets(record)]
         units = _background_units(at, text, spans, [o.text for o in record.opinions])
         counts = {lvl: level_counts(units[lvl], words) for lvl in LEVELS}

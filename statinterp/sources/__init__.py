@@ -174,7 +174,8 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
             found = [Partition(str(path), kind)]
         if not found:
             what = f"{fmt} " if fmt else ""
-            raise InputError(path, f"holds no {what}case files (formats: {', '.join(FORMATS)}; see docs/data-format.md)")
+            raise InputError(path, f"holds no {what}case files (formats: {', '.join(FORMATS)}; "
+                             "see docs/data-format.md)")
         out.extend(p for p in found if p not in out)
     return out
 
