@@ -81,6 +81,17 @@ def test_example_sources_hold_every_format_and_reproduce_the_vehicle_cases():
     assert len(texts) == 2 and all("vehicle" in r.text for r in texts)
 
 
+def test_format_option_takes_only_that_format_and_unknown_files_are_refused(tmp_path):
+    assert [p.format for p in discover([SOURCES], "text")] == ["text"]
+    assert {p.format for p in discover([SOURCES], "cap")} == {"cap"} and len(discover([SOURCES], "cap")) == 2
+    with pytest.raises(InputError, match="holds no dataset case files"):
+        discover([SOURCES], "dataset")
+    odd = tmp_path / "notes.md"
+    odd.write_text("hello")
+    with pytest.raises(InputError, match="give --format"):
+        discover([odd])
+
+
 def test_content_hash_changes_with_any_field():
     r = example_records()[0]
     assert r.content_hash == dataclasses.replace(r).content_hash
