@@ -21,6 +21,7 @@ from statinterp.app.cli import main
 from statinterp.collection.ingest import ingest
 from statinterp.collection.store import Collection, canonical_dump
 from statinterp.corpus.dataset import load_corpus
+from statinterp.errors import InputError
 from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources.cap import to_cap_json, write_cap_volume
 from statinterp.sources.courtlistener import markup_paragraphs
