@@ -136,6 +136,12 @@ def run_child(mode: str, source: Path, collection: Path | None = None) -> dict:
 # --------------------------------------------------------------------------------------------
 
 
+def write_results(path: Path, res: dict) -> None:
+    text = path.read_text(encoding="utf-8") if path.exists() else "# statinterp performance results\n"
+    path.write_text(splice_section(text, markdown(res)), encoding="utf-8")
+    path.with_name("ingest.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
+
+
 def versions() -> dict:
     import importlib.metadata as md
 
@@ -162,10 +168,15 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="1000,10000", help="growth without analysis (cases)")
     ap.add_argument("--analysed-sizes", default="100,300", help="growth with analysis (cases)")
     ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section from WORK/ingest.json")
+    ap.add_argument("--results", type=Path, default=Path(__file__).parent / "RESULTS.md",
+                    help="the RESULTS.md whose ingest section is written (with --markdown: rewritten from WORK); "
+                         "the raw figures go beside it to ingest.json")
     args = ap.parse_args(argv)
     out_json = args.workdir / "ingest.json"
     if args.markdown:
-        print(markdown(json.loads(out_json.read_text())))
+        res = json.loads(out_json.read_text())
+        write_results(args.results, res)
+        print(markdown(res))
         return 0
     if not args.data.is_dir():
         print(f"benchmarks.ingest: no data at {args.data} (give --data)", file=sys.stderr)
@@ -205,11 +216,39 @@ def main(argv=None) -> int:
     res["loadavg_end"] = os.getloadavg()
     res["seconds"] = time.time() - started
     out_json.write_text(json.dumps(res, indent=1))
+    write_results(args.results, res)
     print(markdown(res))
     return 0
 
 
 # --------------------------------------------------------------------------------------------
+
+
+SECTION = "## Ingest (`statinterp ingest`)"
+
+
+def splice_section(text: str, section: str) -> str:
+    """``text`` (a RESULTS.md) with its ingest section replaced by ``section`` (appended if absent)."""
+    start = text.find(SECTION)
+    if start < 0:
+        return text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
+    end = text.find("\n## ", start + len(SECTION))
+    rest = text[end + 1:] if end >= 0 else ""
+    return text[:start] + section.rstrip("\n") + "\n" + ("\n" + rest if rest else "")
+
+
+def keep_ingest_section(path: Path, new_text: str) -> str:
+    """``new_text`` plus the ingest section of the RESULTS.md at ``path`` (used by benchmarks/run.py,
+    which rewrites the file: this benchmark's section is kept)."""
+    try:
+        old = path.read_text(encoding="utf-8")
+    except OSError:
+        return new_text
+    start = old.find(SECTION)
+    if start < 0:
+        return new_text
+    end = old.find("\n## ", start + len(SECTION))
+    return splice_section(new_text, old[start:end + 1 if end >= 0 else len(old)])
 
 
 def markdown(res: dict) -> str:
@@ -258,18 +297,19 @@ def markdown(res: dict) -> str:
         "",
         "### Growth",
         "",
-        "| cases | run | wall | CPU | cases/s (CPU) | peak memory | size on disk | per case |",
-        "|---|---|---|---|---|---|---|---|",
+        "| cases | characters | run | wall | CPU | cases/s (CPU) | peak memory | size on disk | per case |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
 
-    def grow(nn: int, kind: str, r: dict) -> str:
-        return (f"| {nn:,} | {kind} | {r['wall']:.1f} s | {r['cpu']:.1f} s | {nn / r['cpu']:.1f} | "
+    def grow(nn: int, kind: str, r: dict, info: dict) -> str:
+        return (f"| {nn:,} | {info['chars'] / 1e6:.1f} M | {kind} | {r['wall']:.1f} s | {r['cpu']:.1f} s | "
+                f"{nn / r['cpu']:.1f} | "
                 f"{r['peak_mb']:.0f} MB | {r['disk_bytes'] / 1e6:.0f} MB | {r['disk_bytes'] / nn / 1e3:.1f} kB |")
 
     for g in res["growth"]:
-        lines.append(grow(g["n"], "without analysis", g["store"]))
+        lines.append(grow(g["n"], "without analysis", g["store"], g["source"]))
     for g in res["analysed_growth"]:
-        lines.append(grow(g["n"], "with analysis", g["analysed"]))
+        lines.append(grow(g["n"], "with analysis", g["analysed"], g["source"]))
     per_char = t["analysed"]["cpu"] / chars  # CPU s per character, one core, with analysis
     store_per_case = t["store"]["cpu"] / n
     if res["growth"]:
