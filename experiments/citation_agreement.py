@@ -1,7 +1,8 @@
 """How far eyecite's citations (stored by ``statinterp ingest``) agree with the regexes of the
 learned features' ``citations`` family (``statinterp.learned.sentence_patterns``).
 
-    python -m experiments.citation_agreement --data ../shared/data/statutory_interpretation [--out reports/citation_agreement.md]
+    python -m experiments.citation_agreement --data ../shared/data/statutory_interpretation \
+        [--out reports/citation_agreement.md]
 
 For every labelled sentence of every term (and for its paragraph): does it cite a statute, a
 case, the term's own provision? -- once by the regexes (``cites_statute``, ``cites_case``,
@@ -93,14 +94,17 @@ def main(argv=None) -> int:
             c = sum(1 for r in rows if not r[ri][sig] and r[ei][esig])
             d = len(rows) - a - b - c
 
-            def mean(sel) -> str:
-                g = [r[0] for r in rows if sel(r)]
+            def mean(flags: list[bool]) -> str:
+                g = [r[0] for r, f in zip(rows, flags, strict=True) if f]
                 return f"{sum(g) / len(g):.2f} ({len(g)})" if g else "-"
+
+            by_regex = [r[ri][sig] for r in rows]
+            by_eyecite = [r[ei][esig] for r in rows]
+            by_neither = [not x and not y for x, y in zip(by_regex, by_eyecite, strict=True)]
 
             label = sig if esig == sig else f"{sig} (eyecite with Id./supra)"
             lines.append(f"| {unit} | {label} | {a} | {b} | {c} | {d} | {(a + d) / len(rows):.1%} | "
-                         f"{kappa(a, b, c, d):.2f} | {mean(lambda r: r[ri][sig])} | {mean(lambda r: r[ei][esig])} | "
-                         f"{mean(lambda r: not r[ri][sig] and not r[ei][esig])} |")
+                         f"{kappa(a, b, c, d):.2f} | {mean(by_regex)} | {mean(by_eyecite)} | {mean(by_neither)} |")
     lines += ["", "Gains: high value 3, certain value 2, potential value 1, no value 0; in brackets, how many "
               "sentences. The regex for statutes also fires on any 'Act', 'Code' or 'section N' (no citation "
               "needed); eyecite's FullLawCitation needs a full citation (title, code, section)."]
