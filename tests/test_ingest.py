@@ -414,6 +414,16 @@ def test_dask_engine_writes_the_same_collection_as_the_local_engine(tmp_path, da
     assert list(canonical_dump(tmp_path / "local")) == list(canonical_dump(tmp_path / "dask"))
 
 
+def test_ingest_command_with_a_dask_scheduler(tmp_path, dask_cluster, capsys):
+    code, out, err = run_cli(["ingest", str(SOURCES), "--collection", str(tmp_path / "dask"), "--engine", "dask",
+                              "--scheduler", dask_cluster.scheduler_address, "-q", "--format-summary", "json"], capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["engine"] == "dask" and summary["added"] == 9
+    ingest([SOURCES], tmp_path / "local")
+    assert list(canonical_dump(tmp_path / "local")) == list(canonical_dump(tmp_path / "dask"))
+
+
 def test_a_dask_worker_that_dies_mid_partition_is_retried_without_duplicates(tmp_path, dask_cluster):
     import functools
 
