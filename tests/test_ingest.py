@@ -189,6 +189,25 @@ def test_unreadable_source_stops_with_one_line_and_writes_nothing(tmp_path, caps
     assert code == 2 and "is not a statinterp collection" in err
 
 
+def test_a_source_that_breaks_mid_ingest_stops_cleanly_and_a_rerun_completes(tmp_path, capsys):
+    import gzip
+
+    write_cap_volume(copies(3), tmp_path / "src" / "a-vol")
+    good = (SOURCES / "courtlistener" / "opinions.jsonl").read_bytes()
+    broken = tmp_path / "src" / "b-opinions.jsonl.gz"
+    broken.write_bytes(gzip.compress(good)[:-40])  # truncated: readable at first, then fails
+    col = tmp_path / "col"
+    code, out, err = run_cli(["ingest", str(tmp_path / "src"), "--collection", str(col), "-q", "--no-citations"],
+                             capsys)
+    assert code == 2 and err.count("\n") == 1 and str(broken) in err, err
+    with Collection.open(col) as c:  # the volume read before is stored whole, with its statistics
+        assert len(c.case_ids()) == 3 and _invariants_hold(c.db)
+    broken.write_bytes(gzip.compress(good))
+    code, out, err = run_cli(["ingest", str(tmp_path / "src"), "--collection", str(col), "-q", "--no-citations"],
+                             capsys)
+    assert code == 0 and "1 added" in out and "3 unchanged" in out, (out, err)
+
+
 # --------------------------------------------------------------------------------------------
 # The collection
 
