@@ -167,6 +167,8 @@ def main(argv=None) -> int:
     ap.add_argument("--citation-cases", type=int, default=100)
     ap.add_argument("--sizes", default="1000,10000", help="growth without analysis (cases)")
     ap.add_argument("--analysed-sizes", default="100,300", help="growth with analysis (cases)")
+    ap.add_argument("--only", default="throughput,citations,growth,analysed_growth",
+                    help="sections to run; the others are kept from WORK/ingest.json (its commands are listed)")
     ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section from WORK/ingest.json")
     ap.add_argument("--results", type=Path, default=Path(__file__).parent / "RESULTS.md",
                     help="the RESULTS.md whose ingest section is written (with --markdown: rewritten from WORK); "
@@ -185,29 +187,32 @@ def main(argv=None) -> int:
     started = time.time()
     records = real_records(args.data)
     shown = [("DATA" if a == str(args.data) else "WORK" if a == str(args.workdir) else a) for a in argv]
+    only = set(args.only.split(","))
     res: dict = {"command": "python -m benchmarks.ingest " + " ".join(shown), "versions": versions(),
                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "real_cases": len(records),
                  "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                  "loadavg_start": os.getloadavg()}
     print(f"{len(records)} distinct real cases", file=sys.stderr)
 
-    # throughput per core, side by side on the same cases
-    src = args.workdir / "throughput"
-    res["throughput_source"] = write_source(synthetic(records, args.throughput_cases), src)
     col = args.workdir / "col"
-    res["throughput"] = {m: run_child(m, src, None if m == "spacy" else col) for m in ("spacy", "store", "analysed")}
-    csrc = args.workdir / "citations"
-    res["citation_source"] = write_source(synthetic(records, args.citation_cases), csrc)
-    res["citations"] = {m: run_child(m, csrc, col) for m in ("analysed", "citations")}
+    if "throughput" in only:  # throughput per core, side by side on the same cases
+        src = args.workdir / "throughput"
+        res["throughput_source"] = write_source(synthetic(records, args.throughput_cases), src)
+        res["throughput"] = {m: run_child(m, src, None if m == "spacy" else col)
+                             for m in ("spacy", "store", "analysed")}
+    if "citations" in only:
+        csrc = args.workdir / "citations"
+        res["citation_source"] = write_source(synthetic(records, args.citation_cases), csrc)
+        res["citations"] = {m: run_child(m, csrc, col) for m in ("analysed", "citations")}
 
     res["growth"] = []
-    for n in [int(x) for x in args.sizes.split(",") if x]:
+    for n in [int(x) for x in args.sizes.split(",") if x and "growth" in only]:
         src = args.workdir / f"growth-{n}"
         info = write_source(synthetic(records, n), src)
         res["growth"].append({"n": n, "source": info, "store": run_child("store", src, col)})
         shutil.rmtree(src)
     res["analysed_growth"] = []
-    for n in [int(x) for x in args.analysed_sizes.split(",") if x]:
+    for n in [int(x) for x in args.analysed_sizes.split(",") if x and "analysed_growth" in only]:
         src = args.workdir / f"agrowth-{n}"
         info = write_source(synthetic(records, n), src)
         res["analysed_growth"].append({"n": n, "source": info, "analysed": run_child("analysed", src, col)})
@@ -215,6 +220,17 @@ def main(argv=None) -> int:
     shutil.rmtree(col, ignore_errors=True)
     res["loadavg_end"] = os.getloadavg()
     res["seconds"] = time.time() - started
+    res["commands"] = [res["command"]]
+    if out_json.exists():  # sections not run now are kept from the earlier run
+        earlier = json.loads(out_json.read_text())
+        res["commands"] = earlier.get("commands", [earlier.get("command")]) + [res["command"]]
+        for key in ("throughput", "throughput_source", "citations", "citation_source", "growth", "analysed_growth"):
+            if key in earlier and (key not in res or not res[key]):
+                res[key] = earlier[key]
+        if "analysed_growth" in only and "analysed_growth" in earlier:  # one table of every size measured
+            sizes = {g["n"] for g in res["analysed_growth"]}
+            res["analysed_growth"] = sorted([g for g in earlier["analysed_growth"] if g["n"] not in sizes]
+                                            + res["analysed_growth"], key=lambda g: g["n"])
     out_json.write_text(json.dumps(res, indent=1))
     write_results(args.results, res)
     print(markdown(res))
@@ -266,11 +282,14 @@ def markdown(res: dict) -> str:
     c = res["citations"]
     cn = res["citation_source"]["cases"]
     ratio = t["analysed"]["cpu"] / floor["cpu"]
+    cmds = res.get("commands", [res["command"]])
+    commands = ("Commands: " if len(cmds) > 1 else "Command: ") + "; then ".join(f"`{c}`" for c in cmds)
     lines = [
         "## Ingest (`statinterp ingest`): throughput, growth, all of CAP",
         "",
-        f"Command: `{res['command']}` (DATA: `../shared/data/statutory_interpretation` beside the repository; "
-        f"WORK: a scratch folder); {res['date']}, {res['seconds'] / 60:.0f} min. {res['cores']} cores shared with "
+        f"{commands} (DATA: `../shared/data/statutory_interpretation` beside the repository; "
+        f"WORK: a scratch folder); {'last run ' if len(cmds) > 1 else ''}{res['date']}, "
+        f"{res['seconds'] / 60:.0f} min. {res['cores']} cores shared with "
         f"other engineers' jobs (load average {res['loadavg_start'][0]:.1f} at start, "
         f"{res['loadavg_end'][0]:.1f} at end), so per-core rates are computed from CPU seconds; wall seconds are "
         "shown beside them. Versions: " + ", ".join(f"{k} {v}" for k, v in res["versions"].items()) + ".",
