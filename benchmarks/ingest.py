@@ -343,8 +343,9 @@ def markdown(res: dict) -> str:
         "### All of CAP (6.7 M cases), extrapolated",
         "",
         f"At this run's analysed rate ({chars / t['analysed']['cpu'] / 1e3:.0f} k characters per CPU second) and "
-        f"the sample's {avg_chars / 1e3:.1f} k characters per case (the data set's cases are longer than the average "
-        f"CAP case, so this errs high): one core **{total / 3600:,.0f} h** ({total / 86400:.1f} days); a 32-worker "
+        f"the sample's {avg_chars / 1e3:.1f} k characters per case (issue 17 estimates about 25 k per CAP case, "
+        f"2.5 GB for 100 k cases; at that length the times below shrink by {1 - 25e3 / avg_chars:.0%}): "
+        f"one core **{total / 3600:,.0f} h** ({total / 86400:.1f} days); a 32-worker "
         f"Dask cluster **{cluster / 3600:,.1f} h**: the workers' share is {total / 32 / 3600:,.1f} h, and the single "
         f"writer needs at most {writer / 3600:,.1f} h (the without-analysis rate of the largest growth run, which "
         "also parses; the writer's own part is smaller). With citations, multiply the workers' share by the eyecite "
