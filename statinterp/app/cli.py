@@ -249,7 +249,8 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         click.echo(f"feedback: {used} labelled sentence(s) of {index.key!r} from {feedback_file}", err=True)
     ranking = rank_term(ranker, index)
     if dedupe:
-        from statinterp.evaluation.dedupe import collapse_ranking, format_collapsed
+        from statinterp.app.output import format_collapsed
+        from statinterp.evaluation.dedupe import collapse_ranking
 
         _emit(format_collapsed(collapse_ranking(ranking, dedupe_threshold), fmt, top or None), out, force)
         return
