@@ -266,3 +266,15 @@ def test_feedback_ranker_with_the_default_model_prior(example_index):
     np.testing.assert_allclose(ranker.prior_scores(example_index), model.score(example_index))
     assert ranker.name == "learned:default+feedback"
 
+
+
+def test_readme_first_ranking_is_what_rank_prints():
+    """The README's first command (`statinterp rank vehicle --top 3`) shows the default model's
+    real output: its header line and the first ranked sentence's line."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ statinterp rank vehicle --top 3\n", 1)[1].split("```", 1)[0].splitlines()
+    out = CliRunner().invoke(cli, ["rank", "vehicle", "--top", "3", "-q"], catch_exceptions=False).stdout.splitlines()
+    assert block[0] == out[0] == "learned:default ranking of 47 sentences for 'vehicle' (top 3)"
+    assert block[2:5] == out[2:5]
