@@ -225,8 +225,8 @@ def test_rank_feedback_errors(tmp_path, capsys):
 
 
 def test_shipped_default_model_file():
-    from statinterp.learned.model import read_header
     from statinterp.learned.default_model import default_model_path
+    from statinterp.learned.model import read_header
 
     path = default_model_path()
     assert path.is_file(), f"the default model is not installed at {path}"
