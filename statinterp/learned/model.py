@@ -68,14 +68,22 @@ def term_weights(groups: Sequence[np.ndarray]) -> np.ndarray:
     return w / w.mean() if len(w) else w
 
 
+_BLAS_CONTROLLER: list = []
+
+
 def one_blas_thread():
     """A context in which BLAS runs on one thread. The linear learners' solvers (L-BFGS, Cholesky)
     and scores are BLAS products whose last bits depend on how many threads share a product; on
     one thread the fitted coefficients, and so the rankings, are the same on any machine load and
-    core count. (The learners' matrices are small: one thread costs little.)"""
-    from threadpoolctl import threadpool_limits
+    core count. (The learners' matrices are small: one thread costs little.) The thread-pool
+    controller is made once (after scikit-learn has loaded SciPy's BLAS): making one per call
+    costs ~30 ms, which thousands of scorings (permutation importance) would pay."""
+    import sklearn.linear_model  # noqa: F401 - loads every BLAS the learners use before the controller looks
+    from threadpoolctl import ThreadpoolController
 
-    return threadpool_limits(limits=1, user_api="blas")
+    if not _BLAS_CONTROLLER:
+        _BLAS_CONTROLLER.append(ThreadpoolController())
+    return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 class _Component:
