@@ -158,7 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports") / "find.md")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    command = "python -m experiments.find_target " + " ".join(argv if argv is not None else sys.argv[1:])
+    given = list(argv if argv is not None else sys.argv[1:])
+    if args.collection is not None:  # no machine paths in the report: the folder is a placeholder
+        given = [("COLLECTION" if a == str(args.collection) else a) for a in given]
+    # and the data as the docs give it, beside the repository
+    given = [("../" + "/".join(Path(a).parts[-3:]) if a == str(args.data) and Path(a).is_absolute() else a)
+             for a in given]
+    command = "python -m experiments.find_target " + " ".join(given)
     with tempfile.TemporaryDirectory() as tmp:
         collection = args.collection or Path(tmp) / "collection"
         build = None

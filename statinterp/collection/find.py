@@ -48,7 +48,7 @@ __all__ = ["FoundTerm", "find_term", "write_term_zip", "term_data_from_tables"]
 MARGIN_LINES = 2
 #: At most this many lines are joined to a matching line on each side.
 MAX_JOIN_LINES = 12
-_FINISHED_RE = re.compile(r"[.!?…‼‽。．！？][\"'`”’»›)\]}]*$")
+_FINISHED_RE = re.compile(r"[.!?…‼‽。．！？:][\"'`”’»›)\]}]*$")
 
 
 @functools.lru_cache(maxsize=1)
