@@ -66,6 +66,7 @@ __all__ = [
     "STRONG_FINAL_ABBREVIATIONS",
     "WEAK_FINAL_ABBREVIATIONS",
     "build_pipeline",
+    "lines_may_join",
     "sentence_spans",
 ]
 
@@ -380,6 +381,22 @@ def _continues(line: str, after_footnote: bool) -> bool:
     if first.isalpha():
         return first.islower()
     return after_footnote and not first.isspace()
+
+
+_FINISHED_LINE_RE = re.compile(r"[.!?…‼‽⁇⁈⁉。｡．！？:][\"'`“”‘’«»‹›)\]}]*$")
+
+
+def lines_may_join(line: str, next_line: str) -> bool:
+    """Whether ``build_pipeline(join_lines=True)`` can join the break between two lines, in any
+    context (a cheap text test that never says no where the segmenter joins).
+
+    Used to choose how many lines around a line to segment: a break this says no to always
+    ends a sentence.
+    """
+    a, b = line.strip(), next_line.strip()
+    if not a or not b or _FINISHED_LINE_RE.search(a):
+        return False
+    return bool(_FOOTNOTE_LINE_RE.fullmatch(b)) or _continues(b, bool(_FOOTNOTE_LINE_RE.fullmatch(a)))
 
 
 def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndarray:
