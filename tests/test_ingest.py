@@ -21,6 +21,7 @@ from statinterp.app.cli import main
 from statinterp.collection.ingest import ingest
 from statinterp.collection.store import Collection, canonical_dump
 from statinterp.corpus.dataset import load_corpus
+from statinterp.errors import InputError
 from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources.cap import to_cap_json, write_cap_volume
 from statinterp.sources.courtlistener import markup_paragraphs
@@ -81,6 +82,17 @@ def test_example_sources_hold_every_format_and_reproduce_the_vehicle_cases():
     assert len(texts) == 2 and all("vehicle" in r.text for r in texts)
 
 
+def test_format_option_takes_only_that_format_and_unknown_files_are_refused(tmp_path):
+    assert [p.format for p in discover([SOURCES], "text")] == ["text"]
+    assert {p.format for p in discover([SOURCES], "cap")} == {"cap"} and len(discover([SOURCES], "cap")) == 2
+    with pytest.raises(InputError, match="holds no dataset case files"):
+        discover([SOURCES], "dataset")
+    odd = tmp_path / "notes.md"
+    odd.write_text("hello")
+    with pytest.raises(InputError, match="give --format"):
+        discover([odd])
+
+
 def test_content_hash_changes_with_any_field():
     r = example_records()[0]
     assert r.content_hash == dataclasses.replace(r).content_hash
@@ -102,11 +114,11 @@ def test_courtlistener_csv_groups_opinions_by_cluster(tmp_path):
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, ["id", "cluster_id", "type", "author_str", "plain_text", "html"])
         w.writeheader()
-        w.writerow({"id": 1, "cluster_id": 7, "type": "020lead", "author_str": "A", "plain_text": "Line one.\n\nA vehicle here.",
-                        "html": ""})
-        w.writerow({"id": 2, "cluster_id": 8, "type": "010combined", "author_str": "", "plain_text": "", "html": "<p>Other.</p>"})
-        w.writerow({"id": 3, "cluster_id": 7, "type": "040dissent", "author_str": "B", "plain_text": "", "html": "<p>I dissent.</p>"})
-        w.writerow({"id": 4, "cluster_id": "", "type": "010combined", "author_str": "", "plain_text": "orphan", "html": ""})
+        rows = [(1, 7, "020lead", "A", "Line one.\n\nA vehicle here.", ""),
+                (2, 8, "010combined", "", "", "<p>Other.</p>"),
+                (3, 7, "040dissent", "B", "", "<p>I dissent.</p>"), (4, "", "010combined", "", "orphan", "")]
+        for row in rows:
+            w.writerow(dict(zip(["id", "cluster_id", "type", "author_str", "plain_text", "html"], row, strict=True)))
     items = list(read_partition(Partition(str(path), "courtlistener")))
     cases = [i for i in items if isinstance(i, CaseRecord)]
     skipped = [i for i in items if isinstance(i, SkippedRecord)]
@@ -175,6 +187,25 @@ def test_unreadable_source_stops_with_one_line_and_writes_nothing(tmp_path, caps
     assert code == 2 and "holds no case files" in err
     code, _, err = run_cli(["collection", "info", str(tmp_path)], capsys)
     assert code == 2 and "is not a statinterp collection" in err
+
+
+def test_a_source_that_breaks_mid_ingest_stops_cleanly_and_a_rerun_completes(tmp_path, capsys):
+    import gzip
+
+    write_cap_volume(copies(3), tmp_path / "src" / "a-vol")
+    good = (SOURCES / "courtlistener" / "opinions.jsonl").read_bytes()
+    broken = tmp_path / "src" / "b-opinions.jsonl.gz"
+    broken.write_bytes(gzip.compress(good)[:-40])  # truncated: readable at first, then fails
+    col = tmp_path / "col"
+    code, out, err = run_cli(["ingest", str(tmp_path / "src"), "--collection", str(col), "-q", "--no-citations"],
+                             capsys)
+    assert code == 2 and err.count("\n") == 1 and str(broken) in err, err
+    with Collection.open(col) as c:  # the volume read before is stored whole, with its statistics
+        assert len(c.case_ids()) == 3 and _invariants_hold(c.db)
+    broken.write_bytes(gzip.compress(good))
+    code, out, err = run_cli(["ingest", str(tmp_path / "src"), "--collection", str(col), "-q", "--no-citations"],
+                             capsys)
+    assert code == 0 and "1 added" in out and "3 unchanged" in out, (out, err)
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,9 +426,20 @@ def test_dask_engine_writes_the_same_collection_as_the_local_engine(tmp_path, da
         write_cap_volume(recs[4 * i: 4 * i + 4], tmp_path / "src" / f"vol{i + 1}")
     (tmp_path / "src" / "vol3" / "cases" / "0009-01.json").write_text("{bad json")
     local = ingest([tmp_path / "src", SOURCES], tmp_path / "local")
-    dask = ingest([tmp_path / "src", SOURCES], tmp_path / "dask", engine="dask", scheduler=dask_cluster.scheduler_address)
+    dask = ingest([tmp_path / "src", SOURCES], tmp_path / "dask", engine="dask",
+                  scheduler=dask_cluster.scheduler_address)
     assert local.as_dict()["added"] == dask.as_dict()["added"] == 21
     assert [s.line() for s in local.skipped] == [s.line() for s in dask.skipped] and len(local.skipped) == 1
+    assert list(canonical_dump(tmp_path / "local")) == list(canonical_dump(tmp_path / "dask"))
+
+
+def test_ingest_command_with_a_dask_scheduler(tmp_path, dask_cluster, capsys):
+    code, out, err = run_cli(["ingest", str(SOURCES), "--collection", str(tmp_path / "dask"), "--engine", "dask",
+                              "--scheduler", dask_cluster.scheduler_address, "-q", "--format-summary", "json"], capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["engine"] == "dask" and summary["added"] == 9
+    ingest([SOURCES], tmp_path / "local")
     assert list(canonical_dump(tmp_path / "local")) == list(canonical_dump(tmp_path / "dask"))
 
 

@@ -39,7 +39,8 @@ def example_sources() -> Path:
 @click.option("--workers", type=click.IntRange(1, 256), default=2, show_default=True,
               help="With --engine dask and no --scheduler: worker processes of the local cluster.")
 @click.option("--citations/--no-citations", default=True, show_default=True,
-              help="Extract case and statute citations with eyecite (about half the ingest time).")
+              help="Extract case, statute and journal citations with eyecite (it takes longer than the analysis: "
+                   "about 2.6 times as long, benchmarks/RESULTS.md).")
 @click.option("--format-summary", "summary_fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="The final summary as text or as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")

@@ -16,9 +16,9 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from statinterp.errors import OutputError, UsageError
 

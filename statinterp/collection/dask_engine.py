@@ -24,8 +24,7 @@ _ANALYZER = None
 def prepare_whole_partition(partition: Partition, citations: bool, statistics: bool = True) -> list:
     """All of one partition's items (batches of prepared cases, skipped records); runs on a worker."""
     global _ANALYZER
-    from statinterp.collection.ingest import prepare_partition
-    from statinterp.collection.prepare import new_analyzer
+    from statinterp.collection.prepare import new_analyzer, prepare_partition
 
     if _ANALYZER is None and statistics:  # one spaCy pipeline per worker process
         _ANALYZER = new_analyzer()

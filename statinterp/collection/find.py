@@ -27,9 +27,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import io
-import json
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +35,7 @@ from statinterp.cache import atomic
 from statinterp.collection.store import Collection
 from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key
 from statinterp.corpus.provisions import Provision
+from statinterp.corpus.writer import tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
 from statinterp.text.term_match import fts_query, term_pattern
 
@@ -197,15 +195,8 @@ def _line_index(starts: list[int], offset: int) -> int:
     return bisect.bisect_right(starts, offset) - 1
 
 
-def term_zip_bytes(key: str, tables: dict[str, dict[str, dict]]) -> bytes:
-    """The data set's zip (``KEY-case.json`` ... ``KEY-sentence.json``) of four tables."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        for kind in KINDS:
-            info = zipfile.ZipInfo(f"{key}-{kind}.json", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, json.dumps(tables[kind], ensure_ascii=False, indent=1, sort_keys=True))
-    return buffer.getvalue()
+#: The data set's zip of four tables; one home: :func:`statinterp.corpus.writer.tables_zip_bytes`.
+term_zip_bytes = tables_zip_bytes
 
 
 def write_term_zip(found: FoundTerm, path: str | Path, force: bool = False) -> Path:

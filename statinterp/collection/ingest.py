@@ -15,19 +15,17 @@ running the same ingest again completes it).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statinterp.collection.prepare import PreparedCase, new_analyzer, prepare_cases
+from statinterp.collection.prepare import PreparedCase, new_analyzer, prepare_cases, prepare_partition
 from statinterp.collection.store import CollectionWriter
 from statinterp.errors import UsageError
-from statinterp.sources import Partition, discover, read_partition
+from statinterp.sources import Partition, discover
 from statinterp.sources.records import CaseRecord, SkippedRecord
 
 ENGINES = ("local", "dask")
-#: Cases analysed and committed together (one spaCy batch, one transaction).
-BATCH_CASES = 32
 
 
 @dataclass
@@ -67,46 +65,6 @@ def analysis_settings(statistics: bool = True) -> dict:
             "spacy-lookups-data": _version("spacy-lookups-data")}
 
 
-def prepare_partition(partition: Partition, citations: bool = True,
-                      known: Callable[[str, str], str | None] | None = None,
-                      analyzer=None, statistics: bool = True) -> Iterator[list[PreparedCase] | SkippedRecord]:
-    """Batches of prepared cases (and skipped records) of one partition, in record order.
-
-    ``known(source, source_id)`` gives a stored content hash: such unchanged cases are not
-    analysed again (the writer would leave them alone anyway)."""
-    if statistics and analyzer is None:
-        analyzer = new_analyzer()
-    batch: list[CaseRecord] = []
-    for item in read_partition(partition):
-        if isinstance(item, SkippedRecord):
-            yield item
-            continue
-        batch.append(item)
-        if len(batch) >= BATCH_CASES:
-            yield _prepare_batch(batch, analyzer, citations, known)
-            batch = []
-    if batch:
-        yield _prepare_batch(batch, analyzer, citations, known)
-
-
-class _Unchanged:
-    """A record already stored with the same content: nothing to compute."""
-
-    def __init__(self, record: CaseRecord, content_hash: str):
-        self.record = record
-        self.content_hash = content_hash
-
-
-def _prepare_batch(batch: list[CaseRecord], analyzer, citations: bool,
-                   known: Callable[[str, str], str | None] | None) -> list:
-    hashes = [r.content_hash for r in batch]
-    if known is None:
-        return prepare_cases(batch, analyzer, citations)
-    todo = [r for r, h in zip(batch, hashes) if known(r.source, r.source_id) != h]
-    done = iter(prepare_cases(todo, analyzer, citations) if todo else [])
-    return [next(done) if known(r.source, r.source_id) != h else _Unchanged(r, h) for r, h in zip(batch, hashes)]
-
-
 def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | None = None,
            engine: str = "local", scheduler: str | None = None, citations: bool = True,
            progress: Callable[[int], None] | None = None, n_workers: int = 2,
@@ -134,7 +92,8 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
 
         streams: Iterable[tuple[Partition, Iterable]]
         if engine == "local":
-            streams = ((p, prepare_partition(p, citations, writer.known_hash, analyzer, statistics)) for p in partitions)
+            streams = ((p, prepare_partition(p, citations, writer.known_hash, analyzer, statistics))
+                       for p in partitions)
         else:
             from statinterp.collection.dask_engine import dask_streams
 

@@ -15,15 +15,20 @@ lower-cased lemma), ``df`` (units containing it) and ``cf`` (occurrences).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from statinterp.index.statistics import LEVELS
 from statinterp.index.term_index import _background_units, _Span
-from statinterp.sources.records import CaseRecord
+from statinterp.sources import Partition, read_partition
+from statinterp.sources.records import CaseRecord, SkippedRecord
 from statinterp.text.analysis import Analyzer, Vocabulary
 from statinterp.text.units import TokenSeqs
+
+#: Cases analysed and committed together (one spaCy batch, one transaction).
+BATCH_CASES = 32
 
 #: eyecite citation classes -> the kind stored in the collection (others are not stored).
 CITATION_KINDS = {"FullCaseCitation": "case", "ShortCaseCitation": "case", "FullLawCitation": "statute",
@@ -116,7 +121,7 @@ def prepare_cases(records: list[CaseRecord], analyzer: Analyzer | None, citation
     analysed = analyzer.analyse(texts)
     words = analyzer.vocab.words
     out = []
-    for record, text, at in zip(records, texts, analysed):
+    for record, text, at in zip(records, texts, analysed, strict=True):
         spans = [_Span(at, s, e) for s, e in opinion_offsets(record)]
         units = _background_units(at, text, spans, [o.text for o in record.opinions])
         counts = {lvl: level_counts(units[lvl], words) for lvl in LEVELS}
@@ -129,3 +134,44 @@ def prepare_cases(records: list[CaseRecord], analyzer: Analyzer | None, citation
 def new_analyzer() -> Analyzer:
     """The analyzer ingesting uses: no on-disk cache (a collection is analysed once), one process."""
     return Analyzer(cache_dir=False, n_process=1)
+
+
+def prepare_partition(partition: Partition, citations: bool = True,
+                      known: Callable[[str, str], str | None] | None = None,
+                      analyzer=None, statistics: bool = True) -> Iterator[list[PreparedCase] | SkippedRecord]:
+    """Batches of prepared cases (and skipped records) of one partition, in record order.
+
+    ``known(source, source_id)`` gives a stored content hash: such unchanged cases are not
+    analysed again (the writer would leave them alone anyway)."""
+    if statistics and analyzer is None:
+        analyzer = new_analyzer()
+    batch: list[CaseRecord] = []
+    for item in read_partition(partition):
+        if isinstance(item, SkippedRecord):
+            yield item
+            continue
+        batch.append(item)
+        if len(batch) >= BATCH_CASES:
+            yield _prepare_batch(batch, analyzer, citations, known)
+            batch = []
+    if batch:
+        yield _prepare_batch(batch, analyzer, citations, known)
+
+
+class _Unchanged:
+    """A record already stored with the same content: nothing to compute."""
+
+    def __init__(self, record: CaseRecord, content_hash: str):
+        self.record = record
+        self.content_hash = content_hash
+
+
+def _prepare_batch(batch: list[CaseRecord], analyzer, citations: bool,
+                   known: Callable[[str, str], str | None] | None) -> list:
+    hashes = [r.content_hash for r in batch]
+    if known is None:
+        return prepare_cases(batch, analyzer, citations)
+    todo = [r for r, h in zip(batch, hashes, strict=True) if known(r.source, r.source_id) != h]
+    done = iter(prepare_cases(todo, analyzer, citations) if todo else [])
+    return [next(done) if known(r.source, r.source_id) != h else _Unchanged(r, h)
+            for r, h in zip(batch, hashes, strict=True)]

@@ -241,7 +241,9 @@ class Collection:
 
     def info(self) -> dict:
         """Counts, sources, statistics date and size on disk (``collection info``)."""
-        count = lambda table: self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        def count(table: str) -> int:
+            return self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
         meta = self.meta()
         files = [p for p in self.folder.iterdir() if p.name.startswith(FILENAME)]
         size = sum(p.stat().st_size for p in files)
@@ -255,7 +257,7 @@ class Collection:
             "sources": [{"path": p, "format": f, "cases": c, "skipped": s, "ingested_at": t} for p, f, c, s, t in
                         self.db.execute("SELECT path, format, cases, skipped, ingested_at FROM sources "
                                         "ORDER BY ingested_at, path")],
-            "statistics": {lvl: dict(zip(("units", "tokens"), self.db.execute(
+            "statistics": {lvl: dict(zip(("units", "tokens"), self.db.execute(  # noqa: B905
                 "SELECT n_units, total_tokens FROM level_totals WHERE level = ?", (lvl,)).fetchone() or (0, 0)))
                 for lvl in LEVELS},
             "vocabulary": {lvl: n for lvl, n in self.db.execute(
@@ -392,7 +394,7 @@ class CollectionWriter:
         for lvl, c in counts.items():
             totals[lvl][0] += sign * c.n_units
             totals[lvl][1] += sign * c.total_tokens
-            for word, df, cf in zip(c.words, c.df.tolist(), c.cf.tolist()):
+            for word, df, cf in zip(c.words, c.df.tolist(), c.cf.tolist(), strict=True):
                 entry = stats.get((lvl, word))
                 if entry is None:
                     stats[(lvl, word)] = [sign * df, sign * cf]

@@ -140,7 +140,7 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
                 out.append(Partition(str(here), "cap"))
         if kinds.get("dataset") and want("dataset") and any(n.endswith("-case.json") for n in kinds["dataset"]):
             out.append(Partition(str(here), "dataset"))
-    return out
+    return sorted(out, key=lambda p: (Path(p.path).parts, p.format))  # path order, whatever the walk's
 
 
 def _raise_walk_error(exc: OSError) -> None:
@@ -174,7 +174,8 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
             found = [Partition(str(path), kind)]
         if not found:
             what = f"{fmt} " if fmt else ""
-            raise InputError(path, f"holds no {what}case files (formats: {', '.join(FORMATS)}; see docs/data-format.md)")
+            raise InputError(path, f"holds no {what}case files (formats: {', '.join(FORMATS)}; "
+                             "see docs/data-format.md)")
         out.extend(p for p in found if p not in out)
     return out
 

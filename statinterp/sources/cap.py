@@ -135,7 +135,8 @@ def _jsonl_lines(fh, where: str, source: str) -> Iterator[CaseRecord | SkippedRe
 
 def bag_data_member(names: list[str]) -> str | None:
     """The ``data/data.jsonl.xz`` member of a bag zip (possibly under one top folder)."""
-    hits = sorted(n for n in names if PurePosixPath(n).parts[-2:] in (("data", "data.jsonl.xz"), ("data", "data.jsonl")))
+    wanted = (("data", "data.jsonl.xz"), ("data", "data.jsonl"))
+    hits = sorted(n for n in names if PurePosixPath(n).parts[-2:] in wanted)
     return hits[0] if hits else None
 
 

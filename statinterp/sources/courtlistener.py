@@ -35,7 +35,9 @@ OPINION_TYPES = {
     "040dissent": "dissent",
 }
 
-_BLOCK = frozenset(["p", "div", "blockquote", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table", "tr", "td", "th", "dd", "dt", "dl", "section", "article", "center", "br", "hr", "opinion", "author"])
+_BLOCK = frozenset(["p", "div", "blockquote", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table",
+                    "tr", "td", "th", "dd", "dt", "dl", "section", "article", "center", "br", "hr", "opinion",
+                    "author"])
 
 
 def markup_paragraphs(markup: str) -> tuple[str, ...]:

@@ -109,7 +109,8 @@ def cap_case(obj: object, source: str, body_key: str | None = None) -> CaseRecor
         body, where = inner, f"casebody.{body_key}."
     raw_ops = body.get("opinions")
     if not isinstance(raw_ops, list):
-        raise BadField(where + "opinions", "missing" if raw_ops is None else f"expected an array, found {json_type(raw_ops)}")
+        raise BadField(where + "opinions",
+                       "missing" if raw_ops is None else f"expected an array, found {json_type(raw_ops)}")
     opinions = []
     for i, op in enumerate(raw_ops):
         at = f"{where}opinions[{i}]."
