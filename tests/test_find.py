@@ -264,3 +264,20 @@ def test_cli_find_errors(example_collection, tmp_path, capsys):
     assert code == 2 and "not a statinterp collection" in err and not out.exists()
     code, _, err = run(["rank", "vehicle", "--collection", str(example_collection), "--data", str(EXAMPLE)], capsys)
     assert code == 2 and "not both" in err
+
+
+def test_cli_rank_collection_with_a_compound_and_the_shipped_model(example_collection, capsys):
+    code, stdout, err = run(["rank", "vehicle", "--collection", str(example_collection), "-m", "Tp-Tg-Nr",
+                             "--format", "json", "--top", "0", "-q", "--no-cache"], capsys)
+    assert code == 0, err
+    compound = json.loads(stdout)
+    assert compound["method"] == "Tp-Tg-Nr" and compound["candidates"] == len(compound["results"]) > 30
+    model = REPO / "data" / "models" / "default.statinterp-model"
+    if not model.exists():
+        pytest.skip(f"no shipped model at {model}")
+    code, stdout, err = run(["rank", "vehicle", "--collection", str(example_collection), "--model", str(model),
+                             "--format", "json", "--top", "0", "-q", "--no-cache"], capsys)
+    assert code == 0, err
+    learned = json.loads(stdout)
+    assert learned["candidates"] == compound["candidates"]
+    assert {r["sentence_id"] for r in learned["results"]} == {r["sentence_id"] for r in compound["results"]}
