@@ -137,7 +137,7 @@ def _ranker_from_options(method: str, model_file):
 
     if model_file is None:
         if method is None:
-            from statinterp.workflow import default_ranker
+            from statinterp.learned.default_model import default_ranker
 
             return default_ranker()
         return build_method(method)
