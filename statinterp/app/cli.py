@@ -188,6 +188,10 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     if provision_text is not None:
         if not provision_text.strip():
             raise UsageError("--provision is empty")
+        try:
+            provision_text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError("--provision is not valid UTF-8 text (check the shell's locale and quoting)") from None
         override = {term: provision_text}
     if out is not None:
         atomic.check_writable(out, force)
