@@ -115,3 +115,73 @@ def test_lone_surrogate_in_provision_option_is_refused(capsys):
     code, out, err = run_main(capsys, "rank", "vehicle", "--provision", "No vehicles \udcff in the park", "-q")
     line = one_error_line(err)
     assert code == 2 and out == "" and "--provision" in line
+
+
+# --------------------------------------------------------------------------------------------
+# Defect 4: messages
+
+
+def test_out_whose_parent_is_a_file_says_so(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    out = tmp_path / "afile" / "sub" / "ranking.txt"
+    code, stdout, err = run_main(capsys, "rank", "vehicle", "-q", "--out", str(out))
+    line = one_error_line(err)
+    assert code == 2 and stdout == ""
+    assert "is a file, not a folder" in line and str(tmp_path / "afile") in line
+    assert "File exists" not in line
+
+
+def test_out_with_a_trailing_slash_is_refused(tmp_path, capsys):
+    target = str(tmp_path / "new") + "/"
+    code, _, err = run_main(capsys, "rank", "vehicle", "-q", "--out", target)
+    line = one_error_line(err)
+    assert code == 2 and "slash" in line
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("command", [["evaluate"], ["train"]])
+def test_trailing_slash_refused_for_every_file_output(tmp_path, capsys, command):
+    code, _, err = run_main(capsys, *command, "-q", "--out", str(tmp_path / "x") + "/")
+    assert code == 2 and "slash" in one_error_line(err)
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
+def test_a_fifo_in_the_data_folder_is_named(tmp_path, capsys):
+    folder = copy_example(tmp_path / "data")
+    (folder / "vehicle-sentence.json").unlink()
+    os.mkfifo(folder / "vehicle-sentence.json")
+    code, _, err = run_main(capsys, "rank", "vehicle", "--data", str(folder), "-q")
+    line = one_error_line(err)
+    assert code == 2 and "vehicle-sentence.json" in line and "not a regular file" in line
+    assert "lacks" not in line
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
+def test_data_that_is_a_fifo_is_refused_without_hanging(tmp_path, capsys):
+    fifo = tmp_path / "data.zip"
+    os.mkfifo(fifo)
+    code, _, err = run_main(capsys, "rank", "vehicle", "--data", str(fifo), "-q")
+    assert code == 2 and "nor a regular file" in one_error_line(err)
+
+
+def test_data_device_is_refused(capsys):
+    if not Path("/dev/null").exists():
+        pytest.skip("no /dev/null on this system")
+    code, _, err = run_main(capsys, "rank", "vehicle", "--data", "/dev/null", "-q")
+    assert code == 2 and "nor a regular file" in one_error_line(err)
+
+
+def test_data_folder_whose_subfolder_holds_terms_says_so(tmp_path, capsys):
+    copy_example(tmp_path / "outer" / "inner")
+    code, _, err = run_main(capsys, "rank", "vehicle", "--data", str(tmp_path / "outer"), "-q")
+    line = one_error_line(err)
+    assert code == 2 and "'inner'" in line and f"--data {tmp_path / 'outer' / 'inner'}" in line
+
+
+@pytest.mark.parametrize("name", ["TF-ISF-p+NWR>=nan", "TF-ISF-p+NWR>=NaN", "BM25+gate(BM25-g,nan)",
+                                  "TF-ISF+TF-ISF-g>=inf"])
+def test_non_finite_gate_threshold_is_refused(capsys, name):
+    code, out, err = run_main(capsys, "rank", "vehicle", "-q", "-m", name)
+    line = one_error_line(err)
+    assert code == 2 and out == "" and "finite" in line

@@ -7,6 +7,7 @@ building the command tree and ``--help`` stay fast; only light modules are impor
 from __future__ import annotations
 
 import functools
+import os
 import signal
 import sys
 import threading
@@ -23,6 +24,25 @@ from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
 DATA_HELP = ("A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data "
              "(`statinterp example` prints its folder, a model of the format; docs/data-format.md gives it field by "
              "field).")
+
+
+class OutFile(click.Path):
+    """The path of an output file. A trailing slash names a folder, so it is refused rather than
+    silently dropped (``Path("dir/new/")`` is ``dir/new``, which would become a file)."""
+
+    name = "file"
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            self.fail(f"{value!r} ends with a slash, i.e. names a folder; give a file name, "
+                      f"e.g. {value}ranking.txt", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+OUT_FILE = OutFile()
 
 
 def _vectors_option(ctx, param, value):
@@ -160,7 +180,7 @@ def cli(ctx, debug):
 @click.option("--format", "fmt", type=click.Choice(RANK_FORMATS), default="table", show_default=True)
 @click.option("--provision", "provision_text", default=None, help="Use this text as the term's source provision.")
 @click.option("--provision-file", type=click.Path(path_type=Path), default=None, help="Read the provision from this text file.")
-@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Rank with a learned model (made by `statinterp train`) instead of --method.")
@@ -214,7 +234,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
 @click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms.")
 @click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="table", show_default=True)
 @click.option("--macro-only", is_flag=True, help="Table format: only the macro averages.")
-@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_files", type=click.Path(path_type=Path), multiple=True,
               help="Also evaluate this learned model (made by `statinterp train`; shown as learned:<file stem>). "
@@ -323,7 +343,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None, _de
 @click.option("--loo", is_flag=True, help="Leave one term out: tune on all other terms, score on each term.")
 @click.option("--term", "-t", "terms", multiple=True, help="Load only these terms.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts):
     """Grid-search METHOD's hyperparameters for the best macro NDCG.
@@ -461,7 +481,7 @@ def learned_options(func):
               show_default=True, help="Model: pairwise and hgb z-scored and averaged, a pairwise linear ranker, "
                                       "pointwise ridge, or gradient-boosted trees.")
 @click.option("--term", "-t", "terms", multiple=True, help="Train only on these terms.")
-@click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True, help="Model file to write.")
+@click.option("--out", "-o", "out", type=OUT_FILE, required=True, help="Model file to write.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def train(families, standardise, vector_features, seed, learner, terms, out, force, **opts):
     """Fit a learned ranker on every labelled term loaded and save it.

@@ -28,6 +28,11 @@ def check_writable(path: str | Path, force: bool = False) -> Path:
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{path} is a directory, expected a file path")
+    for folder in path.parents:  # the nearest existing ancestor must be a folder (mkdir says "File exists")
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                raise OutputError(f"cannot write {path}: {folder} is a file, not a folder")
+            break
     if path.exists() and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
     return path

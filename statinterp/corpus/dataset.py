@@ -238,15 +238,37 @@ def _zip_sources(path: Path) -> list[_Source]:
 def _dir_sources(path: Path) -> list[_Source]:
     grouped: dict[str, dict[str, Any]] = {}
     for child in sorted(path.iterdir()):
-        split = _split_member(child.name) if child.is_file() else None
+        split = _split_member(child.name)
+        if split and not child.is_file():
+            raise InputError(child, "is not a regular file (a folder, FIFO or device); a term's TERM-KIND.json "
+                                    "files must be regular files")
         if split:
             grouped.setdefault(split[0], {})[split[1]] = child
     sources = [_Source(str(path / stem), stem, members) for stem, members in sorted(grouped.items())]
     for zpath in sorted(path.glob("*.zip")):
+        if not zpath.is_file():
+            raise InputError(zpath, "is not a regular file (a folder, FIFO or device); a term zip must be a file")
         sources.extend(_zip_sources(zpath))
     if not sources:
+        inner = _subfolders_with_terms(path)
+        if inner:
+            raise InputError(path, f"holds neither TERM-*.json files nor term zips, but its subfolder "
+                                   f"{inner[0].name!r} does: pass --data {inner[0]}")
         raise InputError(path, "holds neither TERM-*.json files nor term zips")
     return sources
+
+
+def _subfolders_with_terms(path: Path) -> list[Path]:
+    """The immediate subfolders of ``path`` that hold TERM-*.json files or term zips."""
+    found = []
+    for child in sorted(path.iterdir()):
+        try:
+            if child.is_dir() and any((_split_member(c.name) or c.suffix == ".zip") and c.is_file()
+                                      for c in child.iterdir()):
+                found.append(child)
+        except OSError:
+            continue
+    return found
 
 
 def _sources(path: Path) -> list[_Source]:
@@ -255,6 +277,9 @@ def _sources(path: Path) -> list[_Source]:
     try:
         if path.is_dir():
             return _dir_sources(path)
+        if not path.is_file():
+            raise InputError(path, "is neither a folder nor a regular file (a FIFO or device?); give a term zip, "
+                                   "a folder of TERM-*.json files or a folder of term zips")
         if zipfile.is_zipfile(path):
             return _zip_sources(path)
     except OSError as exc:
