@@ -35,6 +35,22 @@ class OutputError(StatinterpError):
     """An output file cannot be written (missing folder, no permission, disk full, ...)."""
 
 
+def closest_names(name: str, known, n: int = 3) -> list[str]:
+    """Up to ``n`` of the names ``known`` closest to ``name`` (ignoring case), best first."""
+    import difflib
+
+    by_lower = {k.lower(): k for k in known}
+    return [by_lower[m] for m in difflib.get_close_matches(name.strip().lower(), list(by_lower), n=n, cutoff=0.6)]
+
+
+def did_you_mean(close: list[str]) -> str:
+    """``did you mean 'a', 'b' or 'c'?`` (empty for no names)."""
+    if not close:
+        return ""
+    names = [repr(c) for c in close]
+    return "did you mean " + (", ".join(names[:-1]) + " or " if len(names) > 1 else "") + names[-1] + "?"
+
+
 class StatinterpWarning(UserWarning):
     """A problem statinterp recovered from (e.g. a damaged cache entry); shown as one line."""
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from statinterp.cache import atomic
-from statinterp.errors import StatinterpError, StatinterpWarning, UsageError
+from statinterp.errors import StatinterpError, StatinterpWarning, UsageError, closest_names, did_you_mean
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
 
 DATA_HELP = ("A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data "
@@ -127,17 +127,68 @@ def _emit(text: str, out: Path | None, force: bool) -> None:
         click.echo(f"wrote {out}", err=True)
 
 
-def _ranker_from_options(method: str, model_file):
-    """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
+def _resolve_method(name: str) -> str:
+    """``name`` if the grammar builds it; else the one known name equal to it ignoring case
+    (``tf-isf-p`` -> ``TF-ISF-p``); else :class:`UsageError` suggesting the closest names.
+
+    The known names come from :func:`~statinterp.rankers.grammar.list_methods`, whatever the grammar.
+    """
+    from statinterp.rankers.grammar import build_method, list_methods
+
+    try:
+        build_method(name)
+        return name.strip()
+    except UsageError as exc:
+        error = exc
+    known = [n for n, _ in list_methods()]
+    same = [k for k in known if k.lower() == name.strip().lower()]
+    if len(same) == 1:
+        return same[0]
+    close = closest_names(name, known)
+    message = str(error)
+    if not close or not message.startswith("unknown method"):
+        raise error
+    head = f"unknown method {name.strip()!r}"
+    if message.startswith(head):
+        raise UsageError(f"{head} ({did_you_mean(close)}){message[len(head):]}") from None
+    raise UsageError(f"{message} ({did_you_mean(close)})") from None
+
+
+def _build_method(name: str):
+    """The ranker of a method name given on the command line (see :func:`_resolve_method`)."""
     from statinterp.rankers.grammar import build_method
 
+    return build_method(_resolve_method(name))
+
+
+def _ranker_from_options(method: str, model_file):
+    """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
     if model_file is None:
-        return build_method(method)
+        return _build_method(method)
     if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
         raise UsageError("give --method or --model, not both")
     from statinterp.learned.model import load_model
 
     return load_model(model_file)
+
+
+def _cutoffs_option(ctx, param, values) -> tuple[int, ...]:
+    """``--k 5,20 --k 50`` -> (5, 20, 50): cutoffs from repeated and comma-separated values."""
+    out: list[int] = []
+    for value in values:
+        for part in str(value).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                k = int(part)
+            except ValueError:
+                raise click.BadParameter(f"{part!r} is not a whole number (e.g. --k 5,20)") from None
+            if k < 1:
+                raise click.BadParameter(f"{k} is not a cutoff: give whole numbers >= 1")
+            if k not in out:
+                out.append(k)
+    return tuple(out)
 
 
 def _split_methods(values) -> list[str]:
@@ -221,16 +272,18 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     if dedupe:
         from statinterp.evaluation.dedupe import collapse_ranking, format_collapsed
 
-        _emit(format_collapsed(collapse_ranking(ranking, dedupe_threshold), fmt, top or None), out, force)
+        collapsed = collapse_ranking(ranking, dedupe_threshold)
+        _emit(format_collapsed(collapsed, fmt, top or None, shown_term=term.strip()), out, force)
         return
-    _emit(format_ranking(ranking, fmt, top or None), out, force)
+    _emit(format_ranking(ranking, fmt, top or None, shown_term=term.strip()), out, force)
 
 
 @cli.command()
 @common_options
 @click.option("--method", "-m", "methods", multiple=True,
               help="Method(s) to evaluate; repeat or comma-separate. Default: Random, TF-ISF, BM25, QLLM with -c/-o/-p.")
-@click.option("--k", "ks", type=click.IntRange(1), multiple=True, help="NDCG cutoffs (default 10 and 100).")
+@click.option("--k", "ks", multiple=True, callback=_cutoffs_option, metavar="K[,K...]",
+              help="NDCG cutoffs; repeat or comma-separate (default 10 and 100).")
 @click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms.")
 @click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="table", show_default=True)
 @click.option("--macro-only", is_flag=True, help="Table format: only the macro averages.")
@@ -245,12 +298,11 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, **opt
     Example: statinterp evaluate --data ../shared/data/statutory_interpretation -m TF-ISF-p -m BM25
     """
     from statinterp.evaluation.metrics import parse_metric
-    from statinterp.rankers.grammar import build_method
     from statinterp.app.output import format_evaluation
     from statinterp.workflow import evaluate_methods
 
     names = _split_methods(methods) or ([] if model_files else default_methods())
-    rankers = [build_method(n) for n in names]
+    rankers = [_build_method(n) for n in names]
     if model_files:
         from statinterp.learned.model import load_model
 
@@ -287,13 +339,21 @@ def default_methods() -> list[str]:
 
 @cli.command()
 def methods():
-    """List the ranking methods, one line each."""
-    from statinterp.rankers.grammar import list_methods
+    """List the ranking methods, one line each, section by section.
 
-    entries = list_methods()
-    width = max(len(n) for n, _ in entries)
-    for name, desc in entries:
-        click.echo(f"{name:<{width}}  {desc}")
+    A name marked (example) shows how to compose your own BASE+GATE+... method.
+    """
+    from statinterp.rankers.grammar import COMPOUND_EXAMPLE, method_sections
+
+    sections = method_sections()
+    width = max(len(n) for _, entries in sections for n, _ in entries)
+    for i, (section, entries) in enumerate(sections):
+        if i:
+            click.echo("")
+        click.echo(f"{section}:")
+        for name, desc in entries:
+            mark = "(example) " if name == COMPOUND_EXAMPLE else ""
+            click.echo(f"  {name:<{width}}  {mark}{desc}")
 
 
 @cli.command()
@@ -356,6 +416,7 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
 
     if loo and tune_terms:
         raise UsageError("give --loo or --tune-term, not both")
+    method = _resolve_method(method)
     target = parse_metric(metric)
     grid = parse_grid(grids) if grids else default_grid(method)
     if out is not None:
@@ -388,7 +449,6 @@ def reproduce(method_set, terms, out_dir, force, **opts):
     import datetime
 
     from statinterp import __version__
-    from statinterp.rankers.grammar import build_method
     from statinterp.app.report import reproduction_chart, reproduction_json, reproduction_markdown
     from statinterp.evaluation.tuning import all_methods, core_methods, reproduce as run_reproduction
     from statinterp.workflow import example_data_path
@@ -400,9 +460,7 @@ def reproduce(method_set, terms, out_dir, force, **opts):
         names, stem = core_methods(), "core"
         title = "Core methods: Random, TF-ISF, BM25, QLLM with -c/-o/-p (issue 2)"
     else:
-        names, stem, title = _split_methods([method_set]), "reproduction", None
-        for n in names:
-            build_method(n)  # unknown names fail before the corpus is read
+        names, stem, title = [_resolve_method(n) for n in _split_methods([method_set])], "reproduction", None
     paths = {ext: out_dir / f"{stem}.{ext}" for ext in ("md", "json", "png")}
     for path in paths.values():
         atomic.check_writable(path, force)
@@ -539,13 +597,12 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
 
     from statinterp import __version__
     from statinterp.learned.crossval import cross_validate, format_cv, write_report
-    from statinterp.rankers.grammar import PAPER_COMPOUNDS, build_method
+    from statinterp.rankers.grammar import PAPER_COMPOUNDS
     from statinterp.workflow import example_data_path
 
     settings = _feature_settings(families, standardise, vector_features)
     names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
-    for n in names:
-        build_method(n)  # unknown names fail before the corpus is read
+    names = [_resolve_method(n) for n in names]  # unknown names fail before the corpus is read
     paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png"}
     if not no_report:
         for path in paths.values():

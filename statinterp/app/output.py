@@ -17,9 +17,11 @@ RANK_FORMATS = ("table", "json", "csv", "trec")
 TABLE_FORMATS = ("table", "json", "csv")
 
 
-def format_ranking(ranking: Ranking, fmt: str = "table", top: int | None = 10) -> str:
+def format_ranking(ranking: Ranking, fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
+    """``shown_term`` (e.g. the term as the user typed it) replaces the term key in the table's heading."""
     rows = [r.__dict__ for r in ranking.rows(top)]
-    heading = f"{ranking.method} ranking of {len(ranking)} sentences for {ranking.term!r} (top {len(rows)})"
+    heading = (f"{ranking.method} ranking of {len(ranking)} sentences for {(shown_term or ranking.term)!r} "
+               f"(top {len(rows)})")
     return format_rows(ranking.term, ranking.method, len(ranking), rows, fmt, heading)
 
 
@@ -34,7 +36,7 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["rank", "score", "sentence_id"] + (["copies"] if copies else [])
-                   + ["label", "case", "citation", "text"])
+                   + ["label", "case_name", "citation", "text"])  # the JSON field names
         for x in rows:
             w.writerow([x["rank"], f"{x['score']:.6g}", x["sentence_id"]] + ([x["copies"]] if copies else [])
                        + [x["label"] or "", x["case_name"], x["citation"], x["text"]])
@@ -49,7 +51,8 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
     for x in rows:
         label = f"[{x['label']}]" if x["label"] else "[unlabelled]"
         extra = f"  x{x['copies']} copies" if copies and x["copies"] > 1 else ""
-        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['case_name']}, {x['citation']}".rstrip(", "))
+        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['sentence_id']}  "
+                   f"{x['case_name']}, {x['citation']}".rstrip(", "))
         out.extend(textwrap.wrap(x["text"], width - 6, initial_indent="      ", subsequent_indent="      "))
     return "\n".join(out) + "\n"
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
-from statinterp.errors import InputError, UsageError, check_unique_keys, parse_json, read_limited
+from statinterp.errors import (InputError, UsageError, check_unique_keys, closest_names, did_you_mean, parse_json,
+                               read_limited)
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.corpus.provisions import Provision, ProvisionBook
 
@@ -117,7 +118,8 @@ class Corpus:
         key = term_key(name)
         if key not in self.terms:
             known = ", ".join(sorted(self.terms)) or "none"
-            raise UsageError(f"term {name!r} is not in the loaded data (terms: {known})")
+            hint = did_you_mean(closest_names(key, self.terms))
+            raise UsageError(f"term {name!r} is not in the loaded data ({hint + ' ' if hint else ''}terms: {known})")
         return self.terms[key]
 
 
@@ -422,8 +424,10 @@ def load_corpus(path: str | Path, provisions: ProvisionBook | None = None, terms
     """
     wanted = None if terms is None else {term_key(t) for t in terms}
     corpus = Corpus()
+    available: list[str] = []
     for source in _sources(Path(path)):
         key = source.key
+        available.append(key)
         if wanted is not None and key not in wanted:
             continue
         if key in corpus.terms:
@@ -432,5 +436,8 @@ def load_corpus(path: str | Path, provisions: ProvisionBook | None = None, terms
     if wanted is not None:
         missing = wanted - corpus.terms.keys()
         if missing:
-            raise UsageError(f"{path}: no data for term(s) {', '.join(sorted(missing))}")
+            hints = [did_you_mean(closest_names(m, available)) for m in sorted(missing)]
+            hint = " ".join(h for h in hints if h)
+            raise UsageError(f"{path}: no data for term(s) {', '.join(sorted(missing))} "
+                             f"({hint + ' ' if hint else ''}terms: {', '.join(sorted(available)) or 'none'})")
     return corpus

@@ -126,7 +126,7 @@ def collapse_ranking(ranking: "Ranking", threshold: float = DEFAULT_THRESHOLD) -
     return Collapsed(ranking, collapse(ranking.order, token_sets(ranking.index), threshold), threshold)
 
 
-def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10) -> str:
+def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
     """Like :func:`statinterp.app.output.format_ranking`, one row per group, with its number of copies."""
     from statinterp.app.output import format_rows
 
@@ -140,7 +140,7 @@ def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10) -
         rows.append({"rank": rank_no, "score": float(r.scores[c]), "sentence_id": s.id, "text": s.text,
                      "label": s.label, "case_name": case.short_name or case.name, "citation": case.citation,
                      "copies": len(members), "copy_ids": [index.sentences[m].id for m in members[1:]]})
-    heading = (f"{r.method} ranking of {len(r)} sentences for {r.term!r}: {len(col)} after collapsing "
+    heading = (f"{r.method} ranking of {len(r)} sentences for {(shown_term or r.term)!r}: {len(col)} after collapsing "
                f"near-duplicates (token Jaccard >= {col.threshold:g}; top {len(rows)})")
     return format_rows(r.term, r.method, len(r), rows, fmt, heading,
                        json_extra={"groups": len(col), "threshold": col.threshold}, copies=True)

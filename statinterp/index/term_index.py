@@ -111,7 +111,8 @@ class TermIndex:
     def require_provision(self) -> Query:
         if self.provision is None:
             raise UsageError(
-                f"term {self.term.key!r} has no source provision; give one with --provision or --provision-file"
+                f"term {self.term.key!r} has no source provision; add it to the file given with --provisions, "
+                f"or (rank only) give it with --provision or --provision-file"
             )
         if len(self.provision) == 0:
             raise UsageError(f"the provision of term {self.term.key!r} analyses to no known tokens")
