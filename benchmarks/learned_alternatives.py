@@ -48,6 +48,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
+
+if str(ROOT) not in sys.path:  # run as a file from any folder: python PATH/TO/CLONE/benchmarks/NAME.py
+    sys.path.insert(0, str(ROOT))
 MASK = " targetterm "
 BLEND_WEIGHTS = {"lexical": 0.25, "embedding": 0.25, "lambdarank": 1.0, "ordinal": 1.0, "prf": 0.25,
                  "cross-encoder": 1.0}

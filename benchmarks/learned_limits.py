@@ -39,9 +39,13 @@ import copy as _copy
 import datetime as _dt
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a file from any folder
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.learned_alternatives import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log
 

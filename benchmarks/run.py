@@ -49,6 +49,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
+
+if str(ROOT) not in sys.path:  # run as a file from any folder: python PATH/TO/CLONE/benchmarks/NAME.py
+    sys.path.insert(0, str(ROOT))
 QUICK_TERMS = ["semiconductor_chip_product", "mechanical_recordation", "dependent_on_hours_worked"]
 
 

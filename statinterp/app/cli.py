@@ -80,7 +80,8 @@ def common_options(func):
     @click.option("--jobs", type=click.IntRange(1, 64), default=None,
                   help="Processes for text analysis (results are the same for any number). Default: automatic, "
                        "up to 2 when there is much text to analyse, else 1.")
-    @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+    @click.option("--quiet", "-q", is_flag=True,
+                  help="No progress reports (by default: bars on a terminal, else a line every few seconds).")
     @click.option("--vectors", "vectors", multiple=True, metavar="[NAME=]PATH", callback=_vectors_option,
                   help="Pretrained word vectors for the methods w2vec, GloVe and fastt: a word2vec binary/text, "
                        "GloVe text or fastText .vec/.bin file; NAME (w2vec, GloVe or fastt) defaults to the "
@@ -697,8 +698,12 @@ def _main(args: list[str], debug: bool) -> int:
         click.echo(f"statinterp: error: {_one_line(message)}", err=True)
         return code
 
+    from statinterp.app.progress import stderr_reporter
+    from statinterp.progress import use_reporter
+
     try:
-        cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={})
+        with use_reporter(stderr_reporter()):
+            cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={})
         return 0
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, Terminated):

@@ -27,7 +27,7 @@ from statinterp.errors import StatinterpError, UsageError
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
 from statinterp.index.term_index import PreparedCorpus
 from statinterp.rankers.grammar import build_method, list_methods
-from statinterp.app.progress import iterate
+from statinterp.progress import iterate
 from statinterp.evaluation.ranking import rank
 from statinterp.rankers.base import Ranker
 from statinterp.workflow import evaluate_methods

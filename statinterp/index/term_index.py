@@ -228,8 +228,9 @@ def prepare(
     if store is not None:
         found = store.load(corpus, analyzer)
         if found is not None:
-            if progress:
-                progress(_case_chars(corpus, extra_background if statistics == "background" else None))
+            if progress:  # nothing to analyse: out of the total (a progress callback without skip: done)
+                getattr(progress, "skip", progress)(
+                    _case_chars(corpus, extra_background if statistics == "background" else None))
             return found
     with analyzer.session():  # worker processes, if the analyzer starts any, serve every term
         prepared = _prepare(corpus, analyzer, statistics, extra_background, progress)

@@ -34,7 +34,7 @@ import numpy as np
 
 from statinterp.errors import StatinterpError, UsageError
 from statinterp.evaluation.metrics import DEFAULT_METRICS, RANDOM_TIES_SUFFIX, Metric, evaluate_scores, macro_average, paired_test
-from statinterp.app.progress import iterate
+from statinterp.progress import iterate
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features
 from statinterp.learned.model import LEARNERS, LearnedRanker, _common_names, fit_matrices
 

@@ -448,7 +448,8 @@ class Analyzer:
     def analyse(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[AnalysedText]:
         """Analyse ``texts`` (each distinct text once, reusing the cache); results in input order.
 
-        ``progress`` is called with the number of characters finished after each text.
+        ``progress`` is called with the number of characters finished after each text; texts found
+        in the cache go to ``progress.skip`` instead, if it has one (see :mod:`statinterp.progress`).
         New words join the vocabulary in input order whether an analysis comes from the cache
         or from spaCy, so vocabulary ids (and every result) are the same cold, warm or uncached.
         """
@@ -456,6 +457,7 @@ class Analyzer:
         self.seen.update(digests)
         local: dict[str, _LocalAnalysis | None] = {}
         todo: dict[str, str] = {}
+        skip = getattr(progress, "skip", progress)
         for digest, text in zip(digests, texts):
             if digest in self._memory or digest in local:
                 continue
@@ -463,7 +465,7 @@ class Analyzer:
             local[digest] = entry
             if entry is not None:
                 if progress:
-                    progress(len(text))
+                    skip(len(text))
             else:
                 todo[digest] = text
         if todo:

@@ -33,12 +33,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-import click
 import numpy as np
 
 from statinterp.text.analysis import Analyzer, default_cache_dir, text_hash
 from statinterp.errors import InputError, UsageError
-from statinterp.app.progress import progress_bar
+from statinterp import progress
 
 if TYPE_CHECKING:  # gensim is imported only when vectors are actually used
     from statinterp.cache.directions import DirectionCache
@@ -457,7 +456,8 @@ class VectorProvider:
         out: list[list[str]] = []
         step = 64
         analyzer = self.analyzer
-        with progress_bar(len(self._texts), "Reading sentences", self.show_progress and len(self._texts) > 200) as adv:
+        with progress.task(len(self._texts), "Reading sentences", self.show_progress and len(self._texts) > 200,
+                           unit="texts") as adv:
             for i in range(0, len(self._texts), step):
                 chunk = self._texts[i : i + step]
                 analysed = analyzer.analyse(chunk)
@@ -496,11 +496,10 @@ class VectorProvider:
         sentences = self.sentences()
         n_tokens = sum(len(s) for s in sentences)
         if show:
-            click.echo(
-                f"statinterp: training {kind} vectors ({settings.dim} dimensions, {settings.epochs} epochs, "
+            progress.note(
+                f"training {kind} vectors ({settings.dim} dimensions, {settings.epochs} epochs, "
                 f"{settings.workers} worker{'s' if settings.workers != 1 else ''}) on {len(sentences):,} "
-                f"sentences ({n_tokens:,} tokens); they are cached for later runs",
-                err=True,
+                f"sentences ({n_tokens:,} tokens); they are cached for later runs"
             )
         phrasers = None
         corpus: Sequence[Sequence[str]] = sentences
@@ -509,7 +508,7 @@ class VectorProvider:
             phrase_key = (settings.phrase_min_count, float(settings.phrase_threshold))
             phrasers = self._phrasers.get(phrase_key)  # word2vec and fastText share the phrase model
             passes = 1 if phrasers is not None else 3
-            with progress_bar(passes * n, "Learning phrases", show and n > BAR_SENTENCES) as advance:
+            with progress.task(passes * n, "Learning phrases", show and n > BAR_SENTENCES, unit="sentences") as advance:
                 if phrasers is None:
                     phrasers = embeddings.train_phrases(
                         _Counted(sentences, advance), settings.phrase_min_count, settings.phrase_threshold
@@ -522,7 +521,8 @@ class VectorProvider:
             del sentences
         plain = dataclasses.replace(settings, phrases=False)  # phrases are joined already
         train_started = time.perf_counter()
-        with progress_bar((1 + settings.epochs) * n, f"Training {kind}", show and n > BAR_SENTENCES) as advance:
+        with progress.task((1 + settings.epochs) * n, f"Training {kind}", show and n > BAR_SENTENCES,
+                           unit="sentences") as advance:
             trained = embeddings.train_vectors(_Counted(corpus, advance), plain)
         finished = time.perf_counter()
         seconds = finished - train_started
@@ -535,10 +535,9 @@ class VectorProvider:
         }
         self.origin[kind] = "trained"
         if show:
-            click.echo(
-                f"statinterp: trained {kind} vectors in {finished - started:.0f} s "
-                f"({self.training[kind]['words_per_second']:,.0f} words/s)",
-                err=True,
+            progress.note(
+                f"trained {kind} vectors in {finished - started:.0f} s "
+                f"({self.training[kind]['words_per_second']:,.0f} words/s)"
             )
         return DomainVectors(kv=trained.kv, phrasers=phrasers)
 
