@@ -185,3 +185,93 @@ def test_non_finite_gate_threshold_is_refused(capsys, name):
     code, out, err = run_main(capsys, "rank", "vehicle", "-q", "-m", name)
     line = one_error_line(err)
     assert code == 2 and out == "" and "finite" in line
+
+
+# --------------------------------------------------------------------------------------------
+# Defect 5 (second half): a report set is written as a whole
+
+
+def _old_set(folder: Path, stem: str) -> dict[Path, bytes]:
+    folder.mkdir(parents=True, exist_ok=True)
+    old = {folder / f"{stem}.{ext}": f"old {ext}\n".encode() for ext in ("md", "json", "png")}
+    for path, data in old.items():
+        path.write_bytes(data)
+    return old
+
+
+def _no_temporaries(folder: Path) -> bool:
+    return not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("force", [True, False])
+def test_write_set_failure_between_files_keeps_every_old_file(tmp_path, monkeypatch, force):
+    from statinterp.cache import atomic
+    from statinterp.errors import OutputError
+
+    folder = tmp_path / "reports"
+    old = _old_set(folder, "core") if force else {}
+    if not force:
+        folder.mkdir()
+    real = atomic._create_temp
+    calls = []
+
+    def failing(path):
+        calls.append(path)
+        if len(calls) == 3:  # the png's temporary: the disk is full
+            raise OSError(28, "No space left on device")
+        return real(path)
+
+    monkeypatch.setattr(atomic, "_create_temp", failing)
+    new = {folder / "core.md": "new md\n", folder / "core.json": "new json\n", folder / "core.png": b"new png"}
+    with pytest.raises(OutputError, match="core.png"):
+        atomic.write_set(new, force=force)
+    assert {p: p.read_bytes() for p in folder.iterdir()} == old
+    assert _no_temporaries(folder)
+
+
+def test_write_set_interrupted_while_renaming_without_force_leaves_nothing_new(tmp_path, monkeypatch):
+    from statinterp.cache import atomic
+
+    folder = tmp_path / "reports"
+    real = atomic._commit
+    done = []
+
+    def interrupted(tmp, path, force):
+        if done:
+            raise KeyboardInterrupt
+        real(tmp, path, force)
+        done.append(path)
+
+    monkeypatch.setattr(atomic, "_commit", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        atomic.write_set({folder / "a.md": "a", folder / "a.png": b"b"})
+    assert list(folder.iterdir()) == []
+
+
+def test_write_set_refuses_all_if_one_exists(tmp_path):
+    from statinterp.cache import atomic
+    from statinterp.errors import UsageError
+
+    (tmp_path / "r.png").write_bytes(b"old")
+    with pytest.raises(UsageError, match="already exists"):
+        atomic.write_set({tmp_path / "r.md": "new", tmp_path / "r.png": b"new"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.png"]
+    written = atomic.write_set({tmp_path / "r.md": "new", tmp_path / "r.png": b"new"}, force=True)
+    assert written == [tmp_path / "r.md", tmp_path / "r.png"]
+    assert (tmp_path / "r.png").read_bytes() == b"new" and (tmp_path / "r.md").read_text() == "new"
+
+
+def test_reproduce_failing_chart_leaves_the_old_report_set(tmp_path, monkeypatch, capsys):
+    from statinterp.app import report
+
+    folder = tmp_path / "reports"
+    old = _old_set(folder, "core")
+
+    def broken_chart(rep):  # e.g. matplotlib failing after the tables were made
+        raise RuntimeError("chart failed")
+
+    monkeypatch.setattr(report, "reproduction_chart", broken_chart)
+    code, _, err = run_main(capsys, "reproduce", "--methods", "core", "--out", str(folder), "--force", "-q")
+    assert code == 1 and "chart failed" in err, err
+    assert {p: p.read_bytes() for p in folder.iterdir()} == old
+    assert _no_temporaries(folder)

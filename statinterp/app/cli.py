@@ -493,9 +493,8 @@ def reproduce(method_set, terms, out_dir, force, **opts):
     }
     prepared = _prepare(opts, terms=terms or None)
     rep = run_reproduction(prepared, names, show_progress=not opts["quiet"], metadata=metadata)
-    atomic.write_text(paths["md"], reproduction_markdown(rep, title=title, chart=paths["png"].name), force=force)
-    atomic.write_text(paths["json"], reproduction_json(rep), force=force)
-    atomic.write_bytes(paths["png"], reproduction_chart(rep), force=force)
+    atomic.write_set({paths["md"]: reproduction_markdown(rep, title=title, chart=paths["png"].name),
+                      paths["json"]: reproduction_json(rep), paths["png"]: reproduction_chart(rep)}, force=force)
     for path in paths.values():
         click.echo(f"wrote {path}", err=True)
     for name, reason in rep.skipped:

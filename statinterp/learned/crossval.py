@@ -453,12 +453,10 @@ def write_report(result: CVResult, md_path, png_path, force: bool = False) -> li
     from statinterp.cache import atomic
 
     md_path, png_path = Path(md_path), Path(png_path)
-    written = []
+    files: dict = {}
     chart = None
     if result.importance:
-        atomic.write_bytes(png_path, importance_chart(result), force=force)
-        written.append(png_path)
+        files[png_path] = importance_chart(result)
         chart = png_path.name if png_path.parent == md_path.parent else str(png_path)
-    atomic.write_text(md_path, cv_markdown(result, chart=chart, notes=limits_notes(result)), force=force)
-    written.append(md_path)
-    return written
+    files[md_path] = cv_markdown(result, chart=chart, notes=limits_notes(result))
+    return atomic.write_set(files, force=force)  # all or none: never a new .md beside an old .png
