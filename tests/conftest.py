@@ -47,6 +47,24 @@ def analysis_cache_dir(tmp_path_factory) -> Path:
 
 
 # --------------------------------------------------------------------------------------------
+# Markers: ``slow`` and ``real_data`` (registered in pyproject.toml)
+
+#: Fixtures that read the annotated data: a test using any of them is marked ``real_data``.
+REAL_DATA_FIXTURES = {"shared_data", "real_corpus", "real_prepared", "real_prepared_candidates", "small_vectors",
+                      "real"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests that use the annotated data ``real_data``, and every ``real_data`` test ``slow``
+    (preparing the 14 terms takes minutes cold), so ``-m "not slow"`` is the fast subset."""
+    for item in items:
+        if REAL_DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.real_data)
+        if item.get_closest_marker("real_data") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
+
+
+# --------------------------------------------------------------------------------------------
 # Real data
 
 

@@ -133,3 +133,31 @@ def test_missing_provision_advice_names_options_the_command_has(capsys, tmp_path
     # every option the advice names is one evaluate has, or is said to be rank's
     assert "--provisions" in evaluate_options
     assert all(o in evaluate_options or "rank only" in line for o in offered)
+
+
+def test_cv_over_an_existing_report_says_how_to_write_elsewhere(capsys, tmp_path):
+    (tmp_path / "learned.md").write_text("committed report\n")
+    code, _, err = run_main(capsys, "cv", "-q", "--report-dir", str(tmp_path))
+    line = one_error_line(err)
+    assert code == 2 and "--force" in line and "--report-dir" in line
+    assert (tmp_path / "learned.md").read_text() == "committed report\n"
+
+
+def test_readme_cv_command_writes_to_a_folder_a_fresh_clone_lacks():
+    """The README's cv command must run as written in a fresh clone, where reports/ holds the
+    committed reports: it names a --report-dir that is not committed."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"^\$ (statinterp cv [^\n#]*)", readme, re.M)
+    commands += re.findall(r"^(statinterp cv [^\n#]*)", readme, re.M)
+    assert commands, "the README shows no cv command"
+    for command in commands:
+        args = shlex.split(command)
+        assert "--report-dir" in args or "--no-report" in args, command
+        if "--report-dir" in args:
+            folder = root / args[args.index("--report-dir") + 1]
+            assert not (folder / "learned.md").exists(), f"{command}: {folder}/learned.md is committed"

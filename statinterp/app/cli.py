@@ -606,6 +606,9 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
     paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png"}
     if not no_report:
         for path in paths.values():
+            if path.exists() and not force and not path.is_dir():
+                raise UsageError(f"{path} already exists; pass --force to overwrite it, or --report-dir DIR to "
+                                 "write the report to another folder")
             atomic.check_writable(path, force)
     prepared = _prepare(opts, terms=terms or None, require_labels=True)
     _note_unlabelled(prepared)
