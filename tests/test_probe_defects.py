@@ -275,3 +275,9 @@ def test_reproduce_failing_chart_leaves_the_old_report_set(tmp_path, monkeypatch
     assert code == 1 and "chart failed" in err, err
     assert {p: p.read_bytes() for p in folder.iterdir()} == old
     assert _no_temporaries(folder)
+
+
+@pytest.mark.parametrize("grid", ["nwr=nan,0.2", "nwr=0.1,inf", "nwr=-inf"])
+def test_non_finite_grid_values_are_refused(capsys, grid):
+    code, out, err = run_main(capsys, "tune", "Tp-Nr", "--grid", grid, "-q")
+    assert code == 2 and out == "" and "finite" in one_error_line(err)

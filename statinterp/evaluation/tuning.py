@@ -18,6 +18,7 @@ bookkeeping, so leave-one-term-out tuning costs no more than one grid evaluation
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -55,9 +56,12 @@ def _number(text: str) -> Any:
     if re.fullmatch(r"[+-]?\d+", text):
         return int(text)
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         return text
+    if not math.isfinite(value):  # nan/inf: a threshold that never (or always) fires, silently
+        raise UsageError(f"grid value {text!r} is not a finite number")
+    return value
 
 
 def parse_grid_values(text: str) -> list[Any]:
