@@ -2,8 +2,8 @@
 
 Run from the project root::
 
-    /work/venv/bin/python -m benchmarks.run            # everything, 3 runs each (long)
-    /work/venv/bin/python -m benchmarks.run --quick    # 1 run, 3 terms, small sizes (minutes)
+    python -m benchmarks.run            # everything, 3 runs each (long)
+    python -m benchmarks.run --quick    # 1 run, 3 terms, small sizes (minutes)
 
 Figures (each the median of several runs; per-run values are kept in RESULTS.json):
 
@@ -52,6 +52,13 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
 
 if str(ROOT) not in sys.path:  # run as a file from any folder: python PATH/TO/CLONE/benchmarks/NAME.py
     sys.path.insert(0, str(ROOT))
+
+
+def shown_data(data: str) -> str:
+    """The data folder as the results should show it: relative to the repository for the shared data."""
+    return "../shared/data/statutory_interpretation" if Path(data).resolve() == DEFAULT_DATA.resolve() else data
+
+
 QUICK_TERMS = ["semiconductor_chip_product", "mechanical_recordation", "dependent_on_hours_worked"]
 
 
@@ -141,7 +148,7 @@ def machine() -> dict:
     import spacy
 
     return {
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": platform.platform(),
         "python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
         "spacy": spacy.__version__, "gensim": gensim.__version__,
@@ -321,8 +328,8 @@ def growth(data: str, terms, workdir: Path, sizes: list[int]) -> list[dict]:
 
 def training(data: str, terms, workdir: Path, max_words: int, epochs: int, repeats: int) -> dict:
     try:
-        from statinterp.vectors.training import train_vectors  # noqa: F401
         from statinterp.vectors.provider import fasttext_buckets
+        from statinterp.vectors.training import train_vectors  # noqa: F401
     except Exception as exc:  # noqa: BLE001
         return {"pending": f"statinterp.vectors.training.train_vectors is not usable: {exc}"}
     from statinterp.workflow import open_corpus, prepare_corpus
@@ -609,7 +616,7 @@ def main(argv=None) -> int:
     terms = QUICK_TERMS if args.quick else None
     workdir = Path(args.workdir or Path(tempfile.gettempdir()) / "statinterp-bench")
     workdir.mkdir(parents=True, exist_ok=True)
-    res: dict = {"machine": machine(), "loadavg_start": loadavg(), "data": args.data,
+    res: dict = {"machine": machine(), "loadavg_start": loadavg(), "data": shown_data(args.data),
                  "terms_label": f"{len(terms)} terms ({', '.join(terms)})" if terms else "the 14 terms",
                  "command": "python -m benchmarks.run " + " ".join(argv if argv is not None else sys.argv[1:])}
     log(f"load average {res['loadavg_start']}; work folder {workdir}")

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -132,7 +133,7 @@ class RateEstimate:
 
 
 class _LineTask:
-    def __init__(self, reporter: "LineReporter", label: str, total: int, unit: str):
+    def __init__(self, reporter: LineReporter, label: str, total: int, unit: str):
         self.reporter, self.label, self.unit = reporter, label, unit
         self.estimate = RateEstimate(total, reporter.clock)
         self._last = self.estimate.started

@@ -95,7 +95,7 @@ def test_table_shows_sentence_ids_that_explain_accepts(capsys):
     ids = [r["sentence_id"] for r in json.loads(js)["results"]]
     numbered = [ln for ln in out.splitlines() if ln[3:4] == "." and ln[:3].strip().isdigit()]
     assert len(numbered) == 3
-    for line, sid in zip(numbered, ids):
+    for line, sid in zip(numbered, ids, strict=True):
         assert f"  {sid}  " in line
     code, out, err = run_main(capsys, "explain", "vehicle", ids[0], "-q")
     assert code == 0, err

@@ -300,4 +300,4 @@ def test_real_labelled_sentences_align_better_with_legal_rules(shared_data, lega
         before, after, total = before + b, after + a, total + n
     assert total > 100
     assert after > before
-    assert after / total >= 0.9  # measured: 114/118 (benchmarks/alignment.py)
+    assert after / total >= 0.9  # measured: 114/118 (experiments/alignment.py)

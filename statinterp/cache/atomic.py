@@ -16,9 +16,9 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from statinterp.errors import OutputError, UsageError
 
@@ -144,7 +144,7 @@ def write_set(files: dict[str | Path, bytes | str], force: bool = False) -> list
     committed: list[Path] = []
     current = targets[0] if targets else Path()
     try:
-        for path, data in zip(targets, files.values()):
+        for path, data in zip(targets, files.values(), strict=True):
             current = path
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = _create_temp(path)

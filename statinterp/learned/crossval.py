@@ -428,11 +428,11 @@ def limits_notes(result: CVResult) -> list[str]:
                  "ridge on frozen MiniLM embeddings, LightGBM LambdaRank, ordinal regression with boosted trees, "
                  "pseudo-relevance feedback on the held-out term, a MiniLM cross-encoder fine-tuned on the "
                  "training terms, and their blends with the ensemble) are in `reports/learned_alternatives.md` "
-                 "(`python -m benchmarks.learned_alternatives`).")
+                 "(`python -m experiments.learned_alternatives`).")
     notes.append("- How much more training terms would buy (learning curve), how far the same features go when the "
                  "held-out term's own labels are used (in-term cross-fitting, and a few labels as relevance "
                  "feedback), and whether near-copies carry the same label: `reports/learned_limits.md` "
-                 "(`python -m benchmarks.learned_limits`).")
+                 "(`python -m experiments.learned_limits`).")
     if "dense" in result.settings.families:
         notes.append("- The dense features come from a small general-purpose sentence encoder (all-MiniLM-L6-v2, "
                      "not fine-tuned on legal text or on these labels); used as features they add little to the "

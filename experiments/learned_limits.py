@@ -2,10 +2,10 @@
 
 Writes ``reports/learned_limits.md`` (and ``.json``). Run from the project root::
 
-    python -m benchmarks.learned_limits --data ../shared/data/statutory_interpretation   # ~35 min on 2 cores
+    python -m experiments.learned_limits --data ../shared/data/statutory_interpretation   # ~35 min on 2 cores
 
 Every measurement uses the default learner (``ensemble``) on the default feature families, fitted
-as in ``benchmarks/learned_alternatives.py`` (:func:`benchmarks.learned_alternatives.fit_ensemble`),
+as in ``experiments/learned_alternatives.py`` (:func:`experiments.learned_alternatives.fit_ensemble`),
 and scores each held-out term's sentences; nDCG is that of the whole held-out term's ranking.
 
 1. *Learning curve*: for each held-out term, the model is fitted on ``k`` training terms drawn at
@@ -47,7 +47,7 @@ import numpy as np
 if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a file from any folder
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.learned_alternatives import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log
+from experiments.common import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log, shown_data  # noqa: E402
 
 SIZES = (1, 3, 5, 7, 9, 11, 13)
 FULL_DATA_SET_TRAINING_TERMS = 41
@@ -204,9 +204,9 @@ def report_lines(command: str, terms: dict[str, Term], sizes, repeats: int, curv
             extrapolated[m] = {"a": a, "b": b, "at": a + b * math.log(FULL_DATA_SET_TRAINING_TERMS)}
 
     lines = ["# What limits the learned ranker (issue 6)", "", "Produced by:", "", "```", command, "```", "",
-             f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
+             f"- Date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
              f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; default learner (`ensemble`) "
-             "and feature families throughout. What each measurement is: `benchmarks/learned_limits.py` "
+             "and feature families throughout. What each measurement is: `experiments/learned_limits.py` "
              "(module docstring).", "",
              "## 1. More training terms", "",
              f"Each held-out term scored by a model fitted on k of the other {n_others} terms drawn at random "
@@ -260,9 +260,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from statinterp.cache import atomic
+    from statinterp.evaluation.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
     from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, macro_average
     from statinterp.learned.crossval import make_folds
-    from statinterp.evaluation.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
     from statinterp.learned.features import FeatureSettings
 
     settings = FeatureSettings()
@@ -288,8 +288,8 @@ def main(argv=None) -> int:
     feedback = feedback_rows(terms, loo_scores, args.repeats, fit, DEFAULT_METRICS, feedback_rng)
     consistency = {k: label_consistency(terms[k].gains, duplicates[k]) for k in terms}
 
-    data = "../shared/data/statutory_interpretation" if args.data.resolve() == DEFAULT_DATA.resolve() else args.data
-    command = f"python -m benchmarks.learned_limits --data {data}"
+    data = shown_data(args.data)
+    command = f"python -m experiments.learned_limits --data {data}"
     if args.repeats != 3 or sizes != list(SIZES):
         command += f" --repeats {args.repeats} --sizes {','.join(map(str, sizes))}"
     lines, extrapolated = report_lines(command, terms, sizes, args.repeats, curve, in_term, feedback, consistency,

@@ -2,8 +2,8 @@
 
 Writes ``reports/learned_alternatives.md`` (and ``.json``). Run from the project root::
 
-    python -m benchmarks.learned_alternatives --data ../shared/data/statutory_interpretation
-    python -m benchmarks.learned_alternatives --data ... --cross-encoder   # + fine-tuned MiniLM (~80-130 min on 2 cores, by load)
+    python -m experiments.learned_alternatives --data ../shared/data/statutory_interpretation
+    python -m experiments.learned_alternatives --data ... --cross-encoder   # + fine-tuned MiniLM (~80-130 min on 2 cores, by load)
 
 Every system is fitted on the other terms of each fold and scored on the held-out term, on the
 same folds (:func:`statinterp.learned.crossval.make_folds`), evaluated with
@@ -46,59 +46,16 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a file from any folder
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-if str(ROOT) not in sys.path:  # run as a file from any folder: python PATH/TO/CLONE/benchmarks/NAME.py
-    sys.path.insert(0, str(ROOT))
-MASK = " targetterm "
+from experiments.common import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log, term_sample_weights  # noqa: E402
+
 BLEND_WEIGHTS = {"lexical": 0.25, "embedding": 0.25, "lambdarank": 1.0, "ordinal": 1.0, "prf": 0.25,
                  "cross-encoder": 1.0}
 PRF_TOP = 10
 LAMBDARANK = dict(num_leaves=4, learning_rate=0.03, n_estimators=300, min_child_samples=20, colsample_bytree=0.5)
 CROSS_ENCODER = dict(epochs=2, learning_rate=4e-5, batch_size=16, max_length=128, warmup=0.1, seed=0)
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-class Term:
-    """One term's candidates: features, gains (NaN: unlabelled), tie-break ids, term-masked texts."""
-
-    def __init__(self, index, features):
-        from statinterp.learned.sentence_patterns import term_pattern
-
-        self.key = index.key
-        self.query = index.term.query
-        self.X = features.X
-        self.gains = np.asarray(index.gains, dtype=np.float64)
-        self.labelled = ~np.isnan(self.gains)
-        self.ids = index.sentence_ids.astype(str)
-        self.texts = [s.text for s in index.sentences]
-        rx = term_pattern(self.query)
-        self.masked = [rx.sub(MASK, t) for t in self.texts]
-
-
-def load_terms(data: Path, cache_dir: Path | None, settings):
-    """Prepare the corpus at ``data`` and extract the features of each labelled term.
-
-    Returns ``(prepared, terms, (names, families))``: the prepared corpus, a :class:`Term` per
-    labelled term key, and the feature column names and families (the same for every term).
-    """
-    from statinterp.learned.features import extract_features
-    from statinterp.workflow import open_corpus, prepare_corpus
-
-    prepared = prepare_corpus(open_corpus(data), cache_dir=cache_dir, show_progress=True)
-    terms: dict[str, Term] = {}
-    columns: tuple[list[str], list[str]] = ([], [])
-    for index in prepared:
-        if index.term.labelled:
-            log(f"features of {index.key}")
-            fm = extract_features(index, settings)
-            columns = (fm.names, fm.families)
-            terms[index.key] = Term(index, fm)
-    return prepared, terms, columns
 
 
 def _labelled(train: list[Term], attr) -> np.ndarray:
@@ -108,29 +65,13 @@ def _labelled(train: list[Term], attr) -> np.ndarray:
                            for t, v in zip(train, values)])
 
 
-def _weights(train: list[Term]) -> np.ndarray:
-    """Each training term counts equally, as in the learned ranker's pointwise learners (mean 1)."""
-    from statinterp.learned.model import term_weights
-
-    return term_weights([t.gains[t.labelled] for t in train])
-
-
-def fit_ensemble(train: list[Term], test: Term, settings, names, families) -> np.ndarray:
-    from statinterp.learned.features import FeatureMatrix
-    from statinterp.learned.model import fit_matrices
-
-    mats = [FeatureMatrix(t.X, names, families, {}) for t in train]
-    model = fit_matrices(mats, [t.gains for t in train], [t.key for t in train], settings, "ensemble", 0)
-    return model.score_matrix(test.X)
-
-
 def fit_lexical(train: list[Term], test: Term) -> np.ndarray:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import Ridge
 
     vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
     X = vec.fit_transform(list(_labelled(train, "masked")))
-    model = Ridge(alpha=3.0).fit(X, _labelled(train, "gains"), sample_weight=_weights(train))
+    model = Ridge(alpha=3.0).fit(X, _labelled(train, "gains"), sample_weight=term_sample_weights(train))
     return model.predict(vec.transform(test.masked))
 
 
@@ -138,7 +79,7 @@ def fit_embedding(train: list[Term], test: Term, embeddings: dict[str, np.ndarra
     from sklearn.linear_model import Ridge
 
     X = _labelled(train, lambda t: embeddings[t.key])
-    model = Ridge(alpha=1.0).fit(X, _labelled(train, "gains"), sample_weight=_weights(train))
+    model = Ridge(alpha=1.0).fit(X, _labelled(train, "gains"), sample_weight=term_sample_weights(train))
     return model.predict(embeddings[test.key])
 
 
@@ -157,7 +98,7 @@ def fit_ordinal(train: list[Term], test: Term) -> np.ndarray:
 
     from statinterp.learned.model import _Trees
 
-    X, y, w = _labelled(train, "X"), _labelled(train, "gains"), _weights(train)
+    X, y, w = _labelled(train, "X"), _labelled(train, "gains"), term_sample_weights(train)
     score = np.zeros(len(test.X))
     for level in (1, 2, 3):
         target = (y >= level).astype(int)
@@ -192,7 +133,7 @@ def fit_cross_encoder(train: list[Term], test: Term) -> np.ndarray:
     model = AutoModelForSequenceClassification.from_pretrained(model_dir, num_labels=1)
     pairs = [(t.query, s) for t in train for s, keep in zip(t.texts, t.labelled) if keep]
     targets = _labelled(train, "gains") / 3.0
-    weights = _weights(train)
+    weights = term_sample_weights(train)
     bs = p["batch_size"]
     steps = p["epochs"] * -(-len(pairs) // bs)
     opt = torch.optim.AdamW(model.parameters(), lr=p["learning_rate"], weight_decay=0.01)
@@ -307,11 +248,11 @@ def main(argv=None) -> int:
 
     lines = ["# Alternatives to the default learned ranker (issue 6)", "",
              "Produced by:", "", "```",
-             "python -m benchmarks.learned_alternatives --data ../shared/data/statutory_interpretation"
+             "python -m experiments.learned_alternatives --data ../shared/data/statutory_interpretation"
              + (" --cross-encoder" if args.cross_encoder else ""), "```", "",
-             f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
+             f"- Date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
              f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; leave-one-term-out, the same "
-             "folds for every system. What each system is: `benchmarks/learned_alternatives.py` (module docstring).",
+             "folds for every system. What each system is: `experiments/learned_alternatives.py` (module docstring).",
              f"- Blend weights: {', '.join(f'{k} × {v}' for k, v in BLEND_WEIGHTS.items())}; LambdaRank {LAMBDARANK}; "
              f"cross-encoder {CROSS_ENCODER}.",
              "- Hyper-parameters and blend weights were chosen looking at these folds (favours the alternatives).", "",

@@ -16,7 +16,7 @@ pipelines.  Writes a Markdown report (default ``reports/segmentation.md``).
 
 Run from the project root::
 
-    /work/venv/bin/python -m benchmarks.alignment --data /work/shared/data/statutory_interpretation
+    python -m experiments.alignment --data ../shared/data/statutory_interpretation
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 
 import spacy
 
+from experiments.common import DEFAULT_DATA, shown_data
+
 from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline, sentence_spans
 
-DEFAULT_DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "statutory_interpretation")
 DEFAULT_REPORT = os.path.join(os.path.dirname(__file__), "..", "reports", "segmentation.md")
 
 
@@ -329,7 +330,7 @@ def render(results: list[TermResult], speed: dict | None, command: str, speed_lo
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=DEFAULT_DATA, help="folder with the TERM.zip files")
+    ap.add_argument("--data", default=str(DEFAULT_DATA), help="folder with the TERM.zip files")
     ap.add_argument("--report", default=DEFAULT_REPORT, help="Markdown report to write ('-' for stdout only)")
     ap.add_argument("--no-speed", action="store_true", help="skip the tokens/second measurement")
     ap.add_argument("--speed-cases", type=int, default=None, help="time only the N shortest cases")
@@ -341,8 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     if not paths:
         print(f"no TERM.zip files under {args.data!r}: nothing to measure", file=sys.stderr)
         return 1
-    command = "/work/venv/bin/python -m benchmarks.alignment " + " ".join(
-        a if a.startswith("-") else repr(a) if " " in a else a for a in (argv if argv is not None else sys.argv[1:])
+    command = "python -m experiments.alignment " + " ".join(
+        shown_data(a) if a == args.data else a if a.startswith("-") else repr(a) if " " in a else a
+        for a in (argv if argv is not None else sys.argv[1:])
     )
     nlp_before = build_pipeline(legal_rules=False)
     nlp_after = build_pipeline(legal_rules=True)

@@ -1,0 +1,181 @@
+"""Tests of the research studies' helpers (experiments/): masking, near-duplicate groups,
+cross-fitting, feedback fits, the alternatives' reference system."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from statinterp.corpus.dataset import Corpus
+from statinterp.evaluation.dedupe import similar_pairs, token_sets
+from statinterp.learned.crossval import cross_validate
+from statinterp.learned.features import FeatureSettings, extract_features
+from statinterp.learned.sentence_patterns import term_pattern
+from statinterp.workflow import open_corpus
+
+#: Fast settings: no word vectors (training them is the slow part).
+FAST = FeatureSettings(vectors="off")
+
+
+@pytest.fixture(scope="module")
+def two_terms(tmp_path_factory):
+    """The example term twice, under two keys (so term-level folds can be formed quickly)."""
+    from statinterp.index.term_index import prepare
+    from statinterp.text.analysis import Analyzer
+
+    term = open_corpus().term("vehicle")
+    half = dataclasses.replace(term, key="vehicle_b", sentences=term.sentences[: len(term.sentences) // 2])
+    corpus = Corpus({"vehicle": term, "vehicle_b": half})
+    return prepare(corpus, Analyzer(cache_dir=tmp_path_factory.mktemp("analysis")))
+
+
+# ------------------------------------------------------------------------------ experiments/learned_alternatives.py
+
+
+def test_alternatives_reference_is_the_cv_ensemble(two_terms):
+    """The alternatives benchmark's reference system scores exactly as `statinterp cv`'s ensemble."""
+    from experiments.common import MASK, Term
+    from experiments.common import fit_ensemble
+    from experiments.learned_alternatives import fit_lexical
+    from statinterp.evaluation.metrics import evaluate_scores
+
+    feats = {ix.key: extract_features(ix, FAST) for ix in two_terms}
+    terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}
+    fm = next(iter(feats.values()))
+    result = cross_validate(two_terms, FAST, learners=("ensemble",), compounds=[], importance=False)
+    for fold in result.folds:
+        (key,) = fold.test
+        train = [terms[k] for k in fold.train]
+        scores = fit_ensemble(train, terms[key], FAST, fm.names, fm.families)
+        ev = evaluate_scores(scores, terms[key].gains, terms[key].ids)
+        for m in ("nDCG@10", "nDCG@100"):
+            assert ev[m] == pytest.approx(result.per_term["learned:ensemble"][key][m], abs=1e-12)
+        lexical = fit_lexical(train, terms[key])
+        assert lexical.shape == (len(terms[key].gains),) and np.isfinite(lexical).all()
+    masked = terms["vehicle"].masked
+    assert any(MASK in m for m in masked)
+    assert not any(term_pattern("vehicle").search(m) for m in masked)
+
+
+def test_alternatives_ordinal_and_prf(two_terms):
+    """The ordinal system scores an expected gain in [0, 3]; PRF ranks near-copies of the reference's
+    top sentences above an unrelated sentence, without looking at the held-out labels."""
+    from types import SimpleNamespace
+
+    from experiments.common import Term
+    from experiments.learned_alternatives import PRF_TOP, fit_ordinal, fit_prf
+
+    feats = {ix.key: extract_features(ix, FAST) for ix in two_terms}
+    terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}
+    ordinal = fit_ordinal([terms["vehicle_b"]], terms["vehicle"])
+    assert ordinal.shape == (len(terms["vehicle"].gains),)
+    assert (ordinal >= 0).all() and (ordinal <= 3).all() and ordinal.std() > 0
+
+    texts = ["the motor car is a self propelled engine on wheels"] * PRF_TOP + [
+        "a motor car with an engine on four wheels", "the court denied the motion for costs"] + [
+        f"filler sentence number {i} about procedure" for i in range(3 * PRF_TOP)]
+    test = SimpleNamespace(masked=texts)
+    reference = np.r_[np.full(PRF_TOP, 10.0), np.zeros(len(texts) - PRF_TOP)]
+    prf = fit_prf(test, reference)
+    assert prf[PRF_TOP] > prf[PRF_TOP + 1]
+    assert prf[PRF_TOP] > prf[PRF_TOP + 2:].max()
+    ranked_again = fit_prf(test, -reference)  # top 10 now: this sentence, the costs one and 8 fillers
+    assert ranked_again[PRF_TOP] < prf[PRF_TOP]
+
+
+# ------------------------------------------------------------------------------ experiments/learned_limits.py
+
+
+def _bare_term(gains) -> "object":
+    from experiments.common import Term
+
+    term = object.__new__(Term)
+    term.key, term.gains = "t", np.asarray(gains, dtype=np.float64)
+    term.labelled = ~np.isnan(term.gains)
+    return term
+
+
+def test_limits_masked_copy_hides_rows_without_touching_the_original():
+    from experiments.learned_limits import masked
+
+    term = _bare_term([3, 0, np.nan, 1])
+    copy = masked(term, np.array([0, 3]))
+    assert np.isnan(copy.gains[[0, 2, 3]]).all() and copy.gains[1] == 0
+    assert copy.labelled.tolist() == [False, True, False, False]
+    assert term.gains[0] == 3 and term.labelled.tolist() == [True, True, False, True]
+
+
+def test_limits_near_duplicate_groups_are_connected_components():
+    from experiments.learned_limits import near_duplicate_groups
+
+    groups = near_duplicate_groups(6, [(0, 1, 0.95), (1, 4, 0.9), (2, 5, 1.0)])
+    assert groups[0] == groups[1] == groups[4]
+    assert groups[2] == groups[5] != groups[0]
+    assert len({groups[3], groups[0], groups[2]}) == 3
+    assert len(set(near_duplicate_groups(3, []))) == 3
+
+
+def test_limits_cross_fitting_hides_each_row_and_keeps_copies_together():
+    """Every labelled row is scored by a fit that did not see its label, nor that of any copy of it."""
+    from experiments.learned_limits import IN_TERM_FOLDS, cross_fitted
+
+    gains = np.r_[np.arange(20) % 4, np.nan].astype(np.float64)
+    term = _bare_term(gains)
+    groups = np.arange(21)
+    groups[[3, 7, 11]] = 3  # one group of three near-copies
+    hidden_sets = []
+
+    def fit(train, test):
+        assert test is term and train[-1] is not term
+        hidden = ~train[-1].labelled & term.labelled
+        hidden_sets.append(set(np.flatnonzero(hidden)))
+        return np.where(hidden, 1.0, -1.0)
+
+    scores = cross_fitted(term, groups, [], fit)
+    assert len(hidden_sets) == IN_TERM_FOLDS
+    assert (scores[:20] == 1.0).all() and np.isnan(scores[20])
+    assert sorted(i for s in hidden_sets for i in s) == list(range(20))
+    assert any({3, 7, 11} <= s for s in hidden_sets)
+
+
+def test_limits_feedback_fits_on_the_shown_labels_only():
+    from experiments.learned_limits import feedback_scores
+
+    term = _bare_term([3, 0, 1, 2, 0, np.nan])
+    seen = []
+
+    def fit(train, test):
+        (only,) = train
+        seen.append(np.flatnonzero(only.labelled).tolist())
+        return np.arange(6, dtype=np.float64)
+
+    assert feedback_scores(term, np.array([0, 2]), fit).tolist() == list(range(6))
+    assert seen == [[0, 2]]
+    assert not feedback_scores(term, np.array([1, 4]), fit).any()  # both shown labels 0: nothing to learn
+    assert len(seen) == 1
+
+
+def test_limits_cross_fitting_runs_the_real_ensemble(two_terms):
+    from experiments.common import Term, fit_ensemble
+    from experiments.learned_limits import cross_fitted, near_duplicate_groups
+
+    feats = {ix.key: extract_features(ix, FAST) for ix in two_terms}
+    terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}
+    fm = feats["vehicle"]
+    term = terms["vehicle"]
+    groups = near_duplicate_groups(len(term.gains), similar_pairs(token_sets(two_terms["vehicle"]), 0.9))
+    scores = cross_fitted(term, groups, [terms["vehicle_b"]],
+                          lambda tr, te: fit_ensemble(tr, te, FAST, fm.names, fm.families))
+    assert np.isfinite(scores[term.labelled]).all() and scores[term.labelled].std() > 0
+
+
+def test_limits_label_consistency_and_log_fit():
+    from experiments.learned_limits import label_consistency, log_linear_fit
+
+    gains = np.array([3, 3, 0, 1, np.nan])
+    counts = label_consistency(gains, [(0, 1, 1.0), (1, 2, 0.92), (2, 3, 0.9), (3, 4, 1.0)])
+    assert counts == {"pairs": 3, "same_label": 1, "gain_differs_by_2_or_more": 1, "identical_token_sets": 1}
+    a, b = log_linear_fit([2, 4, 8], [0.5 + 0.1 * np.log(k) for k in (2, 4, 8)])
+    assert a == pytest.approx(0.5) and b == pytest.approx(0.1)
