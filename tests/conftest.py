@@ -54,10 +54,29 @@ REAL_DATA_FIXTURES = {"shared_data", "real_corpus", "real_prepared", "real_prepa
                       "real"}
 
 
+#: Tests measured at several seconds each (``pytest --durations``, 2 cores), as ``file::function``
+#: (every parametrisation): marked ``slow`` here, in one place, so that ``-m "not slow"`` stays
+#: under 2 minutes. tests/test_markers.py checks that each still names a test.
+SLOW_TESTS = {
+    "test_fuzz_inputs.py::test_truncated_json_is_one_clear_error",
+    "test_fuzz_inputs.py::test_zip_header_that_lies_about_the_size_cannot_exhaust_memory",
+    "test_fuzz_inputs.py::test_installed_console_script_reports_bad_input_in_one_line",
+    "test_fuzz_inputs.py::test_provisions_file_without_the_term",
+    "test_fuzz_inputs.py::test_analyser_accepts_texts_beyond_spacys_default_max_length",
+    "test_embeddings.py::test_training_is_deterministic_across_processes_and_hash_seeds",
+    "test_embeddings.py::test_load_fasttext_bin",
+    "test_vector_methods.py::test_domain_vectors_are_cached_and_deterministic",
+    "test_progress.py::test_the_library_never_imports_click",
+}
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark tests that use the annotated data ``real_data``, and every ``real_data`` test ``slow``
-    (preparing the 14 terms takes minutes cold), so ``-m "not slow"`` is the fast subset."""
+    (preparing the 14 terms takes minutes cold), so ``-m "not slow"`` is the fast subset; mark
+    the tests of :data:`SLOW_TESTS` ``slow``."""
     for item in items:
+        if f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
         if REAL_DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.real_data)
         if item.get_closest_marker("real_data") is not None and item.get_closest_marker("slow") is None:

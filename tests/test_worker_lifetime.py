@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux only)")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux only)"),
+              pytest.mark.slow]
 
 CHILD = textwrap.dedent(
     """
