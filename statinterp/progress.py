@@ -133,17 +133,18 @@ class RateEstimate:
 
 
 class _LineTask:
+    """Lines start with the first real work (a task whose work is all cached prints nothing)."""
+
     def __init__(self, reporter: LineReporter, label: str, total: int, unit: str):
         self.reporter, self.label, self.unit = reporter, label, unit
         self.estimate = RateEstimate(total, reporter.clock)
-        self._last = self.estimate.started
+        self._last: float | None = None  # when the last line was printed (None: none yet)
         self._closed = False
-        reporter.emit(self.estimate.line(label, unit))
 
     def advance(self, n: int = 1) -> None:
         self.estimate.advance(n)
         now = self.reporter.clock()
-        if now - self._last >= self.reporter.interval:
+        if self._last is None or now - self._last >= self.reporter.interval:
             self._last = now
             self.reporter.emit(self.estimate.line(self.label, self.unit))
 
@@ -151,7 +152,7 @@ class _LineTask:
         self.estimate.skip(n)
 
     def close(self) -> None:
-        if not self._closed:
+        if not self._closed and self._last is not None:
             self._closed = True
             est = self.estimate
             self.reporter.emit(f"{self.label}: {est.done:,}{' ' + self.unit if self.unit else ''} done in "
@@ -159,8 +160,8 @@ class _LineTask:
 
 
 class LineReporter:
-    """Plain text lines: one when a task starts, then one every ``interval`` seconds of work, and
-    one when it ends. ``emit`` receives each line (default: the ``statinterp.progress`` logger)."""
+    """Plain text lines: one at a task's first advance, then one every ``interval`` seconds of
+    work, and one when it ends. ``emit`` receives each line (default: the ``statinterp.progress`` logger)."""
 
     def __init__(self, emit: Callable[[str], None] | None = None, interval: float = 5.0,
                  clock: Callable[[], float] = time.monotonic):

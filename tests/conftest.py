@@ -67,6 +67,14 @@ SLOW_TESTS = {
     "test_embeddings.py::test_load_fasttext_bin",
     "test_vector_methods.py::test_domain_vectors_are_cached_and_deterministic",
     "test_progress.py::test_the_library_never_imports_click",
+    "test_learned.py::test_loo_never_trains_on_the_held_out_term",
+    "test_learned.py::test_learners_rank",
+    "test_learned.py::test_save_load_round_trip",
+    "test_learned.py::test_explain",
+    "test_learned.py::test_cli_train_rank_evaluate_explain",
+    "test_learned.py::test_cli_cv_writes_report",
+    "test_learned_dense.py::test_dense_model_round_trip",
+    "test_learned_dense.py::test_core_works_without_torch",
 }
 
 

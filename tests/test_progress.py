@@ -108,12 +108,21 @@ def test_line_reporter_prints_a_line_every_interval_not_one_per_phase():
             for _ in range(60):  # one minute, 10 units a second
                 clock.now += 1.0
                 advance(10)
-    assert lines[0].startswith("Training word2vec: 0/600 sentences (0%)")
+    assert lines[0].startswith("Training word2vec: 10/600 sentences (2%)")
     assert lines[-1].startswith("Training word2vec: 600 sentences done in 1:00")
     middle = lines[1:-1]
     assert 10 <= len(middle) <= 13, lines
-    assert any("~0:30 left" in ln or "~0:31 left" in ln or "~0:29 left" in ln for ln in middle), middle
-    assert "300/600 sentences (50%)" in " ".join(middle)
+    assert "310/600 sentences (52%), 0:31 elapsed, ~0:29 left" in " ".join(middle), middle
+
+
+def test_a_task_whose_work_is_all_cached_reports_nothing():
+    lines: list[str] = []
+    buf = io.StringIO()
+    for reporter in (LineReporter(lines.append), TqdmReporter(buf)):
+        with use_reporter(reporter):
+            with progress.task(1000, "Analysing case texts", unit="chars") as advance:
+                advance.skip(1000)
+    assert lines == [] and buf.getvalue() == ""
 
 
 def test_disabled_or_empty_tasks_report_nothing():
@@ -156,7 +165,7 @@ def test_cli_reports_progress_as_lines_when_stderr_is_not_a_terminal(capsys):
     out, err = capsys.readouterr()
     assert code == 0, err
     lines = [ln for ln in err.splitlines() if "grid" in ln]
-    assert lines[0].startswith("statinterp: Evaluating TF-ISF-c grid: 0/3"), err
+    assert lines[0].startswith("statinterp: Evaluating TF-ISF-c grid: 1/3"), err
     assert lines[-1].startswith("statinterp: Evaluating TF-ISF-c grid: 3 done in"), err
     assert "\r" not in err
     code = main(["tune", "TF-ISF-c", "--grid", "lam=0,0.5,1", "-q"])

@@ -16,35 +16,45 @@ LINE_INTERVAL = 5.0
 
 
 class _TqdmTask:
-    def __init__(self, label: str, total: int, unit: str, file: TextIO):
-        from tqdm import tqdm
+    """A tqdm bar, drawn from the first real work on (a task whose work is all cached draws none)."""
 
+    def __init__(self, label: str, total: int, unit: str, file: TextIO):
         # the time left comes from our estimate (clock from the first advance, cached work
         # skipped), not from tqdm's average since the start
         self.estimate = RateEstimate(total)
-        self.bar = tqdm(total=total, desc=label, unit=f" {unit}" if unit else "it", unit_scale=bool(unit),
-                        file=file, dynamic_ncols=True, leave=True, mininterval=0.5,
-                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} "
-                                   "[{elapsed}{postfix}]")
-        self.bar.unit = f" {unit}" if unit else ""
+        self.label, self.unit, self.file = label, unit, file
+        self.bar = None
+
+    def _open(self):
+        from tqdm import tqdm
+
+        unit = f" {self.unit}" if self.unit else ""
+        self.bar = tqdm(total=self.estimate.total, desc=self.label, unit=unit or "it", unit_scale=bool(unit),
+                        file=self.file, dynamic_ncols=True, leave=True, mininterval=0.5,
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}{postfix}]")
+        self.bar.unit = unit
+        return self.bar
 
     def advance(self, n: int = 1) -> None:
         self.estimate.advance(n)
+        bar = self.bar or self._open()
         left = self.estimate.remaining()
         postfix = f", ~{format_seconds(left)} left" if left is not None and self.estimate.done < self.estimate.total \
             else ""
-        if postfix != (self.bar.postfix or ""):
-            self.bar.postfix = postfix
-        self.bar.update(n)
+        if postfix != (bar.postfix or ""):
+            bar.postfix = postfix
+        bar.update(n)
 
     def skip(self, n: int) -> None:
         self.estimate.skip(n)
-        self.bar.total = self.estimate.total
-        self.bar.refresh()
+        if self.bar is not None:
+            self.bar.total = self.estimate.total
+            self.bar.refresh()
 
     def close(self) -> None:
-        self.bar.postfix = ""
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.postfix = ""
+            self.bar.close()
 
 
 class TqdmReporter:
