@@ -79,6 +79,12 @@ SLOW_TESTS = {
     "test_determinism.py::test_constant_scores_rank_by_sentence_id",
     "test_determinism.py::test_rank_order_is_score_desc_then_id_asc_whatever_the_input_order",
     "test_determinism.py::test_vocabulary_ids_do_not_depend_on_what_the_cache_holds",
+    "test_fast_paths.py::test_cold_warm_and_cached_prepare_agree",
+    "test_fast_paths.py::test_a_session_keeps_the_worker_processes_for_every_call",
+    "test_fast_paths.py::test_damaged_prepared_cache_is_discarded_with_a_warning_and_rebuilt",
+    "test_fast_paths.py::test_multi_process_analysis_equals_single_process",
+    "test_fast_paths.py::test_prepared_cache_yields_to_a_changed_analysis_entry",
+    "test_evaluation.py::test_paired_test_keeps_zero_differences",
 }
 
 
