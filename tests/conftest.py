@@ -85,6 +85,11 @@ SLOW_TESTS = {
     "test_fast_paths.py::test_multi_process_analysis_equals_single_process",
     "test_fast_paths.py::test_prepared_cache_yields_to_a_changed_analysis_entry",
     "test_evaluation.py::test_paired_test_keeps_zero_differences",
+    "test_atomic_and_cache.py::test_interrupted_write_leaves_old_or_no_file_and_no_temp_files",
+    "test_atomic_and_cache.py::test_concurrent_runs_sharing_a_fresh_cache_agree_and_leave_it_intact",
+    "test_tuning_report.py::test_cli_reproduce_writes_files_matching_evaluate",
+    "test_startup.py::test_every_exported_name_resolves_and_is_listed",
+    "test_cli.py::test_jobs_default_leaves_the_process_count_to_the_analyser",
 }
 
 
