@@ -10,6 +10,8 @@ import sys
 from typing import TextIO
 
 from statinterp.progress import LineReporter, RateEstimate, Reporter, format_seconds
+from statinterp.progress import iterate  # noqa: F401  (old home; library code imports statinterp.progress)
+from statinterp.progress import task as progress_bar  # noqa: F401  (old name, same arguments)
 
 #: Seconds between two progress lines when stderr is not a terminal.
 LINE_INTERVAL = 5.0
