@@ -9,9 +9,12 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from statinterp.progress import LineReporter, RateEstimate, Reporter, format_seconds
-from statinterp.progress import iterate  # noqa: F401  (old home; library code imports statinterp.progress)
-from statinterp.progress import task as progress_bar  # noqa: F401  (old name, same arguments)
+from statinterp.progress import LineReporter, RateEstimate, Reporter, format_seconds, iterate
+from statinterp.progress import task as progress_bar
+
+#: ``progress_bar`` and ``iterate`` lived here before: kept for code that still imports them from
+#: here (library code imports statinterp.progress).
+__all__ = ["LINE_INTERVAL", "TqdmReporter", "iterate", "progress_bar", "stderr_reporter"]
 
 #: Seconds between two progress lines when stderr is not a terminal.
 LINE_INTERVAL = 5.0
