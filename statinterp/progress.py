@@ -59,12 +59,19 @@ class Advance:
 
     def __init__(self, task: Task):
         self._task = task
+        self._closed = False
 
     def __call__(self, n: int = 1) -> None:
         self._task.advance(n)
 
     def skip(self, n: int) -> None:
         self._task.skip(n)
+
+    def close(self) -> None:
+        """End the task early (e.g. a pass that is over while a later task runs); idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._task.close()
 
 
 def format_seconds(seconds: float) -> str:
@@ -200,11 +207,11 @@ def task(total: int, label: str, enabled: bool = True, unit: str = "") -> Iterat
     if not enabled or total <= 0:
         yield Advance(_NoTask())
         return
-    t = _reporter.start(label, total, unit)
+    advance = Advance(_reporter.start(label, total, unit))
     try:
-        yield Advance(t)
+        yield advance
     finally:
-        t.close()
+        advance.close()
 
 
 def iterate(items: Iterable[T], label: str, enabled: bool = True, unit: str = "") -> Iterator[T]:

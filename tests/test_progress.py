@@ -171,3 +171,29 @@ def test_cli_reports_progress_as_lines_when_stderr_is_not_a_terminal(capsys):
     code = main(["tune", "TF-ISF-c", "--grid", "lam=0,0.5,1", "-q"])
     out, err = capsys.readouterr()
     assert code == 0 and "grid" not in err
+
+
+def test_vector_training_reports_the_vocabulary_scan_and_the_epochs_as_separate_tasks():
+    """gensim reads the corpus once to build the vocabulary (fast), then once per epoch (slow):
+    one task over all passes would give a time left several times too short after the scan."""
+    from statinterp.vectors.provider import _Counted
+
+    clock = FakeClock()
+    lines: list[str] = []
+    corpus = [["a"]] * 10
+    with use_reporter(LineReporter(lines.append, interval=0.0, clock=clock)):
+        with progress.task(10, "Scanning", unit="sentences") as scan, \
+                progress.task(30, "Training", unit="sentences") as epochs:
+            counted = _Counted(corpus, [scan, epochs], step=5)
+            for _ in counted:  # the scan: quick
+                clock.now += 0.01
+            scan_done = [ln for ln in lines if ln.startswith("Scanning: 10 sentences done")]
+            for _ in range(3):  # three epochs: 1 s per sentence
+                for _ in counted:
+                    clock.now += 1.0
+            assert scan_done == [] and any(ln.startswith("Scanning: 10 sentences done") for ln in lines)
+    training = [ln for ln in lines if ln.startswith("Training: ")]
+    assert training[0].startswith("Training: 5/30 sentences")
+    # the time left after 10 of 30 training sentences: 20 s at 1 s each (not a rate mixed with the scan)
+    assert any(ln.startswith("Training: 10/30 sentences (33%)") and "~0:20 left" in ln for ln in training), training
+    assert lines[-1].startswith("Training: 30 sentences done")

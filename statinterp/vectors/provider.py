@@ -226,23 +226,34 @@ def required_pretrained(rankers: Iterable[object], available: Iterable[str]) -> 
 
 
 class _Counted:
-    """Re-iterable view of a list that reports progress every ``step`` items."""
+    """Re-iterable view of a list that reports progress every ``step`` items.
 
-    def __init__(self, items: Sequence, advance: Callable[[int], None], step: int = 2000):
+    ``advance`` may be a list: pass ``i`` over the items reports to ``advance[i]`` (the last one
+    for every later pass), so a fast first pass (gensim's vocabulary scan) and the slow training
+    epochs are separate tasks with their own rates and times left.
+    """
+
+    def __init__(self, items: Sequence, advance: Callable[[int], None] | Sequence[Callable[[int], None]],
+                 step: int = 2000):
         self.items = items
-        self.advance = advance
+        self.advances = list(advance) if isinstance(advance, (list, tuple)) else [advance]
         self.step = step
+        self.passes = 0
 
     def __iter__(self) -> Iterator:
+        advance = self.advances[min(self.passes, len(self.advances) - 1)]
+        if 0 < self.passes < len(self.advances):  # the previous pass's task is over
+            getattr(self.advances[self.passes - 1], "close", lambda: None)()
+        self.passes += 1
         pending = 0
         for item in self.items:
             yield item
             pending += 1
             if pending == self.step:
-                self.advance(pending)
+                advance(pending)
                 pending = 0
         if pending:
-            self.advance(pending)
+            advance(pending)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -521,9 +532,11 @@ class VectorProvider:
             del sentences
         plain = dataclasses.replace(settings, phrases=False)  # phrases are joined already
         train_started = time.perf_counter()
-        with progress.task((1 + settings.epochs) * n, f"Training {kind}", show and n > BAR_SENTENCES,
-                           unit="sentences") as advance:
-            trained = embeddings.train_vectors(_Counted(corpus, advance), plain)
+        bars = show and n > BAR_SENTENCES
+        with progress.task(n, f"Scanning {kind} vocabulary", bars, unit="sentences") as scan, \
+                progress.task(settings.epochs * n, f"Training {kind} ({settings.epochs} epochs)", bars,
+                              unit="sentences") as epochs:
+            trained = embeddings.train_vectors(_Counted(corpus, [scan, epochs]), plain)
         finished = time.perf_counter()
         seconds = finished - train_started
         self.training[kind] = {
