@@ -34,18 +34,17 @@ class _TqdmTask:
         from tqdm import tqdm
 
         unit = f" {self.unit}" if self.unit else ""
-        self.bar = tqdm(total=self.estimate.total, desc=self.label, unit=unit or "it", unit_scale=bool(unit),
+        self.bar = tqdm(total=self.estimate.total, desc=self.label, unit=unit, unit_scale=bool(unit),
                         file=self.file, dynamic_ncols=True, leave=True, mininterval=0.5,
                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}{postfix}]")
-        self.bar.unit = unit
         return self.bar
 
     def advance(self, n: int = 1) -> None:
         self.estimate.advance(n)
         bar = self.bar or self._open()
         left = self.estimate.remaining()
-        postfix = f", ~{format_seconds(left)} left" if left is not None and self.estimate.done < self.estimate.total \
-            else ""
+        postfix = f"~{format_seconds(left)} left" if left is not None and self.estimate.done < self.estimate.total \
+            else ""  # tqdm puts ", " before it
         if postfix != (bar.postfix or ""):
             bar.postfix = postfix
         bar.update(n)
