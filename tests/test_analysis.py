@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from statinterp.text import analysis
-from statinterp.text.analysis import Analyzer, default_cache_dir
+from statinterp.cache.location import default_cache_dir
+from statinterp.text.analysis import Analyzer
 from statinterp.corpus.dataset import load_corpus
 from statinterp.workflow import example_data_path
 

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from statinterp.cache import atomic
 from statinterp.text import analysis
-from statinterp.text.analysis import AnalysisCache, Analyzer, text_hash
+from statinterp.cache.analysis import AnalysisCache
+from statinterp.text.analysis import Analyzer, text_hash
 from statinterp.app.cli import main
 from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import OutputError, StatinterpWarning, UsageError

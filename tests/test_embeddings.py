@@ -18,18 +18,18 @@ from gensim.models import Word2Vec
 from gensim.models.fasttext import FastTextKeyedVectors
 from gensim.models.keyedvectors import KeyedVectors
 
+from statinterp.cache.vectors import CacheWarning, VectorCache
+from statinterp.errors import InputError, UsageError
+from statinterp.rankers.embedding import WMDScorer, cosine_scores, wmd
+from statinterp.text.phrasing import apply_phrases
+from statinterp.vectors.directions import mean_unit_vector
 from statinterp.vectors.training import (
-    CacheWarning,
     DomainVectors,
-    VectorCache,
     VectorSettings,
-    apply_phrases,
     load_vectors,
     train_phrases,
     train_vectors,
 )
-from statinterp.errors import InputError, UsageError
-from statinterp.rankers.embedding import WMDScorer, cosine_scores, mean_unit_vector, wmd
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -179,7 +179,7 @@ def test_fasttext_gives_vectors_to_unseen_words():
 
 
 def test_fasttext_oov_vectors_are_bit_for_bit_gensims():
-    from statinterp.rankers.embedding import fasttext_oov_vectors
+    from statinterp.vectors.directions import fasttext_oov_vectors
 
     kv = train_vectors(synthetic_corpus(), VectorSettings("fasttext", bucket=500, **SMALL)).kv
     words = ["tok17x", "aaaa", "abababab", "", "ééé", "statutorily-construed", "x"]  # repeated n-grams, none at all
@@ -497,7 +497,7 @@ def test_cache_round_trip(tmp_path, trained):
     assert loaded.kv.index_to_key == trained.kv.index_to_key
     assert np.array_equal(loaded.kv.vectors, trained.kv.vectors)
     query = ["tok1", "independent", "economic", "value"]
-    assert loaded.transform(query) == trained.transform(query) == ["tok1", "independent_economic_value"]
+    assert DomainVectors(loaded.kv, loaded.phrasers).transform(query) == trained.transform(query) == ["tok1", "independent_economic_value"]
     # other corpus / other settings are other entries
     assert cache.get("corpus-2", settings) is None
     assert cache.get("corpus-1", VectorSettings("word2vec", **{**SMALL, "dim": 11})) is None

@@ -26,7 +26,7 @@ from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 from statinterp.text import analysis
 from statinterp.text.analysis import Analyzer, Vocabulary, array_sentence_spans
 from statinterp.errors import StatinterpWarning
-from statinterp.index.term_index import PreparedCache, prepare
+from statinterp.index.term_index import prepare, prepared_cache
 from statinterp.rankers.grammar import build_method
 from statinterp.text.segmentation import build_pipeline, sentence_spans
 from statinterp.index.statistics import StatsAccumulator
@@ -464,27 +464,27 @@ def test_prepared_cache_key_follows_the_corpus_content(tmp_path):
 
     corpus = open_corpus()
     an = Analyzer(cache_dir=tmp_path)
-    key = PreparedCache.for_run(corpus, an, "background", None).key
-    assert PreparedCache.for_run(corpus, Analyzer(cache_dir=tmp_path), "background", None).key == key
-    assert PreparedCache.for_run(corpus, an, "candidates", None).key != key
+    key = prepared_cache(corpus, an, "background", None).key
+    assert prepared_cache(corpus, Analyzer(cache_dir=tmp_path), "background", None).key == key
+    assert prepared_cache(corpus, an, "candidates", None).key != key
     term = corpus.terms["vehicle"]
     s0 = term.sentences[0]
     changed = replace(s0, text=s0.text[:-1])
     term.sentences[0] = changed
     try:
-        assert PreparedCache.for_run(corpus, an, "background", None).key != key
+        assert prepared_cache(corpus, an, "background", None).key != key
     finally:
         term.sentences[0] = s0
     # labels and the provision are not part of the arrays: they do not change the key
     term.sentences[0] = replace(s0, label=None)
     try:
-        assert PreparedCache.for_run(corpus, an, "background", None).key == key
+        assert prepared_cache(corpus, an, "background", None).key == key
     finally:
         term.sentences[0] = s0
-    assert PreparedCache.for_run(corpus, Analyzer(cache_dir=False), "background", None) is None
+    assert prepared_cache(corpus, Analyzer(cache_dir=False), "background", None) is None
     used = Analyzer(cache_dir=tmp_path)
     used.vocab.add("word")
-    assert PreparedCache.for_run(corpus, used, "background", None) is None  # ids would differ
+    assert prepared_cache(corpus, used, "background", None) is None  # ids would differ
 
 
 def test_damaged_prepared_cache_is_discarded_with_a_warning_and_rebuilt(tmp_path):

@@ -8,9 +8,9 @@ from gensim.models.phrases import Phrases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statinterp.vectors.training import apply_phrases, train_phrases
-from statinterp.text.phrasing import _greedy_joins, join_phrases
-from statinterp.rankers.embedding import mean_directions, mean_directions_of_ids
+from statinterp.text.phrasing import _greedy_joins, apply_phrases, join_phrases
+from statinterp.vectors.directions import mean_directions, mean_directions_of_ids
+from statinterp.vectors.training import train_phrases
 
 
 def _ragged(docs, words):
@@ -99,7 +99,7 @@ def test_greedy_joins_matches_a_left_to_right_scan(flags):
 def test_mean_directions_of_ids_equals_the_token_list_version(block, monkeypatch):
     from gensim.models.keyedvectors import KeyedVectors
 
-    from statinterp.rankers import embedding
+    from statinterp.vectors import directions as embedding
 
     monkeypatch.setattr(embedding, "LOOKUP_BLOCK", block)  # vectors looked up a few words at a time
 

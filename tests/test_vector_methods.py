@@ -359,7 +359,7 @@ def _fresh(cache_dir, vectors_dir):
 
 
 def test_unit_directions_are_cached_on_disk_and_give_the_same_scores(cache_dir, tmp_path, monkeypatch):
-    from statinterp.rankers import embedding
+    from statinterp.vectors import directions
 
     methods = ("w2vec*", "w2vec*-c", "w2vec*-r", "fastt*-o")
     cold = _fresh(cache_dir, tmp_path)
@@ -367,7 +367,7 @@ def test_unit_directions_are_cached_on_disk_and_give_the_same_scores(cache_dir, 
     files = sorted((tmp_path / "directions").glob("d-*.bin"))
     assert len(files) == 2  # one per term and vector kind
     assert len(list((tmp_path / "directions").glob("q-*.bin"))) == 2  # the term's query, per kind
-    monkeypatch.setattr(embedding, "join_phrases", _fail)  # a warm run must not compute them again
+    monkeypatch.setattr(directions, "join_phrases", _fail)  # a warm run must not compute them again
     warm = _fresh(cache_dir, tmp_path)
     monkeypatch.setattr(VectorProvider, "get", _fail)  # ... nor even load the vectors
     for m in methods:

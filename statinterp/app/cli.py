@@ -7,6 +7,7 @@ building the command tree and ``--help`` stay fast; only light modules are impor
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import signal
 import sys
@@ -388,6 +389,17 @@ def _show_warning(message, category, filename, lineno, file=None, line=None, _de
         _default(message, category, filename, lineno, file, line)
 
 
+class _StderrLog(logging.Handler):
+    """Shows the library's log messages (``statinterp.*`` loggers, INFO and up) as
+    ``statinterp: MESSAGE`` lines on stderr (the library itself never prints)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            click.echo(f"statinterp: {_one_line(record.getMessage())}", err=True)
+        except Exception:  # noqa: BLE001 - logging must never end a run
+            self.handleError(record)
+
+
 # --------------------------------------------------------------------------- tuning and reports
 
 
@@ -683,12 +695,18 @@ def main(argv=None) -> int:
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    log, handler = logging.getLogger("statinterp"), _StderrLog(logging.INFO)
+    log.addHandler(handler)
+    level = log.level
+    log.setLevel(min(level or logging.INFO, logging.INFO))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", StatinterpWarning)
             warnings.showwarning = _show_warning
             return _main(args, debug)
     finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

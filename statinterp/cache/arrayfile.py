@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from statinterp.cache import atomic
+from statinterp.cache.files import open_regular
 
 __all__ = ["write_array_file", "read_array_file", "touch", "evict_oldest"]
 
@@ -55,31 +56,64 @@ def write_array_file(path: Path, magic: bytes, key: str, meta: Mapping[str, Any]
                 fh.write(chunk)
 
 
+#: The JSON header of an array file is never larger than this.
+MAX_HEADER_BYTES = 64 * 1024 * 1024
+
+
+def _payload_end(manifest: Mapping[str, Any]) -> int:
+    """Where the arrays of a manifest end (relative to their base), padded as written."""
+    end = 0
+    for dtype, shape, offset in manifest.values():
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if offset < 0 or count < 0:
+            raise ValueError("inconsistent manifest")
+        end = max(end, offset + count * np.dtype(dtype).itemsize)
+    return end + (-end % 8)
+
+
 def read_array_file(path: Path, magic: bytes, key: str) -> tuple[dict[str, Any], Callable[[str], np.ndarray]]:
     """``(meta, array)`` of a file written by :func:`write_array_file` with the same ``magic``
     and ``key``; ``array(name)`` is a read-only view into the file's bytes.
 
-    Raises ``OSError`` if the file cannot be read and ``ValueError`` if it is truncated,
-    damaged (checksum) or not such a file.
+    Only a regular file is read, and only once its size is the size its header states
+    (:mod:`statinterp.cache.files`): a symlink to ``/dev/zero``, a FIFO or a file with bytes
+    appended is refused before its contents are read. Raises ``OSError`` if the file cannot be
+    read and ``ValueError`` if it is not a regular file, truncated, too large, damaged
+    (checksum) or not such a file.
     """
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        raw = bytearray(size)
-        got = fh.readinto(raw)
-    if got != size:
-        raise ValueError("short read")
     n_magic = len(magic)
-    if len(raw) < n_magic + 40 or bytes(raw[:n_magic]) != magic:
-        raise ValueError("not a cache file of this kind, or truncated")
+    prefix = n_magic + 32 + 8
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < prefix:
+            raise ValueError("not a cache file of this kind, or truncated")
+        start = fh.read(prefix)
+        if len(start) != prefix or start[:n_magic] != magic:
+            raise ValueError("not a cache file of this kind, or truncated")
+        n_head = int.from_bytes(start[-8:], "little")
+        if n_head > min(MAX_HEADER_BYTES, size - prefix):
+            raise ValueError("truncated, or not a cache file of this kind (header length)")
+        head = fh.read(n_head)
+        try:
+            meta = json.loads(head.decode("ascii"))
+            manifest = meta["arrays"]
+            expected = prefix + n_head + _payload_end(manifest)
+        except Exception as exc:  # noqa: BLE001 - an unreadable header is a damaged file
+            raise ValueError(f"damaged header ({type(exc).__name__})") from None
+        if size != expected:
+            raise ValueError(f"{size} bytes where the header says {expected}")
+        raw = bytearray(size)
+        raw[:prefix] = start
+        raw[prefix : prefix + n_head] = head
+        got = fh.readinto(memoryview(raw)[prefix + n_head:])
+    if got != size - prefix - n_head:
+        raise ValueError("short read")
     body = memoryview(raw)[n_magic + 32:]
     check = hashlib.sha256(key.encode("ascii"))
     check.update(body)
     if check.digest() != bytes(raw[n_magic : n_magic + 32]):
         raise ValueError("checksum mismatch")
-    n_head = int.from_bytes(body[:8], "little")
-    meta = json.loads(bytes(body[8 : 8 + n_head]).decode("ascii"))
-    base = n_magic + 32 + 8 + n_head
-    manifest = meta["arrays"]
+    base = prefix + n_head
 
     def array(name: str) -> np.ndarray:
         dtype, shape, offset = manifest[name]

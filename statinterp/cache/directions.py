@@ -7,8 +7,10 @@ tokens: millions of tokens per run.  :class:`DirectionCache` keeps them, one fil
 vectors, and the directions of the queries (one small file each), so a warm run reads them
 instead and need not even load the vectors.
 
-A file is named by the SHA-256 of everything the directions depend on: the source of the code
-that computes them (``text/phrasing.py``, ``rankers/embedding.py``), the identity of the vectors
+The directions are computed by :mod:`statinterp.vectors.directions`; this module keeps the
+files. A file is named by the SHA-256 of everything the directions depend on: the source of the
+code that computes them (its fingerprint, :mod:`statinterp.cache.fingerprint`, of
+``text/phrasing.py`` and ``vectors/directions.py``), the identity of the vectors
 (``DomainVectors.source``: the corpus hash and training settings of domain vectors, or the
 path, size and modification time of a vectors file), the vocabulary (id -> word) and the token
 ids and offsets of every set of units.  Vectors without a ``source`` (built in memory) are never
@@ -19,7 +21,6 @@ recomputed; the :attr:`DirectionCache.KEEP` most recently used files are kept.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -30,23 +31,11 @@ import numpy as np
 
 from statinterp.cache.arrayfile import evict_oldest, read_array_file, touch, write_array_file
 from statinterp.errors import StatinterpError, StatinterpWarning
-from statinterp.text.units import TokenSeqs
 
 __all__ = ["DirectionCache", "directions_key", "query_key"]
 
 #: Bump when the file layout or the meaning of the stored directions changes.
 DIRECTIONS_FORMAT = 1
-
-
-@functools.lru_cache(maxsize=1)
-def _code_fingerprint() -> str:
-    from statinterp.text import phrasing
-    from statinterp.rankers import embedding
-
-    digest = hashlib.sha256()
-    for module_file in (phrasing.__file__, embedding.__file__):
-        digest.update(Path(module_file).read_bytes())
-    return digest.hexdigest()
 
 
 _WORDS_DIGESTS: dict[tuple[int, int], tuple[object, str]] = {}
@@ -64,10 +53,12 @@ def _words_digest(words: Sequence[str]) -> str:
     return digest
 
 
-def directions_key(vectors_source: str, words: Sequence[str], unit_sets: Mapping[str, TokenSeqs]) -> str:
-    """The cache key of the directions of ``unit_sets`` (name -> units) under some vectors."""
+def directions_key(code: str, vectors_source: str, words: Sequence[str], unit_sets: Mapping[str, Any]) -> str:
+    """The cache key of the directions of ``unit_sets`` (name -> ragged units with ``ids`` and
+    ``offsets``, a :class:`~statinterp.text.units.TokenSeqs`) under some vectors, as computed by
+    the code whose fingerprint is ``code``."""
     digest = hashlib.sha256(
-        f"statinterp-directions {DIRECTIONS_FORMAT}|{_code_fingerprint()}|{vectors_source}|"
+        f"statinterp-directions {DIRECTIONS_FORMAT}|{code}|{vectors_source}|"
         f"{_words_digest(words)}".encode("utf-8", "surrogatepass")
     )
     for name, seqs in unit_sets.items():
@@ -77,10 +68,10 @@ def directions_key(vectors_source: str, words: Sequence[str], unit_sets: Mapping
     return digest.hexdigest()
 
 
-def query_key(vectors_source: str, tokens: Sequence[str]) -> str:
+def query_key(code: str, vectors_source: str, tokens: Sequence[str]) -> str:
     """The cache key of the direction of a query (its tokens before phrase joining)."""
     digest = hashlib.sha256(
-        f"statinterp-query-direction {DIRECTIONS_FORMAT}|{_code_fingerprint()}|{vectors_source}|".encode(
+        f"statinterp-query-direction {DIRECTIONS_FORMAT}|{code}|{vectors_source}|".encode(
             "utf-8", "surrogatepass")
     )
     digest.update("\n".join(tokens).encode("utf-8", "surrogatepass"))
@@ -183,4 +174,3 @@ class DirectionCache:
             path.unlink()
         except OSError:
             pass
-        return None

@@ -10,21 +10,20 @@ sentence gets no recursive neighbours); :attr:`PreparedCorpus.fallbacks` counts 
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from statinterp.cache.arrayfile import evict_oldest, read_array_file, touch, write_array_file
+from statinterp.cache.fingerprint import code_fingerprint
+from statinterp.cache.prepared import PreparedCache, Stale
 from statinterp.text.analysis import AnalysedText, Analyzer, Vocabulary, text_hash
 from statinterp.corpus.dataset import Corpus, Sentence, TermData, term_key
-from statinterp.errors import StatinterpError, StatinterpWarning, UsageError
+from statinterp.errors import UsageError
 from statinterp.index.statistics import LEVELS, Background, CollectionStats, StatsAccumulator
 from statinterp.text.units import TokenSeqs
 
@@ -224,9 +223,9 @@ def prepare(
     """
     if statistics not in ("background", "candidates"):
         raise UsageError(f"unknown statistics {statistics!r}; use 'background' or 'candidates'")
-    store = PreparedCache.for_run(corpus, analyzer, statistics, extra_background)
+    store = prepared_cache(corpus, analyzer, statistics, extra_background)
     if store is not None:
-        found = store.load(corpus, analyzer)
+        found = _load_prepared(store, corpus, analyzer)
         if found is not None:
             if progress:  # nothing to analyse: out of the total (a progress callback without skip: done)
                 getattr(progress, "skip", progress)(
@@ -235,7 +234,7 @@ def prepare(
     with analyzer.session():  # worker processes, if the analyzer starts any, serve every term
         prepared = _prepare(corpus, analyzer, statistics, extra_background, progress)
     if store is not None:
-        store.save(prepared, statistics)
+        _save_prepared(store, prepared, statistics)
     return prepared
 
 
@@ -409,16 +408,9 @@ def _queries(term: TermData, analyzer: Analyzer, known: dict[str, list[str]] | N
 PREPARED_FORMAT = 1
 
 
-@functools.lru_cache(maxsize=1)
 def _code_fingerprint() -> str:
     """SHA-256 of the modules that build a prepared corpus: editing them invalidates the files."""
-    from statinterp.index import statistics as stats
-    from statinterp.text import units
-
-    digest = hashlib.sha256()
-    for module_file in (__file__, stats.__file__, units.__file__):
-        digest.update(Path(module_file).read_bytes())
-    return digest.hexdigest()
+    return code_fingerprint(__name__, "statinterp.index.statistics", "statinterp.text.units")
 
 
 def _content_key(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_background: Corpus | None) -> str:
@@ -451,17 +443,15 @@ def _content_key(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_back
     return digest.hexdigest()
 
 
-class PreparedCache:
-    """What :func:`prepare` builds, on disk, so that a warm run skips analysis and statistics.
+def prepared_cache(corpus: Corpus, analyzer: Analyzer, statistics: str,
+                   extra_background: Corpus | None) -> PreparedCache | None:
+    """The :class:`~statinterp.cache.prepared.PreparedCache` file of a run, ``None`` without one.
 
     One file per prepared corpus under ``CACHE/prepared/SETTINGS_KEY/``, named by the SHA-256 of
     the analysis settings, the statistics choice, the source of the modules that build it and
     every id, link and text of the corpus (:func:`_content_key`); labels, queries and provisions
     are not part of the arrays and come from the corpus as loaded. It holds the vocabulary, every
-    term's unit token arrays, neighbours and the background statistics: plain arrays laid out in
-    one file after a JSON manifest (no pickles), preceded by a magic string and the SHA-256 of
-    the key and the contents. A damaged file is discarded with a warning and rebuilt; writes
-    are atomic; the :attr:`KEEP` most recently used files are kept. Only used with an
+    term's unit token arrays, neighbours and the background statistics. Only used with an
     analyzer whose vocabulary is still empty (a used one would number words differently).
 
     A prepared corpus is derived from the analysis cache entries of its texts: it records their
@@ -469,122 +459,84 @@ class PreparedCache:
     replaced, damaged or deleted analysis entry is met (and reported) on the way it would be
     without this file.
     """
-
-    MAGIC = b"statinterp-prepared-corpus\n"
-    KEEP = 4
-
-    def __init__(self, directory: Path, key: str):
-        self.directory = directory
-        self.key = key
-        self.path = directory / f"{key}.bin"
-
-    @classmethod
-    def for_run(cls, corpus: Corpus, analyzer: Analyzer, statistics: str,
-                extra_background: Corpus | None) -> "PreparedCache | None":
-        root = getattr(analyzer, "cache_root", None)
-        if root is None or analyzer.cache is None or len(analyzer.vocab):
-            return None
-        key = _content_key(corpus, analyzer, statistics, extra_background)
-        return cls(Path(root) / "prepared" / analyzer.settings_key, key)
-
-    # ---- writing
-    def save(self, prepared: PreparedCorpus, statistics: str) -> None:
-        arrays: dict[str, np.ndarray] = {}
-        words = "\n".join(prepared.analyzer.vocab.words).encode("utf-8", "surrogatepass")
-        arrays["words"] = np.frombuffer(words, dtype=np.uint8)
-        meta: dict[str, Any] = {
-            "format": PREPARED_FORMAT, "statistics": statistics, "n_words": len(prepared.analyzer.vocab),
-            "description": prepared.background.description, "fallbacks": prepared.fallbacks,
-            "terms": [ix.key for ix in prepared], "stats": {}, "own_stats": {}, "queries": {},
-        }
-        meta["stats"] = _put_stats(arrays, "bg", prepared.background)
-        analyzer = prepared.analyzer
-        try:
-            meta["analysis_entries"] = _entry_stamps(analyzer, sorted(analyzer.seen))
-        except OSError:
-            return  # an analysis entry is missing (not writable?): nothing to derive from
-        for t, ix in enumerate(prepared):
-            for lvl, units in ix.levels.items():
-                _put_units(arrays, f"{t}/{lvl}", units)
-            for d, units in ix.neighbours.items():
-                _put_units(arrays, f"{t}/n{d}", units)
-            arrays[f"{t}/single"] = ix.single_segment.astype(np.uint8)
-            if ix.background is not prepared.background:
-                meta["own_stats"][str(t)] = _put_stats(arrays, f"{t}/bg", ix.background)
-            texts = [ix.term.query] + ([ix.term.provision.text] if ix.term.provision is not None else [])
-            for text in texts:
-                meta["queries"][text] = analyzer.tokens(text)
-        try:
-            write_array_file(self.path, self.MAGIC, self.key, meta, arrays)
-            evict_oldest(self.directory, "*.bin", self.KEEP)
-        except (OSError, StatinterpError):
-            pass  # only an accelerator: the analysis cache has said what is wrong with the folder
-
-    # ---- reading
-    def load(self, corpus: Corpus, analyzer: Analyzer) -> PreparedCorpus | None:
-        try:
-            meta, array = read_array_file(self.path, self.MAGIC, self.key)
-        except OSError:
-            return None
-        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the file is not used
-            return self._discard(exc, analyzer)
-        try:
-            prepared = self._decode(meta, array, corpus, analyzer)
-        except _Stale:
-            return None  # an analysis entry changed: rebuild from the analysis cache, and save again
-        except Exception as exc:  # noqa: BLE001
-            return self._discard(exc, analyzer)
-        touch(self.path)
-        return prepared
-
-    def _discard(self, exc: Exception, analyzer: Analyzer) -> None:
-        warnings.warn(f"discarding damaged prepared-corpus cache file {self.path} ({exc}); it will be rebuilt",
-                      StatinterpWarning, stacklevel=4)
-        try:
-            self.path.unlink()
-        except OSError:
-            pass
-        if len(analyzer.vocab):  # a half-restored vocabulary would renumber the words: start afresh
-            analyzer.vocab = Vocabulary()
+    root = getattr(analyzer, "cache_root", None)
+    if root is None or analyzer.cache is None or len(analyzer.vocab):
         return None
-
-    def _decode(self, meta: dict, array, corpus: Corpus, analyzer: Analyzer) -> PreparedCorpus:
-        if meta["format"] != PREPARED_FORMAT or meta["terms"] != [t.key for t in corpus]:
-            raise ValueError("written for another corpus")
-        try:
-            if _entry_stamps(analyzer, [d for d, _, _ in meta["analysis_entries"]]) != meta["analysis_entries"]:
-                raise _Stale
-        except OSError:
-            raise _Stale from None
-
-        words_raw = array("words").tobytes().decode("utf-8", "surrogatepass")
-        words = words_raw.split("\n") if meta["n_words"] else []
-        if len(words) != meta["n_words"]:
-            raise ValueError("inconsistent vocabulary")
-        vocab = analyzer.vocab
-        if not np.array_equal(vocab.add_all(words), np.arange(len(words))):
-            raise ValueError("repeated words in the vocabulary")
-        size = len(words)
-        background = _get_stats(array, "bg", meta["stats"], size, meta["description"])
-        indices: dict[str, TermIndex] = {}
-        for t, term in enumerate(corpus):
-            n = len(term.sentences)
-            levels = {lvl: _get_units(array, f"{t}/{lvl}", n, size, _unit_ids(term, lvl)) for lvl in LEVELS}
-            neighbours = {d: _get_units(array, f"{t}/n{d}", n, size)
-                          for d in range(-MAX_NEIGHBOURS, MAX_NEIGHBOURS + 1) if d}
-            single = array(f"{t}/single").astype(bool)
-            if single.shape != (n,):
-                raise ValueError("inconsistent arrays")
-            own = meta["own_stats"].get(str(t))
-            bg = background if own is None else _get_stats(array, f"{t}/bg", own, size, meta["description"])
-            query, provision = _queries(term, analyzer, meta["queries"])
-            indices[term.key] = TermIndex(term, list(term.sentences), levels, neighbours, single, query, provision,
-                                          bg, vocab, analyzer)
-        return PreparedCorpus(indices, background, analyzer, int(meta["fallbacks"]))
+    key = _content_key(corpus, analyzer, statistics, extra_background)
+    return PreparedCache(Path(root) / "prepared" / analyzer.settings_key, key)
 
 
-class _Stale(Exception):
-    """The prepared corpus is intact but an analysis entry it derives from has changed."""
+def _save_prepared(store: PreparedCache, prepared: PreparedCorpus, statistics: str) -> None:
+    """Store ``prepared`` as named arrays and a JSON manifest (no pickles)."""
+    arrays: dict[str, np.ndarray] = {}
+    words = "\n".join(prepared.analyzer.vocab.words).encode("utf-8", "surrogatepass")
+    arrays["words"] = np.frombuffer(words, dtype=np.uint8)
+    meta: dict[str, Any] = {
+        "format": PREPARED_FORMAT, "statistics": statistics, "n_words": len(prepared.analyzer.vocab),
+        "description": prepared.background.description, "fallbacks": prepared.fallbacks,
+        "terms": [ix.key for ix in prepared], "stats": {}, "own_stats": {}, "queries": {},
+    }
+    meta["stats"] = _put_stats(arrays, "bg", prepared.background)
+    analyzer = prepared.analyzer
+    try:
+        meta["analysis_entries"] = _entry_stamps(analyzer, sorted(analyzer.seen))
+    except OSError:
+        return  # an analysis entry is missing (not writable?): nothing to derive from
+    for t, ix in enumerate(prepared):
+        for lvl, units in ix.levels.items():
+            _put_units(arrays, f"{t}/{lvl}", units)
+        for d, units in ix.neighbours.items():
+            _put_units(arrays, f"{t}/n{d}", units)
+        arrays[f"{t}/single"] = ix.single_segment.astype(np.uint8)
+        if ix.background is not prepared.background:
+            meta["own_stats"][str(t)] = _put_stats(arrays, f"{t}/bg", ix.background)
+        texts = [ix.term.query] + ([ix.term.provision.text] if ix.term.provision is not None else [])
+        for text in texts:
+            meta["queries"][text] = analyzer.tokens(text)
+    store.save(meta, arrays)
+
+
+def _load_prepared(store: PreparedCache, corpus: Corpus, analyzer: Analyzer) -> PreparedCorpus | None:
+    """The prepared corpus of ``store``'s file, ``None`` if there is none (or it is stale or damaged)."""
+    found = store.load(lambda meta, array: _decode_prepared(meta, array, corpus, analyzer))
+    if found is None and len(analyzer.vocab):  # a half-restored vocabulary would renumber the words
+        analyzer.vocab = Vocabulary()
+    return found
+
+
+def _decode_prepared(meta: dict, array, corpus: Corpus, analyzer: Analyzer) -> PreparedCorpus:
+    if meta["format"] != PREPARED_FORMAT or meta["terms"] != [t.key for t in corpus]:
+        raise ValueError("written for another corpus")
+    try:
+        if _entry_stamps(analyzer, [d for d, _, _ in meta["analysis_entries"]]) != meta["analysis_entries"]:
+            raise Stale
+    except OSError:
+        raise Stale from None
+
+    words_raw = array("words").tobytes().decode("utf-8", "surrogatepass")
+    words = words_raw.split("\n") if meta["n_words"] else []
+    if len(words) != meta["n_words"]:
+        raise ValueError("inconsistent vocabulary")
+    vocab = analyzer.vocab
+    if not np.array_equal(vocab.add_all(words), np.arange(len(words))):
+        raise ValueError("repeated words in the vocabulary")
+    size = len(words)
+    background = _get_stats(array, "bg", meta["stats"], size, meta["description"])
+    indices: dict[str, TermIndex] = {}
+    for t, term in enumerate(corpus):
+        n = len(term.sentences)
+        levels = {lvl: _get_units(array, f"{t}/{lvl}", n, size, _unit_ids(term, lvl)) for lvl in LEVELS}
+        neighbours = {d: _get_units(array, f"{t}/n{d}", n, size)
+                      for d in range(-MAX_NEIGHBOURS, MAX_NEIGHBOURS + 1) if d}
+        single = array(f"{t}/single").astype(bool)
+        if single.shape != (n,):
+            raise ValueError("inconsistent arrays")
+        own = meta["own_stats"].get(str(t))
+        bg = background if own is None else _get_stats(array, f"{t}/bg", own, size, meta["description"])
+        query, provision = _queries(term, analyzer, meta["queries"])
+        indices[term.key] = TermIndex(term, list(term.sentences), levels, neighbours, single, query, provision,
+                                      bg, vocab, analyzer)
+    return PreparedCorpus(indices, background, analyzer, int(meta["fallbacks"]))
 
 
 def _entry_stamps(analyzer: Analyzer, digests: list[str]) -> list[list]:

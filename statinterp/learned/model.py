@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from statinterp.cache import atomic
-from statinterp.errors import InputError, StatinterpWarning, UsageError
+from statinterp.cache.files import NotRegularFile, TooLarge, open_regular
+from statinterp.errors import InputError, StatinterpWarning, UsageError, read_limited
 from statinterp.rankers.base import Ranker
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features, zscore
 
@@ -359,33 +360,62 @@ def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False) -> 
         joblib.dump(ranker, buf, compress=3)
     finally:
         ranker.label = label
+    header["payload_bytes"] = len(buf.getvalue())  # a reader reads no more than this
     data = MAGIC + b"\n" + json.dumps(header, sort_keys=True).encode() + b"\n" + buf.getvalue()
     atomic.write_bytes(path, data, force=force)
     return path
 
 
+#: A model file is never larger than this (the default ensemble is a few MB).
+MAX_MODEL_BYTES = 512 * 1024 * 1024
+#: ... nor its JSON header line.
+MAX_HEADER_BYTES = 4 * 1024 * 1024
+
+
 def read_header(path: str | Path) -> tuple[dict, bytes]:
-    """The JSON header of a model file and the pickle bytes after it."""
+    """The JSON header of a model file and the pickle bytes after it.
+
+    Only a regular file is read (a FIFO, a device such as ``/dev/zero`` or a folder is refused
+    before anything is read), and never more than :data:`MAX_MODEL_BYTES`, nor more than the
+    header's ``payload_bytes`` (files written since it was recorded).
+    """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with open_regular(path, MAX_MODEL_BYTES) as fh:
+            first = fh.readline(len(MAGIC) + 1)
+            if first.rstrip(b"\n") != MAGIC:
+                raise InputError(path, "is not a statinterp model file (made by `statinterp train`)")
+            line = fh.readline(MAX_HEADER_BYTES + 1)
+            if len(line) > MAX_HEADER_BYTES or not line.endswith(b"\n"):
+                raise InputError(path, "has a damaged header")
+            try:
+                header = json.loads(line)
+            except (ValueError, UnicodeDecodeError):
+                raise InputError(path, "has a damaged header") from None
+            if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
+                raise InputError(path, f"has model format {header.get('format') if isinstance(header, dict) else '?'}; "
+                                       f"this statinterp reads format {FORMAT_VERSION}")
+            declared = header.get("payload_bytes")
+            if isinstance(declared, int) and not isinstance(declared, bool) and 0 <= declared <= MAX_MODEL_BYTES:
+                limit, exact = declared, True
+            else:
+                limit, exact = MAX_MODEL_BYTES, False
+            payload = read_limited(fh, limit)
     except FileNotFoundError:
         raise InputError(path, "does not exist") from None
     except IsADirectoryError:
         raise InputError(path, "is a directory, not a model file") from None
+    except NotRegularFile as exc:
+        raise InputError(path, f"is {exc.kind}, not a model file (made by `statinterp train`)") from None
+    except TooLarge as exc:
+        raise InputError(path, f"is too large for a statinterp model file ({exc})") from None
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    first, _, rest = data.partition(b"\n")
-    if first != MAGIC:
-        raise InputError(path, "is not a statinterp model file (made by `statinterp train`)")
-    line, _, payload = rest.partition(b"\n")
-    try:
-        header = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        raise InputError(path, "has a damaged header") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
-        raise InputError(path, f"has model format {header.get('format') if isinstance(header, dict) else '?'}; "
-                               f"this statinterp reads format {FORMAT_VERSION}")
+    if len(payload) > limit or (exact and len(payload) != declared):
+        expected = f"{limit}" if exact else f"at most {limit}"
+        raise InputError(path, f"is damaged: the model holds {'more than ' if len(payload) > limit else ''}"
+                               f"{min(len(payload), limit)} bytes where {expected} were expected; "
+                               "retrain it with `statinterp train`")
     return header, payload
 
 
@@ -408,6 +438,9 @@ def load_model(path: str | Path) -> LearnedRanker:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # scikit-learn's own version warning: ours is above
             ranker = joblib.load(io.BytesIO(payload))
+    except (ModuleNotFoundError, AttributeError) as exc:  # a class that has moved or is gone
+        raise InputError(path, f"was saved by another version of statinterp or scikit-learn and cannot be loaded "
+                               f"({type(exc).__name__}: {exc}); retrain it with `statinterp train`") from None
     except Exception as exc:  # noqa: BLE001 - any unpickling failure means a bad file
         raise InputError(path, f"the model cannot be loaded ({type(exc).__name__}: {exc})") from None
     if not isinstance(ranker, LearnedRanker):

@@ -1,23 +1,22 @@
-"""Text analysis: spaCy tokens -> lower-cased lemma ids, sentence spans, and the on-disk cache.
+"""Text analysis: spaCy tokens -> lower-cased lemma ids and sentence spans, cached on disk.
 
 A *token* is the lower-cased lemma of a spaCy token that contains a letter or a digit.
 Lemmas come from spaCy's lookup lemmatizer (tables of ``spacy-lookups-data``); since lookup
 lemmatization depends only on the token's form, each distinct form is lemmatized once
 (:meth:`LemmaTable.lemma`) instead of once per token.
 
-Each distinct text is analysed once: :class:`Analyzer` keeps an on-disk cache keyed by the
-SHA-256 of the text and by every setting that changes the result (see
-:attr:`Analyzer.settings_key`), so a second run reads arrays instead of running spaCy.
+Each distinct text is analysed once: :class:`Analyzer` keeps an on-disk cache
+(:class:`statinterp.cache.analysis.AnalysisCache`) keyed by the SHA-256 of the text and by every
+setting that changes the result (see :attr:`Analyzer.settings_key`), so a second run reads
+arrays instead of running spaCy.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import io
 import os
 import unicodedata
-import warnings
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,22 +26,13 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 from spacy.attrs import IDX, IS_SPACE, LENGTH, ORTH, SENT_START
 
-from statinterp.cache import atomic
+from statinterp.cache.analysis import AnalysisCache
+from statinterp.cache.location import default_cache_dir
 from statinterp.corpus.dataset import MAX_TEXT_CHARS  # the analyser accepts every text the loaders accept
-from statinterp.errors import StatinterpError, StatinterpWarning
 from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline
 
 #: Bump when the cache layout or the token definition changes.
 CACHE_FORMAT = 3
-
-
-def default_cache_dir() -> Path:
-    """``$STATINTERP_CACHE``, else ``$XDG_CACHE_HOME/statinterp``, else ``~/.cache/statinterp``."""
-    env = os.environ.get("STATINTERP_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "statinterp"
 
 
 def text_hash(text: str) -> str:
@@ -226,13 +216,13 @@ class _CacheWriter:
     """Writes cache entries in one background thread; :meth:`close` waits for all of them and
     re-raises the first error (a warning turned into an error, say) in the caller's thread."""
 
-    def __init__(self, cache: "AnalysisCache"):
+    def __init__(self, cache: AnalysisCache):
         self._cache = cache
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="statinterp-cache-writer")
         self._futures: list[Future] = []
 
     def put(self, digest: str, entry: "_LocalAnalysis") -> None:
-        self._futures.append(self._executor.submit(self._cache.put, digest, entry))
+        self._futures.append(self._executor.submit(self._cache.put, digest, _entry_arrays(entry)))
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
@@ -279,92 +269,31 @@ def _run_in_process(texts: list[str]) -> list[_LocalAnalysis]:
     return _PROCESS_WORKER.run(texts)
 
 
-class AnalysisCache:
-    """One ``.npz`` file per analysed text, under a folder named by the settings key.
+def _entry_arrays(entry: _LocalAnalysis) -> dict[str, np.ndarray]:
+    """The named arrays an analysis is stored as in the :class:`~statinterp.cache.analysis.AnalysisCache`."""
+    return {"starts": entry.starts, "ends": entry.ends, "local_ids": entry.local_ids,
+            "words": np.frombuffer("\n".join(entry.words).encode("utf-8"), dtype=np.uint8),
+            "sentences": entry.sentences}
 
-    Files are written to a temporary file and atomically renamed, so a reader sees a whole
-    entry or none, and concurrent runs sharing the folder cannot corrupt it (the last writer of
-    an entry wins; every writer writes the same bytes). Each file starts with a magic string and
-    the SHA-256 of the text's digest plus the payload, checked before anything is parsed: a
-    damaged, truncated or foreign entry is never used, but discarded with a
-    :class:`~statinterp.errors.StatinterpWarning` and rebuilt. If the folder cannot be written,
-    one warning is given and the run continues without storing entries.
-    """
 
-    MAGIC = b"statinterp-analysis-cache\n"
+def _entry_of_arrays(z) -> _LocalAnalysis:
+    """The analysis stored as :func:`_entry_arrays`; ``ValueError`` if the arrays do not fit together."""
+    words_raw = z["words"].tobytes().decode("utf-8")
+    entry = _LocalAnalysis(z["starts"], z["ends"], z["local_ids"],
+                           words_raw.split("\n") if words_raw else [], z["sentences"])
+    n = len(entry.starts)
+    if (entry.starts.shape != (n,) or entry.ends.shape != (n,) or entry.local_ids.shape != (n,)
+            or entry.sentences.ndim != 2 or entry.sentences.shape[1] != 2
+            or (n and (entry.local_ids.min() < 0 or entry.local_ids.max() >= len(entry.words)))):
+        raise ValueError("inconsistent arrays")
+    return entry
 
-    def __init__(self, directory: Path, settings_key: str):
-        self.directory = Path(directory) / "analysis" / settings_key
-        self.writable = True
-        self.readable = True
 
-    def path(self, digest: str) -> Path:
-        return self.directory / digest[:2] / f"{digest}.npz"
-
-    def get(self, digest: str) -> _LocalAnalysis | None:
-        path = self.path(digest)
-        try:
-            with open(path, "rb") as fh:
-                inode = os.fstat(fh.fileno()).st_ino
-                raw = fh.read()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as exc:
-            if self.readable:  # one warning per run, not one per text
-                self.readable = False
-                warnings.warn(f"cannot read the analysis cache ({path}: {exc.strerror or exc}); analysing again",
-                              StatinterpWarning, stacklevel=2)
-            return None
-        try:
-            return self._decode(digest, raw)
-        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the entry is not used
-            warnings.warn(f"discarding damaged analysis cache entry {path} ({exc}); it will be rebuilt",
-                          StatinterpWarning, stacklevel=2)
-            try:
-                if os.stat(path).st_ino == inode:  # not a good entry another run has just written
-                    path.unlink()
-            except OSError:
-                pass
-            return None
-
-    def _decode(self, digest: str, raw: bytes) -> _LocalAnalysis:
-        head = len(self.MAGIC)
-        if len(raw) < head + 32 or not raw.startswith(self.MAGIC):
-            raise ValueError("not a statinterp cache entry, or truncated" if raw else "empty file")
-        payload = raw[head + 32:]
-        if hashlib.sha256(digest.encode("ascii") + payload).digest() != raw[head:head + 32]:
-            raise ValueError("checksum mismatch")
-        with np.load(io.BytesIO(payload), allow_pickle=False) as z:
-            words_raw = z["words"].tobytes().decode("utf-8")
-            entry = _LocalAnalysis(z["starts"], z["ends"], z["local_ids"],
-                                   words_raw.split("\n") if words_raw else [], z["sentences"])
-        n = len(entry.starts)
-        if (entry.starts.shape != (n,) or entry.ends.shape != (n,) or entry.local_ids.shape != (n,)
-                or entry.sentences.ndim != 2 or entry.sentences.shape[1] != 2
-                or (n and (entry.local_ids.min() < 0 or entry.local_ids.max() >= len(entry.words)))):
-            raise ValueError("inconsistent arrays")
-        return entry
-
-    def put(self, digest: str, entry: _LocalAnalysis) -> None:
-        if not self.writable:
-            return
-        buf = io.BytesIO()
-        np.savez(
-            buf,
-            starts=entry.starts,
-            ends=entry.ends,
-            local_ids=entry.local_ids,
-            words=np.frombuffer("\n".join(entry.words).encode("utf-8"), dtype=np.uint8),
-            sentences=entry.sentences,
-        )
-        payload = buf.getvalue()
-        check = hashlib.sha256(digest.encode("ascii") + payload).digest()
-        try:
-            atomic.write_bytes(self.path(digest), self.MAGIC + check + payload, force=True)
-        except StatinterpError as exc:
-            self.writable = False
-            warnings.warn(f"cannot write the analysis cache ({exc}); continuing without storing analyses",
-                          StatinterpWarning, stacklevel=2)
+def max_entry_bytes(n_chars: int) -> int:
+    """The most bytes the cache entry of a text of ``n_chars`` characters can hold, generously:
+    per character at most one token (start, end, id: 12 bytes), one sentence span (8 bytes) and
+    a few bytes of words (UTF-8 lemmas), plus the npz container."""
+    return 64 * n_chars + (1 << 16)
 
 
 def _version(package: str) -> str:
@@ -461,7 +390,8 @@ class Analyzer:
         for digest, text in zip(digests, texts):
             if digest in self._memory or digest in local:
                 continue
-            entry = self.cache.get(digest) if self.cache is not None else None
+            entry = (self.cache.get(digest, _entry_of_arrays, max_entry_bytes(len(text)))
+                     if self.cache is not None else None)
             local[digest] = entry
             if entry is not None:
                 if progress:
@@ -478,7 +408,7 @@ class Analyzer:
                     if writer is not None:
                         writer.put(digest, entry)
                     elif self.cache is not None:
-                        self.cache.put(digest, entry)
+                        self.cache.put(digest, _entry_arrays(entry))
                     local[digest] = entry
             finally:
                 if writer is not None:

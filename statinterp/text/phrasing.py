@@ -205,12 +205,26 @@ def join_phrases_in_sentences(phrasers: Sequence[FrozenPhrases] | None,
     return [tokens[lo:hi].tolist() for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
 
+def apply_phrases(phrasers: Sequence[FrozenPhrases] | None, tokens: Sequence[str]) -> list[str]:
+    """Join the phrases of ``phrasers`` (from :func:`statinterp.vectors.training.train_phrases`) in ``tokens``.
+
+    ``None`` means no phrase model: the tokens are returned unchanged (as a new list).
+    Queries and sentences must go through the same phrase model as the training corpus.
+    """
+    out = list(tokens)
+    if not phrasers:
+        return out
+    for phraser in phrasers:
+        if not out:
+            break
+        out = list(phraser[out])
+    return out
+
+
 def _join_with_gensim(
     phrasers: Sequence[FrozenPhrases], ids: np.ndarray, offsets: np.ndarray, lexicon: Vocabulary
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The slow reference path (one gensim call per unit), for phrasers with connector words."""
-    from statinterp.vectors.training import apply_phrases
-
     words = lexicon.words
     out: list[int] = []
     bounds = [0]

@@ -11,7 +11,7 @@ A :class:`VectorProvider` is attached to every :class:`~statinterp.index.term_in
     300 dimensions, 5 epochs, trained on the lower-cased lemma tokens of every spaCy
     sentence of every (distinct) case text of the loaded corpus, after joining frequent 2-
     and 3-word phrases (gensim ``Phrases``).  Trained lazily, on the first ``get``, and
-    stored in :class:`~statinterp.vectors.training.VectorCache` under ``<cache dir>/vectors``,
+    stored in :class:`~statinterp.cache.vectors.VectorCache` under ``<cache dir>/vectors``,
     keyed by a hash of the corpus content (the sorted SHA-256 of the case texts and the
     analyzer's settings key) and by the training settings; later runs load them.
 ``"w2vec"`` / ``"GloVe"`` / ``"fastt"`` (or any other name)
@@ -27,21 +27,30 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import os
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from statinterp.text.analysis import Analyzer, default_cache_dir, text_hash
-from statinterp.errors import InputError, UsageError
 from statinterp import progress
+from statinterp.cache.location import default_cache_dir
+from statinterp.errors import InputError, StatinterpWarning, UsageError
+from statinterp.text.analysis import Analyzer, text_hash
 
 if TYPE_CHECKING:  # gensim is imported only when vectors are actually used
     from statinterp.cache.directions import DirectionCache
-    from statinterp.vectors.training import DomainVectors, VectorCache, VectorSettings
+    from statinterp.cache.vectors import VectorCache
+    from statinterp.vectors.directions import UnitDirections
+    from statinterp.vectors.training import DomainVectors, VectorSettings
+
+#: Messages about training (what is trained, how long it took) go to this logger at level INFO;
+#: the command line shows them on stderr unless ``--quiet``.
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "DOMAIN_KINDS",
@@ -288,7 +297,7 @@ class VectorProvider:
         tokens (its on-disk cache makes this fast); default: the prepared corpus's.
     cache_dir:
         statinterp's cache folder (vectors go to its ``vectors`` subfolder); ``None`` uses
-        :func:`~statinterp.text.analysis.default_cache_dir`, ``False`` disables the vector cache.
+        :func:`~statinterp.cache.location.default_cache_dir`, ``False`` disables the vector cache.
     settings:
         Training settings per domain kind (``{"word2vec": VectorSettings(...)}``); missing
         kinds get :func:`domain_settings`.
@@ -339,6 +348,7 @@ class VectorProvider:
         self._cache_base = None if cache_dir is False else (Path(cache_dir) if cache_dir else default_cache_dir())
         self._cache: VectorCache | None = None
         self._directions: DirectionCache | None = None
+        self._unit_directions: dict = {}
         self.pretrained: dict[str, Any] = dict(pretrained or {})
         self._loaded: dict[str, DomainVectors] = {}
         self._phrasers: dict[tuple[int, float], Any] = {}
@@ -374,7 +384,7 @@ class VectorProvider:
     def cache(self) -> VectorCache | None:
         """The on-disk cache of trained vectors (``None`` when caching is off)."""
         if self._cache is None and self._cache_base is not None:
-            from statinterp.vectors.training import VectorCache
+            from statinterp.cache.vectors import VectorCache
 
             self._cache = VectorCache(self._cache_base / "vectors")
         return self._cache
@@ -387,6 +397,14 @@ class VectorProvider:
 
             self._directions = DirectionCache(self._cache_base / "directions")
         return self._directions
+
+    def directions(self, kind: str) -> UnitDirections:
+        """The unit directions of texts under the current vectors of ``kind`` (what the cosine
+        methods compare): one :class:`~statinterp.vectors.directions.UnitDirections` per kind and
+        vectors, memoised for the life of this provider and kept in :attr:`directions_cache`."""
+        from statinterp.vectors.directions import memoised_directions
+
+        return memoised_directions(self._unit_directions, self, _ALIASES.get(kind, kind), self.directions_cache)
 
     @property
     def kinds(self) -> list[str]:
@@ -485,14 +503,20 @@ class VectorProvider:
         settings = self.settings[kind]
         cache = self.cache
         if cache is not None:
+            from statinterp.vectors.training import DomainVectors
+
             cached = cache.get(self.corpus_hash, settings)
             if cached is not None:
                 self.origin[kind] = "cache"
-                cached.source = _file_identity(cache.path_for(self.corpus_hash, settings))
-                return cached
+                source = _file_identity(cache.path_for(self.corpus_hash, settings))
+                return DomainVectors(kv=cached.kv, phrasers=cached.phrasers, source=source)
         vectors = self.train(kind)
         if cache is not None:  # the cache entry identifies the vectors (training with several workers varies)
-            vectors.source = _file_identity(cache.put(self.corpus_hash, settings, vectors))
+            try:
+                vectors.source = _file_identity(cache.put(self.corpus_hash, settings, vectors))
+            except OSError as exc:
+                warnings.warn(f"cannot write the vector cache ({cache.directory}: {exc.strerror or exc}); "
+                              "continuing without storing the vectors", StatinterpWarning, stacklevel=2)
         return vectors
 
     def train(self, kind: str) -> DomainVectors:
@@ -507,7 +531,7 @@ class VectorProvider:
         sentences = self.sentences()
         n_tokens = sum(len(s) for s in sentences)
         if show:
-            progress.note(
+            logger.info(
                 f"training {kind} vectors ({settings.dim} dimensions, {settings.epochs} epochs, "
                 f"{settings.workers} worker{'s' if settings.workers != 1 else ''}) on {len(sentences):,} "
                 f"sentences ({n_tokens:,} tokens); they are cached for later runs"
@@ -548,7 +572,7 @@ class VectorProvider:
         }
         self.origin[kind] = "trained"
         if show:
-            progress.note(
+            logger.info(
                 f"trained {kind} vectors in {finished - started:.0f} s "
                 f"({self.training[kind]['words_per_second']:,.0f} words/s)"
             )

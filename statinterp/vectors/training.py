@@ -14,19 +14,14 @@ Three entry points:
 * :func:`load_vectors` loads pretrained vectors (word2vec binary/text, GloVe text,
   fastText ``.vec``/``.bin``, gensim native) and reports any problem with the file as an
   :class:`~statinterp.errors.InputError` naming the file.
-* :class:`VectorCache` stores trained vectors on disk keyed by the corpus content hash,
-  the training settings and the gensim version, with atomic writes and a checksum.
+Trained vectors are stored on disk by :class:`statinterp.cache.vectors.VectorCache`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
-import pickle
 import struct
-import tempfile
-import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -40,14 +35,12 @@ from gensim.models.keyedvectors import KeyedVectors
 from gensim.models.phrases import FrozenPhrases, Phrases
 
 from statinterp.errors import InputError, UsageError
-from statinterp.text.phrasing import join_phrases_in_sentences
+from statinterp.text.phrasing import apply_phrases, join_phrases_in_sentences
 
 __all__ = [
     "VECTOR_FORMATS",
-    "CacheWarning",
     "DomainVectors",
     "Phrasers",
-    "VectorCache",
     "VectorSettings",
     "apply_phrases",
     "load_vectors",
@@ -210,22 +203,6 @@ def train_phrases(
         joined = join_phrases_in_sentences((bigram,), sentences)
     trigram = Phrases(joined, min_count=min_count, threshold=threshold, delimiter="_").freeze()
     return bigram, trigram
-
-
-def apply_phrases(phrasers: Sequence[FrozenPhrases] | None, tokens: Sequence[str]) -> list[str]:
-    """Join the phrases of ``phrasers`` (from :func:`train_phrases`) in ``tokens``.
-
-    ``None`` means no phrase model: the tokens are returned unchanged (as a new list).
-    Queries and sentences must go through the same phrase model as the training corpus.
-    """
-    out = list(tokens)
-    if not phrasers:
-        return out
-    for phraser in phrasers:
-        if not out:
-            break
-        out = list(phraser[out])
-    return out
 
 
 # ----------------------------------------------------------------------------------------
@@ -475,166 +452,3 @@ def load_vectors(path: str | os.PathLike[str], format: str = "auto", *, lowercas
     if lowercase:
         kv = lowercase_view(kv)
     return DomainVectors(kv=kv, phrasers=None)
-
-
-# ----------------------------------------------------------------------------------------
-# Cache
-
-
-class CacheWarning(UserWarning):
-    """A vector cache entry was unreadable or corrupt and has been discarded."""
-
-
-class _HashingWriter:
-    def __init__(self, handle, digest):
-        self.handle = handle
-        self.digest = digest
-
-    def write(self, data) -> int:
-        self.digest.update(data)
-        return self.handle.write(data)
-
-
-class VectorCache:
-    """Trained :class:`DomainVectors` stored in ``directory``.
-
-    An entry is keyed by the caller's hash of the corpus content, ``settings.key()``,
-    the gensim and numpy versions and this module's cache format.  Each entry is one file
-    ``<sha256 of the key>.vectors``: a magic line, a pickle of the vectors and phrase
-    model, and a trailer with the SHA-256 of the pickle.  Writes go to a temporary file
-    in the same directory, are fsync'ed and then renamed over the entry (``os.replace``),
-    so readers never see a partial entry and concurrent writers leave one complete entry.
-    An entry that is truncated, altered or otherwise unreadable is removed with a
-    :class:`CacheWarning` and :meth:`get` returns ``None`` (the caller retrains).
-
-    Entries are pickles: only use a cache directory you trust.
-    """
-
-    MAGIC = b"STATINTERP-VECTOR-CACHE 1\n"
-    _TRAILER_PREFIX = b"\nSHA256:"
-    _TRAILER_LEN = len(_TRAILER_PREFIX) + 64
-    FORMAT = 1
-
-    def __init__(self, directory: str | os.PathLike[str]):
-        self.directory = Path(directory)
-
-    def _ident(self, corpus_hash: str, settings: VectorSettings) -> str:
-        numpy_major = np.__version__.split(".")[0]
-        return (
-            f"format={self.FORMAT}|corpus={corpus_hash}|settings={settings.key()}"
-            f"|gensim={gensim.__version__}|numpy={numpy_major}"
-        )
-
-    def path_for(self, corpus_hash: str, settings: VectorSettings) -> Path:
-        """The file that holds (or would hold) the entry."""
-        ident = self._ident(corpus_hash, settings)
-        return self.directory / (hashlib.sha256(ident.encode("utf-8")).hexdigest()[:40] + ".vectors")
-
-    def get(self, corpus_hash: str, settings: VectorSettings) -> DomainVectors | None:
-        """The cached vectors, or ``None`` if there is no (intact) entry."""
-        path = self.path_for(corpus_hash, settings)
-        ident = self._ident(corpus_hash, settings)
-        try:
-            handle = open(path, "rb")
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            warnings.warn(f"cannot read vector cache entry {path}: {_one_line(exc)}", CacheWarning, stacklevel=2)
-            return None
-        try:
-            with handle:
-                end = self._verify(handle)
-                handle.seek(len(self.MAGIC))
-                entry = pickle.load(handle)
-                if handle.tell() != end:
-                    raise _CorruptEntry("the pickle does not fill the entry")
-            if not isinstance(entry, dict) or entry.get("ident") != ident:
-                raise _CorruptEntry("the entry belongs to another key")
-            kv, phrasers = entry["kv"], entry["phrasers"]
-            if not isinstance(kv, KeyedVectors):
-                raise _CorruptEntry("the entry holds no KeyedVectors")
-            if phrasers is not None:
-                phrasers = tuple(phrasers)
-                if len(phrasers) != 2 or not all(isinstance(p, FrozenPhrases) for p in phrasers):
-                    raise _CorruptEntry("the entry holds a bad phrase model")
-        except OSError as exc:  # an I/O problem, not necessarily a bad entry: keep the file
-            warnings.warn(f"cannot read vector cache entry {path}: {_one_line(exc)}", CacheWarning, stacklevel=2)
-            return None
-        except Exception as exc:  # noqa: BLE001 - any read/unpickling failure means a bad entry
-            self._discard(path, str(exc) if isinstance(exc, _CorruptEntry) else _one_line(exc))
-            return None
-        return DomainVectors(kv=kv, phrasers=phrasers)
-
-    def put(self, corpus_hash: str, settings: VectorSettings, vectors: DomainVectors) -> Path:
-        """Store ``vectors`` atomically; returns the entry's path."""
-        path = self.path_for(corpus_hash, settings)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        entry = {
-            "ident": self._ident(corpus_hash, settings),
-            "kv": vectors.kv,
-            "phrasers": None if vectors.phrasers is None else tuple(vectors.phrasers),
-        }
-        fd, tmp_name = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".vectors")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(self.MAGIC)
-                digest = hashlib.sha256()
-                pickle.dump(entry, _HashingWriter(handle, digest), protocol=pickle.HIGHEST_PROTOCOL)
-                handle.write(self._TRAILER_PREFIX + digest.hexdigest().encode("ascii"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, path)
-        except BaseException:
-            try:
-                os.unlink(tmp_name)
-            except OSError:
-                pass
-            raise
-        self._fsync_directory()
-        return path
-
-    def _verify(self, handle) -> int:
-        """Check magic line and checksum; return the offset where the pickle must end."""
-        size = os.fstat(handle.fileno()).st_size
-        if handle.read(len(self.MAGIC)) != self.MAGIC:
-            raise _CorruptEntry("not a statinterp vector cache file")
-        end = size - self._TRAILER_LEN
-        if end <= len(self.MAGIC):
-            raise _CorruptEntry("the entry is truncated")
-        handle.seek(end)
-        trailer = handle.read(self._TRAILER_LEN)
-        if not trailer.startswith(self._TRAILER_PREFIX):
-            raise _CorruptEntry("the entry is truncated (no checksum trailer)")
-        expected = trailer[len(self._TRAILER_PREFIX) :].decode("ascii", errors="replace")
-        digest = hashlib.sha256()
-        handle.seek(len(self.MAGIC))
-        remaining = end - len(self.MAGIC)
-        while remaining:
-            chunk = handle.read(min(remaining, 1 << 20))
-            if not chunk:
-                raise _CorruptEntry("the entry is truncated")
-            digest.update(chunk)
-            remaining -= len(chunk)
-        if digest.hexdigest() != expected:
-            raise _CorruptEntry("checksum mismatch")
-        return end
-
-    def _discard(self, path: Path, reason: str) -> None:
-        warnings.warn(
-            f"discarding corrupt vector cache entry {path} ({reason}); the vectors will be retrained",
-            CacheWarning,
-            stacklevel=3,
-        )
-        try:
-            path.unlink()
-        except OSError:
-            pass
-
-    def _fsync_directory(self) -> None:
-        from statinterp.cache.atomic import fsync_dir
-
-        fsync_dir(Path(self.directory))
-
-
-class _CorruptEntry(Exception):
-    pass
