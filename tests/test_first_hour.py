@@ -48,7 +48,9 @@ def test_suggestions_for_tune_cv_and_reproduce(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("typed, canonical", [("tf-isf-p", "TF-ISF-p"), ("bm25", "BM25"), ("TP-TG-NR", "Tp-Tg-Nr"),
-                                              ("random", "Random"), ("nwr", "NWR")])
+                                              ("random", "Random"), ("nwr", "NWR"),
+                                              ("tf-isf-p+nwr>=0.3", "TF-ISF-p+NWR>=0.3"),
+                                              ("qllm-p+bm25-g>=0.4", "QLLM-p+BM25-g>=0.4")])
 def test_method_names_are_case_insensitive_where_unambiguous(capsys, typed, canonical):
     code, out, err = run_main(capsys, "rank", "vehicle", "-q", "-m", typed, "--format", "json", "-n", "1")
     assert code == 0, err

@@ -146,6 +146,19 @@ def _resolve_method(name: str) -> str:
     same = [k for k in known if k.lower() == name.strip().lower()]
     if len(same) == 1:
         return same[0]
+    if "+" in name:  # BASE+GATE+...: each part (left of >= too) in the case of a known name
+        words = {w.lower(): w for k in known for w in (k, *k.split("+")[1:])}  # names and gate words (Tg, Nr)
+        parts = []
+        for part in name.strip().split("+"):
+            head, op, tail = part.partition(">=")
+            parts.append(words.get(head.strip().lower(), head.strip()) + op + tail)
+        fixed = "+".join(parts)
+        if fixed != name.strip():
+            try:
+                build_method(fixed)
+                return fixed
+            except UsageError:
+                pass
     close = closest_names(name, known)
     message = str(error)
     if not close or not message.startswith("unknown method"):
