@@ -182,3 +182,34 @@ def test_limits_label_consistency_and_log_fit():
     assert counts == {"pairs": 3, "same_label": 1, "gain_differs_by_2_or_more": 1, "identical_token_sets": 1}
     a, b = log_linear_fit([2, 4, 8], [0.5 + 0.1 * np.log(k) for k in (2, 4, 8)])
     assert a == pytest.approx(0.5) and b == pytest.approx(0.1)
+
+
+# --------------------------------------------------------------------------------------------
+# experiments/feedback_simulation.py: the simulated reviewer
+
+
+def test_simulated_reviewer_on_the_example():
+    from experiments.feedback_simulation import simulate
+    from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, rank_order
+    from statinterp.learned import feedback as fb
+    from statinterp.rankers.grammar import build_method
+    from statinterp.workflow import prepare_corpus
+
+    example_index = prepare_corpus(open_corpus())["vehicle"]
+
+    prior = build_method("TF-ISF-p").score(example_index)
+    fm = fb.term_features(example_index)
+    run = simulate(example_index, fm, prior, "ridge", 0.5, 5, (10, 20), DEFAULT_METRICS)
+    assert sorted(run) == [10, 20]
+    assert run[10]["rest"] == 37 and run[20]["rest"] == 27
+    # the first five labels revealed are the prior's top five: replay the loop by hand
+    gains, ids = example_index.gains, example_index.sentence_ids.astype(str)
+    shown: list[int] = []
+    scores = prior
+    while len(shown) < 10:
+        shown += [int(i) for i in rank_order(scores, ids) if int(i) not in shown][:5]
+        scores = fb.feedback_scores(example_index, prior, {i: int(gains[i]) for i in shown}, features=fm,
+                                    learner="ridge", prior_weight=0.5)
+    rest = np.setdiff1d(np.arange(len(gains)), shown)
+    assert run[10]["prior"] == evaluate_scores(prior[rest], gains[rest], ids[rest], DEFAULT_METRICS)
+    assert run[10]["feedback"] == evaluate_scores(scores[rest], gains[rest], ids[rest], DEFAULT_METRICS)

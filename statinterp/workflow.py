@@ -33,6 +33,20 @@ def example_data_path() -> Path:
     return Path(str(resources.files("statinterp.data").joinpath("example")))
 
 
+def default_model_path() -> Path:
+    """The learned model shipped with statinterp (``data/models/default.statinterp-model``): the
+    ``ensemble`` learner trained on the 14 terms of the annotated data set with the feature
+    families that need no word vectors (see ``data/models/README.md``)."""
+    return Path(str(resources.files("statinterp.data").joinpath("models", "default.statinterp-model")))
+
+
+def default_ranker() -> Ranker:
+    """The ranker used when none is chosen: the shipped learned model (``learned:default``)."""
+    from statinterp.learned.model import load_model
+
+    return load_model(default_model_path())
+
+
 def open_corpus(
     data: str | Path | None = None,
     *,
@@ -150,3 +164,35 @@ def evaluate_methods(
             res.macro = macro_average(res.per_term)
         results.append(res)
     return results
+
+
+def find_in_collection(collection: str | Path, term: str, *, provisions: str | Path | ProvisionBook | None = None,
+                       provision_text: str | None = None, show_progress: bool = False):
+    """Find ``term`` in a collection folder: ``(FoundTerm, Corpus)``, the corpus holding the found
+    candidates as one unlabelled term with its provision (``provision_text``, else the provisions
+    book's entry for the term, else none)."""
+    from statinterp.collection.find import find_term
+    from statinterp.collection.store import Collection
+
+    book = provisions if isinstance(provisions, ProvisionBook) else load_provisions(provisions)
+    key = term_key(term)
+    if provision_text is not None:
+        book = book.with_override(key, provision_text)
+    with Collection.open(collection) as store:
+        found = find_term(store, term)
+    corpus = Corpus()
+    if found.tables["sentence"]:
+        corpus.terms[key] = found.term_data(book.get(key))
+    return found, corpus
+
+
+def prepare_found(collection: str | Path, corpus: Corpus, **prepare_options: Any) -> PreparedCorpus:
+    """:func:`prepare_corpus` of found candidates, scored with the collection's background
+    statistics (every unit of every stored case) instead of the loaded cases'."""
+    from statinterp.collection.find import use_collection_statistics
+    from statinterp.collection.store import Collection
+
+    prepared = prepare_corpus(corpus, statistics="background", **prepare_options)
+    with Collection.open(collection) as store:
+        use_collection_statistics(prepared, store)
+    return prepared

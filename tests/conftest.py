@@ -509,3 +509,66 @@ class Reference:
 @pytest.fixture(scope="session")
 def reference() -> Reference:
     return Reference(TINY)
+
+
+# --------------------------------------------------------------------------------------------
+# `statinterp review` in a subprocess (tests/test_review_app.py, tests/test_review_browser.py)
+
+
+@pytest.fixture
+def review_server():
+    """Start ``statinterp review ARGS --no-browser --port 0`` in a subprocess; returns
+    ``start(*args) -> (process, url)``. Every server started is stopped (SIGTERM, then SIGKILL)."""
+    import subprocess
+    import sys
+    import time
+
+    started = []
+
+    def start(*args: str):
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        proc = subprocess.Popen([sys.executable, "-m", "statinterp.app.cli", "review", *args, "--no-browser",
+                                 "--port", "0", "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, env=env)
+        started.append(proc)
+        deadline = time.monotonic() + 180
+        lines = []
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            m = re.search(r"Open (http://\S+)", line)
+            if m:
+                return proc, m.group(1)
+        pytest.fail("the review server did not start: " + "".join(lines))
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        proc.stderr.close()
+
+
+@pytest.fixture(scope="session")
+def example_with_copy(tmp_path_factory) -> Path:
+    """A copy of the example data in which one sentence ("Our traffic code, moreover, ...") appears
+    twice, under a second id ``copy-of-traffic-code``: a near-duplicate pair for the review tests."""
+    import shutil
+
+    from statinterp.workflow import example_data_path
+
+    folder = tmp_path_factory.mktemp("example-with-copy") / "data"
+    shutil.copytree(example_data_path(), folder)
+    path = folder / "vehicle-sentence.json"
+    records = json.loads(path.read_text(encoding="utf-8"))
+    original = next(r for r in records.values() if r["text"].startswith("Our traffic code, moreover"))
+    records["copy-of-traffic-code"] = dict(original, position=99)
+    records["copy-of-traffic-code"].pop("label", None)
+    path.write_text(json.dumps(records), encoding="utf-8")
+    return folder

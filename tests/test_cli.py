@@ -47,7 +47,7 @@ def example_index():
 
 
 def test_rank_table(example_index):
-    out = invoke("rank", "vehicle", "-q").stdout
+    out = invoke("rank", "vehicle", "-q", "-m", "TF-ISF-p").stdout
     lines = out.splitlines()
     assert lines[0] == "TF-ISF-p ranking of 47 sentences for 'vehicle' (top 10)"
     numbered = [ln for ln in lines if ln[:4].strip().rstrip(".").isdigit() and ln[3:4] == "."]

@@ -14,7 +14,8 @@ from statinterp.app.cli import main
 from statinterp.corpus.dataset import Corpus
 from statinterp.errors import InputError, UsageError
 from statinterp.learned.crossval import cross_validate, cv_markdown, importance_chart, limits_notes, make_folds
-from statinterp.evaluation.dedupe import collapse, collapse_ranking, format_collapsed, jaccard, similar_pairs
+from statinterp.app.output import format_collapsed
+from statinterp.evaluation.dedupe import collapse, collapse_ranking, jaccard, similar_pairs
 from statinterp.evaluation.explain import explain_sentence, format_explanation
 from statinterp.learned.features import FAMILIES, FeatureSettings, extract_features
 from statinterp.learned.sentence_patterns import (

@@ -10,6 +10,7 @@ import textwrap
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:  # annotations only: the CLI reads RANK_FORMATS at start-up, so this module stays light
+    from statinterp.evaluation.dedupe import Collapsed
     from statinterp.evaluation.ranking import Ranking
     from statinterp.workflow import MethodResult
 
@@ -105,3 +106,22 @@ def format_evaluation(results: Sequence[MethodResult], fmt: str = "table", per_t
         for term in terms:
             table(f"Term {term}", lambda r, t=term: r.per_term.get(t))
     return "\n".join(lines)
+
+
+def format_collapsed(col: "Collapsed", fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
+    """Like :func:`format_ranking`, one row per group (near-duplicates collapsed), with its number of copies."""
+
+    r = col.ranking
+    index = r.index
+    groups = col.groups[:top] if top else col.groups
+    rows = []
+    for rank_no, (c, members) in enumerate(groups, start=1):
+        s = index.sentences[c]
+        case = index.term.cases[s.case_id]
+        rows.append({"rank": rank_no, "score": float(r.scores[c]), "sentence_id": s.id, "text": s.text,
+                     "label": s.label, "case_name": case.short_name or case.name, "citation": case.citation,
+                     "copies": len(members), "copy_ids": [index.sentences[m].id for m in members[1:]]})
+    heading = (f"{r.method} ranking of {len(r)} sentences for {(shown_term or r.term)!r}: {len(col)} after collapsing "
+               f"near-duplicates (token Jaccard >= {col.threshold:g}; top {len(rows)})")
+    return format_rows(r.term, r.method, len(r), rows, fmt, heading,
+                       json_extra={"groups": len(col), "threshold": col.threshold}, copies=True)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from statinterp.evaluation.ranking import Ranking
 
 __all__ = ["DEFAULT_THRESHOLD", "jaccard", "token_sets", "similar_pairs", "near_duplicate_counts", "collapse",
-           "Collapsed", "collapse_ranking", "format_collapsed"]
+           "Collapsed", "collapse_ranking"]
 
 DEFAULT_THRESHOLD = 0.9
 
@@ -124,23 +124,3 @@ class Collapsed:
 
 def collapse_ranking(ranking: "Ranking", threshold: float = DEFAULT_THRESHOLD) -> Collapsed:
     return Collapsed(ranking, collapse(ranking.order, token_sets(ranking.index), threshold), threshold)
-
-
-def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
-    """Like :func:`statinterp.app.output.format_ranking`, one row per group, with its number of copies."""
-    from statinterp.app.output import format_rows
-
-    r = col.ranking
-    index = r.index
-    groups = col.groups[:top] if top else col.groups
-    rows = []
-    for rank_no, (c, members) in enumerate(groups, start=1):
-        s = index.sentences[c]
-        case = index.term.cases[s.case_id]
-        rows.append({"rank": rank_no, "score": float(r.scores[c]), "sentence_id": s.id, "text": s.text,
-                     "label": s.label, "case_name": case.short_name or case.name, "citation": case.citation,
-                     "copies": len(members), "copy_ids": [index.sentences[m].id for m in members[1:]]})
-    heading = (f"{r.method} ranking of {len(r)} sentences for {(shown_term or r.term)!r}: {len(col)} after collapsing "
-               f"near-duplicates (token Jaccard >= {col.threshold:g}; top {len(rows)})")
-    return format_rows(r.term, r.method, len(r), rows, fmt, heading,
-                       json_extra={"groups": len(col), "threshold": col.threshold}, copies=True)

@@ -164,3 +164,19 @@ class Background:
 
     def __getitem__(self, level: str) -> CollectionStats:
         return self.stats[level]
+
+
+def stats_from_counts(level: str, words: list[str], counts: dict[str, tuple[int, int]],
+                      totals: tuple[int, int]) -> CollectionStats:
+    """:class:`CollectionStats` of an external collection (a stored collection's statistics).
+
+    ``words[i]`` is the token of vocabulary id ``i``; ``counts`` maps tokens to ``(df, cf)``
+    over the collection (missing tokens count 0); ``totals`` is ``(N units, total tokens)``.
+    """
+    df = np.zeros(len(words), dtype=np.float64)
+    cf = np.zeros(len(words), dtype=np.float64)
+    for i, word in enumerate(words):
+        d, c = counts.get(word, (0, 0))
+        df[i] = d
+        cf[i] = c
+    return CollectionStats(level, int(totals[0]), int(totals[1]), df, cf)

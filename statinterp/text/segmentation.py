@@ -301,7 +301,7 @@ def _split_off_abbreviation(prev_text: str) -> str | None:
 # ---------------------------------------------------------------------------
 
 
-def _find_starts(doc: Doc) -> np.ndarray:
+def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
     n = len(doc)
     starts = np.zeros(n, dtype=bool)
     if n == 0:
@@ -312,6 +312,12 @@ def _find_starts(doc: Doc) -> np.ndarray:
 
     # 1. A newline always ends a sentence: the token after a newline token starts one.
     nl = np.flatnonzero(classes == _NL)
+    if join_lines and len(nl):
+        nl = _breaking_newlines(doc, classes, nl)
+        classes = classes.copy()
+        joined = np.setdiff1d(np.flatnonzero(classes == _NL), nl)
+        classes[joined] = _SPACE  # a joined line break is ordinary whitespace from here on
+        codes = (codes & ~np.uint8(_CLASS_MASK)) | classes
     line_starts = np.concatenate(([0], nl + 1))
     line_starts = line_starts[line_starts < n]
     starts[line_starts] = True
@@ -330,6 +336,94 @@ def _find_starts(doc: Doc) -> np.ndarray:
     if (classes == _STAR).any():
         _attach_page_lines(doc, classes, nl, starts)
     return starts
+
+
+def _line_ends_sentence(doc: Doc, classes: np.ndarray, first: int, last: int) -> bool:
+    """Whether the line of tokens ``first..last`` (inclusive, no line break) ends a sentence.
+
+    It does when its last token, past closing brackets and quotes, is terminal
+    punctuation, a word with its period or any abbreviation ("Id.", "U.S.C.", "c.").
+    """
+    k = last
+    while k > first and (classes[k] == _CLOSE or classes[k] == _QUOTE or classes[k] == _SPACE):
+        k -= 1
+    c = classes[k]
+    return c == _TERM or c == _ABBR or c == _ABBR_END or doc[k].text.endswith(".")
+
+
+# The start of a line that continues the sentence of the line before: past opening
+# quotes and brackets and list labels ("(A)", "“(1)", "(A)(i)", "[a]"), a lower-case
+# letter, or nothing at all after a label (a dangling "(B)").
+_CONTINUATION_RE = re.compile(
+    r"[“\"‘'«]*"
+    r"(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|\[(?:\d{1,3}|[A-Za-z]{1,4})\])[ \t]*)*"
+    r"[“\"‘'«\[(]*"
+)
+_FOOTNOTE_LINE_RE = re.compile(r"\d{1,3}")
+
+
+def _continues(line: str, after_footnote: bool) -> bool:
+    """Whether ``line`` (stripped) continues the sentence of an unfinished line before it.
+
+    It does when its first letter, past opening quotes, brackets and list labels, is
+    lower case ("(A) is primarily designed ...", "the failure of ...", "“precipitated
+    ...") or when only a list label is left ("(B)").  After a footnote-number line any
+    start but a capital letter continues ("$117,089 is attributable ...").
+    """
+    m = _CONTINUATION_RE.match(line)
+    rest = line[m.end():] if m else line
+    if not rest:
+        return bool(m and m.end())
+    first = rest[0]
+    if first.isalpha():
+        return first.islower()
+    return after_footnote and not first.isspace()
+
+
+def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndarray:
+    """The line-break tokens that still end a sentence when lines are joined.
+
+    A single line break is joined (treated as a space) when the line before it does
+    not end a sentence (:func:`_line_ends_sentence`) and the line after it continues
+    it (:func:`_continues`): statute text quoted as a list ("... that—\n(A) is
+    primarily designed ...;\n(B) has only ...") and sentences interrupted by a
+    footnote-number line ("... on board,\n10\nthe failure ..."; the number line is
+    joined with both neighbours).  Blank lines (two or more line breaks) always end a
+    sentence.
+    """
+    n = len(doc)
+    text = doc.text
+    bounds = nl.tolist()
+    # Character extent of every line: line k runs from tokens line_first[k] to line_last[k].
+    line_first = [0] + [i + 1 for i in bounds]
+    line_last = [i - 1 for i in bounds] + [n - 1]
+
+    def line_text(k: int) -> str:
+        first, last = line_first[k], line_last[k]
+        if first > last or first >= n:
+            return ""
+        return text[doc[first].idx : doc[last].idx + len(doc[last].text)].strip()
+
+    lines = [line_text(k) for k in range(len(line_first))]
+    keep = []
+    for k, i in enumerate(bounds):
+        if doc[i].text.count("\n") > 1 or not lines[k] or not lines[k + 1]:
+            keep.append(i)  # a blank line, or an empty line around this break
+            continue
+        if _FOOTNOTE_LINE_RE.fullmatch(lines[k + 1]) and k + 2 < len(lines):
+            # the next line is a footnote number: join it when the line after it continues
+            unfinished = not _line_ends_sentence(doc, classes, line_first[k], line_last[k])
+            join = unfinished and bool(lines[k + 2]) and _continues(lines[k + 2], True)
+        elif _FOOTNOTE_LINE_RE.fullmatch(lines[k]) and k > 0 and lines[k - 1]:
+            # this line is a footnote number: same decision as the break before it
+            unfinished = not _line_ends_sentence(doc, classes, line_first[k - 1], line_last[k - 1])
+            join = unfinished and _continues(lines[k + 1], True)
+        else:
+            unfinished = not _line_ends_sentence(doc, classes, line_first[k], line_last[k])
+            join = unfinished and _continues(lines[k + 1], False)
+        if not join:
+            keep.append(i)
+    return np.array(keep, dtype=nl.dtype)
 
 
 def _line_prefix(doc: Doc, classes: np.ndarray, s: int, max_tokens: int) -> tuple[str, list[int]]:
@@ -462,6 +556,17 @@ def legal_sentence_boundaries(doc: Doc) -> Doc:
     return doc
 
 
+@Language.component("legal_sentence_boundaries_joined")
+def legal_sentence_boundaries_joined(doc: Doc) -> Doc:
+    """The legal rules with line joining (``build_pipeline(join_lines=True)``)."""
+    if len(doc) == 0:
+        return doc
+    starts = _find_starts(doc, join_lines=True)
+    values = np.where(starts, 1, -1).astype(np.int64).astype(np.uint64)
+    doc.from_array([SENT_START], values)
+    return doc
+
+
 # ---------------------------------------------------------------------------
 # Public API
 # ---------------------------------------------------------------------------
@@ -474,7 +579,7 @@ def _add_special_cases(nlp: Language) -> None:
             tokenizer.add_special_case(form, [{ORTH: form}])
 
 
-def build_pipeline(legal_rules: bool = True) -> Language:
+def build_pipeline(legal_rules: bool = True, join_lines: bool = False) -> Language:
     """Blank English pipeline with a lookup lemmatizer and sentence segmentation.
 
     ``legal_rules=False`` gives plain spaCy: ``spacy.blank("en")`` + lookup
@@ -486,7 +591,7 @@ def build_pipeline(legal_rules: bool = True) -> Language:
     nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
     if legal_rules:
         _add_special_cases(nlp)
-        nlp.add_pipe("legal_sentence_boundaries")
+        nlp.add_pipe("legal_sentence_boundaries_joined" if join_lines else "legal_sentence_boundaries")
     else:
         nlp.add_pipe("sentencizer")
     nlp.initialize()

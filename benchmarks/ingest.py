@@ -1,0 +1,358 @@
+"""Ingest benchmark: throughput per core, growth, and the extrapolation to all of CAP.
+
+    python -m benchmarks.ingest --data ../shared/data/statutory_interpretation --workdir WORK \
+        [--throughput-cases 300] [--sizes 1000,10000] [--analysed-sizes 100,300] [--citation-cases 100]
+
+Cases are real: the distinct cases of the annotated data set's term zips (read with the
+``dataset`` reader). A synthetic collection of N cases takes case ``i mod R`` of the R real
+cases, gives it a new id and, from its second use on, rotates the paragraphs of its first
+opinion (so no two synthetic cases have the same text); the cases are written as CAP per-case
+volumes of 500 cases (``statinterp.sources.cap.write_cap_volume``) and ingested from there.
+
+Every measured run is a fresh process (``python -m benchmarks.ingest child ...``), which
+reports its wall and CPU time and its own peak memory (VmHWM), one process, one core:
+
+* ``spacy``: one bare spaCy pass (``build_pipeline()`` + ``nlp.pipe``: the project's pipeline,
+  sentence segmentation included) over the case texts - the floor, as in benchmarks/run.py;
+* ``store``: ``ingest(..., statistics=False, citations=False)``: read, parse, store, FTS5;
+* ``analysed``: ``ingest(..., citations=False)``: the same plus the analysis and statistics;
+* ``citations``: ``ingest(...)`` with eyecite citations as well (the default of the command).
+
+Results go to WORK/ingest.json; ``--markdown`` prints the section of benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CAP_CASES = 6_700_000
+VOLUME_CASES = 500
+
+
+def _vm_hwm_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def real_records(data: Path) -> list:
+    from statinterp.sources import Partition, read_partition
+    from statinterp.sources.records import CaseRecord
+
+    seen: dict[str, object] = {}
+    for z in sorted(data.glob("*.zip")):
+        for rec in read_partition(Partition(str(z), "dataset")):
+            if isinstance(rec, CaseRecord) and rec.source_id not in seen and rec.opinions:
+                seen[rec.source_id] = rec
+    return list(seen.values())
+
+
+def synthetic(records: list, n: int) -> list:
+    out = []
+    for i in range(n):
+        r = records[i % len(records)]
+        k = i // len(records)
+        ops = list(r.opinions)
+        if k and ops[0].paragraphs:
+            p = ops[0].paragraphs
+            shift = k % len(p)
+            ops[0] = dataclasses.replace(ops[0], paragraphs=p[shift:] + p[:shift] + (f"[synthetic copy {k}]",))
+        out.append(dataclasses.replace(r, source="cap", source_id=str(10_000_000 + i), opinions=tuple(ops)))
+    return out
+
+
+def write_source(records: list, folder: Path) -> dict:
+    from statinterp.sources.cap import write_cap_volume
+
+    if folder.exists():
+        shutil.rmtree(folder)
+    for v in range(0, len(records), VOLUME_CASES):
+        write_cap_volume(records[v:v + VOLUME_CASES], folder / f"{v // VOLUME_CASES + 1:05d}")
+    size = sum(f.stat().st_size for f in folder.rglob("*.json"))
+    return {"cases": len(records), "bytes": size, "chars": sum(len(r.text) for r in records)}
+
+
+# --------------------------------------------------------------------------------------------
+# child: one measured run
+
+
+def child(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(prog="benchmarks.ingest child")
+    ap.add_argument("mode", choices=["spacy", "store", "analysed", "citations"])
+    ap.add_argument("source")
+    ap.add_argument("--collection")
+    args = ap.parse_args(argv)
+    from statinterp.collection.ingest import ingest
+    from statinterp.collection.prepare import new_analyzer
+    from statinterp.sources import discover, read_partition
+    from statinterp.text.segmentation import build_pipeline
+
+    if args.mode == "spacy":
+        texts = [r.text for p in discover([args.source]) for r in read_partition(p)]
+        nlp = build_pipeline()
+        start, cpu = time.perf_counter(), time.process_time()
+        tokens = sum(len(doc) for doc in nlp.pipe(texts))
+        result = {"tokens": tokens}
+    else:
+        analyzer = new_analyzer()
+        _ = analyzer.worker  # the pipeline is loaded before the clock starts, as for the spaCy pass
+        if args.mode == "citations":
+            import eyecite  # noqa: F401
+        start, cpu = time.perf_counter(), time.process_time()
+        s = ingest([args.source], args.collection, statistics=args.mode != "store", citations=args.mode == "citations",
+                   analyzer=analyzer)
+        result = s.as_dict()
+        result["disk_bytes"] = sum(f.stat().st_size for f in Path(args.collection).iterdir())
+    result.update(mode=args.mode, wall=time.perf_counter() - start, cpu=time.process_time() - cpu,
+                  peak_mb=_vm_hwm_mb())
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def run_child(mode: str, source: Path, collection: Path | None = None) -> dict:
+    if collection is not None and collection.exists():
+        shutil.rmtree(collection)
+    cmd = [sys.executable, "-m", "benchmarks.ingest", "child", mode, str(source)]
+    if collection is not None:
+        cmd += ["--collection", str(collection)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("RESULT "))
+    res = json.loads(line[len("RESULT "):])
+    print(f"  {mode:9s} {source.name}: {res['wall']:.1f} s wall, {res['cpu']:.1f} s CPU, {res['peak_mb']:.0f} MB",
+          file=sys.stderr, flush=True)
+    return res
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def write_results(path: Path, res: dict) -> None:
+    text = path.read_text(encoding="utf-8") if path.exists() else "# statinterp performance results\n"
+    path.write_text(splice_section(text, markdown(res)), encoding="utf-8")
+    path.with_name("ingest.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
+
+
+def versions() -> dict:
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version()}
+    for pkg in ("spacy", "spacy-lookups-data", "numpy", "eyecite", "lxml", "dask", "distributed"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "absent"
+    out["sqlite"] = __import__("sqlite3").sqlite_version
+    return out
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "child":
+        child(argv[1:])
+        return 0
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.ingest", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=Path("../shared/data/statutory_interpretation"))
+    ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("--throughput-cases", type=int, default=300)
+    ap.add_argument("--citation-cases", type=int, default=100)
+    ap.add_argument("--sizes", default="1000,10000", help="growth without analysis (cases)")
+    ap.add_argument("--analysed-sizes", default="100,300", help="growth with analysis (cases)")
+    ap.add_argument("--only", default="throughput,citations,growth,analysed_growth",
+                    help="sections to run; the others are kept from WORK/ingest.json (its commands are listed)")
+    ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section from WORK/ingest.json")
+    ap.add_argument("--results", type=Path, default=Path(__file__).parent / "RESULTS.md",
+                    help="the RESULTS.md whose ingest section is written (with --markdown: rewritten from WORK); "
+                         "the raw figures go beside it to ingest.json")
+    args = ap.parse_args(argv)
+    out_json = args.workdir / "ingest.json"
+    if args.markdown:
+        res = json.loads(out_json.read_text())
+        write_results(args.results, res)
+        print(markdown(res))
+        return 0
+    if not args.data.is_dir():
+        print(f"benchmarks.ingest: no data at {args.data} (give --data)", file=sys.stderr)
+        return 2
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    records = real_records(args.data)
+    shown = [("DATA" if a == str(args.data) else "WORK" if a == str(args.workdir) else a) for a in argv]
+    only = set(args.only.split(","))
+    res: dict = {"command": "python -m benchmarks.ingest " + " ".join(shown), "versions": versions(),
+                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "real_cases": len(records),
+                 "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                 "loadavg_start": os.getloadavg()}
+    print(f"{len(records)} distinct real cases", file=sys.stderr)
+
+    col = args.workdir / "col"
+    if "throughput" in only:  # throughput per core, side by side on the same cases
+        src = args.workdir / "throughput"
+        res["throughput_source"] = write_source(synthetic(records, args.throughput_cases), src)
+        res["throughput"] = {m: run_child(m, src, None if m == "spacy" else col)
+                             for m in ("spacy", "store", "analysed")}
+    if "citations" in only:
+        csrc = args.workdir / "citations"
+        res["citation_source"] = write_source(synthetic(records, args.citation_cases), csrc)
+        res["citations"] = {m: run_child(m, csrc, col) for m in ("analysed", "citations")}
+
+    res["growth"] = []
+    for n in [int(x) for x in args.sizes.split(",") if x and "growth" in only]:
+        src = args.workdir / f"growth-{n}"
+        info = write_source(synthetic(records, n), src)
+        res["growth"].append({"n": n, "source": info, "store": run_child("store", src, col)})
+        shutil.rmtree(src)
+    res["analysed_growth"] = []
+    for n in [int(x) for x in args.analysed_sizes.split(",") if x and "analysed_growth" in only]:
+        src = args.workdir / f"agrowth-{n}"
+        info = write_source(synthetic(records, n), src)
+        res["analysed_growth"].append({"n": n, "source": info, "analysed": run_child("analysed", src, col)})
+        shutil.rmtree(src)
+    shutil.rmtree(col, ignore_errors=True)
+    res["loadavg_end"] = os.getloadavg()
+    res["seconds"] = time.time() - started
+    res["commands"] = [res["command"]]
+    if out_json.exists():  # sections not run now are kept from the earlier run
+        earlier = json.loads(out_json.read_text())
+        res["commands"] = earlier.get("commands", [earlier.get("command")]) + [res["command"]]
+        for key in ("throughput", "throughput_source", "citations", "citation_source", "growth", "analysed_growth"):
+            if key in earlier and (key not in res or not res[key]):
+                res[key] = earlier[key]
+        if "analysed_growth" in only and "analysed_growth" in earlier:  # one table of every size measured
+            sizes = {g["n"] for g in res["analysed_growth"]}
+            res["analysed_growth"] = sorted([g for g in earlier["analysed_growth"] if g["n"] not in sizes]
+                                            + res["analysed_growth"], key=lambda g: g["n"])
+    out_json.write_text(json.dumps(res, indent=1))
+    write_results(args.results, res)
+    print(markdown(res))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+
+
+SECTION = "## Ingest (`statinterp ingest`)"
+
+
+def splice_section(text: str, section: str) -> str:
+    """``text`` (a RESULTS.md) with its ingest section replaced by ``section`` (appended if absent)."""
+    start = text.find(SECTION)
+    if start < 0:
+        return text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
+    end = text.find("\n## ", start + len(SECTION))
+    rest = text[end + 1:] if end >= 0 else ""
+    return text[:start] + section.rstrip("\n") + "\n" + ("\n" + rest if rest else "")
+
+
+def keep_ingest_section(path: Path, new_text: str) -> str:
+    """``new_text`` plus the ingest section of the RESULTS.md at ``path`` (used by benchmarks/run.py,
+    which rewrites the file: this benchmark's section is kept)."""
+    try:
+        old = path.read_text(encoding="utf-8")
+    except OSError:
+        return new_text
+    start = old.find(SECTION)
+    if start < 0:
+        return new_text
+    end = old.find("\n## ", start + len(SECTION))
+    return splice_section(new_text, old[start:end + 1 if end >= 0 else len(old)])
+
+
+def markdown(res: dict) -> str:
+    """The RESULTS.md section. Per-core rates use CPU seconds: the machine's 2 cores were shared
+    with other jobs, so wall times (shown too) are inflated by waiting for a core."""
+    t = res["throughput"]
+    src = res["throughput_source"]
+    n, mb, chars = src["cases"], src["bytes"] / 1e6, src["chars"]
+    floor = t["spacy"]
+
+    def row(name: str, r: dict) -> str:
+        return (f"| {name} | {r['wall']:.1f} s | {r['cpu']:.1f} s | {n / r['cpu']:.1f} | {mb / r['cpu']:.2f} | "
+                f"{r['cpu'] / floor['cpu']:.2f} | {r['wall'] / floor['wall']:.2f} | {r['peak_mb']:.0f} MB |")
+
+    c = res["citations"]
+    cn = res["citation_source"]["cases"]
+    ratio = t["analysed"]["cpu"] / floor["cpu"]
+    cmds = res.get("commands", [res["command"]])
+    commands = ("Commands: " if len(cmds) > 1 else "Command: ") + "; then ".join(f"`{c}`" for c in cmds)
+    lines = [
+        "## Ingest (`statinterp ingest`): throughput, growth, all of CAP",
+        "",
+        f"{commands} (DATA: `../shared/data/statutory_interpretation` beside the repository; "
+        f"WORK: a scratch folder); {'last run ' if len(cmds) > 1 else ''}{res['date']}, "
+        f"{res['seconds'] / 60:.0f} min. {res['cores']} cores shared with "
+        f"other engineers' jobs (load average {res['loadavg_start'][0]:.1f} at start, "
+        f"{res['loadavg_end'][0]:.1f} at end), so per-core rates are computed from CPU seconds; wall seconds are "
+        "shown beside them. Versions: " + ", ".join(f"{k} {v}" for k, v in res["versions"].items()) + ".",
+        "",
+        f"Cases: the {res['real_cases']} distinct real cases of the data set's term zips, reused with new ids and "
+        "rotated paragraphs for larger collections, written as CAP per-case volumes of 500 cases. Every run is a "
+        "fresh process on one core (`--engine local`), the spaCy pipeline loaded before the clock starts; peak "
+        "memory is that process's VmHWM.",
+        "",
+        f"### Throughput per core ({n} cases, {mb:.1f} MB of CAP JSON, {chars / 1e6:.1f} M characters of text)",
+        "",
+        "| run | wall | CPU | cases/s (CPU) | MB/s (CPU) | × bare spaCy (CPU) | × bare spaCy (wall) | peak memory |",
+        "|---|---|---|---|---|---|---|---|",
+        row("bare spaCy pass (`build_pipeline()` + `nlp.pipe`)", floor),
+        row("ingest without analysis (parse, store, FTS5)", t["store"]),
+        row("ingest with analysis and statistics (`--no-citations`)", t["analysed"]),
+        "",
+        f"**Analysed ingest / bare spaCy = {ratio:.2f}** in CPU time "
+        f"({t['analysed']['wall'] / floor['wall']:.2f} in wall time); target ≤ 1.2.",
+        "",
+        f"Citations (eyecite, paragraph by paragraph) on {cn} cases: analysed ingest {c['analysed']['cpu']:.1f} CPU s, "
+        f"with citations {c['citations']['cpu']:.1f} CPU s (× {c['citations']['cpu'] / c['analysed']['cpu']:.2f}): "
+        "eyecite costs more than the analysis; `--no-citations` leaves it out.",
+        "",
+        "### Growth",
+        "",
+        "| cases | characters | run | wall | CPU | cases/s (CPU) | peak memory | size on disk | per case |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def grow(nn: int, kind: str, r: dict, info: dict) -> str:
+        return (f"| {nn:,} | {info['chars'] / 1e6:.1f} M | {kind} | {r['wall']:.1f} s | {r['cpu']:.1f} s | "
+                f"{nn / r['cpu']:.1f} | "
+                f"{r['peak_mb']:.0f} MB | {r['disk_bytes'] / 1e6:.0f} MB | {r['disk_bytes'] / nn / 1e3:.1f} kB |")
+
+    for g in res["growth"]:
+        lines.append(grow(g["n"], "without analysis", g["store"], g["source"]))
+    for g in res["analysed_growth"]:
+        lines.append(grow(g["n"], "with analysis", g["analysed"], g["source"]))
+    per_char = t["analysed"]["cpu"] / chars  # CPU s per character, one core, with analysis
+    store_per_case = t["store"]["cpu"] / n
+    if res["growth"]:
+        big = res["growth"][-1]
+        store_per_case = big["store"]["cpu"] / big["n"]
+    avg_chars = chars / n
+    total = CAP_CASES * avg_chars * per_char
+    writer = CAP_CASES * store_per_case
+    cluster = max(total / 32, writer)
+    lines += [
+        "",
+        "### All of CAP (6.7 M cases), extrapolated",
+        "",
+        f"At this run's analysed rate ({chars / t['analysed']['cpu'] / 1e3:.0f} k characters per CPU second) and "
+        f"the sample's {avg_chars / 1e3:.1f} k characters per case (issue 17 estimates about 25 k per CAP case, "
+        f"2.5 GB for 100 k cases; at that length the times below shrink by {1 - 25e3 / avg_chars:.0%}): "
+        f"one core **{total / 3600:,.0f} h** ({total / 86400:.1f} days); a 32-worker "
+        f"Dask cluster **{cluster / 3600:,.1f} h**: the workers' share is {total / 32 / 3600:,.1f} h, and the single "
+        f"writer needs at most {writer / 3600:,.1f} h (the without-analysis rate of the largest growth run, which "
+        "also parses; the writer's own part is smaller). With citations, multiply the workers' share by the eyecite "
+        "factor above.",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""The find target on the annotated data: ingest the data set's cases as CAP files, find, compare.
+
+For every term of the data set: the labelled cases are written as one CAP volume of per-case
+JSON files, ingested into a collection, and the term is found in it
+(:func:`statinterp.collection.find.find_term`). Measured per term:
+
+* labelled sentences found (a found candidate of the same case contains the labelled sentence or
+  lies inside it) and found as exactly the same sentence (same text after whitespace
+  normalisation); labels carried over by that containment; extra candidates;
+* TF-ISF-p on the found candidates, ranked with the collection's statistics and scored on those
+  carrying labels (condensed lists), against TF-ISF-p on the annotated candidates (the data set
+  as distributed, background statistics over its cases);
+* find latency per term (a fresh ``Collection.open`` per term; the operating system's file
+  cache is warm after the ingest).
+
+Writes ``reports/find.md`` and ``reports/find.json``. Run from the project root::
+
+    python -m experiments.find_target --data ../shared/data/statutory_interpretation
+
+``--collection DIR`` reuses (or builds, if absent) the collection there instead of a temporary one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+TARGET_CONTAINED = 0.99
+TARGET_EXACT = 0.92
+TARGET_NDCG_GAP = 0.01
+METHOD = "TF-ISF-p"
+
+
+def build_collection(data: Path, folder: Path) -> dict:
+    """Write the data set's cases as one CAP volume and ingest it into ``folder``."""
+    from statinterp.collection.ingest import ingest
+    from statinterp.sources.cap import write_cap_volume
+    from statinterp.sources.dataset import read_dataset
+    from statinterp.sources.records import CaseRecord
+
+    records: dict[str, CaseRecord] = {}
+    for path in sorted(data.glob("*.zip")):
+        for record in read_dataset(path):
+            if isinstance(record, CaseRecord):
+                records.setdefault(record.source_id, record)
+    volume = write_cap_volume(list(records.values()), folder.parent / (folder.name + "-cap"))
+    started = time.perf_counter()
+    summary = ingest([volume], folder)
+    return {"cases": len(records), "ingest_seconds": round(time.perf_counter() - started, 1),
+            "added": summary.added if hasattr(summary, "added") else None}
+
+
+def measure(data: Path, collection: Path, cache_dir: str | None = None) -> dict:
+    """Find every term of ``data`` in ``collection`` and compare with the labels (see the module docstring)."""
+    from statinterp.collection.store import Collection
+    from statinterp.evaluation.against import find_and_compare
+    from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus, prepare_found
+
+    labelled = open_corpus(data)
+    results, found_corpus, seconds = find_and_compare(collection, labelled)
+    rows = [{**r.as_dict(), "find_seconds": round(seconds[r.term], 3)} for r in results]
+    with Collection.open(collection) as store:
+        info = store.info()
+
+    prepared_found = prepare_found(collection, found_corpus, cache_dir=cache_dir)
+    on_found = evaluate_methods(prepared_found, [METHOD], ["nDCG@10", "nDCG@100"])[0]
+    prepared_annotated = prepare_corpus(labelled, cache_dir=cache_dir)
+    on_annotated = evaluate_methods(prepared_annotated, [METHOD], ["nDCG@10", "nDCG@100"])[0]
+    for row in rows:
+        for k in (10, 100):
+            row[f"found_ndcg{k}"] = on_found.per_term[row["term"]][f"nDCG@{k}"]
+            row[f"annotated_ndcg{k}"] = on_annotated.per_term[row["term"]][f"nDCG@{k}"]
+
+    def total(key: str) -> int:
+        return sum(r[key] for r in rows)
+
+    return {
+        "terms": rows,
+        "labelled": total("labelled"), "found_exact": total("found_exact"),
+        "found_contained": total("found_contained"), "candidates": total("candidates"),
+        "labels_carried": total("labels_carried"), "extra": total("extra"),
+        "exact_rate": total("found_exact") / total("labelled"),
+        "contained_rate": total("found_contained") / total("labelled"),
+        "macro_found_ndcg10": on_found.macro["nDCG@10"], "macro_annotated_ndcg10": on_annotated.macro["nDCG@10"],
+        "macro_found_ndcg100": on_found.macro["nDCG@100"],
+        "macro_annotated_ndcg100": on_annotated.macro["nDCG@100"],
+        "collection": {k: info[k] for k in ("cases", "opinions", "paragraphs", "size_bytes", "bytes_per_case")},
+    }
+
+
+def _versions() -> str:
+    names = ["spacy", "numpy", "scipy"]
+    parts = [f"Python {platform.python_version()}", f"SQLite {__import__('sqlite3').sqlite_version}"]
+    for name in names:
+        try:
+            parts.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return ", ".join(parts)
+
+
+def report(result: dict, command: str, build: dict | None, seconds: float) -> str:
+    def pct(x):
+        return f"{100 * x:.1f}%"
+    def ok(flag):
+        return "met" if flag else "**not met**"
+    gap = result["macro_annotated_ndcg10"] - result["macro_found_ndcg10"]
+    lines = [
+        "# find: the target on the 14 shared terms", "",
+        "Produced by:", "", "```", command, "```", "",
+        f"{_versions()}; {os.cpu_count()} CPUs visible; whole run {seconds / 60:.1f} min"
+        + (f" (ingest of {build['cases']} cases: {build['ingest_seconds']:.0f} s)" if build else "") + ".", "",
+        "The data set's cases are written as one CAP volume of per-case JSON files, ingested "
+        "(`statinterp ingest`), and each term is found (`statinterp find`): FTS5 lookup, the term "
+        "pattern, sentences by the legal segmenter with line joining. A labelled sentence is *found* when "
+        "a found candidate of its case contains it or lies inside it, *exact* when the texts are equal after "
+        "whitespace normalisation. TF-ISF-p on found candidates uses the collection's statistics and is "
+        "scored on the candidates that carry a label (condensed lists); on annotated candidates it is the "
+        "data set as distributed with background statistics over its cases.", "",
+        "| target | measured | |", "|---|---:|---|",
+        f"| ≥ 99% of labelled sentences found (containment) | {pct(result['contained_rate'])} "
+        f"({result['found_contained']}/{result['labelled']}) | {ok(result['contained_rate'] >= TARGET_CONTAINED)} |",
+        f"| ≥ 92% found as exactly the same sentence | {pct(result['exact_rate'])} "
+        f"({result['found_exact']}/{result['labelled']}) | {ok(result['exact_rate'] >= TARGET_EXACT)} |",
+        f"| TF-ISF-p macro nDCG@10 within 0.01 of the annotated candidates' | {result['macro_found_ndcg10']:.4f} vs "
+        f"{result['macro_annotated_ndcg10']:.4f} (gap {gap:+.4f}) | {ok(abs(gap) <= TARGET_NDCG_GAP)} |",
+        "", f"Labels carried to {result['labels_carried']} of {result['candidates']} found candidates; "
+        f"{result['extra']} extra candidates carry no label. Macro nDCG@100: {result['macro_found_ndcg100']:.4f} "
+        f"(found) vs {result['macro_annotated_ndcg100']:.4f} (annotated).", "",
+        "| term | labelled | found | exact | candidates | labels carried | extra | nDCG@10 found | nDCG@10 annotated "
+        "| find s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["terms"]:
+        lines.append(
+            f"| {r['term']} | {r['labelled']} | {r['found_contained']} ({pct(r['contained_rate'])}) | "
+            f"{r['found_exact']} "
+            f"({pct(r['exact_rate'])}) | {r['candidates']} | {r['labels_carried']} | {r['extra']} | "
+            f"{r['found_ndcg10']:.4f} | {r['annotated_ndcg10']:.4f} | {r['find_seconds']:.2f} |")
+    c = result["collection"]
+    lines += ["", f"Collection: {c['cases']} cases, {c['opinions']} opinions, {c['paragraphs']} paragraphs, "
+              f"{c['size_bytes'] / 1e6:.1f} MB on disk ({c['bytes_per_case'] / 1e3:.1f} kB per case).", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=Path("..") / "shared" / "data" / "statutory_interpretation")
+    parser.add_argument("--collection", type=Path, default=None,
+                        help="Collection folder to use (built there when absent; default: a temporary folder).")
+    parser.add_argument("--out", type=Path, default=Path("reports") / "find.md")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    command = "python -m experiments.find_target " + " ".join(argv if argv is not None else sys.argv[1:])
+    with tempfile.TemporaryDirectory() as tmp:
+        collection = args.collection or Path(tmp) / "collection"
+        build = None
+        if not (collection / "collection.sqlite").exists():
+            build = build_collection(args.data, collection)
+        result = measure(args.data, collection, cache_dir=os.environ.get("STATINTERP_CACHE"))
+    seconds = time.perf_counter() - started
+    text = report(result, command.strip(), build, seconds)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    args.out.with_suffix(".json").write_text(json.dumps({**result, "build": build, "command": command.strip(),
+                                                          "versions": _versions()}, indent=1), encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""``statinterp ingest`` and ``statinterp collection info``: click commands only (the work is in
+:mod:`statinterp.collection`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from statinterp.cache import atomic
+
+FORMAT_HELP = ("Source format (default: sniffed per file): cap (CAP per-case JSON: REPORTER/VOLUME/cases/*.json "
+               "or a volume zip), cap-bulk (CAP legacy BagIt folder or zip), courtlistener (opinions .jsonl or "
+               ".csv, optionally compressed), text (.txt files, one case each), dataset (the annotated data set's "
+               "term zips).")
+
+
+def example_sources() -> Path:
+    from statinterp.workflow import example_data_path
+
+    return Path(example_data_path()) / "sources"
+
+
+@click.command()
+@click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--collection", "collection", type=click.Path(path_type=Path), required=True,
+              help="The collection folder (created if new; ingesting again adds only new or changed cases).")
+@click.option("--format", "fmt", type=click.Choice(["cap", "cap-bulk", "courtlistener", "text", "dataset"]),
+              default=None, help=FORMAT_HELP)
+@click.option("--errors-out", type=click.Path(path_type=Path), default=None,
+              help="Write every skipped record (file, record, field, reason) to this file, one JSON object a line.")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="local: everything in this process; dask: parse and analyse partitions (one per source file) on "
+                   "dask.distributed (same collection either way).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="With --engine dask: the scheduler's address (default: a local cluster of --workers processes).")
+@click.option("--workers", type=click.IntRange(1, 256), default=2, show_default=True,
+              help="With --engine dask and no --scheduler: worker processes of the local cluster.")
+@click.option("--citations/--no-citations", default=True, show_default=True,
+              help="Extract case, statute and journal citations with eyecite (it takes longer than the analysis: "
+                   "about 2.6 times as long, benchmarks/RESULTS.md).")
+@click.option("--format-summary", "summary_fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="The final summary as text or as JSON on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def ingest(sources, collection, fmt, errors_out, engine, scheduler, workers, citations, summary_fmt, quiet):
+    """Read bulk case law (SOURCE: files or folders) into a collection folder.
+
+    Without SOURCE, ingests the shipped example sources (invented cases in every format).
+    Malformed records are skipped and listed; a source that cannot be read stops the command
+    (exit 2) with the collection as it was after the last whole batch: run the same command
+    again to complete it. Example:
+
+        statinterp ingest cap/my-reporter/ --collection my-collection
+    """
+    from tqdm import tqdm
+
+    from statinterp.collection.ingest import ingest as run_ingest
+
+    if not sources:
+        sources = (example_sources(),)
+        click.echo(f"no SOURCE given: ingesting the example sources in {sources[0]}", err=True)
+    bar = tqdm(unit=" cases", desc="ingest", file=sys.stderr, disable=quiet or None, dynamic_ncols=True)
+    try:
+        summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler, citations=citations,
+                             progress=bar.update, n_workers=workers)
+    finally:
+        bar.close()
+    if errors_out is not None:
+        lines = "".join(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
+                                   ensure_ascii=False) + "\n" for s in summary.skipped)
+        atomic.write_text(errors_out, lines, force=True)
+    if summary_fmt == "json":
+        out = summary.as_dict()
+        out["skipped_records"] = [s.line() for s in summary.skipped]
+        click.echo(json.dumps(out, indent=2))
+        return
+    d = summary.as_dict()
+    click.echo(f"{collection}: {d['cases_read']} cases read in {d['seconds']:.1f} s "
+               f"({d['cases_per_second'] or 0:.1f} cases/s, {d['input_bytes'] / max(d['seconds'], 1e-9) / 1e6:.2f} MB/s"
+               f", engine {engine}): {d['added']} added, {d['replaced']} replaced, {d['unchanged']} unchanged; "
+               f"{d['opinions']} opinions and {d['paragraphs']} paragraphs stored; {d['skipped']} records skipped")
+    for s in summary.skipped[:20]:
+        click.echo(f"  skipped: {s.line()}")
+    if len(summary.skipped) > 20:
+        where = f" (all in {errors_out})" if errors_out else " (--errors-out FILE lists them all)"
+        click.echo(f"  ... and {len(summary.skipped) - 20} more{where}")
+
+
+@click.group()
+def collection():
+    """Inspect a collection made by `statinterp ingest`."""
+
+
+@collection.command()
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def info(folder, fmt):
+    """Counts, sources, statistics date and size on disk of a collection."""
+    from statinterp.collection.store import Collection
+
+    with Collection.open(folder) as c:
+        d = c.info()
+    if fmt == "json":
+        click.echo(json.dumps(d, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"collection {d['collection']} (format {d['format']})")
+    click.echo(f"  {d['cases']} cases, {d['opinions']} opinions, {d['paragraphs']} paragraphs")
+    click.echo("  by source format: " + ", ".join(f"{k} {v}" for k, v in d["by_source"].items()))
+    click.echo("  citations: " + (", ".join(f"{k} {v}" for k, v in d["citations"].items()) or "none"))
+    click.echo(f"  statistics (as of {d['statistics_date']}): " + "; ".join(
+        f"{lvl} N={v['units']} tokens={v['tokens']}" for lvl, v in d["statistics"].items()))
+    size = d["size_bytes"]
+    click.echo(f"  size on disk: {size / 1e6:.2f} MB" + (f" ({d['bytes_per_case'] / 1e3:.1f} kB per case)"
+                                                         if d["bytes_per_case"] else ""))
+    click.echo(f"  sources ({len(d['sources'])}):")
+    for s in d["sources"]:
+        click.echo(f"    {s['path']} [{s['format']}] {s['cases']} cases, {s['skipped']} skipped, {s['ingested_at']}")

@@ -1,0 +1,77 @@
+"""``statinterp find``: click command only (the work is in :mod:`statinterp.collection.find` and
+:mod:`statinterp.evaluation.against`)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from statinterp.cache import atomic
+from statinterp.errors import UsageError
+
+
+@click.command()
+@click.argument("term")
+@click.option("--collection", "collection", type=click.Path(path_type=Path), required=True,
+              help="The collection folder (made by `statinterp ingest`).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
+              help="Write the found sentences as a data-set term zip (default: TERM.zip in the current folder, "
+                   "TERM with spaces as underscores); every command reads it with --data.")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+@click.option("--against", "against", type=click.Path(path_type=Path), default=None,
+              help="Labelled data of the term (a data-set term zip or folder): report how many labelled sentences "
+                   "were found and carry their labels over to the found sentences written to --out.")
+@click.option("--provisions", "provisions", type=click.Path(path_type=Path), default=None,
+              help="Provisions file for --against (default: the shipped provisions).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Summary on stdout: one line of text, or JSON.")
+def find(term, collection, out, force, against, provisions, fmt):
+    """Find every sentence of a collection that mentions TERM and write it in the data set's format.
+
+    Matches are case-insensitive and include inflections and possessives ("technological measures",
+    "measure's"), hyphen, space and closed variants ("pre-employment", "preemployment") and line
+    breaks inside the term. Sentences come from the legal segmenter with line joining (a sentence
+    broken by a footnote-number line or a quoted list item stays whole).
+
+    Example: statinterp find "technological measure" --collection my_collection --out technological_measure.zip
+    """
+    from statinterp.collection.find import term_zip_bytes
+    from statinterp.corpus.dataset import term_key
+    from statinterp.evaluation.against import compare_with_labelled, labelled_tables
+    from statinterp.workflow import find_in_collection, open_corpus
+
+    key = term_key(term)
+    if not key:
+        raise UsageError("TERM is empty")
+    out = out if out is not None else Path(f"{key}.zip")
+    atomic.check_writable(out, force)
+    labelled = None
+    if against is not None:  # read before the search: a bad file fails fast
+        labelled = open_corpus(against, provisions=provisions).term(key)
+        if not labelled.labelled:
+            raise UsageError(f"{against}: term {key!r} has no labelled sentences to compare with")
+    started = time.perf_counter()
+    found, _ = find_in_collection(collection, term, provisions=provisions)
+    seconds = time.perf_counter() - started
+    if not found.tables["sentence"]:
+        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}; nothing written")
+    tables = found.tables
+    report = {"term": key, "collection": str(collection), "out": str(out), "seconds": round(seconds, 3),
+              **found.counts, "fts_hits": found.paragraphs_searched, "paragraphs_matched": found.paragraphs_matched}
+    lines = [found.summary() + f" in {seconds:.2f} s"]
+    if labelled is not None:
+        result = compare_with_labelled(found.term_data(), labelled)
+        tables = labelled_tables(found.tables, result.labels)
+        report["against"] = result.as_dict()
+        lines.append(result.summary())
+        lines.append("note: `statinterp evaluate --data OUT` scores the candidates that carry a label; the "
+                     f"{result.extra} without one are left out (condensed lists)")
+    atomic.write_bytes(out, term_zip_bytes(key, tables), force=force)
+    lines.append(f"wrote {out}")
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo("\n".join(lines))

@@ -1,0 +1,376 @@
+"""The review of one term: rankings, near-duplicate groups, filters, labels and re-ranking.
+
+Plain Python (no web framework), so scripts and tests can drive a review without a server:
+
+    session = ReviewSession(prepared["vehicle"], LabelStore("labels.sqlite"))
+    page = session.page(Filters(unlabelled=True))
+    session.label(["case-07-op1-p008-s0"], "high value")
+    session.rerank()          # the unlabelled sentences re-ranked with this term's labels
+
+Which labels count: only the reviewer's, from the :class:`~statinterp.corpus.label_store.LabelStore`.
+A data-set term's own labels are hidden (``show_data_labels=False``) so a reviewer can test
+themselves; with ``show_data_labels=True`` they are shown beside each sentence, but never used
+for re-ranking or export.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from statinterp.corpus.label_store import LabelRecord, LabelStore, parse_label
+from statinterp.corpus.labels import LABEL_GAINS
+from statinterp.errors import UsageError
+
+if TYPE_CHECKING:
+    from statinterp.evaluation.ranking import Ranking
+    from statinterp.index.term_index import TermIndex
+    from statinterp.rankers.base import Ranker
+
+__all__ = ["REVIEW_METHODS", "Filters", "Item", "NotFound", "Page", "Reranked", "ReviewSession", "year_of"]
+
+#: Methods offered in the page's method menu (none needs word vectors, so switching is quick).
+REVIEW_METHODS = ("TF-ISF-p", "Tp-Nr", "Tp-Tg-Nr", "BM25-p", "QLLM-p", "TF-ISF", "NWR", "Random")
+#: Labels in the order of the keys 1-4.
+LABEL_KEYS = ("high value", "certain value", "potential value", "no value")
+PER_PAGE = 20
+
+
+class NotFound(LookupError):
+    """An unknown term, sentence or method in a request (the app answers 404)."""
+
+
+def year_of(date: str) -> str:
+    """The four-digit year of a case date (``2004-05-18`` -> ``2004``), or ``""``."""
+    head = date.strip()[:4]
+    return head if len(head) == 4 and head.isdigit() else ""
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the ranking page shows: ``unlabelled`` only, one ``label`` (reviewer's; ``"none"`` =
+    unlabelled), one ``court``, one ``year``, sentences containing ``search``; near-duplicates
+    collapsed (``collapse``)."""
+
+    unlabelled: bool = False
+    label: str = ""
+    court: str = ""
+    year: str = ""
+    search: str = ""
+    collapse: bool = True
+
+
+@dataclass
+class Reranked:
+    """A re-ranking with the reviewer's labels: new scores, order, and how far each candidate moved."""
+
+    scores: np.ndarray
+    order: np.ndarray
+    n_labels: int
+    moved: dict[int, int]  # candidate -> places moved up (negative: down) among the unlabelled
+    distinct_gains: int = 0  # how many different labels the learner saw (fewer than 2: nothing to learn)
+
+
+@dataclass
+class Item:
+    """One row of the ranking page: a sentence (the best copy of its group) and what is shown with it."""
+
+    position: int  # candidate position in the index
+    rank: int  # 1-based rank in the current order (before filtering)
+    score: float
+    sentence: Any
+    case: Any
+    opinion: Any
+    record: LabelRecord | None
+    copies: list[str]  # ids of the other near-duplicates collapsed under this one
+    moved: int | None = None
+
+    @property
+    def label(self) -> str | None:
+        return None if self.record is None else self.record.label
+
+    @property
+    def note(self) -> str:
+        return "" if self.record is None else self.record.note
+
+
+@dataclass
+class Page:
+    items: list[Item]
+    number: int
+    pages: int
+    matching: int  # groups matching the filters
+    groups: int  # groups in all
+    filters: Filters
+    method: str
+    reranked: Reranked | None
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class ReviewSession:
+    """One term under review; thread-safe (the web app serves requests from a thread pool)."""
+
+    def __init__(self, index: TermIndex, store: LabelStore, *, method: str = "TF-ISF-p",
+                 model: Ranker | None = None, show_data_labels: bool = False, dedupe_threshold: float = 0.9,
+                 methods: tuple[str, ...] = REVIEW_METHODS):
+        from statinterp.rankers.grammar import build_method
+
+        self.index = index
+        self.term = index.term
+        self.store = store
+        self.show_data_labels = show_data_labels
+        self.dedupe_threshold = dedupe_threshold
+        self._rankers: dict[str, Ranker] = {}
+        if model is not None:
+            self._rankers[model.name] = model
+        self.default_method = model.name if model is not None else build_method(method).name
+        if model is None:
+            self._rankers[self.default_method] = build_method(method)
+        for name in methods:
+            self._rankers.setdefault(name, build_method(name))
+        self.by_id = {s.id: i for i, s in enumerate(index.sentences)}
+        self._lock = threading.RLock()
+        self._rankings: dict[str, Ranking] = {}
+        self._groups: dict[tuple[str, bool], list[tuple[int, list[int]]]] = {}
+        self._reranked: dict[str, Reranked] = {}
+        self._sets: list[frozenset] | None = None
+        self.courts = sorted({c.court for c in self.term.cases.values() if c.court})
+        self.years = sorted({year_of(c.date) for c in self.term.cases.values()} - {""})
+
+    # ----------------------------------------------------------------------------- rankings
+
+    @property
+    def key(self) -> str:
+        return self.term.key
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self._rankers)
+
+    def trained_on_term(self, name: str | None = None) -> bool:
+        """Whether the (learned) ranker ``name`` was trained on this term's own labels."""
+        return self.key in set(getattr(self.ranker(name), "trained_on", ()) or ())
+
+    def ranker(self, name: str | None) -> Ranker:
+        name = name or self.default_method
+        if name not in self._rankers:
+            raise NotFound(f"unknown method {name!r} (offered: {', '.join(self._rankers)})")
+        return self._rankers[name]
+
+    def ranking(self, name: str | None = None) -> Ranking:
+        from statinterp.evaluation.ranking import rank
+
+        ranker = self.ranker(name)
+        with self._lock:
+            if ranker.name not in self._rankings:
+                self._rankings[ranker.name] = rank(ranker, self.index)
+            return self._rankings[ranker.name]
+
+    def _token_sets(self) -> list[frozenset]:
+        from statinterp.evaluation.dedupe import token_sets
+
+        if self._sets is None:
+            self._sets = token_sets(self.index)
+        return self._sets
+
+    def _order(self, method: str, reranked: bool) -> tuple[np.ndarray, np.ndarray]:
+        if reranked and method in self._reranked:
+            r = self._reranked[method]
+            return r.order, r.scores
+        ranking = self.ranking(method)
+        return ranking.order, ranking.scores
+
+    def groups(self, method: str, reranked: bool = False, collapse: bool = True) -> list[tuple[int, list[int]]]:
+        """(best copy, [its copies, best first]) in rank order; one group per sentence without ``collapse``."""
+        from statinterp.evaluation.dedupe import collapse as collapse_groups
+
+        order, _ = self._order(method, reranked)
+        if not collapse:
+            return [(int(c), [int(c)]) for c in order]
+        key = (method, reranked and method in self._reranked)
+        with self._lock:
+            if key not in self._groups:
+                self._groups[key] = collapse_groups(order.tolist(), self._token_sets(), self.dedupe_threshold)
+            return self._groups[key]
+
+    def copies_of(self, sentence_id: str, method: str | None = None) -> list[str]:
+        """Ids of the near-duplicates of ``sentence_id`` (itself excluded)."""
+        from statinterp.evaluation.dedupe import jaccard
+
+        i = self.position(sentence_id)
+        sets = self._token_sets()
+        return [s.id for j, s in enumerate(self.index.sentences)
+                if j != i and sets[i] and jaccard(sets[i], sets[j]) >= self.dedupe_threshold - 1e-12]
+
+    # ----------------------------------------------------------------------------- lookups
+
+    def position(self, sentence_id: str) -> int:
+        if sentence_id not in self.by_id:
+            raise NotFound(f"sentence {sentence_id!r} is not a candidate of {self.term.query!r}")
+        return self.by_id[sentence_id]
+
+    def sentence(self, sentence_id: str):
+        return self.index.sentences[self.position(sentence_id)]
+
+    def records(self) -> dict[str, LabelRecord]:
+        return {sid: r for sid, r in self.store.records(self.key).items() if sid in self.by_id}
+
+    def counts(self, records: dict[str, LabelRecord] | None = None) -> dict[str, int]:
+        """Sentences per reviewer label, plus ``labelled`` and ``total``."""
+        records = self.records() if records is None else records
+        counts = {label: 0 for label in LABEL_KEYS}
+        for r in records.values():
+            if r.label is not None:
+                counts[r.label] += 1
+        counts["labelled"] = sum(counts[label] for label in LABEL_KEYS)
+        counts["total"] = len(self.index)
+        return counts
+
+    # ----------------------------------------------------------------------------- the page
+
+    def page(self, filters: Filters = Filters(), number: int = 1, method: str | None = None,
+             reranked: bool = False, per_page: int = PER_PAGE) -> Page:
+        method = self.ranker(method).name
+        if filters.label and filters.label != "none":
+            parse_label(filters.label)  # a UsageError for an unknown label
+        reranked = reranked and method in self._reranked
+        order, scores = self._order(method, reranked)
+        rank_of = {int(c): r for r, c in enumerate(order, start=1)}
+        records = self.records()
+        sentences = self.index.sentences
+        cases = self.term.cases
+        needle = filters.search.strip().lower()
+        wanted_label = parse_label(filters.label) if filters.label and filters.label != "none" else None
+
+        def keep(c: int) -> bool:
+            s = sentences[c]
+            rec = records.get(s.id)
+            label = None if rec is None else rec.label
+            if filters.unlabelled and label is not None:
+                return False
+            if filters.label == "none" and label is not None:
+                return False
+            if wanted_label is not None and label != wanted_label:
+                return False
+            case = cases[s.case_id]
+            if filters.court and case.court != filters.court:
+                return False
+            if filters.year and year_of(case.date) != filters.year:
+                return False
+            if needle and needle not in s.text.lower() and needle not in (case.short_name or case.name).lower():
+                return False
+            return True
+
+        groups = self.groups(method, reranked, filters.collapse)
+        matching = [(c, members) for c, members in groups if keep(c)]
+        pages = max(1, math.ceil(len(matching) / per_page))
+        if number < 1 or number > pages:
+            number = min(max(number, 1), pages)
+        moved = self._reranked[method].moved if reranked else {}
+        items = []
+        for c, members in matching[(number - 1) * per_page: number * per_page]:
+            s = sentences[c]
+            items.append(Item(
+                position=c, rank=rank_of[c], score=float(scores[c]), sentence=s, case=cases[s.case_id],
+                opinion=self.term.opinions.get(s.opinion_id), record=records.get(s.id),
+                copies=[sentences[m].id for m in members[1:]], moved=moved.get(c) if reranked else None))
+        return Page(items, number, pages, len(matching), len(groups), filters, method,
+                    self._reranked.get(method) if reranked else None, self.counts(records))
+
+    # ----------------------------------------------------------------------------- labelling
+
+    def label(self, sentence_ids: list[str], label: object, note: str | None = None, source: str = "") -> float:
+        """Give the sentences a label (``""``/``None`` clears it); durable when this returns."""
+        if not sentence_ids:
+            raise UsageError("no sentence to label")
+        for sid in sentence_ids:
+            self.position(sid)
+        return self.store.set_labels(self.key, sentence_ids, parse_label(label), note=note, source=source)
+
+    def set_note(self, sentence_id: str, note: str, source: str = "") -> float:
+        self.position(sentence_id)
+        return self.store.set_note(self.key, sentence_id, note, source=source)
+
+    def feedback_labels(self) -> dict[int, int]:
+        """The reviewer's labels as candidate position -> gain (0..3)."""
+        return {self.by_id[sid]: LABEL_GAINS[label] for sid, label in self.store.labels(self.key).items()
+                if sid in self.by_id}
+
+    def rerank(self, method: str | None = None) -> Reranked:
+        """Re-rank with this term's labels through :func:`statinterp.learned.feedback.feedback_scores`,
+        with ``method``'s scores as the prior; remembers how far each unlabelled sentence moved."""
+        from statinterp.evaluation.metrics import rank_order
+
+        prior = self.ranking(method)
+        labels = self.feedback_labels()
+        if not labels:
+            raise UsageError("label a few sentences first: re-ranking learns from this term's labels")
+        try:
+            from statinterp.learned.feedback import feedback_scores
+        except ImportError:
+            raise UsageError("re-ranking needs statinterp.learned.feedback (feedback_scores), which this "
+                             "installation of statinterp lacks") from None
+        scores = np.asarray(feedback_scores(self.index, prior.scores, labels), dtype=np.float64)
+        if scores.shape != (len(self.index),) or np.isnan(scores).any():
+            raise RuntimeError(f"feedback_scores returned {scores.shape} scores (NaN: {bool(np.isnan(scores).any())}) "
+                               f"for {len(self.index)} candidates")
+        order = rank_order(scores, self.index.sentence_ids.astype(str))
+        before = [int(c) for c in prior.order if int(c) not in labels]
+        after = [int(c) for c in order if int(c) not in labels]
+        old_rank = {c: r for r, c in enumerate(before)}
+        moved = {c: old_rank[c] - r for r, c in enumerate(after)}
+        result = Reranked(scores, order, len(labels), moved, len(set(labels.values())))
+        with self._lock:
+            self._reranked[prior.method] = result
+            self._groups = {k: v for k, v in self._groups.items() if k != (prior.method, True)}
+        return result
+
+    # ----------------------------------------------------------------------------- context, explain, export
+
+    def context(self, sentence_id: str) -> dict[str, Any]:
+        """The sentence's paragraph and opinion, each with the sentence marked in place (escaped HTML)."""
+        from markupsafe import escape
+
+        from statinterp.app.review.markup import highlight_span, locate
+
+        s = self.sentence(sentence_id)
+        paragraph = self.term.paragraphs.get(s.paragraph_id)
+        opinion = self.term.opinions.get(s.opinion_id)
+        out: dict[str, Any] = {"sentence": s, "case": self.term.cases[s.case_id], "opinion": opinion}
+        p_html = o_html = None
+        if paragraph is not None:
+            at = locate(paragraph.text, s.text)
+            p_html = highlight_span(paragraph.text, at, at + len(s.text)) if at >= 0 else escape(paragraph.text)
+        if opinion is not None:
+            at = -1
+            if paragraph is not None:
+                p_at = locate(opinion.text, paragraph.text)
+                inner = locate(paragraph.text, s.text)
+                if p_at >= 0 and inner >= 0:
+                    at = p_at + inner
+            if at < 0:
+                at = locate(opinion.text, s.text)
+            o_html = highlight_span(opinion.text, at, at + len(s.text)) if at >= 0 else escape(opinion.text)
+        out["paragraph_html"] = p_html
+        out["opinion_html"] = o_html
+        return out
+
+    def explain(self, sentence_id: str, method: str | None = None) -> str:
+        from statinterp.evaluation.explain import explain_sentence, format_explanation
+
+        self.position(sentence_id)
+        expl = explain_sentence(self.ranker(method), self.index, sentence_id)
+        if not self.show_data_labels:  # the data set's label stays hidden: show the reviewer's
+            record = self.records().get(sentence_id)
+            expl["label"] = None if record is None else record.label
+        return format_explanation(expl)
+
+    def export_bytes(self) -> bytes:
+        """The term as a term zip with the reviewer's labels."""
+        from statinterp.corpus.writer import term_zip_bytes
+
+        return term_zip_bytes(self.term, self.store.labels(self.key))

@@ -1,0 +1,231 @@
+"""Find every sentence of a collection that mentions a term, in the data set's format.
+
+:func:`find_term` asks the collection's FTS5 index for the paragraphs that may mention the
+term (:func:`~statinterp.text.term_match.fts_query`, a superset), checks them with the exact
+pattern (:func:`~statinterp.text.term_match.term_pattern`), segments the text around each
+matching paragraph into sentences and keeps the sentences holding a match.
+
+Segmentation is the project's legal segmenter with line joining
+(``build_pipeline(join_lines=True)``): a sentence broken by a footnote-number line or
+continued by a quoted list item ("... that—\\n(A) is primarily designed ...") stays one
+sentence, as the annotated data set has it. Only a window of lines around each matching
+paragraph is segmented: the paragraph, the lines before and after it that can join it (a
+line that does not end with sentence-final punctuation) and two lines of margin on each side
+(what a joining decision looks at), so the work grows with the number of matches, not with
+the size of the collection.
+
+The output (:class:`FoundTerm`) holds the data set's four tables, ``case``, ``opinion``,
+``paragraph`` and ``sentence`` (no labels), each a dict ``id -> record`` with the data set's
+fields: cases with their whole text, every opinion of a case that has a match, one paragraph
+per line range a found sentence spans (a line, or the lines a joined sentence crosses), and
+the sentences. :func:`write_term_zip` writes them as ``TERM.zip``, which every command reads
+with ``--data``. Ids: case ``c<case id>``, opinion ``o<opinion id>``, paragraph
+``o<opinion id>-l<first line>[-<last line>]``, sentence ``<paragraph id>-s<position>``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from statinterp.cache import atomic
+from statinterp.collection.store import Collection
+from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key
+from statinterp.corpus.provisions import Provision
+from statinterp.corpus.writer import tables_zip_bytes
+from statinterp.text.segmentation import build_pipeline, sentence_spans
+from statinterp.text.term_match import fts_query, term_pattern
+
+__all__ = ["FoundTerm", "find_term", "write_term_zip", "term_data_from_tables"]
+
+#: Lines of margin segmented on each side of a window (a joining decision looks two lines away).
+MARGIN_LINES = 2
+#: At most this many lines are joined to a matching line on each side.
+MAX_JOIN_LINES = 12
+_FINISHED_RE = re.compile(r"[.!?…‼‽。．！？][\"'`”’»›)\]}]*$")
+
+
+@functools.lru_cache(maxsize=1)
+def _joining_pipeline():
+    return build_pipeline(legal_rules=True, join_lines=True)
+
+
+def _unfinished(line: str) -> bool:
+    """A non-blank line that does not end with sentence-final punctuation (it may join the next)."""
+    stripped = line.rstrip()
+    return bool(stripped) and _FINISHED_RE.search(stripped) is None
+
+
+@dataclass
+class FoundTerm:
+    """The sentences of a collection that mention a term, as the data set's four tables."""
+
+    key: str
+    query: str
+    tables: dict[str, dict[str, dict]]
+    paragraphs_searched: int = 0  # paragraphs the FTS5 query returned
+    paragraphs_matched: int = 0  # of those, paragraphs the exact pattern matched
+    collection: str = ""
+    sentence_case: dict[str, int] = field(default_factory=dict)  # sentence id -> collection case id
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {kind: len(self.tables[kind]) for kind in KINDS}
+
+    def summary(self) -> str:
+        c = self.counts
+        return (f"found {c['sentence']} sentence(s) mentioning {self.query!r} in {c['paragraph']} paragraph(s), "
+                f"{c['opinion']} opinion(s), {c['case']} case(s) "
+                f"({self.paragraphs_matched} of {self.paragraphs_searched} full-text hits matched the term)")
+
+    def term_data(self, provision: Provision | None = None) -> TermData:
+        """The found sentences as a :class:`~statinterp.corpus.dataset.TermData` (no labels)."""
+        return term_data_from_tables(self.key, self.tables, provision, source=self.collection)
+
+
+def term_data_from_tables(key: str, tables: dict[str, dict[str, dict]], provision: Provision | None = None,
+                          source: str = "") -> TermData:
+    """A :class:`TermData` from the data set's four tables (the records :func:`find_term` makes)."""
+    cases = {cid: Case(cid, r["text"], r.get("name", ""), r.get("short_name", ""), r.get("official_citation", ""),
+                       r.get("court", ""), r.get("date", "")) for cid, r in tables["case"].items()}
+    opinions = {oid: Opinion(oid, r["case_id"], r["text"], r.get("type", ""), r.get("author", ""), r.get("position"))
+                for oid, r in tables["opinion"].items()}
+    paragraphs = {pid: Paragraph(pid, r["case_id"], r["opinion_id"], r["text"], r.get("position"))
+                  for pid, r in tables["paragraph"].items()}
+    sentences = [Sentence(sid, r["case_id"], r["opinion_id"], r["paragraph_id"], r["text"], r.get("label"),
+                          r.get("position")) for sid, r in tables["sentence"].items()]
+    return TermData(key, query_of(key), cases, opinions, paragraphs, sentences, provision, source)
+
+
+def _window(lines: list[str], i: int) -> tuple[int, int]:
+    """First and last line (inclusive) to segment around matching line ``i``."""
+    lo = i
+    while lo > 0 and i - lo < MAX_JOIN_LINES and _unfinished(lines[lo - 1]):
+        lo -= 1
+    hi = i
+    while hi + 1 < len(lines) and hi - i < MAX_JOIN_LINES and _unfinished(lines[hi]):
+        hi += 1
+    return max(0, lo - MARGIN_LINES), min(len(lines) - 1, hi + MARGIN_LINES)
+
+
+def find_term(collection: Collection, term: str, *, progress: Callable[[int], None] | None = None) -> FoundTerm:
+    """Every sentence of ``collection`` that mentions ``term`` (see the module docstring).
+
+    ``progress`` is called with the number of matching cases done after each case.
+    """
+    key = term_key(term)
+    pattern = term_pattern(query_of(key))
+    query = fts_query(query_of(key))
+    nlp = _joining_pipeline()
+
+    # Matching paragraphs, grouped by opinion (rows come in case / opinion / position order).
+    by_opinion: dict[int, list[int]] = {}
+    case_of_opinion: dict[int, int] = {}
+    searched = matched = 0
+    for row in collection.paragraphs_matching(query):
+        searched += 1
+        if pattern.search(row.text) is None:
+            continue
+        matched += 1
+        by_opinion.setdefault(row.opinion_id, []).append(row.paragraph_id)
+        case_of_opinion[row.opinion_id] = row.case_id
+
+    tables: dict[str, dict[str, dict]] = {kind: {} for kind in KINDS}
+    sentence_case: dict[str, int] = {}
+    cases_done: set[int] = set()
+    per_paragraph: dict[str, int] = {}
+    for opinion_id, paragraph_ids in by_opinion.items():
+        case_id = case_of_opinion[opinion_id]
+        rows = collection.opinion_paragraphs(opinion_id)
+        lines = [r.text for r in rows]
+        line_of = {r.paragraph_id: k for k, r in enumerate(rows)}
+        starts = [0]
+        for text in lines:
+            starts.append(starts[-1] + len(text) + 1)  # lines joined by "\n"
+        opinion_text = "\n".join(lines)
+
+        # Windows around the matching lines (merged where they overlap), segmented together.
+        windows: list[tuple[int, int, list[int]]] = []
+        for paragraph_id in paragraph_ids:
+            k = line_of[paragraph_id]
+            lo, hi = _window(lines, k)
+            if windows and lo <= windows[-1][1] + 1:
+                plo, phi, targets = windows[-1]
+                windows[-1] = (plo, max(phi, hi), targets + [k])
+            else:
+                windows.append((lo, hi, [k]))
+        texts = [opinion_text[starts[lo]: starts[hi + 1] - 1] for lo, hi, _ in windows]
+        found_here: dict[tuple[int, int], None] = {}
+        for (lo, _, targets), doc in zip(windows, nlp.pipe(texts, batch_size=32), strict=True):
+            base = starts[lo]
+            target_spans = [(starts[k], starts[k + 1] - 1) for k in targets]
+            for s, e in sentence_spans(doc):
+                start, end = base + s, base + e
+                if not any(start < te and end > ts for ts, te in target_spans):
+                    continue
+                if pattern.search(opinion_text, start, end) is None:
+                    continue
+                found_here[(start, end)] = None
+        if not found_here:
+            continue
+
+        oid = f"o{opinion_id}"
+        cid = f"c{case_id}"
+        if case_id not in cases_done:
+            cases_done.add(case_id)
+            case = collection.case(case_id)
+            tables["case"][cid] = case
+            for op in collection.opinions(case_id):
+                tables["opinion"][f"o{op['id']}"] = {"case_id": cid, "author": op["author"], "type": op["type"],
+                                                    "position": op["position"], "text": op["text"]}
+            if progress is not None:
+                progress(1)
+        for start, end in sorted(found_here):
+            first = _line_index(starts, start)
+            last = _line_index(starts, end - 1)
+            pid = f"{oid}-l{first}" if first == last else f"{oid}-l{first}-{last}"
+            if pid not in tables["paragraph"]:
+                tables["paragraph"][pid] = {"case_id": cid, "opinion_id": oid, "position": first,
+                                            "text": opinion_text[starts[first]: starts[last + 1] - 1]}
+            position = per_paragraph.get(pid, 0)
+            per_paragraph[pid] = position + 1
+            sid = f"{pid}-s{position}"
+            tables["sentence"][sid] = {"case_id": cid, "opinion_id": oid, "paragraph_id": pid,
+                                       "position": position, "text": opinion_text[start:end]}
+            sentence_case[sid] = case_id
+    return FoundTerm(key, query_of(key), tables, searched, matched, str(collection.folder), sentence_case)
+
+
+def _line_index(starts: list[int], offset: int) -> int:
+    return bisect.bisect_right(starts, offset) - 1
+
+
+#: The data set's zip of four tables; one home: :func:`statinterp.corpus.writer.tables_zip_bytes`.
+term_zip_bytes = tables_zip_bytes
+
+
+def write_term_zip(found: FoundTerm, path: str | Path, force: bool = False) -> Path:
+    """Write ``found`` as a data-set term zip (atomically; an existing file needs ``force``)."""
+    return atomic.write_bytes(path, term_zip_bytes(found.key, found.tables), force=force)
+
+
+def use_collection_statistics(prepared, collection: Collection) -> None:
+    """Replace the background statistics of ``prepared`` (a :class:`~statinterp.index.term_index.PreparedCorpus`
+    of found candidates) by the collection's: N, df, cf and lengths over every unit of every
+    case stored, as the paper's index had them."""
+    from statinterp.index.statistics import LEVELS, stats_from_counts
+
+    words = list(prepared.analyzer.vocab.words)
+    stats = {level: stats_from_counts(level, words, collection.token_statistics(level, words),
+                                      collection.level_totals(level)) for level in LEVELS}
+    prepared.background.stats.update(stats)
+    n_cases = collection.level_totals("case")[0]
+    prepared.background.description = f"the collection {collection.folder} ({n_cases} cases)"
+    for index in prepared:
+        if index.background is not prepared.background:
+            index.background.stats.update(stats)
+            index.background.description = prepared.background.description

@@ -1,0 +1,121 @@
+"""Ingesting sources into a collection, in the calling process or on a Dask cluster.
+
+Both engines read the same partitions (:func:`statinterp.sources.discover`: one per source
+file), compute the same :class:`~statinterp.collection.prepare.PreparedCase` values and hand
+them to **one writer** (this process) in partition order, record order, so case, opinion and
+paragraph ids, and every statistic, are the same whichever engine ran (docs/collection.md says
+why a single writer rather than shards merged at the end).
+
+A malformed record is skipped and reported (:class:`~statinterp.sources.records.SkippedRecord`);
+a source that cannot be read at all raises :class:`~statinterp.errors.InputError` before any
+case of its current batch is stored (earlier batches stay: the collection is consistent, and
+running the same ingest again completes it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from statinterp.collection.prepare import PreparedCase, new_analyzer, prepare_cases, prepare_partition
+from statinterp.collection.store import CollectionWriter
+from statinterp.errors import UsageError
+from statinterp.sources import Partition, discover
+from statinterp.sources.records import CaseRecord, SkippedRecord
+
+ENGINES = ("local", "dask")
+
+
+@dataclass
+class IngestSummary:
+    cases_read: int = 0
+    added: int = 0
+    replaced: int = 0
+    unchanged: int = 0
+    opinions: int = 0
+    paragraphs: int = 0
+    input_bytes: int = 0
+    seconds: float = 0.0
+    partitions: int = 0
+    engine: str = "local"
+    skipped: list[SkippedRecord] = field(default_factory=list)
+
+    def add(self, counts: dict[str, int]) -> None:
+        for key in ("added", "replaced", "unchanged", "opinions", "paragraphs"):
+            setattr(self, key, getattr(self, key) + counts[key])
+
+    def as_dict(self) -> dict:
+        return {"cases_read": self.cases_read, "added": self.added, "replaced": self.replaced,
+                "unchanged": self.unchanged, "opinions": self.opinions, "paragraphs": self.paragraphs,
+                "skipped": len(self.skipped), "partitions": self.partitions, "input_bytes": self.input_bytes,
+                "seconds": round(self.seconds, 3), "engine": self.engine,
+                "cases_per_second": round(self.cases_read / self.seconds, 2) if self.seconds else None}
+
+
+def analysis_settings(statistics: bool = True) -> dict:
+    """What the stored statistics depend on (recorded in the collection, checked on every ingest)."""
+    from statinterp.text.analysis import _version
+
+    if not statistics:
+        return {"statistics": False}
+    analyzer = new_analyzer()
+    return {"settings_key": analyzer.settings_key, "spacy": _version("spacy"),
+            "spacy-lookups-data": _version("spacy-lookups-data")}
+
+
+def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | None = None,
+           engine: str = "local", scheduler: str | None = None, citations: bool = True,
+           progress: Callable[[int], None] | None = None, n_workers: int = 2,
+           statistics: bool = True, analyzer=None) -> IngestSummary:
+    """Read ``sources`` into the collection folder ``collection`` (created if new).
+
+    ``progress`` is called with the number of cases read after each batch. ``engine="dask"``
+    prepares partitions on ``dask.distributed`` (the scheduler at ``scheduler``, else a local
+    cluster of ``n_workers`` processes); the collection is the same as with ``"local"``.
+    ``statistics=False`` stores cases without analysing them (no statistics: for measuring the
+    cost of parsing and storing alone; such a collection cannot later receive statistics)."""
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    if scheduler is not None and engine != "dask":
+        raise UsageError("--scheduler needs --engine dask")
+    started = time.perf_counter()
+    partitions = discover(list(sources), fmt)  # unreadable or unknown sources fail before anything is written
+    summary = IngestSummary(partitions=len(partitions), engine=engine)
+    settings = analysis_settings(statistics)
+    with CollectionWriter(collection, settings) as writer:
+        analyzer = (analyzer or new_analyzer()) if statistics else None
+
+        def reprepare(record: CaseRecord) -> PreparedCase:
+            return prepare_cases([record], analyzer, citations=False)[0]  # its statistics only
+
+        streams: Iterable[tuple[Partition, Iterable]]
+        if engine == "local":
+            streams = ((p, prepare_partition(p, citations, writer.known_hash, analyzer, statistics))
+                       for p in partitions)
+        else:
+            from statinterp.collection.dask_engine import dask_streams
+
+            streams = dask_streams(partitions, citations, scheduler, n_workers, statistics=statistics)
+        for partition, stream in streams:
+            cases = skipped = 0
+            for item in stream:
+                if isinstance(item, SkippedRecord):
+                    summary.skipped.append(item)
+                    skipped += 1
+                    continue
+                fresh = [c for c in item if isinstance(c, PreparedCase)]
+                unchanged = len(item) - len(fresh)
+                counts = writer.write(fresh, reprepare) if fresh else {
+                    "added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
+                counts["unchanged"] += unchanged
+                summary.add(counts)
+                summary.cases_read += len(item)
+                cases += len(item)
+                if progress:
+                    progress(len(item))
+            writer.record_source(partition.path, partition.format, cases, skipped)
+            summary.input_bytes += partition.size
+    summary.seconds = time.perf_counter() - started
+    return summary

@@ -1,0 +1,177 @@
+"""Everything computed for one case before it is stored: its background statistics and citations.
+
+This is the pure, picklable part of ingesting (it never touches the collection), so the same
+function runs in the calling process (``--engine local``) or on Dask workers (``--engine
+dask``), and both give the same values.
+
+Statistics use the project's own analysis (:class:`~statinterp.text.analysis.Analyzer`) and the
+same units as the background statistics of a prepared corpus
+(:func:`statinterp.index.term_index._background_units`): the whole case text, each opinion,
+each line of an opinion (a paragraph) and each spaCy sentence of an opinion. For each unit level
+the case contributes ``n_units`` (units holding a token), ``total_tokens`` and, per token (a
+lower-cased lemma), ``df`` (units containing it) and ``cf`` (occurrences).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from statinterp.index.statistics import LEVELS
+from statinterp.index.term_index import _background_units, _Span
+from statinterp.sources import Partition, read_partition
+from statinterp.sources.records import CaseRecord, SkippedRecord
+from statinterp.text.analysis import Analyzer, Vocabulary
+from statinterp.text.units import TokenSeqs
+
+#: Cases analysed and committed together (one spaCy batch, one transaction).
+BATCH_CASES = 32
+
+#: eyecite citation classes -> the kind stored in the collection (others are not stored).
+CITATION_KINDS = {"FullCaseCitation": "case", "ShortCaseCitation": "case", "FullLawCitation": "statute",
+                  "FullJournalCitation": "journal"}
+
+
+@dataclass(frozen=True)
+class LevelCounts:
+    """One case's contribution to the statistics of one unit level."""
+
+    n_units: int
+    total_tokens: int
+    words: tuple[str, ...]
+    df: np.ndarray  # int64, per word
+    cf: np.ndarray  # int64, per word
+
+
+@dataclass(frozen=True)
+class Citation:
+    opinion: int  # index of the opinion in the record
+    paragraph: int  # index of the paragraph in the opinion
+    kind: str  # case | statute | journal
+    start: int  # character offsets in the paragraph
+    end: int
+    text: str  # as written
+    normalized: str  # eyecite's corrected citation
+
+
+@dataclass(frozen=True)
+class PreparedCase:
+    record: CaseRecord
+    content_hash: str
+    counts: dict[str, LevelCounts]
+    citations: tuple[Citation, ...]
+
+
+def opinion_offsets(record: CaseRecord) -> list[tuple[int, int]]:
+    """Character spans of the record's opinions inside :attr:`CaseRecord.text`."""
+    pos = len(record.head_matter) + 1 if record.head_matter.strip() else 0
+    spans = []
+    for op in record.opinions:
+        text = op.text
+        spans.append((pos, pos + len(text)))
+        pos += len(text) + 1
+    return spans
+
+
+def level_counts(seqs: TokenSeqs, words: list[str]) -> LevelCounts:
+    lengths = seqs.lengths
+    ids = seqs.ids.astype(np.int64)
+    if not len(ids):
+        return LevelCounts(int((lengths > 0).sum()), 0, (), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    uniq, cf = np.unique(ids, return_counts=True)
+    size = int(uniq[-1]) + 1
+    rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    pairs = np.unique(rows * size + ids) % size
+    df = np.bincount(np.searchsorted(uniq, pairs), minlength=len(uniq))
+    return LevelCounts(int((lengths > 0).sum()), int(lengths.sum()), tuple(words[i] for i in uniq.tolist()),
+                       df.astype(np.int64), cf.astype(np.int64))
+
+
+def citations_of(record: CaseRecord) -> tuple[Citation, ...]:
+    """Case, statute and journal citations found by eyecite, paragraph by paragraph."""
+    from eyecite import get_citations
+
+    logging.getLogger("eyecite").setLevel(logging.ERROR)  # it logs every overlap it resolves
+    out = []
+    for i, op in enumerate(record.opinions):
+        for j, para in enumerate(op.paragraphs):
+            if not any(ch.isdigit() for ch in para):  # every citation eyecite finds holds a number
+                continue
+            for cite in get_citations(para):
+                kind = CITATION_KINDS.get(type(cite).__name__)
+                if kind is None:
+                    continue
+                start, end = cite.span()
+                out.append(Citation(i, j, kind, int(start), int(end), cite.matched_text(),
+                                    cite.corrected_citation()))
+    return tuple(out)
+
+
+def prepare_cases(records: list[CaseRecord], analyzer: Analyzer | None, citations: bool = True) -> list[PreparedCase]:
+    """Statistics (and, with ``citations``, citations) of each record; one spaCy pass for all.
+
+    Without an analyzer no statistics are computed (a collection without statistics: the
+    benchmarks' "parse and store only" pass)."""
+    if analyzer is None:
+        return [PreparedCase(r, r.content_hash, {}, citations_of(r) if citations else ()) for r in records]
+    texts = [r.text for r in records]
+    analysed = analyzer.analyse(texts)
+    words = analyzer.vocab.words
+    out = []
+    for record, text, at in zip(records, texts, analysed, strict=True):
+        spans = [_Span(at, s, e) for s, e in opinion_offsets(record)]
+        units = _background_units(at, text, spans, [o.text for o in record.opinions])
+        counts = {lvl: level_counts(units[lvl], words) for lvl in LEVELS}
+        out.append(PreparedCase(record, record.content_hash, counts, citations_of(record) if citations else ()))
+    analyzer.forget()
+    analyzer.vocab = Vocabulary()  # words were turned into strings: memory stays flat over a long ingest
+    return out
+
+
+def new_analyzer() -> Analyzer:
+    """The analyzer ingesting uses: no on-disk cache (a collection is analysed once), one process."""
+    return Analyzer(cache_dir=False, n_process=1)
+
+
+def prepare_partition(partition: Partition, citations: bool = True,
+                      known: Callable[[str, str], str | None] | None = None,
+                      analyzer=None, statistics: bool = True) -> Iterator[list[PreparedCase] | SkippedRecord]:
+    """Batches of prepared cases (and skipped records) of one partition, in record order.
+
+    ``known(source, source_id)`` gives a stored content hash: such unchanged cases are not
+    analysed again (the writer would leave them alone anyway)."""
+    if statistics and analyzer is None:
+        analyzer = new_analyzer()
+    batch: list[CaseRecord] = []
+    for item in read_partition(partition):
+        if isinstance(item, SkippedRecord):
+            yield item
+            continue
+        batch.append(item)
+        if len(batch) >= BATCH_CASES:
+            yield _prepare_batch(batch, analyzer, citations, known)
+            batch = []
+    if batch:
+        yield _prepare_batch(batch, analyzer, citations, known)
+
+
+class _Unchanged:
+    """A record already stored with the same content: nothing to compute."""
+
+    def __init__(self, record: CaseRecord, content_hash: str):
+        self.record = record
+        self.content_hash = content_hash
+
+
+def _prepare_batch(batch: list[CaseRecord], analyzer, citations: bool,
+                   known: Callable[[str, str], str | None] | None) -> list:
+    hashes = [r.content_hash for r in batch]
+    if known is None:
+        return prepare_cases(batch, analyzer, citations)
+    todo = [r for r, h in zip(batch, hashes, strict=True) if known(r.source, r.source_id) != h]
+    done = iter(prepare_cases(todo, analyzer, citations) if todo else [])
+    return [next(done) if known(r.source, r.source_id) != h else _Unchanged(r, h)
+            for r, h in zip(batch, hashes, strict=True)]

@@ -1,0 +1,450 @@
+"""The collection: one SQLite file (``collection.sqlite``) in a collection folder.
+
+Tables (every id an integer given in insertion order, so the same ingest gives the same ids):
+
+==================  ==========================================================================
+``cases``           one row per case: source, source_id (identity), content_hash, CAP fields
+``opinions``        case_id, position (0, 1, ... in the case), type, author
+``paragraphs``      case_id, opinion_id, position (index of the line in the opinion text), text
+``paragraphs_fts``  FTS5 index over paragraph text (external content: the text is stored once)
+``citations``       per paragraph: kind (case / statute / journal), offsets, text, normalized
+``token_stats``     per unit level and token (lower-cased lemma): df and cf over the collection
+``level_totals``    per unit level: N (units holding a token) and total tokens
+``sources``         every source path ingested, its format, cases read, when
+``meta``            format version, analysis settings, statistics date
+==================  ==========================================================================
+
+An opinion's text is its paragraphs joined by line breaks; a case's text is its head matter
+followed by its opinions (:attr:`~statinterp.sources.records.CaseRecord.text`), as in the data
+set. Writes happen in transactions (WAL journal): a reader, or a process killed at any moment,
+sees whole batches of cases with their statistics, never part of one.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from statinterp.errors import InputError, OutputError, UsageError
+from statinterp.index.statistics import LEVELS
+from statinterp.sources.records import CaseRecord, OpinionRecord
+
+FILENAME = "collection.sqlite"
+#: Bump when the schema or the meaning of a stored value changes.
+FORMAT_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sources (path TEXT NOT NULL, format TEXT NOT NULL, cases INTEGER NOT NULL,
+    skipped INTEGER NOT NULL, ingested_at TEXT NOT NULL, PRIMARY KEY (path, format));
+CREATE TABLE IF NOT EXISTS cases (
+    id INTEGER PRIMARY KEY, source TEXT NOT NULL, source_id TEXT NOT NULL, content_hash TEXT NOT NULL,
+    name TEXT NOT NULL, name_abbreviation TEXT NOT NULL, decision_date TEXT NOT NULL,
+    docket_number TEXT NOT NULL, citations TEXT NOT NULL, court TEXT NOT NULL, jurisdiction TEXT NOT NULL,
+    head_matter TEXT NOT NULL, judges TEXT NOT NULL, parties TEXT NOT NULL, attorneys TEXT NOT NULL,
+    UNIQUE (source, source_id));
+CREATE TABLE IF NOT EXISTS opinions (
+    id INTEGER PRIMARY KEY, case_id INTEGER NOT NULL REFERENCES cases(id), position INTEGER NOT NULL,
+    type TEXT NOT NULL, author TEXT, UNIQUE (case_id, position));
+CREATE TABLE IF NOT EXISTS paragraphs (
+    id INTEGER PRIMARY KEY, case_id INTEGER NOT NULL REFERENCES cases(id),
+    opinion_id INTEGER NOT NULL REFERENCES opinions(id), position INTEGER NOT NULL, text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS paragraphs_by_opinion ON paragraphs (opinion_id, position);
+CREATE INDEX IF NOT EXISTS paragraphs_by_case ON paragraphs (case_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS paragraphs_fts USING fts5(
+    text, content='paragraphs', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS citations (
+    paragraph_id INTEGER NOT NULL REFERENCES paragraphs(id), start INTEGER NOT NULL, end INTEGER NOT NULL,
+    kind TEXT NOT NULL, text TEXT NOT NULL, normalized TEXT NOT NULL, PRIMARY KEY (paragraph_id, start, end, kind))
+    WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS token_stats (
+    level TEXT NOT NULL, token TEXT NOT NULL, df INTEGER NOT NULL, cf INTEGER NOT NULL,
+    PRIMARY KEY (level, token)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS level_totals (
+    level TEXT PRIMARY KEY, n_units INTEGER NOT NULL, total_tokens INTEGER NOT NULL);
+"""
+
+#: Meta keys that record when (left out of :func:`canonical_dump`).
+TIME_KEYS = ("created_at", "statistics_date")
+
+
+@dataclass(frozen=True)
+class ParagraphRow:
+    case_id: int
+    opinion_id: int
+    paragraph_id: int
+    position: int
+    text: str
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
+
+
+def database_path(folder: str | Path) -> Path:
+    return Path(folder) / FILENAME
+
+
+def _lines(value: str) -> list[str]:
+    return [line for line in value.split("\n") if line] if value else []
+
+
+class Collection:
+    """Read access to a collection folder (read-only; use as a context manager).
+
+    Each call reads one consistent state (SQLite's WAL snapshot), whatever an ingest writing
+    at the same time is doing.
+    """
+
+    def __init__(self, folder: Path, db: sqlite3.Connection):
+        self.folder = folder
+        self.db = db
+
+    @classmethod
+    def open(cls, folder: str | Path) -> Collection:
+        folder = Path(folder)
+        path = database_path(folder)
+        if not path.is_file():
+            raise InputError(folder, f"is not a statinterp collection (no {FILENAME}); build one with "
+                             "`statinterp ingest SOURCE... --collection DIR`")
+        try:
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            db.execute("PRAGMA busy_timeout = 30000")
+            row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise InputError(path, f"is not a readable collection database ({exc})") from None
+        if row is None or row[0] != str(FORMAT_VERSION):
+            db.close()
+            raise InputError(path, f"has collection format {row[0] if row else 'unknown'}, this statinterp reads "
+                             f"format {FORMAT_VERSION}; ingest the sources again into a new folder")
+        return cls(folder, db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Collection:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- lookup -------------------------------------------------------------------------------
+    def paragraphs_matching(self, fts_query: str) -> Iterator[ParagraphRow]:
+        """Paragraphs whose text matches an FTS5 query, in (case, opinion position, paragraph
+        position) order."""
+        sql = ("SELECT p.case_id, p.opinion_id, p.id, p.position, p.text FROM paragraphs_fts "
+               "JOIN paragraphs p ON p.id = paragraphs_fts.rowid JOIN opinions o ON o.id = p.opinion_id "
+               "WHERE paragraphs_fts MATCH ? ORDER BY p.case_id, o.position, p.position")
+        try:
+            cursor = self.db.execute(sql, (fts_query,))
+        except sqlite3.OperationalError as exc:
+            raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
+        for row in cursor:
+            yield ParagraphRow(*row)
+
+    def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
+        """Every paragraph (line) of an opinion, in position order."""
+        return [ParagraphRow(*row) for row in self.db.execute(
+            "SELECT case_id, opinion_id, id, position, text FROM paragraphs WHERE opinion_id = ? ORDER BY position",
+            (opinion_id,))]
+
+    def case_ids(self) -> list[int]:
+        return [r[0] for r in self.db.execute("SELECT id FROM cases ORDER BY id")]
+
+    def case(self, case_id: int) -> dict:
+        """The case in the data set's fields (``text`` is the whole case)."""
+        row = self.db.execute(
+            "SELECT source, source_id, name, name_abbreviation, decision_date, citations, court, jurisdiction, "
+            "attorneys, parties, judges, head_matter, docket_number FROM cases WHERE id = ?", (case_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no case {case_id} in the collection {self.folder}")
+        (source, source_id, name, abbr, date, cites, court, jurisdiction, attorneys, parties, judges, head,
+         docket) = row
+        citations = [tuple(c) for c in json.loads(cites)]
+        official = next((c for k, c in citations if k == "official"), citations[0][1] if citations else "")
+        parts = [head] if head.strip() else []
+        parts.extend(o["text"] for o in self.opinions(case_id))
+        return {"original_id": source_id, "source": source, "name": name, "short_name": abbr, "date": date,
+                "official_citation": official, "alternate_citations": [c for _, c in citations],
+                "court": court, "jurisdiction": jurisdiction, "docket_number": docket,
+                "attorneys": _lines(attorneys), "parties": _lines(parties), "judges": _lines(judges),
+                "text": "\n".join(parts)}
+
+    def opinions(self, case_id: int) -> list[dict]:
+        """The case's opinions in order: id, type, author, position, text."""
+        out = []
+        for oid, pos, kind, author in self.db.execute(
+                "SELECT id, position, type, author FROM opinions WHERE case_id = ? ORDER BY position", (case_id,)):
+            text = "\n".join(t for (t,) in self.db.execute(
+                "SELECT text FROM paragraphs WHERE opinion_id = ? ORDER BY position", (oid,)))
+            out.append({"id": oid, "type": kind, "author": author or "", "position": pos, "text": text})
+        return out
+
+    def record(self, case_id: int) -> CaseRecord:
+        """The stored case as the record it was ingested from."""
+        row = self.db.execute(
+            "SELECT source, source_id, name, name_abbreviation, decision_date, docket_number, citations, court, "
+            "jurisdiction, head_matter, judges, parties, attorneys FROM cases WHERE id = ?", (case_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no case {case_id} in the collection {self.folder}")
+        ops = []
+        for oid, kind, author in self.db.execute(
+                "SELECT id, type, author FROM opinions WHERE case_id = ? ORDER BY position", (case_id,)).fetchall():
+            paras = tuple(t for (t,) in self.db.execute(
+                "SELECT text FROM paragraphs WHERE opinion_id = ? ORDER BY position", (oid,)))
+            ops.append(OpinionRecord(kind, author, paras))
+        (source, source_id, name, abbr, date, docket, cites, court, jurisdiction, head, judges, parties,
+         attorneys) = row
+        return CaseRecord(source, source_id, name, abbr, date, docket, tuple(tuple(c) for c in json.loads(cites)),
+                          court, jurisdiction, head, judges, parties, attorneys, tuple(ops))
+
+    def citations(self, paragraph_id: int) -> list[dict]:
+        return [{"kind": k, "start": s, "end": e, "text": t, "normalized": n} for s, e, k, t, n in self.db.execute(
+            "SELECT start, end, kind, text, normalized FROM citations WHERE paragraph_id = ? ORDER BY start, end, kind",
+            (paragraph_id,))]
+
+    # -- statistics ---------------------------------------------------------------------------
+    def _require_statistics(self) -> None:
+        if json.loads(self.meta().get("analysis", "{}")).get("statistics", True) is False:
+            raise UsageError(f"the collection {self.folder} was ingested without statistics; ingest its sources "
+                             "again into a new folder")
+
+    def token_statistics(self, level: str, tokens: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(df, cf) over the collection of each token (lower-cased lemmas); (0, 0) if unseen."""
+        _check_level(level)
+        self._require_statistics()
+        out = {t: (0, 0) for t in tokens}
+        distinct = list(out)
+        for i in range(0, len(distinct), 500):
+            chunk = distinct[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for token, df, cf in self.db.execute(
+                    f"SELECT token, df, cf FROM token_stats WHERE level = ? AND token IN ({marks})", [level, *chunk]):
+                out[token] = (df, cf)
+        return out
+
+    def level_totals(self, level: str) -> tuple[int, int]:
+        """(N units holding a token, total tokens) of a unit level over the collection."""
+        _check_level(level)
+        self._require_statistics()
+        row = self.db.execute("SELECT n_units, total_tokens FROM level_totals WHERE level = ?", (level,)).fetchone()
+        return (row[0], row[1]) if row else (0, 0)
+
+    # -- description --------------------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT key, value FROM meta"))
+
+    def info(self) -> dict:
+        """Counts, sources, statistics date and size on disk (``collection info``)."""
+        def count(table: str) -> int:
+            return self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+        meta = self.meta()
+        files = [p for p in self.folder.iterdir() if p.name.startswith(FILENAME)]
+        size = sum(p.stat().st_size for p in files)
+        cases = count("cases")
+        return {
+            "collection": str(self.folder),
+            "format": int(meta.get("format", 0)),
+            "cases": cases, "opinions": count("opinions"), "paragraphs": count("paragraphs"),
+            "citations": dict(self.db.execute("SELECT kind, count(*) FROM citations GROUP BY kind ORDER BY kind")),
+            "by_source": dict(self.db.execute("SELECT source, count(*) FROM cases GROUP BY source ORDER BY source")),
+            "sources": [{"path": p, "format": f, "cases": c, "skipped": s, "ingested_at": t} for p, f, c, s, t in
+                        self.db.execute("SELECT path, format, cases, skipped, ingested_at FROM sources "
+                                        "ORDER BY ingested_at, path")],
+            "statistics": {lvl: dict(zip(("units", "tokens"), self.db.execute(  # noqa: B905
+                "SELECT n_units, total_tokens FROM level_totals WHERE level = ?", (lvl,)).fetchone() or (0, 0)))
+                for lvl in LEVELS},
+            "vocabulary": {lvl: n for lvl, n in self.db.execute(
+                "SELECT level, count(*) FROM token_stats GROUP BY level ORDER BY level")},
+            "statistics_date": meta.get("statistics_date", ""),
+            "analysis": json.loads(meta.get("analysis", "{}")),
+            "size_bytes": size,
+            "bytes_per_case": round(size / cases, 1) if cases else None,
+        }
+
+
+def _check_level(level: str) -> None:
+    if level not in LEVELS:
+        raise UsageError(f"unknown unit level {level!r}; use one of {', '.join(LEVELS)}")
+
+
+def canonical_dump(folder: str | Path) -> Iterator[str]:
+    """Every stored row, table by table in key order, one line each, without the times of ingest:
+    equal dumps mean equal collections, however (and by which engine) they were written."""
+    with Collection.open(folder) as c:
+        db = c.db
+        for key, value in db.execute("SELECT key, value FROM meta ORDER BY key"):
+            if key not in TIME_KEYS:
+                yield f"meta\t{key}\t{value}"
+        for row in db.execute("SELECT path, format, cases, skipped FROM sources ORDER BY path, format"):
+            yield "sources\t" + json.dumps(row)
+        for table, order in (("cases", "id"), ("opinions", "id"), ("paragraphs", "id"),
+                             ("citations", "paragraph_id, start, end, kind"), ("token_stats", "level, token"),
+                             ("level_totals", "level")):
+            for row in db.execute(f"SELECT * FROM {table} ORDER BY {order}"):
+                yield f"{table}\t" + json.dumps(row, ensure_ascii=False)
+
+
+class CollectionWriter:
+    """Adds prepared cases to a collection folder (creating it), one transaction per batch."""
+
+    def __init__(self, folder: str | Path, analysis: dict | None = None):
+        self.folder = Path(folder)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot create the collection folder {self.folder}: {exc.strerror or exc}") from None
+        if any(self.folder.iterdir()) and not database_path(self.folder).exists():
+            raise UsageError(f"{self.folder} is a folder with other files and no {FILENAME}; give an empty or "
+                             "new folder for a new collection")
+        try:
+            self.db = sqlite3.connect(database_path(self.folder), isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA busy_timeout = 60000")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: consistent after any crash
+            self.db.execute("BEGIN IMMEDIATE")
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            found = self.db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            if found is None:
+                now = _now()
+                self.db.executemany("INSERT INTO meta VALUES (?, ?)", [
+                    ("format", str(FORMAT_VERSION)), ("created_at", now), ("statistics_date", now),
+                    ("analysis", json.dumps(analysis or {}, sort_keys=True))])
+                self.db.executemany("INSERT INTO level_totals VALUES (?, 0, 0)", [(lvl,) for lvl in LEVELS])
+            elif found[0] != str(FORMAT_VERSION):
+                self.db.execute("ROLLBACK")
+                raise InputError(self.folder, f"holds a collection of format {found[0]}; this statinterp writes "
+                                 f"format {FORMAT_VERSION}: use a new folder")
+            else:
+                stored = self.db.execute("SELECT value FROM meta WHERE key = 'analysis'").fetchone()[0]
+                if analysis is not None and json.loads(stored) != analysis:
+                    self.db.execute("ROLLBACK")
+                    raise UsageError(f"{self.folder}: the collection's statistics were made with other analysis "
+                                     f"settings ({stored}); ingest into a new folder")
+            self.db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise InputError(database_path(self.folder), f"is not a usable collection database ({exc})") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> CollectionWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def known_hash(self, source: str, source_id: str) -> str | None:
+        row = self.db.execute("SELECT content_hash FROM cases WHERE source = ? AND source_id = ?",
+                              (source, source_id)).fetchone()
+        return row[0] if row else None
+
+    def write(self, prepared: Iterable, reprepare=None) -> dict[str, int]:
+        """Store prepared cases in one transaction: new ones are added, changed ones replace the
+        stored case (``reprepare(record)`` gives the old case's statistics to subtract),
+        unchanged ones are left alone. Returns counts of added / replaced / unchanged cases and
+        of the opinions and paragraphs added."""
+        counts = {"added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
+        stats: dict[tuple[str, str], list[int]] = {}
+        totals = {lvl: [0, 0] for lvl in LEVELS}
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for case in prepared:
+                rec = case.record
+                row = db.execute("SELECT id, content_hash FROM cases WHERE source = ? AND source_id = ?",
+                                 (rec.source, rec.source_id)).fetchone()
+                if row is not None and row[1] == case.content_hash:
+                    counts["unchanged"] += 1
+                    continue
+                if row is not None:
+                    old = Collection(self.folder, db).record(row[0])
+                    self._add_counts(stats, totals, reprepare(old).counts, -1)
+                    self._delete_case(row[0])
+                    counts["replaced"] += 1
+                else:
+                    counts["added"] += 1
+                n_ops, n_paras = self._insert_case(case)
+                counts["opinions"] += n_ops
+                counts["paragraphs"] += n_paras
+                self._add_counts(stats, totals, case.counts, +1)
+            self._apply_stats(stats, totals)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('statistics_date', ?)", (_now(),))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return counts
+
+    def record_source(self, path: str, fmt: str, cases: int, skipped: int) -> None:
+        self.db.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)",
+                        (os.path.abspath(path), fmt, cases, skipped, _now()))
+
+    @staticmethod
+    def _add_counts(stats: dict, totals: dict, counts: dict, sign: int) -> None:
+        for lvl, c in counts.items():
+            totals[lvl][0] += sign * c.n_units
+            totals[lvl][1] += sign * c.total_tokens
+            for word, df, cf in zip(c.words, c.df.tolist(), c.cf.tolist(), strict=True):
+                entry = stats.get((lvl, word))
+                if entry is None:
+                    stats[(lvl, word)] = [sign * df, sign * cf]
+                else:
+                    entry[0] += sign * df
+                    entry[1] += sign * cf
+
+    def _apply_stats(self, stats: dict, totals: dict) -> None:
+        db = self.db
+        rows = [(lvl, word, v[0], v[1]) for (lvl, word), v in sorted(stats.items()) if v[0] or v[1]]
+        db.executemany("INSERT INTO token_stats VALUES (?, ?, ?, ?) ON CONFLICT (level, token) DO UPDATE SET "
+                       "df = df + excluded.df, cf = cf + excluded.cf", rows)
+        if any(v[0] < 0 or v[1] < 0 for v in stats.values()):
+            db.execute("DELETE FROM token_stats WHERE df <= 0")
+        db.executemany("UPDATE level_totals SET n_units = n_units + ?, total_tokens = total_tokens + ? "
+                       "WHERE level = ?", [(n, t, lvl) for lvl, (n, t) in totals.items()])
+
+    def _insert_case(self, case) -> tuple[int, int]:
+        db = self.db
+        r = case.record
+        cur = db.execute(
+            "INSERT INTO cases (source, source_id, content_hash, name, name_abbreviation, decision_date, "
+            "docket_number, citations, court, jurisdiction, head_matter, judges, parties, attorneys) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (r.source, r.source_id, case.content_hash, r.name, r.name_abbreviation, r.decision_date,
+             r.docket_number, json.dumps([list(c) for c in r.citations], ensure_ascii=False), r.court,
+             r.jurisdiction, r.head_matter, r.judges, r.parties, r.attorneys))
+        case_id = int(cur.lastrowid or 0)
+        paragraph_ids: dict[tuple[int, int], int] = {}
+        n_paras = 0
+        for i, op in enumerate(r.opinions):
+            oid = db.execute("INSERT INTO opinions (case_id, position, type, author) VALUES (?, ?, ?, ?)",
+                             (case_id, i, op.type, op.author)).lastrowid or 0
+            for j, text in enumerate(op.paragraphs):
+                pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text) VALUES (?, ?, ?, ?)",
+                                 (case_id, oid, j, text)).lastrowid or 0
+                db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
+                paragraph_ids[(i, j)] = pid
+                n_paras += 1
+        db.executemany("INSERT OR IGNORE INTO citations VALUES (?, ?, ?, ?, ?, ?)",
+                       [(paragraph_ids[(c.opinion, c.paragraph)], c.start, c.end, c.kind, c.text, c.normalized)
+                        for c in case.citations])
+        return len(r.opinions), n_paras
+
+    def _delete_case(self, case_id: int) -> None:
+        db = self.db
+        db.execute("DELETE FROM citations WHERE paragraph_id IN (SELECT id FROM paragraphs WHERE case_id = ?)",
+                   (case_id,))
+        db.executemany("INSERT INTO paragraphs_fts (paragraphs_fts, rowid, text) VALUES ('delete', ?, ?)",
+                       db.execute("SELECT id, text FROM paragraphs WHERE case_id = ?", (case_id,)).fetchall())
+        db.execute("DELETE FROM paragraphs WHERE case_id = ?", (case_id,))
+        db.execute("DELETE FROM opinions WHERE case_id = ?", (case_id,))
+        db.execute("DELETE FROM cases WHERE id = ?", (case_id,))

@@ -1,0 +1,68 @@
+"""Write a term in the data set's format (a term zip), e.g. with a reviewer's labels.
+
+The zip holds ``KEY-case.json``, ``KEY-opinion.json``, ``KEY-paragraph.json`` and
+``KEY-sentence.json`` exactly as :func:`statinterp.corpus.dataset.load_corpus` reads them
+(``docs/data-format.md``), so ``evaluate``, ``train`` and ``cv`` take it as ``--data``.
+Only the fields the loader reads are written (extra fields of the source, such as
+``attorneys``, are not kept).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from statinterp.cache import atomic
+from statinterp.corpus.dataset import KINDS, TermData
+
+__all__ = ["term_records", "tables_zip_bytes", "term_zip_bytes", "write_term_zip"]
+
+
+def _drop_empty(rec: dict) -> dict:
+    return {k: v for k, v in rec.items() if v not in ("", None) or k == "label"}
+
+
+def term_records(term: TermData, labels: Mapping[str, str | None] | None = None) -> dict[str, dict]:
+    """The four files' contents (kind -> id -> record). ``labels`` (sentence id -> label) replaces
+    every sentence's label; without it the term's own labels are kept."""
+    cases = {c.id: _drop_empty({"name": c.name, "short_name": c.short_name, "official_citation": c.citation,
+                                "court": c.court, "date": c.date, "text": c.text}) for c in term.cases.values()}
+    opinions = {o.id: _drop_empty({"case_id": o.case_id, "type": o.type, "author": o.author, "position": o.position,
+                                   "text": o.text}) for o in term.opinions.values()}
+    paragraphs = {p.id: _drop_empty({"case_id": p.case_id, "opinion_id": p.opinion_id, "position": p.position,
+                                     "text": p.text}) for p in term.paragraphs.values()}
+    sentences = {}
+    for s in term.sentences:
+        label = s.label if labels is None else labels.get(s.id)
+        rec = _drop_empty({"case_id": s.case_id, "opinion_id": s.opinion_id, "paragraph_id": s.paragraph_id,
+                           "position": s.position, "text": s.text})
+        if label is not None:
+            rec["label"] = label
+        sentences[s.id] = rec
+    return {"case": cases, "opinion": opinions, "paragraph": paragraphs, "sentence": sentences}
+
+
+def tables_zip_bytes(key: str, tables: Mapping[str, Mapping[str, dict]]) -> bytes:
+    """The data set's zip (``KEY-case.json`` ... ``KEY-sentence.json``) of the four tables (kind -> id ->
+    record), deterministic: fixed member order, timestamps and key order, so the same tables give the same bytes."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for kind in KINDS:
+            info = zipfile.ZipInfo(f"{key}-{kind}.json", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, json.dumps(tables[kind], ensure_ascii=False, indent=1, sort_keys=True))
+    return buf.getvalue()
+
+
+def term_zip_bytes(term: TermData, labels: Mapping[str, str | None] | None = None) -> bytes:
+    """The term zip of ``term`` (with ``labels`` in place of its own, see :func:`term_records`) as bytes."""
+    return tables_zip_bytes(term.key, term_records(term, labels))
+
+
+def write_term_zip(term: TermData, path: str | Path, labels: Mapping[str, str | None] | None = None,
+                   force: bool = False) -> Path:
+    """Write the term zip atomically (never overwriting an existing file without ``force``)."""
+    return atomic.write_bytes(path, term_zip_bytes(term, labels), force=force)

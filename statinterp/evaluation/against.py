@@ -1,0 +1,154 @@
+"""Found candidates checked against labelled data (``statinterp find --against``).
+
+A labelled sentence is *found exactly* when a found candidate of the same case has the same
+text after whitespace normalisation (runs of whitespace -> one space, ends trimmed); it is
+*found* (containment) when a found candidate of the same case contains it or lies inside it.
+Cases are paired by their whole text (whitespace-normalised), else by name, date and
+citation.
+
+Labels are carried over to the found candidates: a candidate takes the label of the labelled
+sentence it equals, else of the labelled sentences it contains or lies inside (the highest
+gain when there are several). Candidates with no label are *extra*; evaluating on the
+labelled candidates with the extra ones removed gives condensed lists (the metrics drop
+unlabelled sentences; ``statinterp evaluate`` says how many).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass, field, replace
+
+from statinterp.corpus.dataset import Corpus, TermData
+from statinterp.corpus.labels import LABEL_GAINS
+
+__all__ = ["AgainstResult", "normalise", "compare_with_labelled", "labelled_tables", "find_and_compare"]
+
+_SPACE_RE = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """Whitespace runs to one space, ends trimmed."""
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def _case_keys(term: TermData) -> tuple[dict[str, str], dict[tuple[str, str, str], str]]:
+    by_text, by_meta = {}, {}
+    for cid, case in term.cases.items():
+        by_text[hashlib.sha256(normalise(case.text).encode("utf-8", "surrogatepass")).hexdigest()] = cid
+        by_meta[(case.short_name or case.name, case.date, case.citation)] = cid
+    return by_text, by_meta
+
+
+@dataclass
+class AgainstResult:
+    """How the found candidates of one term compare with its labelled sentences."""
+
+    term: str
+    labelled: int = 0  # labelled sentences
+    found_exact: int = 0  # ... found as exactly the same sentence
+    found_contained: int = 0  # ... found inside or around a candidate (includes the exact ones)
+    candidates: int = 0  # found candidates
+    labels_carried: int = 0  # candidates that received a label
+    extra: int = 0  # candidates without a label
+    cases_unpaired: int = 0  # labelled cases with no found case
+    missed: list[str] = field(default_factory=list)  # labelled sentence ids not found (containment)
+    labels: dict[str, str] = field(default_factory=dict)  # found sentence id -> carried label
+
+    def as_dict(self) -> dict:
+        return {
+            "term": self.term, "labelled": self.labelled, "found_exact": self.found_exact,
+            "found_contained": self.found_contained, "candidates": self.candidates,
+            "labels_carried": self.labels_carried, "extra": self.extra, "cases_unpaired": self.cases_unpaired,
+            "exact_rate": self.found_exact / self.labelled if self.labelled else None,
+            "contained_rate": self.found_contained / self.labelled if self.labelled else None,
+            "missed": self.missed,
+        }
+
+    def summary(self) -> str:
+        def rate(n):
+            return f"{100 * n / self.labelled:.1f}%" if self.labelled else "n/a"
+        return (f"{self.term}: {self.found_contained} of {self.labelled} labelled sentences found "
+                f"({rate(self.found_contained)}; {self.found_exact} exactly the same, {rate(self.found_exact)}); "
+                f"labels carried to {self.labels_carried} of {self.candidates} candidates; {self.extra} extra "
+                f"candidate(s) without a label")
+
+
+def compare_with_labelled(found: TermData, labelled: TermData) -> AgainstResult:
+    """Compare ``found`` (unlabelled candidates) with ``labelled`` and carry its labels over."""
+    result = AgainstResult(found.key)
+    labelled_sentences = [s for s in labelled.sentences if s.label is not None]
+    result.labelled = len(labelled_sentences)
+    result.candidates = len(found.sentences)
+    text_key, meta_key = _case_keys(found)
+    # labelled case id -> found case id
+    pair: dict[str, str | None] = {}
+    for cid, case in labelled.cases.items():
+        key = hashlib.sha256(normalise(case.text).encode("utf-8", "surrogatepass")).hexdigest()
+        pair[cid] = text_key.get(key) or meta_key.get((case.short_name or case.name, case.date, case.citation))
+    result.cases_unpaired = sum(
+        1 for cid in {s.case_id for s in labelled_sentences} if pair.get(cid) is None)
+
+    found_by_case: dict[str, list[tuple[str, str]]] = {}
+    for s in found.sentences:
+        found_by_case.setdefault(s.case_id, []).append((s.id, normalise(s.text)))
+    best: dict[str, str] = {}  # found id -> label (exact matches first, then containment)
+    exact_of: dict[str, str] = {}
+    for s in labelled_sentences:
+        target = normalise(s.text)
+        candidates = found_by_case.get(pair.get(s.case_id) or "", [])
+        exact = [fid for fid, text in candidates if text == target]
+        around = [fid for fid, text in candidates if text != target and (target in text or text in target)]
+        if exact:
+            result.found_exact += 1
+            for fid in exact:
+                exact_of[fid] = s.label  # type: ignore[assignment]
+        if exact or around:
+            result.found_contained += 1
+        else:
+            result.missed.append(s.id)
+        for fid in around:
+            if fid not in best or LABEL_GAINS[s.label] > LABEL_GAINS[best[fid]]:  # type: ignore[index]
+                best[fid] = s.label  # type: ignore[assignment]
+    best.update(exact_of)  # an exact match wins over containment
+    result.labels = best
+    result.labels_carried = len(best)
+    result.extra = result.candidates - result.labels_carried
+    return result
+
+
+def labelled_tables(tables: dict[str, dict[str, dict]], labels: dict[str, str]) -> dict[str, dict[str, dict]]:
+    """Copy of the found tables with ``label`` set on the sentences that carry one (None elsewhere)."""
+    out = {kind: dict(records) for kind, records in tables.items()}
+    out["sentence"] = {sid: {**rec, "label": labels.get(sid)} for sid, rec in tables["sentence"].items()}
+    return out
+
+
+def find_and_compare(collection, labelled) -> tuple[list[AgainstResult], Corpus, dict[str, float]]:
+    """Find every term of the labelled corpus ``labelled`` in ``collection`` (a folder or an open
+    :class:`~statinterp.collection.store.Collection`) and compare.
+
+    Returns the per-term results, the found candidates as a corpus with the labels carried over
+    (and each term's provision), and the seconds each find took.
+    """
+    from statinterp.collection.find import find_term
+    from statinterp.collection.store import Collection
+
+    results: list[AgainstResult] = []
+    found_corpus = Corpus()
+    seconds: dict[str, float] = {}
+    for term in labelled:
+        started = time.perf_counter()
+        if isinstance(collection, Collection):
+            found = find_term(collection, term.query)
+        else:
+            with Collection.open(collection) as store:
+                found = find_term(store, term.query)
+        seconds[term.key] = time.perf_counter() - started
+        found_term = found.term_data(term.provision)
+        result = compare_with_labelled(found_term, term)
+        found_term.sentences = [replace(s, label=result.labels.get(s.id)) for s in found_term.sentences]
+        found_corpus.terms[term.key] = found_term
+        results.append(result)
+    return results, found_corpus, seconds

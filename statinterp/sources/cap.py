@@ -1,0 +1,213 @@
+"""Caselaw Access Project readers: the static per-case JSON release and the legacy bulk bags.
+
+* **Per-case JSON** (``cap``): ``REPORTER/VOLUME/cases/*.json`` beside ``CasesMetadata.json``,
+  one case object per file; or one zip per volume holding the same files. Opinion texts hold
+  one paragraph per line.
+* **Legacy bulk** (``cap-bulk``): a BagIt folder or zip (``bagit.txt``,
+  ``data/data.jsonl.xz``), one case per line, the body under ``casebody.data`` with a
+  ``casebody.status``.
+
+Each reader streams: one file (or one line) at a time, so memory does not grow with the input.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from statinterp.corpus.dataset import MAX_MEMBER_BYTES
+from statinterp.errors import InputError, read_limited
+from statinterp.sources.fields import BadField, cap_case, record_id
+from statinterp.sources.records import CaseRecord, SkippedRecord
+
+#: Metadata files of a CAP volume that are not cases.
+CAP_METADATA = frozenset({"CasesMetadata.json", "VolumeMetadata.json", "ReporterMetadata.json",
+                          "JurisdictionsMetadata.json", "CourtsMetadata.json", "ReportersMetadata.json"})
+
+#: Refuse one line of a legacy bulk file longer than this (a case is far smaller).
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, ValueError, RuntimeError,
+               NotImplementedError, OSError)
+
+
+def _decode(raw: bytes, where: str, record: str) -> tuple[object | None, SkippedRecord | None]:
+    try:
+        return json.loads(raw.decode("utf-8-sig")), None
+    except UnicodeDecodeError as exc:
+        return None, SkippedRecord(where, record, "(record)", f"not UTF-8 text (bad byte at offset {exc.start})")
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return None, SkippedRecord(where, record, "(record)", f"malformed JSON ({exc})")
+
+
+def _one_case(raw: bytes, where: str, fallback_id: str, source: str, body_key: str | None = None
+              ) -> CaseRecord | SkippedRecord:
+    if len(raw) > MAX_MEMBER_BYTES:
+        return SkippedRecord(where, fallback_id, "(record)", f"larger than the limit of {MAX_MEMBER_BYTES} bytes")
+    obj, bad = _decode(raw, where, fallback_id)
+    if bad is not None:
+        return bad
+    rid = record_id(obj)
+    try:
+        return cap_case(obj, source, body_key)
+    except BadField as exc:
+        return SkippedRecord(where, rid if rid != "?" else fallback_id, exc.field, exc.reason)
+
+
+def case_files(volume: Path) -> list[Path]:
+    """The case files of a per-case volume folder, in name order."""
+    folder = volume / "cases" if (volume / "cases").is_dir() else volume
+    return sorted(p for p in folder.glob("*.json") if p.name not in CAP_METADATA)
+
+
+def read_cap_folder(volume: Path) -> Iterator[CaseRecord | SkippedRecord]:
+    """A volume folder (``VOLUME/cases/*.json``), or a lone case file."""
+    files = [volume] if volume.is_file() else case_files(volume)
+    for path in files:
+        try:
+            with open(path, "rb") as fh:
+                raw = read_limited(fh, MAX_MEMBER_BYTES)
+        except OSError as exc:
+            raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+        yield _one_case(raw, str(path), path.stem, "cap")
+
+
+def _zip_members(zf: zipfile.ZipFile, path: Path) -> list[zipfile.ZipInfo]:
+    out = []
+    for info in zf.infolist():
+        name = PurePosixPath(info.filename)
+        if info.is_dir() or name.suffix != ".json" or name.name in CAP_METADATA:
+            continue
+        if info.filename.startswith("/") or ".." in name.parts:
+            raise InputError(path, f"unsafe member name {info.filename!r}; refusing to read this zip")
+        if name.parts[0] == "__MACOSX" or name.name.startswith("."):
+            continue
+        out.append(info)
+    return sorted(out, key=lambda i: i.filename)
+
+
+def read_cap_zip(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
+    """One volume zip of per-case JSON files."""
+    try:
+        zf = zipfile.ZipFile(path)
+        members = _zip_members(zf, path)
+    except _ZIP_ERRORS as exc:
+        raise InputError(path, f"is not a readable zip file ({exc})") from None
+    with zf:
+        for info in members:
+            where = f"{path}:{info.filename}"
+            if info.file_size > MAX_MEMBER_BYTES:
+                yield SkippedRecord(where, PurePosixPath(info.filename).stem, "(record)",
+                                    f"would expand to {info.file_size} bytes, over the limit of {MAX_MEMBER_BYTES}")
+                continue
+            try:
+                with zf.open(info) as fh:
+                    raw = read_limited(fh, MAX_MEMBER_BYTES)
+            except _ZIP_ERRORS as exc:
+                yield SkippedRecord(where, PurePosixPath(info.filename).stem, "(record)", f"corrupt zip member ({exc})")
+                continue
+            yield _one_case(raw, where, PurePosixPath(info.filename).stem, "cap")
+
+
+def _jsonl_lines(fh, where: str, source: str) -> Iterator[CaseRecord | SkippedRecord]:
+    n = 0
+    while True:
+        try:
+            line = fh.readline(MAX_LINE_BYTES + 1)
+        except (lzma.LZMAError, *_ZIP_ERRORS) as exc:
+            raise InputError(where, f"cannot be decompressed after line {n} ({exc})") from None
+        if not line:
+            return
+        n += 1
+        if not line.strip():
+            continue
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            yield SkippedRecord(where, f"line {n}", "(record)", f"longer than {MAX_LINE_BYTES} bytes")
+            while line and not line.endswith(b"\n"):  # skip the rest of the line
+                line = fh.readline(MAX_LINE_BYTES)
+            continue
+        yield _one_case(line, f"{where}:{n}", f"line {n}", source, body_key="data")
+
+
+def bag_data_member(names: list[str]) -> str | None:
+    """The ``data/data.jsonl.xz`` member of a bag zip (possibly under one top folder)."""
+    wanted = (("data", "data.jsonl.xz"), ("data", "data.jsonl"))
+    hits = sorted(n for n in names if PurePosixPath(n).parts[-2:] in wanted)
+    return hits[0] if hits else None
+
+
+def read_cap_bag(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
+    """A legacy bulk export: a BagIt folder or zip with ``data/data.jsonl.xz``."""
+    if path.is_dir():
+        data = path / "data" / "data.jsonl.xz"
+        plain = path / "data" / "data.jsonl"
+        target = data if data.exists() else plain
+        try:
+            fh = lzma.open(target, "rb") if target.suffix == ".xz" else open(target, "rb")
+        except OSError as exc:
+            raise InputError(target, f"cannot be read ({exc.strerror or exc})") from None
+        with fh:
+            yield from _jsonl_lines(fh, str(target), "cap-bulk")
+        return
+    try:
+        zf = zipfile.ZipFile(path)
+        member = bag_data_member(zf.namelist())
+    except _ZIP_ERRORS as exc:
+        raise InputError(path, f"is not a readable zip file ({exc})") from None
+    if member is None:
+        raise InputError(path, "is a bag without data/data.jsonl.xz")
+    with zf:
+        try:
+            raw = zf.open(member)
+        except _ZIP_ERRORS as exc:
+            raise InputError(f"{path}:{member}", f"corrupt zip member ({exc})") from None
+        with raw:
+            if member.endswith(".xz"):
+                with lzma.open(raw, "rb") as fh:
+                    yield from _jsonl_lines(fh, f"{path}:{member}", "cap-bulk")
+            else:
+                yield from _jsonl_lines(raw, f"{path}:{member}", "cap-bulk")
+
+
+def to_cap_json(record: CaseRecord, case_id: int | str | None = None) -> dict:
+    """A record as a CAP per-case JSON object (the static release's fields); the inverse of the
+    ``cap`` reader (used to write test fixtures and synthetic collections)."""
+    def lines(value: str) -> list[str]:
+        return [line for line in value.split("\n") if line]
+
+    rid = case_id if case_id is not None else (int(record.source_id) if record.source_id.isdigit()
+                                               else record.source_id)
+    return {
+        "id": rid, "name": record.name, "name_abbreviation": record.name_abbreviation,
+        "decision_date": record.decision_date, "docket_number": record.docket_number,
+        "citations": [{"type": t, "cite": c} for t, c in record.citations],
+        "court": {"name": record.court}, "jurisdiction": {"name_long": record.jurisdiction},
+        "casebody": {"head_matter": record.head_matter, "judges": lines(record.judges),
+                     "parties": lines(record.parties), "attorneys": lines(record.attorneys),
+                     "opinions": [{"type": o.type, "author": o.author, "text": o.text} for o in record.opinions]},
+    }
+
+
+def write_cap_volume(records: list[CaseRecord], folder: Path, as_zip: bool = False) -> Path:
+    """Write records as one CAP volume (``folder/cases/NNNN-01.json`` beside ``CasesMetadata.json``),
+    or as ``folder.zip`` holding the same files. Returns the folder or the zip."""
+    meta = [{"id": to_cap_json(r)["id"], "file_name": f"{i + 1:04d}-01", "name": r.name}
+            for i, r in enumerate(records)]
+    files = {"CasesMetadata.json": json.dumps(meta, indent=1)}
+    for i, r in enumerate(records):
+        files[f"cases/{i + 1:04d}-01.json"] = json.dumps(to_cap_json(r), ensure_ascii=False, indent=1)
+    if as_zip:
+        target = folder.with_suffix(".zip")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, text in files.items():
+                zf.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), text)
+        return target
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text + "\n", encoding="utf-8")
+    return folder

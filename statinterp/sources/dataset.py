@@ -1,0 +1,91 @@
+"""The annotated data set's own term zips (or folders of ``TERM-*.json``), read back as cases.
+
+Each term is loaded and validated by :func:`statinterp.corpus.dataset.load_corpus` (a problem
+there stops with one line: a data-set file is validated as a whole). Every case becomes a
+record whose id is the case's CAP id (``original_id``; the data-set id when it has none), so a
+case shared by several terms is stored once. Its head matter is the case text before its
+first opinion; each opinion's lines are its paragraphs; text outside the listed opinions (the
+data set omits some opinions) becomes an opinion of type ``unlisted``.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from statinterp.corpus.dataset import load_corpus
+from statinterp.errors import InputError
+from statinterp.sources.fields import BadField, lines_of, split_lines, text_of
+from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+
+
+def _raw_cases(path: Path) -> dict[str, dict]:
+    """The case objects as stored (for the fields the data model does not keep)."""
+    out: dict[str, dict] = {}
+    try:
+        if path.is_dir():
+            for f in sorted(path.glob("*-case.json")):
+                out.update(json.loads(f.read_text(encoding="utf-8-sig")))
+        else:
+            with zipfile.ZipFile(path) as zf:
+                for name in sorted(n for n in zf.namelist() if n.endswith("-case.json")):
+                    out.update(json.loads(zf.read(name).decode("utf-8-sig")))
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise InputError(path, f"cannot be read ({exc})") from None
+    return out
+
+
+def _split_case(text: str, ops: list) -> tuple[str, tuple[OpinionRecord, ...]]:
+    """Head matter and opinions of a case text. The data set lists only some opinions of some
+    cases (a concurrence may be in the case text but not in the opinion file): text between or
+    after the listed opinions becomes an opinion of type ``unlisted``, so the stored case keeps
+    its whole text."""
+    placed = sorted((text.find(o.text), i) for i, o in enumerate(ops) if o.text and text.find(o.text) >= 0)
+    if not placed:
+        return text, tuple(OpinionRecord(o.type or "majority", o.author or None, split_lines(o.text)) for o in ops)
+    out: list[OpinionRecord] = []
+    head = text[:placed[0][0]].rstrip("\n")
+    pos = placed[0][0]
+    for start, i in placed:
+        if start < pos:  # overlaps the previous opinion: keep it as listed
+            start = pos
+        gap = text[pos:start].strip("\n")
+        if gap.strip():
+            out.append(OpinionRecord("unlisted", None, split_lines(gap)))
+        o = ops[i]
+        out.append(OpinionRecord(o.type or "majority", o.author or None, split_lines(o.text)))
+        pos = max(pos, start + len(o.text))
+    tail = text[pos:].strip("\n")
+    if tail.strip():
+        out.append(OpinionRecord("unlisted", None, split_lines(tail)))
+    return head, tuple(out)
+
+
+def read_dataset(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
+    corpus = load_corpus(path)
+    raw = _raw_cases(path)
+    for term in corpus:
+        by_case: dict[str, list] = {}
+        for op in term.opinions.values():
+            by_case.setdefault(op.case_id, []).append(op)
+        for cid in sorted(term.cases):
+            case = term.cases[cid]
+            rec = raw.get(cid, {})
+            ops = sorted(by_case.get(cid, []), key=lambda o: (o.position if o.position is not None else 1 << 30, o.id))
+            head, opinions = _split_case(case.text, ops)
+            try:
+                original = rec.get("original_id")
+                source_id = str(original) if isinstance(original, (int, str)) and str(original).strip() else cid
+                yield CaseRecord(
+                    source="dataset", source_id=source_id, name=case.name, name_abbreviation=case.short_name,
+                    decision_date=case.date, docket_number="",
+                    citations=(("official", case.citation),) if case.citation else (),
+                    court=case.court, jurisdiction=text_of(rec, "jurisdiction"), head_matter=head,
+                    judges=lines_of(rec, "judges"), parties=lines_of(rec, "parties"),
+                    attorneys=lines_of(rec, "attorneys"),
+                    opinions=opinions,
+                )
+            except BadField as exc:
+                yield SkippedRecord(f"{path}:{term.key}-case.json", cid, exc.field, exc.reason)

@@ -1,0 +1,80 @@
+"""The records every source reader yields, one case at a time, whatever the bulk format.
+
+A reader yields :class:`CaseRecord` for each case it could read and :class:`SkippedRecord` for
+each malformed record it skipped (which file, which record, which field, why); it never
+aborts on a bad record. A file that cannot be read at all raises
+:class:`~statinterp.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class OpinionRecord:
+    """One opinion: its type (majority, concurrence, dissent, ...), author and paragraphs."""
+
+    type: str
+    author: str | None
+    paragraphs: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The opinion's text: its paragraphs, one per line."""
+        return "\n".join(self.paragraphs)
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    """One case as a source describes it (CAP's fields; other sources fill what they have)."""
+
+    source: str  # the format's name: cap, cap-bulk, courtlistener, text, dataset
+    source_id: str  # the case's id inside its source (CAP id, CourtListener cluster id, file name, ...)
+    name: str
+    name_abbreviation: str
+    decision_date: str
+    docket_number: str
+    citations: tuple[tuple[str, str], ...]  # (type, cite), e.g. ("official", "212 Marl. App. 341")
+    court: str
+    jurisdiction: str
+    head_matter: str
+    judges: str
+    parties: str
+    attorneys: str
+    opinions: tuple[OpinionRecord, ...]
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the record's canonical JSON (sorted keys, no spaces, UTF-8)."""
+        raw = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+    @property
+    def text(self) -> str:
+        """The whole case, as the data set gives it: the head matter's lines, then each opinion."""
+        parts = [self.head_matter] if self.head_matter.strip() else []
+        parts.extend(o.text for o in self.opinions)
+        return "\n".join(parts)
+
+    @property
+    def official_citation(self) -> str:
+        for kind, cite in self.citations:
+            if kind == "official":
+                return cite
+        return self.citations[0][1] if self.citations else ""
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """A malformed record a reader skipped: where it was and what is wrong with it."""
+
+    file: str
+    record: str
+    field: str
+    reason: str
+
+    def line(self) -> str:
+        return f"{self.file}: record {self.record!r}: field {self.field!r}: {self.reason}"

@@ -1,0 +1,173 @@
+"""Where a statutory term occurs in text: a regular expression and an FTS5 query.
+
+:func:`term_pattern` matches the ways case law writes a term (say *pre-employment
+testing*):
+
+* any letter case ("Pre-Employment Testing");
+* the plural and the possessive of the last word ("technological measures",
+  "measure's", "measures’", "properties");
+* hyphen, space and closed variants where the term joins parts: at a hyphen of the
+  term ("pre-employment" ~ "pre employment" ~ "preemployment") and after a common
+  prefix written closed ("preemployment" ~ "pre-employment", "cybercrime" ~
+  "cyber-crime"; :data:`JOINABLE_PREFIXES`);
+* between the words of the term, any run of whitespace including line breaks, or a
+  hyphen ("hybrid-instrument");
+* a hyphenated line break inside the term ("pre-\\nemployment").
+
+The match never starts or ends inside a longer word ("nonviticultural" is not
+"viticultural").
+
+:func:`fts_query` is an SQLite FTS5 query (``unicode61`` tokenizer, the default) that
+finds every paragraph the pattern can match (a superset: FTS5 sees tokens, the pattern
+then checks the exact text): an ``OR`` of the term's token-level variants as phrases,
+the last token as a prefix (plurals, possessives).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+
+__all__ = ["JOINABLE_PREFIXES", "term_pattern", "fts_query", "term_parts"]
+
+# Prefixes that case law writes closed, hyphenated or spaced ("preemployment",
+# "pre-employment", "pre employment").  Only split off when at least three letters follow.
+JOINABLE_PREFIXES = (
+    "anti", "co", "counter", "cyber", "inter", "intra", "micro", "mid", "multi", "non", "over",
+    "post", "pre", "pro", "re", "self", "semi", "sub", "super", "trans", "un", "under",
+)
+_MIN_REST = 3
+_HYPHENS = "-\u2010\u2011\u2012\u2013"  # hyphen-minus, hyphen, non-breaking hyphen, figure dash, en dash
+_APOSTROPHES = "'\u2019"
+# Between two words of the term: any run of whitespace (line breaks too), hyphens,
+# quotes, commas, brackets - whatever is neither a letter/digit nor ends a clause
+# ("hybrid” instrument", "Navigation, Equipment", "dependent on, hours worked").
+_WORD_GAP = r"[^\w.!?;:]+"
+# Inside a word, where the term may be written closed: nothing, a hyphen (a hyphenated
+# line break too) or whitespace.
+_PART_GAP = rf"(?:[{_HYPHENS}]\s*|\s+)?"
+
+
+def term_parts(term: str) -> list[list[str]]:
+    """The term's words, each as its parts.
+
+    ``"pre-employment testing"`` -> ``[["pre", "employment"], ["testing"]]``.
+
+    A word is split at its hyphens, and a closed word after one of
+    :data:`JOINABLE_PREFIXES` ("preemployment" -> "pre" + "employment"); a prefix written
+    as a word of its own joins the next word ("pre employment").  Letter case is folded.
+    Raises ``ValueError`` for a term with no letters or digits.
+    """
+    words = []
+    for raw in term.lower().split():
+        pieces = [p for p in re.split(rf"[{_HYPHENS}]+", raw) if p]
+        parts: list[str] = []
+        for piece in pieces:
+            piece = piece.strip(_APOSTROPHES + "\"“”‘’.,;:()[]")
+            if not piece:
+                continue
+            for prefix in sorted(JOINABLE_PREFIXES, key=len, reverse=True):
+                rest = piece[len(prefix):]
+                if piece.startswith(prefix) and len(rest) >= _MIN_REST and rest.isalpha():
+                    parts.extend([prefix, rest])
+                    break
+            else:
+                parts.append(piece)
+        if parts:
+            words.append(parts)
+    # A prefix written as a word of its own ("pre employment") joins the next word's parts.
+    merged: list[list[str]] = []
+    for parts in words:
+        if merged and len(merged[-1]) == 1 and merged[-1][0] in JOINABLE_PREFIXES:
+            merged[-1] = merged[-1] + parts
+        else:
+            merged.append(parts)
+    words = merged
+    if not any(any(ch.isalnum() for ch in part) for word in words for part in word):
+        raise ValueError(f"term {term!r} has no letters or digits")
+    return words
+
+
+_SUFFIXES = ("ing", "ies", "ied", "ed", "es", "s", "e", "y")
+_INFLECTIONS = r"(?:ing|ies|ied|ed|es|e|s|y)?"
+
+
+def stem(word: str) -> str:
+    """The word without one inflectional ending ("testing" -> "test", "trade" -> "trad",
+    "property" -> "propert"); words of three letters or fewer are kept whole."""
+    if len(word) <= 3:
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _word_forms(word: str) -> str:
+    """Regex of a word with its inflections and possessive ("measure", "measures",
+    "measure's", "measures’", "trading", "properties")."""
+    if len(word) <= 3:
+        return re.escape(word)
+    return (rf"(?:{re.escape(word)}(?:e?s)?|{re.escape(stem(word))}{_INFLECTIONS})"
+            rf"(?:[{_APOSTROPHES}]s?)?")
+
+
+@functools.lru_cache(maxsize=256)
+def term_pattern(term: str) -> re.Pattern[str]:
+    """Compiled, case-insensitive pattern matching ``term`` and its variants (module docstring)."""
+    words = term_parts(term)
+    word_regexes = []
+    for parts in words:
+        pieces = [re.escape(part) for part in parts[:-1]] + [_word_forms(parts[-1])]
+        word_regexes.append(_PART_GAP.join(pieces))
+    body = _WORD_GAP.join(word_regexes)
+    return re.compile(rf"(?<![\w])(?:{body})(?![\w])", re.IGNORECASE)
+
+
+def _fts_token_variants(words: list[list[str]]) -> list[list[str]]:
+    """Token sequences (as FTS5 ``unicode61`` sees them) of every spelling the pattern allows."""
+    per_word = []
+    for parts in words:
+        # Each gap between parts is either closed (one token) or open (two tokens).
+        options = []
+        for closed in itertools.product((False, True), repeat=len(parts) - 1):
+            tokens = [parts[0]]
+            for part, join in zip(parts[1:], closed, strict=False):
+                if join:
+                    tokens[-1] += part
+                else:
+                    tokens.append(part)
+            options.append(tokens)
+        per_word.append(options)
+    variants = []
+    for combo in itertools.product(*per_word):
+        variants.append([tok for tokens in combo for tok in tokens])
+    return variants
+
+
+def _fts_tokens(text: str) -> list[str]:
+    """Tokens of ``text`` as FTS5's ``unicode61`` tokenizer makes them (letters and digits)."""
+    return re.findall(r"\w+", text.lower())
+
+
+def fts_query(term: str) -> str:
+    """FTS5 query finding every paragraph in which :func:`term_pattern` can match (a superset).
+
+    The variants' token sequences, each token searched by its stem as a prefix
+    (``"technolog" * + "measur" *``), joined by ``OR``.  FTS5's ``unicode61`` tokenizer
+    drops punctuation, hyphens and apostrophes, so the gaps the pattern allows between
+    words vanish.
+    """
+    phrases = []
+    seen = set()
+    for tokens in _fts_token_variants(term_parts(term)):
+        flat = [t for tok in tokens for t in _fts_tokens(tok)]
+        if not flat:
+            continue
+        key = tuple(stem(t) for t in flat)
+        if key in seen:
+            continue
+        seen.add(key)
+        phrases.append(" + ".join(f'"{t}" *' for t in key))
+    return " OR ".join(f"({p})" for p in phrases)
