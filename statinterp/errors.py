@@ -148,15 +148,17 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def check_no_lone_surrogates(data: object, where: object) -> None:
+def check_no_lone_surrogates(data: object, where: object, record: str | None = None) -> None:
     """Raise :class:`InputError` (file, record, field) if a string in parsed JSON holds a lone
     surrogate (an unpaired ``\\ud800``-style escape): it is no text, and would fail later when
-    hashed or written out."""
+    hashed or written out. ``record`` names the record when ``data`` is one (a JSON line)."""
     path = _lone_surrogate_path(data, ())
     if path is None:
         return
-    record = field = None
+    field = None
     parts = [p if isinstance(p, int) else _printable(p) for p in path]
+    if record is not None:  # the caller names the record (e.g. "line 3"): the path is the field
+        parts.insert(0, record)
     if parts:
         record = str(parts[0])
         rest = parts[1:]
