@@ -90,6 +90,15 @@ SLOW_TESTS = {
     "test_tuning_report.py::test_cli_reproduce_writes_files_matching_evaluate",
     "test_startup.py::test_every_exported_name_resolves_and_is_listed",
     "test_cli.py::test_jobs_default_leaves_the_process_count_to_the_analyser",
+    "test_review_app.py::test_sigkill_after_a_label_loses_nothing",
+    "test_review_app.py::test_review_a_term_found_in_a_collection",
+    "test_review_app.py::test_host_needs_the_printed_token",
+    "test_review_browser.py::test_label_rerank_export_in_chromium",
+    "test_ingest.py::test_killed_ingest_leaves_a_consistent_collection_and_rerun_completes_it",
+    "test_ingest.py::test_dask_engine_writes_the_same_collection_as_the_local_engine",
+    "test_ingest.py::test_a_reader_sees_whole_batches_while_an_ingest_writes",
+    "test_feedback.py::test_rank_uses_the_default_model",
+    "test_feedback.py::test_feedback_ranker_with_the_default_model_prior",
 }
 
 
