@@ -167,34 +167,16 @@ def loadavg() -> str:
 
 
 def select_methods(prepared, vectors_ready: set[str]) -> tuple[list[str], dict[str, str]]:
-    """Registered methods that can run here, and the skipped ones with the reason.
+    """Registered methods that can run here, and the skipped ones with the reason: a method is
+    skipped when the word vectors its parts declare (``Ranker.requires``) are not available."""
+    from statinterp.rankers.grammar import list_methods, parse
 
-    A method is skipped when ``vector_kinds`` names vectors that are not available, or, when not
-    every domain kind is available, when it fails for want of vectors on one term (query
-    expansion by similar words and the novelty measures use the domain word2vec vectors without
-    declaring a ``vector_kind``)."""
-    from statinterp.errors import UsageError
-    from statinterp.rankers.grammar import build_method, list_methods
-    from statinterp.vectors.provider import DOMAIN_KINDS, vector_kinds
-
-    probe = next(iter(prepared))
-    saved = probe.vectors
     run, skipped = [], {}
     for name, _ in list_methods():
-        ranker = build_method(name)
-        missing = [k for k in vector_kinds(ranker) if k not in vectors_ready]
+        missing = [k for k in parse(name).requires().vectors if k not in vectors_ready]
         if missing:
             skipped[name] = "needs vectors " + ", ".join(missing)
             continue
-        if not set(DOMAIN_KINDS) <= vectors_ready:
-            probe.vectors = None
-            try:
-                ranker.score(probe)
-            except UsageError as exc:
-                skipped[name] = f"needs word vectors ({str(exc)[:80]})"
-                continue
-            finally:
-                probe.vectors = saved
         run.append(name)
     return run, skipped
 

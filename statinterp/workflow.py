@@ -33,20 +33,6 @@ def example_data_path() -> Path:
     return Path(str(resources.files("statinterp.data").joinpath("example")))
 
 
-def default_model_path() -> Path:
-    """The learned model shipped with statinterp (``data/models/default.statinterp-model``): the
-    ``ensemble`` learner trained on the 14 terms of the annotated data set with the feature
-    families that need no word vectors (see ``data/models/README.md``)."""
-    return Path(str(resources.files("statinterp.data").joinpath("models", "default.statinterp-model")))
-
-
-def default_ranker() -> Ranker:
-    """The ranker used when none is chosen: the shipped learned model (``learned:default``)."""
-    from statinterp.learned.model import load_model
-
-    return load_model(default_model_path())
-
-
 def open_corpus(
     data: str | Path | None = None,
     *,

@@ -225,8 +225,8 @@ def test_rank_feedback_errors(tmp_path, capsys):
 
 
 def test_shipped_default_model_file():
+    from statinterp.learned.default_model import default_model_path
     from statinterp.learned.model import read_header
-    from statinterp.workflow import default_model_path
 
     path = default_model_path()
     assert path.is_file(), f"the default model is not installed at {path}"
@@ -239,7 +239,7 @@ def test_shipped_default_model_file():
 
 
 def test_rank_uses_the_default_model(example_index, recwarn):
-    from statinterp.workflow import default_ranker
+    from statinterp.learned.default_model import default_ranker
 
     model = default_ranker()
     assert model.name == "learned:default"
@@ -257,7 +257,7 @@ def test_rank_uses_the_default_model(example_index, recwarn):
 
 def test_feedback_ranker_with_the_default_model_prior(example_index):
     """A learned prior is scored from the features cached for the term: the same scores as its own."""
-    from statinterp.workflow import default_ranker
+    from statinterp.learned.default_model import default_ranker
 
     model = default_ranker()
     gains = example_index.gains
@@ -266,3 +266,15 @@ def test_feedback_ranker_with_the_default_model_prior(example_index):
     np.testing.assert_allclose(ranker.prior_scores(example_index), model.score(example_index))
     assert ranker.name == "learned:default+feedback"
 
+
+
+def test_readme_first_ranking_is_what_rank_prints():
+    """The README's first command (`statinterp rank vehicle --top 3`) shows the default model's
+    real output: its header line and the first ranked sentence's line."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ statinterp rank vehicle --top 3\n", 1)[1].split("```", 1)[0].splitlines()
+    out = CliRunner().invoke(cli, ["rank", "vehicle", "--top", "3", "-q"], catch_exceptions=False).stdout.splitlines()
+    assert block[0] == out[0] == "learned:default ranking of 47 sentences for 'vehicle' (top 3)"
+    assert block[2:5] == out[2:5]

@@ -222,7 +222,7 @@ def test_domain_gate_qllm_negative_scores(ix):
     case_scores = gate.case_scores(ix)
     assert (case_scores < 0).all()
     lo, avg = case_scores.min(), top_mean(case_scores)
-    thr = gate.threshold(ix)
+    thr = gate.cutoff(ix)
     assert thr == pytest.approx(lo + 0.5 * (avg - lo))
     assert lo < thr < avg
     assert (gate.passes(ix) == (case_scores[ix.levels["case"].row] >= thr)).all()
@@ -319,7 +319,8 @@ def test_tp_tg_nr_equals_explicit_composition(ix):
     named = build_method("Tp-Tg-Nr")
     assert named.name == "Tp-Tg-Nr"
     assert named.score(ix) == pytest.approx(tp_tg_nr_explicit().score(ix))
-    assert tp_tg_nr_explicit().name == "TF-ISF-p+Tg+Nr"
+    assert tp_tg_nr_explicit().name == "Tp-Tg-Nr"  # one canonical name (the paper's) ...
+    assert tp_tg_nr_explicit() == named == build_method("TF-ISF-p+Tg+Nr")  # ... and one value per ranker
     assert build_method("TF-ISF-p+Tg+Nr").score(ix) == pytest.approx(named.score(ix))
 
 

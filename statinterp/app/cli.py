@@ -203,7 +203,7 @@ def _ranker_from_options(method: str, model_file):
     """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
     if model_file is None:
         if method is None:
-            from statinterp.workflow import default_ranker
+            from statinterp.learned.default_model import default_ranker
 
             return default_ranker()
         return _build_method(method)

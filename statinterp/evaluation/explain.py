@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["candidate_position", "explain_sentence", "format_explanation"]
 
 
-def candidate_position(index: "TermIndex", sentence_id: str) -> int:
+def candidate_position(index: TermIndex, sentence_id: str) -> int:
     """Position of the candidate with ``sentence_id`` in ``index`` (UsageError if absent)."""
     for i, s in enumerate(index.sentences):
         if s.id == sentence_id:
@@ -31,17 +31,18 @@ def candidate_position(index: "TermIndex", sentence_id: str) -> int:
                      f"({len(index)} candidates; `statinterp rank {index.term.query!r} --format csv` lists their ids)")
 
 
-def explain_sentence(ranker: "Ranker", index: "TermIndex", sentence_id: str, top: int = 10) -> dict:
-    """Rank, score and score components of one sentence under ``ranker``."""
+def explain_sentence(ranker: Ranker, index: TermIndex, sentence_id: str, top: int = 10) -> dict:
+    """Rank, score and score components of one sentence under ``ranker`` (of a learned model,
+    the ``top`` largest feature contributions)."""
     from statinterp.evaluation.ranking import rank
 
     i = candidate_position(index, sentence_id)
     ranking = rank(ranker, index)
     position = int(np.flatnonzero(ranking.order == i)[0]) + 1
-    if hasattr(ranker, "feature_names"):
-        components = ranker.explain(index, i, top=top)
-    else:
-        components = ranker.explain(index, i)
+    components = ranker.explain(index, i)
+    for key, value in components.items():  # a learned model lists every feature's contribution, largest first
+        if isinstance(value, list) and value and all(isinstance(v, dict) and "contribution" in v for v in value):
+            components[key] = value[:top]
     s = index.sentences[i]
     return {
         "term": index.key,

@@ -1,8 +1,9 @@
 """Experiments over a prepared corpus: hyperparameter tuning and the full reproduction run.
 
-Tuning is a grid search. Every grid point is a set of keyword parameters for
-:func:`statinterp.rankers.grammar.build_method` (``lam`` = λ1, ``lam2`` = λ2, ``nwr``, ``qllm_lam``, ...,
-whichever the method accepts). The corpus is analysed once by the caller; each grid point is
+Tuning is a grid search. A method is a ranker object (or a method name, parsed once with
+:func:`statinterp.rankers.grammar.parse`); every grid point is a set of keyword parameters
+applied to it with :func:`statinterp.rankers.grammar.with_params` (``lam`` = λ1, ``lam2`` = λ2,
+``nwr``, ``qllm_lam``, ..., whichever the method accepts). The corpus is analysed once by the caller; each grid point is
 then scored and evaluated on *every* labelled term of the prepared corpus, once
 (:func:`evaluate_grid`). Choosing the best point for a set of tuning terms is then pure
 bookkeeping, so leave-one-term-out tuning costs no more than one grid evaluation.
@@ -20,17 +21,19 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from statinterp.errors import StatinterpError, UsageError
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
-from statinterp.index.term_index import PreparedCorpus
-from statinterp.rankers.grammar import build_method, list_methods
-from statinterp.progress import iterate
 from statinterp.evaluation.ranking import rank
+from statinterp.index.term_index import PreparedCorpus
+from statinterp.progress import iterate
 from statinterp.rankers.base import Ranker
+from statinterp.rankers.gates import Gated
+from statinterp.rankers.grammar import list_methods, parse, with_params
 from statinterp.workflow import evaluate_methods
 
 #: Candidate hyperparameters and the values the default grid tries, in this order. A method's
@@ -114,50 +117,59 @@ def parse_grid(specs: Iterable[str]) -> Grid:
 def grid_points(grid: Grid) -> list[Params]:
     """Every combination of the grid's values, the last parameter varying fastest."""
     names = list(grid)
-    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(grid[n] for n in names))]
 
 
-def _build(method: str, params: Params) -> Ranker:
-    return build_method(method, **params)
+Method = str | Ranker
 
 
-def default_grid(method: str) -> Grid:
+def as_ranker(method: Method) -> Ranker:
+    """The ranker object of ``method`` (a name is parsed; unknown names are a UsageError listing the valid ones)."""
+    return parse(method) if isinstance(method, str) else method
+
+
+def _build(method: Method, params: Params) -> Ranker:
+    return with_params(as_ranker(method), **params)
+
+
+def default_grid(method: Method) -> Grid:
     """The parameters of :data:`CANDIDATE_GRID` that ``method`` accepts and that matter."""
-    ranker = build_method(method)  # unknown method -> UsageError listing the valid ones
+    ranker = as_ranker(method)
     # A gated compound tunes its gates (λ2, thresholds); its base keeps its own tuned λ1.
-    skip = {"lam"} if getattr(ranker, "gates", None) else set()
+    skip = {"lam"} if isinstance(ranker, Gated) else set()
     grid: Grid = {}
     for name, values in CANDIDATE_GRID.items():
         if name in skip:
             continue
         try:
-            first, last = _build(method, {name: values[0]}), _build(method, {name: values[-1]})
+            first, last = _build(ranker, {name: values[0]}), _build(ranker, {name: values[-1]})
         except (StatinterpError, TypeError, ValueError):
             continue
-        if repr(first) != repr(last):
+        if first != last:
             grid[name] = list(values)
     if not grid:
         raise UsageError(
-            f"method {method!r} has no tunable parameter among {', '.join(CANDIDATE_GRID)}; "
+            f"method {ranker.name!r} has no tunable parameter among {', '.join(CANDIDATE_GRID)}; "
             f"give one with --grid NAME=VALUES"
         )
     return grid
 
 
-def inert_parameters(method: str, grid: Grid) -> list[str]:
+def inert_parameters(method: Method, grid: Grid) -> list[str]:
     """Grid parameters whose values all build the same ranker (tuning them does nothing)."""
+    method = as_ranker(method)
     base = {n: v[0] for n, v in grid.items()}
     inert = []
     for name, values in grid.items():
         if len(values) < 2:
             continue
-        reprs = set()
+        built: set[object] = set()
         for v in values:
             try:
-                reprs.add(repr(_build(method, {**base, name: v})))
+                built.add(_build(method, {**base, name: v}))
             except (StatinterpError, TypeError, ValueError):
-                reprs.add(f"error {v!r}")
-        if len(reprs) == 1:
+                built.add(f"error {v!r}")
+        if len(built) == 1:
             inert.append(name)
     return inert
 
@@ -199,7 +211,7 @@ def _metrics(metric: Metric | str) -> tuple[Metric, list[Metric]]:
 
 def evaluate_grid(
     prepared: PreparedCorpus,
-    method: str,
+    method: Method,
     grid: Grid,
     metrics: Sequence[Metric | str] = DEFAULT_METRICS,
     show_progress: bool = False,
@@ -213,15 +225,16 @@ def evaluate_grid(
     indices = [ix for ix in prepared if ix.term.labelled]
     if not indices:
         raise UsageError("no loaded term has labelled sentences: nothing to tune on")
+    method = as_ranker(method)
     points = [GridPoint(p) for p in grid_points(grid)]
-    for point in iterate(points, f"Evaluating {method} grid", show_progress and len(points) > 1):
+    for point in iterate(points, f"Evaluating {method.name} grid", show_progress and len(points) > 1):
         try:
             ranker = _build(method, point.params)
             point.per_term = {ix.key: rank(ranker, ix).evaluate(parsed) for ix in indices}
         except (StatinterpError, ValueError) as exc:
             point.per_term, point.error = {}, str(exc)
     if not any(p.ok for p in points):
-        raise UsageError(f"no grid point of {method} could be evaluated; first error: {points[0].error}")
+        raise UsageError(f"no grid point of {method.name} could be evaluated; first error: {points[0].error}")
     return points
 
 
@@ -302,24 +315,22 @@ class LooResult:
         return d
 
 
-def _default_scores(prepared: PreparedCorpus, method: str, metrics: Sequence[Metric]) -> dict[str, dict[str, float]]:
-    ranker = build_method(method)
+def _default_scores(prepared: PreparedCorpus, ranker: Ranker, metrics: Sequence[Metric]) -> dict[str, dict[str, float]]:
     return {ix.key: rank(ranker, ix).evaluate(metrics) for ix in prepared if ix.term.labelled}
 
 
-def _setup(prepared, method, grid, metric):
+def _setup(method: Method, grid: Grid | None, metric: Metric | str):
+    ranker = as_ranker(method)
     target, metrics = _metrics(metric)
-    grid = grid if grid else default_grid(method)
+    grid = grid if grid else default_grid(ranker)
     for name, values in grid.items():
         if not values:
             raise UsageError(f"grid parameter {name!r} has no values")
-    try:
-        _build(method, {n: v[0] for n, v in grid.items()})
-    except TypeError as exc:  # pragma: no cover - build_method wraps these
-        raise UsageError(f"method {method!r}: {exc}") from None
-    notes = [f"parameter {n!r} does not change method {method!r}: every value builds the same ranker"
-             for n in inert_parameters(method, grid)]
-    return target, metrics, grid, notes
+    _build(ranker, {n: v[0] for n, v in grid.items()})  # a parameter that does not apply -> UsageError
+    label = method if isinstance(method, str) else ranker.name
+    notes = [f"parameter {n!r} does not change method {label!r}: every value builds the same ranker"
+             for n in inert_parameters(ranker, grid)]
+    return ranker, target, metrics, grid, notes
 
 
 def _error_notes(points: Sequence[GridPoint]) -> list[str]:
@@ -332,7 +343,7 @@ def _error_notes(points: Sequence[GridPoint]) -> list[str]:
 
 def tune(
     prepared: PreparedCorpus,
-    method: str,
+    method: Method,
     grid: Grid | None = None,
     *,
     metric: Metric | str = "nDCG@100",
@@ -341,7 +352,7 @@ def tune(
 ) -> TuneResult:
     """Grid search maximising the macro ``metric`` over ``tune_terms`` (default: every
     labelled term, leaving nothing held out); the best point is scored on the other terms."""
-    target, metrics, grid, notes = _setup(prepared, method, grid, metric)
+    ranker, target, metrics, grid, notes = _setup(method, grid, metric)
     labelled = _labelled_keys(prepared)
     if tune_terms:
         chosen = []
@@ -355,13 +366,13 @@ def tune(
         chosen = list(labelled)
         notes.append("tuned on every term: no held-out terms (give --tune-term or --loo)")
     test = [t for t in labelled if t not in chosen]
-    points = evaluate_grid(prepared, method, grid, metrics, show_progress)
+    points = evaluate_grid(prepared, ranker, grid, metrics, show_progress)
     notes += _error_notes(points)
     best, score = best_point(points, target.name, chosen)
     test_per_term = {t: best.per_term[t] for t in test}
-    default = _default_scores(prepared, method, metrics)
+    default = _default_scores(prepared, ranker, metrics)
     return TuneResult(
-        method=build_method(method).name, metric=target.name, grid=grid, tune_terms=chosen, test_terms=test,
+        method=ranker.name, metric=target.name, grid=grid, tune_terms=chosen, test_terms=test,
         best_params=dict(best.params), tune_score=score, test_per_term=test_per_term,
         test_macro=macro_average(test_per_term) if test else {},
         default_test_macro=macro_average({t: default[t] for t in test}) if test else {},
@@ -371,27 +382,27 @@ def tune(
 
 def tune_loo(
     prepared: PreparedCorpus,
-    method: str,
+    method: Method,
     grid: Grid | None = None,
     *,
     metric: Metric | str = "nDCG@100",
     show_progress: bool = False,
 ) -> LooResult:
     """Leave-one-term-out: for each term, tune on the other terms and score on it."""
-    target, metrics, grid, notes = _setup(prepared, method, grid, metric)
+    ranker, target, metrics, grid, notes = _setup(method, grid, metric)
     labelled = _labelled_keys(prepared)
     if len(labelled) < 2:
         raise UsageError("leave-one-term-out tuning needs at least two labelled terms")
-    points = evaluate_grid(prepared, method, grid, metrics, show_progress)
+    points = evaluate_grid(prepared, ranker, grid, metrics, show_progress)
     notes += _error_notes(points)
-    default = _default_scores(prepared, method, metrics)
+    default = _default_scores(prepared, ranker, metrics)
     folds = []
     for term in labelled:
         others = [t for t in labelled if t != term]
         best, score = best_point(points, target.name, others)
         folds.append(LooFold(term, others, dict(best.params), score, best.per_term[term], default[term]))
     return LooResult(
-        method=build_method(method).name, metric=target.name, grid=grid, folds=folds,
+        method=ranker.name, metric=target.name, grid=grid, folds=folds,
         macro=macro_average({f.term: f.held_out for f in folds}),
         default_macro=macro_average({f.term: f.default for f in folds}),
         points=points, notes=notes,
@@ -443,7 +454,7 @@ def reproduce(
     results, skipped = [], []
     for name in iterate(names, "Running methods", show_progress):
         try:
-            ranker = build_method(name)
+            ranker = parse(name)
             results.extend(evaluate_methods(prepared, [ranker], metrics))
         except StatinterpError as exc:
             skipped.append((name, str(exc)))

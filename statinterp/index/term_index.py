@@ -27,8 +27,7 @@ from statinterp.errors import UsageError
 from statinterp.index.statistics import LEVELS, Background, CollectionStats, StatsAccumulator
 from statinterp.text.units import TokenSeqs
 
-#: Neighbours kept on each side of a candidate for recursive context (the paper's n = 4).
-MAX_NEIGHBOURS = 4
+from statinterp.index import MAX_NEIGHBOURS  # noqa: E402,F401 - re-exported (its home is the package)
 
 
 @dataclass

@@ -250,11 +250,11 @@ def vectors_available(index: "TermIndex", settings: FeatureSettings) -> tuple[bo
 
 
 def _method_scores(b: _Builder, family: str, methods: Sequence[str], index: "TermIndex") -> None:
-    from statinterp.rankers.grammar import build_method
+    from statinterp.rankers.grammar import parse
 
-    for name in methods:
+    for name in methods:  # the settings hold method names (the feature names); parsed to objects here
         try:
-            values = build_method(name).score(index)
+            values = parse(name).score(index)
         except StatinterpError as exc:
             b.skipped[f"{family}:{name}"] = str(exc)
             continue
@@ -264,14 +264,14 @@ def _method_scores(b: _Builder, family: str, methods: Sequence[str], index: "Ter
 def _provision_and_centrality(b: _Builder, index: "TermIndex") -> None:
     """Sentence-level similarity to the provision (TF-ISF, BM25 with the provision as query) and
     centrality: mean TF-ISF-weighted cosine of the sentence to the term's other candidates."""
-    from statinterp.rankers.grammar import build_method
+    from statinterp.rankers.lexical import BM25, TFISF
 
     units = index.levels["sentence"]
     stats = index.background["sentence"]
     if index.provision is not None and len(index.provision):
-        for name in ("TF-ISF", "BM25"):
-            raw = build_method(name).score_units(index.provision, units.seqs, stats, index)
-            b.add("scores", f"provision:{name}", units.spread(np.asarray(raw, dtype=np.float64)))
+        for sim in (TFISF(), BM25()):
+            raw = sim.score_units(index.provision, units.seqs, stats, index)
+            b.add("scores", f"provision:{sim.name}", units.spread(np.asarray(raw, dtype=np.float64)))
     else:
         b.skipped["scores:provision similarity"] = "the term has no source provision"
     M = units.seqs.matrix(len(index.vocab)).copy()
@@ -310,10 +310,15 @@ def _gate_features(b: _Builder, index: "TermIndex") -> None:
 
 
 def _neighbour_features(b: _Builder, index: "TermIndex", settings: FeatureSettings, with_vectors: bool) -> None:
-    from statinterp.rankers.grammar import build_method
+    from statinterp.rankers.base import Similarity
+    from statinterp.rankers.lexical import BM25, QLLM, TFISF
     from statinterp.rankers.novelty import new_words
 
-    sims = list(LEXICAL) + (["w2vec*"] if with_vectors else [])
+    sims: list[Similarity] = [TFISF(), BM25(), QLLM()]  # the LEXICAL similarities
+    if with_vectors:
+        from statinterp.rankers.embedding import Cosine
+
+        sims.append(Cosine("word2vec"))  # w2vec*
     stats = index.background["sentence"]
     for d in settings.neighbour_offsets:
         units = index.neighbours.get(d)
@@ -321,9 +326,9 @@ def _neighbour_features(b: _Builder, index: "TermIndex", settings: FeatureSettin
             continue
         present = units.present
         b.add("neighbours", f"nb{d:+d}:present", present.astype(float))
-        for name in sims:
+        for sim in sims:
+            name = sim.name
             try:
-                sim = build_method(name)
                 raw = sim.score_units(index.query, units.seqs, stats, index)
             except StatinterpError as exc:
                 b.skipped[f"neighbours:nb{d:+d}:{name}"] = str(exc)
@@ -336,9 +341,9 @@ def _neighbour_features(b: _Builder, index: "TermIndex", settings: FeatureSettin
             nwr = np.divide(new, distinct, out=np.zeros_like(new), where=distinct > 0)
             b.add("neighbours", f"nb{d:+d}:NWR", units.spread(nwr, missing=0.0))
     par = index.levels["paragraph"]
-    for name in sims:
+    for sim in sims:
+        name = sim.name
         try:
-            sim = build_method(name)
             raw = sim.score_units(index.query, par.seqs, index.background["paragraph"], index)
         except StatinterpError as exc:
             b.skipped[f"neighbours:par:{name}"] = str(exc)

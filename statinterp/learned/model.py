@@ -175,7 +175,12 @@ def _component(kind: str) -> _Component:
 
 
 class LearnedRanker(Ranker):
-    """A ranker learned across terms; scores a term from its :func:`extract_features` matrix."""
+    """A ranker learned across terms; scores a term from its :func:`extract_features` matrix.
+
+    A fitted model, not a parameter value: unlike the other rankers it may be changed in place
+    (its ``label`` is set when it is loaded)."""
+
+    _mutable = True
 
     def __init__(self, learner: str, settings: FeatureSettings, feature_names: list[str],
                  feature_families: list[str], components: list[_Component], trained_on: list[str],
@@ -229,8 +234,9 @@ class LearnedRanker(Ranker):
             total += c.contributions(X, i) / (sd if sd > 1e-12 else 1.0)
         return total / len(self.components)
 
-    def explain(self, index: "TermIndex", i: int, top: int = 10) -> dict:
-        """The largest feature contributions to candidate ``i``'s score.
+    def explain(self, index: "TermIndex", i: int) -> dict:
+        """Every feature's contribution to candidate ``i``'s score, largest magnitude first
+        (:func:`statinterp.evaluation.explain.explain_sentence` shows the first ``top``).
 
         Linear learners: coefficient × standardised feature value. Trees and the ensemble:
         the score minus the score with the feature replaced by its mean over the term's
@@ -240,7 +246,7 @@ class LearnedRanker(Ranker):
         fm = self.features(index)
         scores = self.score_matrix(fm.X)
         contrib = self.contributions(fm.X, i)
-        order = np.argsort(-np.abs(contrib), kind="stable")[:top]
+        order = np.argsort(-np.abs(contrib), kind="stable")
         rank = int(np.sum(scores > scores[i])) + 1
         how = ("coefficient x standardised value" if self.learner in ("linear", "pairwise")
                else "score minus score with the feature at its term mean")

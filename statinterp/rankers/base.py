@@ -1,9 +1,19 @@
-"""What every ranker and similarity provides.
+"""What every ranker, gate and similarity provides.
 
 A :class:`Ranker` scores the candidate sentences of one term (a :class:`~statinterp.index.term_index.TermIndex`)
-and returns one score per candidate; higher ranks first. Rankers are small objects whose
-constructor holds every parameter (as scikit-learn estimators do) and which compose
-(as PyTerrier's operators do): ``Gated(Interpolated(TFISF(), "paragraph", 0.9), [NoveltyGate()])``.
+and returns one score per candidate; higher ranks first. Rankers, gates and similarities are
+**values** (:class:`Component`): the constructor stores its parameters and nothing else
+(scikit-learn's rule; defaults that depend on other parameters are resolved when scoring), an
+object cannot be changed after construction, :meth:`~Component.set_params` returns a changed
+copy, and two objects with the same parameters are equal. They compose one way, as a fluent
+chain (PyTerrier's operators are the model)::
+
+    TFISF().in_context("paragraph", 0.9).gated(DomainGate(TFISF(), "provision", 0.5), NoveltyGate("NWR", 0.2))
+
+is the paper's ``Tp-Tg-Nr``. A composed ranker lists its :meth:`~Component.parts`, and what it
+needs from the index (word vectors of which kind, a provision, neighbouring sentences) is
+declared by each part (:meth:`~Component.needs`) and collected by :meth:`~Component.requires`.
+``str(ranker)`` is its canonical method name (:mod:`statinterp.rankers.grammar` parses it back).
 
 A :class:`Similarity` is a ranker built from a query-to-unit similarity. It splits its formula
 into per-query-token *evidence* and a *combination* over query tokens, so that context
@@ -13,54 +23,274 @@ query-likelihood model, where the mixing happens inside the logarithm).
 
 from __future__ import annotations
 
+import functools
+import inspect
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
+from statinterp.index import MAX_NEIGHBOURS
+
 if TYPE_CHECKING:
-    from statinterp.index.term_index import Query, TermIndex
     from statinterp.index.statistics import CollectionStats
+    from statinterp.index.term_index import Query, TermIndex
     from statinterp.text.units import TokenSeqs
 
+__all__ = ["COMPOSITES", "Component", "Gate", "Ranker", "Requirements", "Similarity", "register_composite"]
 
-class Ranker(ABC):
-    """Scores the candidate sentences of a term."""
+C = TypeVar("C", bound="Component")
+R = TypeVar("R", bound="type[Ranker]")
 
-    #: The paper-style method name, e.g. ``TF-ISF-p``.
+#: The composite rankers (``Interpolated``, ``Recursive``, ``Expanded``, ``Gated``) by class name,
+#: registered by the modules that define them (:mod:`statinterp.rankers` imports them all), so
+#: that the fluent methods below build them without this module importing theirs.
+COMPOSITES: dict[str, Any] = {}
+
+
+def register_composite(cls: R) -> R:
+    """Class decorator: make ``cls`` available to the fluent methods of :class:`Ranker`."""
+    COMPOSITES[cls.__name__] = cls
+    return cls
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What a ranker needs attached to a term index besides its text.
+
+    ``vectors``: the kinds of word vectors it asks ``index.vectors`` for (``word2vec``,
+    ``fasttext`` or a pretrained name), in order of first use; ``provision``: the term's source
+    provision; ``neighbours``: the sentences around each candidate.
+    """
+
+    vectors: tuple[str, ...] = ()
+    provision: bool = False
+    neighbours: bool = False
+
+    def __or__(self, other: Requirements) -> Requirements:
+        return Requirements(tuple(dict.fromkeys(self.vectors + other.vectors)), self.provision or other.provision,
+                            self.neighbours or other.neighbours)
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a parameter value (lists and tuples become tuples)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    return value
+
+
+def _opening(init):
+    """Wrap a constructor so that attributes can be set while it (and the constructors it calls) run."""
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        state = self.__dict__
+        state["_opening"] = state.get("_opening", 0) + 1
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            state["_opening"] -= 1
+            if not state["_opening"]:
+                del state["_opening"]
+
+    __init__._opening = True
+    return __init__
+
+
+class Component(ABC):
+    """A value that holds parameters only: the common ground of rankers, gates and similarities.
+
+    * The constructor's arguments are the parameters; each is stored under its own name and
+      nothing is derived from them there. :meth:`get_params` returns them.
+    * Immutable: setting an attribute after construction is an error; :meth:`set_params`
+      returns a copy with some parameters replaced (unlike scikit-learn, which changes the object).
+    * Equality and hashing are by type and parameters (after :meth:`resolved_params`).
+    * :meth:`parts` are the components among the parameters; :meth:`requires` collects what the
+      component and its parts :meth:`need <needs>`.
+    """
+
+    #: Classes whose objects are fitted models rather than parameter values opt out: their
+    #: objects can be changed and are equal only to themselves.
+    _mutable: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_opening", False):
+            cls.__init__ = _opening(init)  # type: ignore[method-assign]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._mutable or "_opening" in self.__dict__:
+            object.__setattr__(self, name, value)
+            return
+        raise AttributeError(f"{type(self).__name__} objects are immutable: "
+                             f"use .set_params({name}=...) for a changed copy")
+
+    def __delattr__(self, name: str) -> None:
+        if self._mutable:
+            object.__delattr__(self, name)
+            return
+        raise AttributeError(f"{type(self).__name__} objects are immutable")
+
+    #: The canonical name in the method-name grammar (:mod:`statinterp.rankers.grammar`), e.g.
+    #: ``TF-ISF-p`` or ``Tp-Tg-Nr`` for a ranker, ``Tg`` or ``NWR>=0.3`` for a gate.
     @property
     @abstractmethod
     def name(self) -> str: ...
 
+    def __str__(self) -> str:
+        return self.name
+
+    # -- parameters ------------------------------------------------------------------------
+    @classmethod
+    def param_names(cls) -> tuple[str, ...]:
+        """The constructor's parameter names, in order."""
+        init = inspect.unwrap(cls.__init__)
+        if init is object.__init__:
+            return ()
+        return tuple(p.name for p in list(inspect.signature(init).parameters.values())[1:]
+                     if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+
+    def get_params(self, deep: bool = False) -> dict[str, Any]:
+        """The parameters as given to the constructor. ``deep`` adds those of the parts as
+        ``part__name`` (scikit-learn's convention)."""
+        params = {name: getattr(self, name) for name in self.param_names()}
+        if deep:
+            for name, value in list(params.items()):
+                if isinstance(value, Component):
+                    params.update((f"{name}__{k}", v) for k, v in value.get_params(deep=True).items())
+        return params
+
+    def set_params(self: C, **params: Any) -> C:
+        """A copy with ``params`` replaced; ``part__name=value`` replaces a parameter of a part."""
+        own = self.get_params()
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, sep, rest = key.partition("__")
+            if name not in own:
+                raise TypeError(f"{type(self).__name__} has no parameter {name!r} "
+                                f"(parameters: {', '.join(own) or 'none'})")
+            if sep:
+                nested.setdefault(name, {})[rest] = value
+            else:
+                own[name] = value
+        for name, values in nested.items():
+            part = own[name]
+            if not isinstance(part, Component):
+                raise TypeError(f"{type(self).__name__}.{name} is not a component: cannot set {', '.join(values)}")
+            own[name] = part.set_params(**values)
+        return type(self)(**own)
+
+    def resolved_params(self) -> dict[str, Any]:
+        """The parameters with defaults that depend on others filled in (compared by ``==``)."""
+        return self.get_params()
+
+    def _identity(self) -> tuple:
+        return (type(self), tuple((k, _frozen(v)) for k, v in self.resolved_params().items()))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Component):
+            return NotImplemented
+        if self._mutable or other._mutable:
+            return self is other
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return object.__hash__(self) if self._mutable else hash(self._identity())
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.resolved_params().items())
+        return f"{type(self).__name__}({params})"
+
+    # -- composition -----------------------------------------------------------------------
+    def parts(self) -> tuple[Component, ...]:
+        """The components this one is composed of (its parameters that are components)."""
+        out: list[Component] = []
+        for value in self.get_params().values():
+            values = value if isinstance(value, (list, tuple)) else (value,)
+            out.extend(v for v in values if isinstance(v, Component))
+        return tuple(out)
+
+    def walk(self) -> Iterator[Component]:
+        """This component and, depth first, every part of it."""
+        yield self
+        for part in self.parts():
+            yield from part.walk()
+
+    def needs(self) -> Requirements:
+        """What this component itself (not its parts) needs attached to the index."""
+        return Requirements()
+
+    def requires(self) -> Requirements:
+        """What this component and all its parts need: word vectors, a provision, neighbours."""
+        total = Requirements()
+        for component in self.walk():
+            total = total | component.needs()
+        return total
+
+
+class Ranker(Component):
+    """Scores the candidate sentences of a term; its ``name`` is its canonical method name."""
+
     @abstractmethod
-    def score(self, index: "TermIndex") -> np.ndarray:
+    def score(self, index: TermIndex) -> np.ndarray:
         """One score per candidate of ``index``, in the index's order."""
 
-    def explain(self, index: "TermIndex", i: int) -> dict:
+    def explain(self, index: TermIndex, i: int) -> dict:
         """Components of candidate ``i``'s score (overridden by composite rankers)."""
         return {"method": self.name, "score": float(self.score(index)[i])}
 
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
-        return f"{type(self).__name__}({params})"
+    def gated(self, *gates: Gate) -> Ranker:
+        """This ranker with ``gates`` (a ``Gated``): every sentence all gates pass ranks above
+        every other one."""
+        return COMPOSITES["Gated"](self, gates)
+
+
+class Gate(Component):
+    """A per-candidate pass/fail test: passes(s) = values(s) ≥ cutoff. Its ``name`` is its
+    canonical spelling in compound method names (``Tg``, ``BM25-g>=0.4``, ``NWR>=0.3``)."""
+
+    @abstractmethod
+    def values(self, index: TermIndex) -> np.ndarray:
+        """The gated quantity for every candidate."""
+
+    @abstractmethod
+    def cutoff(self, index: TermIndex) -> float:
+        """The (term-specific) threshold the quantity must reach."""
+
+    def passes(self, index: TermIndex) -> np.ndarray:
+        """Gate value per candidate: True (1) where the quantity reaches the cutoff."""
+        return self.values(index) >= self.cutoff(index)
+
+    def explain(self, index: TermIndex, i: int) -> dict:
+        m = self.values(index)
+        t = self.cutoff(index)
+        return {"gate": self.name, "value": int(m[i] >= t), "score": float(m[i]), "threshold": float(t)}
 
 
 class Similarity(Ranker):
     """A query-to-text similarity; as a ranker it scores the candidate sentences themselves."""
 
-    #: Short name used in method names (``TF-ISF``, ``BM25``, ``QLLM``, ``w2vec*``).
-    short_name: str = ""
+    @property
+    def short_name(self) -> str:
+        """Short name used in method names (``TF-ISF``, ``BM25``, ``QLLM``, ``w2vec*``);
+        a class attribute in most similarities."""
+        return ""
 
     @property
     def name(self) -> str:
         return self.short_name
 
     @abstractmethod
-    def evidence(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats", index: "TermIndex") -> np.ndarray:
+    def evidence(self, query: Query, units: TokenSeqs, stats: CollectionStats, index: TermIndex) -> np.ndarray:
         """Per unit and query token, the evidence the formula sums: array (n_units, len(query))."""
 
     @abstractmethod
-    def combine(self, evidence: np.ndarray, query: "Query", stats: "CollectionStats") -> np.ndarray:
+    def combine(self, evidence: np.ndarray, query: Query, stats: CollectionStats) -> np.ndarray:
         """Combine (mixed) evidence over the query tokens into one score per unit."""
 
     def direct(self, evidence: np.ndarray) -> np.ndarray:
@@ -71,9 +301,27 @@ class Similarity(Ranker):
         """Linear interpolation ``(1 - lam) * own + lam * context`` (overridden by QLLM)."""
         return (1.0 - lam) * own + lam * context
 
-    def score_units(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats", index: "TermIndex") -> np.ndarray:
+    def score_units(self, query: Query, units: TokenSeqs, stats: CollectionStats,
+                    index: TermIndex) -> np.ndarray:
+        """The similarity of ``query`` to each of ``units`` (one score per unit)."""
         return self.combine(self.direct(self.evidence(query, units, stats, index)), query, stats)
 
-    def score(self, index: "TermIndex") -> np.ndarray:
+    def score(self, index: TermIndex) -> np.ndarray:
         units = index.levels["sentence"]
         return units.spread(self.score_units(index.query, units.seqs, index.background["sentence"], index))
+
+    # -- fluent composition ----------------------------------------------------------------
+    def in_context(self, context: str = "paragraph", lam: float | None = None) -> Ranker:
+        """``Interpolated`` with the candidate's ``context`` unit (``-p``, ``-o``, ``-c``); ``lam``
+        defaults to the paper's tuned λ1 for this similarity."""
+        ranker = COMPOSITES["Interpolated"](self, context, lam)
+        return ranker if lam is not None else ranker.set_params(lam=ranker.resolved_params()["lam"])
+
+    def recursive(self, lam: float = 0.6, n: int = MAX_NEIGHBOURS) -> Ranker:
+        """``Recursive`` interpolation with ``n`` neighbouring sentences on each side (``-r``)."""
+        return COMPOSITES["Recursive"](self, lam, n)
+
+    def expanded(self, expansion: str = "provision", n_similar: int = 500, vectors: str = "word2vec") -> Ranker:
+        """``Expanded``: the expanded query (``provision``: ``-g``; ``similar``: ``-e``) matched
+        against whole cases."""
+        return COMPOSITES["Expanded"](self, expansion, n_similar, vectors)

@@ -12,11 +12,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from statinterp.index.term_index import MAX_NEIGHBOURS, TermIndex
-from statinterp.rankers.base import Ranker, Similarity
+from statinterp.index import MAX_NEIGHBOURS
 from statinterp.index.statistics import LEVELS
+from statinterp.rankers.base import Ranker, Requirements, Similarity, register_composite
+
+if TYPE_CHECKING:
+    from statinterp.index.term_index import TermIndex
 
 #: λ1 defaults from the paper's tuning, per base similarity and context suffix.
 DEFAULT_LAMBDA = {
@@ -27,19 +32,28 @@ DEFAULT_LAMBDA = {
 LEVEL_SUFFIX = {"case": "c", "opinion": "o", "paragraph": "p"}
 
 
+@register_composite
 class Interpolated(Ranker):
     """Linear interpolation of a similarity with the candidate's context unit."""
 
     def __init__(self, similarity: Similarity, context: str = "paragraph", lam: float | None = None):
         if context not in LEVEL_SUFFIX:
             raise ValueError(f"context must be one of {', '.join(LEVEL_SUFFIX)}, not {context!r}")
-        if lam is None:
-            lam = DEFAULT_LAMBDA.get(similarity.short_name, {}).get(LEVEL_SUFFIX[context], 0.5)
-        if not 0.0 <= lam <= 1.0:
+        if lam is not None and not 0.0 <= lam <= 1.0:
             raise ValueError(f"interpolation weight must lie in [0, 1], not {lam}")
         self.similarity = similarity
         self.context = context
         self.lam = lam
+
+    @property
+    def weight(self) -> float:
+        """λ1: ``lam``, or when that is None the paper's tuned value for the similarity and context."""
+        if self.lam is not None:
+            return self.lam
+        return DEFAULT_LAMBDA.get(self.similarity.short_name, {}).get(LEVEL_SUFFIX[self.context], 0.5)
+
+    def resolved_params(self) -> dict:
+        return {**self.get_params(), "lam": self.weight}
 
     @property
     def name(self) -> str:
@@ -55,7 +69,7 @@ class Interpolated(Ranker):
 
     def score(self, index: TermIndex) -> np.ndarray:
         own, ctx = self._parts(index)
-        mixed = self.similarity.mix(own, ctx, self.lam)
+        mixed = self.similarity.mix(own, ctx, self.weight)
         return self.similarity.combine(mixed, index.query, index.background["sentence"])
 
     def explain(self, index: TermIndex, i: int) -> dict:
@@ -67,10 +81,11 @@ class Interpolated(Ranker):
             "score": float(self.score(index)[i]),
             "sentence alone": float(sim.combine(sim.direct(own[i : i + 1]), index.query, stats)[0]),
             f"{self.context} alone": float(sim.combine(sim.direct(ctx[i : i + 1]), index.query, stats)[0]),
-            "lambda": self.lam,
+            "lambda": self.weight,
         }
 
 
+@register_composite
 class Recursive(Ranker):
     """Recursive interpolation with the n neighbouring sentences on each side."""
 
@@ -86,6 +101,9 @@ class Recursive(Ranker):
     @property
     def name(self) -> str:
         return f"{self.similarity.name}-r"
+
+    def needs(self) -> Requirements:
+        return Requirements(neighbours=True)
 
     def neighbour_scores(self, index: TermIndex) -> dict[int, np.ndarray]:
         stats = index.background["sentence"]

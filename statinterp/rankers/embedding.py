@@ -3,8 +3,8 @@
 Pure functions over token strings and a gensim ``KeyedVectors`` (``kv``).  A token "has
 a vector" when it is a key of ``kv`` or, for fastText vectors, when gensim can build one
 from its character n-grams; tokens without a vector are skipped, and so are tokens with an
-all-zero vector wherever a direction is needed (cosine, WMD with ``norm=True``).  Apply the phrase model first (``DomainVectors.transform``) when the vectors were
-trained with phrases.
+all-zero vector wherever a direction is needed (cosine, WMD with ``norm=True``).  Apply the
+phrase model first (``DomainVectors.transform``) when the vectors were trained with phrases.
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from scipy.sparse import csr_matrix
 from scipy.spatial.distance import cdist
 
 from statinterp.errors import UsageError
-from statinterp.rankers.base import Similarity
+from statinterp.rankers.base import Requirements, Similarity
 from statinterp.vectors.directions import directions_for
 from statinterp.vectors.directions import lookup_vectors as _lookup
 
 if TYPE_CHECKING:
+    from statinterp.index.statistics import CollectionStats
+    from statinterp.index.term_index import Query, TermIndex
+    from statinterp.text.units import TokenSeqs
     from statinterp.vectors.directions import UnitDirections
     from statinterp.vectors.training import DomainVectors
-    from statinterp.index.term_index import Query, TermIndex
-    from statinterp.index.statistics import CollectionStats
-    from statinterp.text.units import TokenSeqs
 
 __all__ = ["Cosine", "WMDScorer", "cosine_scores", "wmd"]
 
@@ -183,14 +183,15 @@ class Cosine(Similarity):
         if not isinstance(kind, str) or not kind:
             raise ValueError(f"vector kind must be a non-empty string, not {kind!r}")
         self.kind = kind
-        self.short_name = _KIND_NAMES.get(kind, kind)
 
     @property
-    def vector_kind(self) -> str:
-        """The kind of vectors this similarity asks ``index.vectors`` for."""
-        return self.kind
+    def short_name(self) -> str:  # the method name of the kind: w2vec*, fastt*, or the pretrained name
+        return _KIND_NAMES.get(self.kind, self.kind)
 
-    def provider(self, index: "TermIndex"):
+    def needs(self) -> Requirements:
+        return Requirements(vectors=(self.kind,))
+
+    def provider(self, index: TermIndex):
         """The vector provider attached to ``index`` (:class:`statinterp.vectors.provider.VectorProvider`)."""
         provider = getattr(index, "vectors", None)
         if provider is None:
@@ -200,26 +201,27 @@ class Cosine(Similarity):
             )
         return provider
 
-    def vectors(self, index: "TermIndex") -> "DomainVectors":
+    def vectors(self, index: TermIndex) -> DomainVectors:
         """The vectors themselves (loaded, or trained, on first use)."""
         return self.provider(index).get(self.kind)
 
-    def directions(self, index: "TermIndex") -> "UnitDirections":
+    def directions(self, index: TermIndex) -> UnitDirections:
         """The unit directions of this kind that ``index``'s vector provider serves
         (:meth:`statinterp.vectors.provider.VectorProvider.directions`)."""
         return directions_for(self.provider(index), self.kind)
 
-    def query_direction(self, query: "Query", index: "TermIndex") -> np.ndarray | None:
+    def query_direction(self, query: Query, index: TermIndex) -> np.ndarray | None:
         """Unit direction of the query's mean unit vector after phrase joining (``None`` if no query
         token has a vector), as served by the vector provider."""
         return self.directions(index).query(query.tokens)
 
-    def unit_directions(self, units: "TokenSeqs", index: "TermIndex") -> np.ndarray:
-        """:func:`~statinterp.vectors.directions.mean_directions` of the units' tokens (phrases joined), as served by the vector
-        provider (computed once per term and vectors, and kept in its directions cache)."""
+    def unit_directions(self, units: TokenSeqs, index: TermIndex) -> np.ndarray:
+        """:func:`~statinterp.vectors.directions.mean_directions` of the units' tokens (phrases
+        joined), as served by the vector provider (computed once per term and vectors, and kept
+        in its directions cache)."""
         return self.directions(index).units(units, index)
 
-    def evidence(self, query: "Query", units: "TokenSeqs", stats: "CollectionStats", index: "TermIndex") -> np.ndarray:
+    def evidence(self, query: Query, units: TokenSeqs, stats: CollectionStats, index: TermIndex) -> np.ndarray:
         out = np.zeros((len(units), 1))
         q = self.query_direction(query, index)
         if q is None or len(units) == 0:
@@ -227,10 +229,10 @@ class Cosine(Similarity):
         out[:, 0] = np.clip(self.unit_directions(units, index) @ q, -1.0, 1.0)
         return out
 
-    def combine(self, evidence: np.ndarray, query: "Query", stats: "CollectionStats") -> np.ndarray:
+    def combine(self, evidence: np.ndarray, query: Query, stats: CollectionStats) -> np.ndarray:
         return evidence.sum(axis=1)
 
-    def explain(self, index: "TermIndex", i: int) -> dict:
+    def explain(self, index: TermIndex, i: int) -> dict:
         vectors = self.vectors(index)
         tokens = vectors.transform(index.query.tokens)
         return {

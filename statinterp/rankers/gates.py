@@ -57,26 +57,32 @@ Compound  (:class:`Gated`)
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
-from typing import Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.index.term_index import Query, TermIndex
-from statinterp.rankers.base import Ranker, Similarity
+from statinterp.rankers.base import Gate, Ranker, Requirements, Similarity, register_composite
 from statinterp.rankers.lexical import TFISF
-from statinterp.rankers.novelty import NOVELTY_MEASURES, NoveltyMeasure, require_vectors
+from statinterp.rankers.novelty import NOVELTY_MEASURES, NoveltyMeasure, WMDNovelty, require_vectors
+
+if TYPE_CHECKING:
+    from statinterp.index.term_index import Query, TermIndex
 
 __all__ = [
     "DEFAULT_NOVELTY_THRESHOLDS", "DomainGate", "EXPANSION_SUFFIX", "Expanded", "Gate", "Gated", "NoveltyGate",
-    "domain_threshold", "gated_scores", "similar_words_query", "top_mean",
+    "PAPER_BASES", "domain_threshold", "gated_scores", "similar_words_query", "top_mean",
 ]
 
 #: Expansion -> method-name suffix.
 EXPANSION_SUFFIX = {"provision": "g", "similar": "e"}
 #: Default novelty-gate thresholds per measure (WMD has none: give one).
 DEFAULT_NOVELTY_THRESHOLDS: dict[str, float] = {"NWR": 0.2, "NW": 3.0}
+#: The paper's abbreviations of the bases of its compounds (``Tp-Tg-Nr``), by the base's name.
+PAPER_BASES = {"Tp": "TF-ISF-p", "Bp": "BM25-p", "Qc": "QLLM-c", "Wr": "w2vec*-r"}
+#: The paper's gates, by the name they print as.
+PAPER_GATES = ("Tg", "Nr")
 
 
 def _fmt(x: float) -> str:
@@ -102,9 +108,17 @@ def similar_words_query(index: TermIndex, n_similar: int = 500, vectors: str = "
             tokens.append(word)
         else:
             tokens.extend(part for part in word.split("_") if part)
+    from statinterp.index.term_index import Query  # (imports the analysis: only when a term is scored)
+
     return Query.from_tokens(tokens, index.vocab)
 
 
+def expansion_needs(expansion: str, vectors: str) -> Requirements:
+    """What a query expansion needs: the provision (``provision``) or word vectors (``similar``)."""
+    return Requirements(provision=True) if expansion == "provision" else Requirements(vectors=(vectors,))
+
+
+@register_composite
 class Expanded(Ranker):
     """Sim-g / Sim-e: the expanded query matched against whole cases; a sentence gets its case's score."""
 
@@ -122,6 +136,9 @@ class Expanded(Ranker):
     @property
     def name(self) -> str:
         return f"{self.similarity.name}-{EXPANSION_SUFFIX[self.expansion]}"
+
+    def needs(self) -> Requirements:
+        return expansion_needs(self.expansion, self.vectors)
 
     def expanded_query(self, index: TermIndex) -> Query:
         if self.expansion == "provision":
@@ -150,35 +167,6 @@ class Expanded(Ranker):
 # ----------------------------------------------------------------------------- gates
 
 
-class Gate(ABC):
-    """A per-candidate pass/fail test: passes(s) = measure(s) ≥ threshold."""
-
-    @property
-    @abstractmethod
-    def name(self) -> str: ...
-
-    @abstractmethod
-    def measure(self, index: TermIndex) -> np.ndarray:
-        """The gated quantity for every candidate."""
-
-    @abstractmethod
-    def threshold(self, index: TermIndex) -> float:
-        """The (term-specific) threshold the measure must reach."""
-
-    def passes(self, index: TermIndex) -> np.ndarray:
-        """Gate value per candidate: True (1) where the measure reaches the threshold."""
-        return self.measure(index) >= self.threshold(index)
-
-    def explain(self, index: TermIndex, i: int) -> dict:
-        m = self.measure(index)
-        t = self.threshold(index)
-        return {"gate": self.name, "value": int(m[i] >= t), "score": float(m[i]), "threshold": float(t)}
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
-        return f"{type(self).__name__}({params})"
-
-
 def top_mean(scores: np.ndarray, fraction: float = 0.1) -> float:
     """Mean of the ``k = max(1, ⌈fraction · n⌉)`` largest scores (Avg10 for fraction 0.1)."""
     scores = np.asarray(scores, dtype=np.float64)
@@ -195,37 +183,52 @@ def domain_threshold(case_scores: np.ndarray, lam: float, fraction: float = 0.1)
     return origin + lam * (top_mean(case_scores, fraction) - origin)
 
 
+#: The domain gate's default similarity (a value: one object serves every gate).
+_TFISF = TFISF()
+
+
 class DomainGate(Gate):
     """DDI(s) = 1 iff Sim-g(case(s)) − o ≥ λ2 · (Avg10 − o) (see the module docstring)."""
 
-    def __init__(self, similarity: Similarity | None = None, expansion: str = "provision", lam: float = 0.5,
+    def __init__(self, similarity: Similarity = _TFISF, expansion: str = "provision", lam: float = 0.5,
                  n_similar: int = 500, top: float = 0.1, vectors: str = "word2vec"):
+        if expansion not in EXPANSION_SUFFIX:
+            raise ValueError(f"expansion must be one of {', '.join(EXPANSION_SUFFIX)}, not {expansion!r}")
         if not 0.0 <= lam <= 1.0:
             raise ValueError(f"the domain gate's lambda2 must lie in [0, 1], not {lam}")
         if not 0.0 < top <= 1.0:
             raise ValueError(f"the domain gate's top fraction must lie in (0, 1], not {top}")
-        self.similarity = similarity if similarity is not None else TFISF()
+        if int(n_similar) < 1:
+            raise ValueError(f"n_similar must be a positive integer, not {n_similar!r}")
+        self.similarity = similarity
         self.expansion = expansion
         self.lam = float(lam)
         self.n_similar = int(n_similar)
         self.top = float(top)
         self.vectors = vectors
-        self._expanded = Expanded(self.similarity, expansion, n_similar, vectors)
+
+    @property
+    def expanded(self) -> Expanded:
+        """The expanded ranker whose case scores the gate measures (built on use, never stale)."""
+        return Expanded(self.similarity, self.expansion, self.n_similar, self.vectors)
 
     @property
     def name(self) -> str:
-        ranker = self._expanded.name
+        ranker = self.expanded.name
         if (ranker == "TF-ISF-g" and self.lam == 0.5 and self.top == 0.1 and type(self.similarity) is TFISF):
             return "Tg"
         return f"{ranker}>={_fmt(self.lam)}"
 
-    def case_scores(self, index: TermIndex) -> np.ndarray:
-        return self._expanded.case_scores(index)
+    def needs(self) -> Requirements:
+        return expansion_needs(self.expansion, self.vectors)
 
-    def threshold(self, index: TermIndex) -> float:
+    def case_scores(self, index: TermIndex) -> np.ndarray:
+        return self.expanded.case_scores(index)
+
+    def cutoff(self, index: TermIndex) -> float:
         return domain_threshold(self.case_scores(index), self.lam, self.top)
 
-    def measure(self, index: TermIndex) -> np.ndarray:
+    def values(self, index: TermIndex) -> np.ndarray:
         return index.levels["case"].spread(self.case_scores(index), missing=-np.inf)
 
     def explain(self, index: TermIndex, i: int) -> dict:
@@ -243,32 +246,37 @@ class NoveltyGate(Gate):
     def __init__(self, measure: str = "NWR", threshold: float | None = None, vectors: str = "word2vec"):
         if measure not in NOVELTY_MEASURES:
             raise ValueError(f"novelty measure must be one of {', '.join(NOVELTY_MEASURES)}, not {measure!r}")
-        if threshold is None:
-            if measure not in DEFAULT_NOVELTY_THRESHOLDS:
-                raise ValueError(f"the {measure} novelty gate needs a threshold (e.g. {measure}>=1.0)")
-            threshold = DEFAULT_NOVELTY_THRESHOLDS[measure]
-        self.measure_name = measure
-        self.threshold_value = float(threshold)
+        if threshold is None and measure not in DEFAULT_NOVELTY_THRESHOLDS:
+            raise ValueError(f"the {measure} novelty gate needs a threshold (e.g. {measure}>=1.0)")
+        self.measure = measure
+        self.threshold = None if threshold is None else float(threshold)
         self.vectors = vectors
 
     @property
-    def name(self) -> str:
-        if self.measure_name == "NWR" and self.threshold_value == 0.2:
-            return "Nr"
-        return f"{self.measure_name}>={_fmt(self.threshold_value)}"
+    def threshold_value(self) -> float:
+        """The threshold: ``threshold``, or when that is None the measure's default."""
+        return DEFAULT_NOVELTY_THRESHOLDS[self.measure] if self.threshold is None else self.threshold
 
-    def __repr__(self) -> str:
-        extra = f", vectors={self.vectors!r}" if self.measure_name == "WMD" else ""
-        return f"NoveltyGate({self.measure_name!r}, {self.threshold_value!r}{extra})"
+    def resolved_params(self) -> dict:
+        return {**self.get_params(), "threshold": self.threshold_value}
+
+    @property
+    def name(self) -> str:
+        if self.measure == "NWR" and self.threshold_value == 0.2:
+            return "Nr"
+        return f"{self.measure}>={_fmt(self.threshold_value)}"
 
     def novelty(self) -> NoveltyMeasure:
-        cls = NOVELTY_MEASURES[self.measure_name]
-        return cls(vectors=self.vectors) if self.measure_name == "WMD" else cls()
+        """The novelty measure the gate thresholds."""
+        return WMDNovelty(vectors=self.vectors) if self.measure == "WMD" else NOVELTY_MEASURES[self.measure]()
 
-    def measure(self, index: TermIndex) -> np.ndarray:
+    def needs(self) -> Requirements:
+        return self.novelty().needs()
+
+    def values(self, index: TermIndex) -> np.ndarray:
         return self.novelty().values(index)
 
-    def threshold(self, index: TermIndex) -> float:
+    def cutoff(self, index: TermIndex) -> float:
         return self.threshold_value
 
 
@@ -306,27 +314,38 @@ def gated_scores(base: np.ndarray, passing: np.ndarray) -> np.ndarray:
     return out
 
 
+@register_composite
 class Gated(Ranker):
     """CMP-rank(s) = base(s) · Π gate(s), realised as an ordering (see :func:`gated_scores`).
 
-    ``name`` defaults to ``base+gate+gate`` in the compound syntax of :mod:`statinterp.rankers.grammar`
-    (e.g. ``TF-ISF-p+Tg+Nr``); the registry passes the paper's name (``Tp-Tg-Nr``) as ``label``.
+    Its name is the paper's when base and gates are the paper's (``Tp-Tg-Nr``), else
+    ``base+gate+gate`` in the compound syntax of :mod:`statinterp.rankers.grammar`
+    (``BM25-r+Tg+NWR>=0.3``).
     """
 
-    def __init__(self, base: Ranker, gates: Sequence[Gate], label: str | None = None):
-        gates = list(gates)
+    def __init__(self, base: Ranker, gates: Sequence[Gate] = ()):
+        gates = tuple(gates)
+        if not gates:
+            raise ValueError("a gated ranker needs at least one gate")
         for g in gates:
             if not isinstance(g, Gate):
                 raise TypeError(f"gates must be Gate objects (DomainGate, NoveltyGate), not {g!r}")
+        if not isinstance(base, Ranker):
+            raise TypeError(f"the base of a gated ranker must be a Ranker, not {base!r}")
         self.base = base
         self.gates = gates
-        self.label = label
 
     @property
     def name(self) -> str:
-        if self.label:
-            return self.label
-        return "+".join([self.base.name] + [g.name for g in self.gates])
+        gates = [g.name for g in self.gates]
+        paper = {full: short for short, full in PAPER_BASES.items()}.get(self.base.name)
+        if paper and gates and all(g in PAPER_GATES for g in gates):
+            return "-".join([paper] + gates)
+        return "+".join([self.base.name] + gates)
+
+    def gated(self, *gates: Gate) -> Gated:
+        """The same base with ``gates`` added after this ranker's gates."""
+        return Gated(self.base, self.gates + tuple(gates))
 
     def passes(self, index: TermIndex) -> np.ndarray:
         ok = np.ones(len(index), dtype=bool)

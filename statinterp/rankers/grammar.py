@@ -16,6 +16,16 @@ A name reads as the composition it builds:
 ``Random``         every candidate scores the same (evaluate with random ties)
 =================  ==========================================================
 
+Every ranker has one canonical name, ``str(ranker)`` (= ``ranker.name``), and
+:func:`parse` reads it back: ``parse(str(r)) == r`` for every ranker a name can describe, and
+``str(parse(name))`` is the canonical spelling of ``name``. Other spellings are aliases that
+parse to an equal object: the paper's compounds print as the paper names them (``Tp-Tg-Nr``;
+alias ``TF-ISF-p+Tg+Nr``), its gates as ``Tg`` and ``Nr`` (aliases ``TF-ISF-g>=0.5``,
+``NWR>=0.2``, ``NWR``), ``Tp``/``Bp``/``Qc``/``Wr`` alone as the method they stand for
+(``TF-ISF-p``), ``gate(BM25-g,0.4)`` and ``BM25-g`` as ``BM25-g>=0.4`` / ``BM25-g>=0.5``.
+A name holds only what the grammar can say (a method, its context or expansion, gate
+thresholds); parameters beyond it (λ1, BM25's k1, ...) live on the objects.
+
 ``-c``/``-o``/``-p`` take the paper's tuned λ1 by default (:data:`~statinterp.rankers.context.DEFAULT_LAMBDA`).
 Parameters can be overridden with keyword arguments to :func:`build_method`.
 
@@ -39,7 +49,7 @@ User compounds
 
     Examples: ``BM25-r+Tg+Nr``, ``QLLM-p+BM25-g>=0.4+NWR>=0.3``. A gated base gets the extra
     gates added (``Tp-Tg+NW>=5``). The compound's name is its canonical spelling
-    (``BM25-r+Tg+Nr``); paper compounds keep their paper name.
+    (``BM25-r+Tg+Nr``); paper compounds print as their paper name.
 
 Parameters of compounds (keyword arguments to :func:`build_method`): ``lam2`` (λ2 of every
 domain gate), ``nwr`` / ``nw`` / ``wmd`` (thresholds of the novelty gates of that measure),
@@ -51,30 +61,25 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
-import numpy as np
-
-from statinterp.rankers.context import LEVEL_SUFFIX, Interpolated, Recursive
 from statinterp.errors import UsageError
-from statinterp.rankers.gates import EXPANSION_SUFFIX, DomainGate, Expanded, Gate, Gated, NoveltyGate
 from statinterp.rankers.base import Ranker, Similarity
+from statinterp.rankers.context import LEVEL_SUFFIX, Interpolated, Recursive
+from statinterp.rankers.gates import EXPANSION_SUFFIX, PAPER_BASES, DomainGate, Expanded, Gate, Gated, NoveltyGate
 from statinterp.rankers.lexical import BM25, QLLM, TFISF
 from statinterp.rankers.novelty import NOVELTY_MEASURES
+from statinterp.rankers.random import RandomOrder
+
+__all__ = [
+    "BASE_ABBREVIATIONS", "GATE_ABBREVIATIONS", "PAPER_COMPOUNDS", "RandomOrder", "SIMILARITIES", "build_method",
+    "list_methods", "method_sections", "parse", "parse_method", "register_method", "register_similarity", "with_params",
+]
 
 SUFFIX_CONTEXT = {v: k for k, v in LEVEL_SUFFIX.items()}
 SUFFIX_EXPANSION = {v: k for k, v in EXPANSION_SUFFIX.items()}
-
-
-class RandomOrder(Ranker):
-    """All candidates score 0: its deterministic order is by sentence id, and its
-    "random ties" evaluation is the exact expected NDCG of a uniformly random ranking."""
-
-    name = "Random"  # type: ignore[assignment]
-
-    def score(self, index) -> np.ndarray:
-        return np.zeros(len(index))
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,7 @@ NOVELTY_DESCRIPTIONS = {
 }
 
 #: Bases of the paper's compound names.
-BASE_ABBREVIATIONS = {"Tp": "TF-ISF-p", "Bp": "BM25-p", "Qc": "QLLM-c", "Wr": "w2vec*-r"}
+BASE_ABBREVIATIONS = PAPER_BASES
 #: Gates of the paper's compound names (before parameter overrides).
 GATE_ABBREVIATIONS: dict[str, Callable[[], Gate]] = {
     "Tg": lambda: DomainGate(TFISF(), "provision", 0.5),
@@ -168,46 +173,40 @@ def _valid_names() -> str:
     return ", ".join(n for n, _ in list_methods())
 
 
-def _similarity(name: str, params: dict) -> Similarity:
+def _similarity(name: str) -> Similarity:
     if name not in SIMILARITIES:
         if name.startswith("w2vec"):
             raise UsageError(f"{name!r} needs word vectors: the embedding similarity {name!r} is not registered")
         raise UsageError(f"unknown similarity {name!r}; valid similarities: {', '.join(SIMILARITIES)}")
-    params = dict(params)
-    if "qllm_lam" in params:  # QLLM's own smoothing weight (``lam`` is the context weight)
-        if name != "QLLM":
-            raise UsageError(f"qllm_lam applies to QLLM methods, not to {name!r}")
-        params["lam"] = params.pop("qllm_lam")
-    return SIMILARITIES[name].factory(**params)
+    return SIMILARITIES[name].factory()
 
 
-def _build_simple(name: str, params: dict) -> Ranker:
+def _parse_simple(name: str) -> Ranker:
     """A method that is not a compound: special, novelty, or similarity with an optional suffix."""
     name = BASE_ABBREVIATIONS.get(name, name)
     if name in SPECIAL_METHODS:
-        return SPECIAL_METHODS[name][0](**params)
+        return SPECIAL_METHODS[name][0]()
     if name in NOVELTY_MEASURES:
-        return NOVELTY_MEASURES[name](**params)
+        return NOVELTY_MEASURES[name]()
     base, suffix = name, None
     if "-" in name:
         head, tail = name.rsplit("-", 1)
-        if head in SIMILARITIES or (head.startswith("w2vec") and (tail in CONTEXT_DESCRIPTIONS or tail in EXPANSION_DESCRIPTIONS)):
+        suffixes = (*CONTEXT_DESCRIPTIONS, *EXPANSION_DESCRIPTIONS)
+        if head in SIMILARITIES or (head.startswith("w2vec") and tail in suffixes):
             base, suffix = head, tail
     known_suffix = suffix is None or suffix in CONTEXT_DESCRIPTIONS or suffix in EXPANSION_DESCRIPTIONS
     if base.startswith("w2vec") and base not in SIMILARITIES and known_suffix:
         raise UsageError(f"method {name!r} needs word vectors: the embedding similarity {base!r} is not registered")
     if base not in SIMILARITIES or not known_suffix:
         raise UsageError(f"unknown method {name!r}; valid methods: {_valid_names()}")
-    if suffix in EXPANSION_DESCRIPTIONS:
-        sim_params = {k: v for k, v in params.items() if k != "n_similar"}
-        return Expanded(_similarity(base, sim_params), SUFFIX_EXPANSION[suffix], params.get("n_similar", 500))
-    sim_params = {k: v for k, v in params.items() if k not in ("lam", "n")}
-    sim = _similarity(base, sim_params)
+    sim = _similarity(base)
     if suffix is None:
         return sim
+    if suffix in EXPANSION_DESCRIPTIONS:
+        return sim.expanded(SUFFIX_EXPANSION[suffix])
     if suffix == "r":
-        return Recursive(sim, **{k: v for k, v in params.items() if k in ("lam", "n")})
-    return Interpolated(sim, SUFFIX_CONTEXT[suffix], params.get("lam"))
+        return sim.recursive()
+    return sim.in_context(SUFFIX_CONTEXT[suffix])
 
 
 _GATE_GE = re.compile(r"^(?P<m>[^<>=]+?)\s*>=\s*(?P<v>[^<>=\s]+)$")
@@ -225,22 +224,15 @@ def _number(text: str, what: str) -> float:
     return value
 
 
-def _build_gate(spec: str, overrides: dict, used: set) -> Gate:
-    """One gate of a compound name; ``overrides`` are the gate keyword arguments."""
+def _parse_gate(spec: str) -> Gate:
+    """One gate of a compound name."""
     spec = spec.strip()
     if spec in GATE_ABBREVIATIONS:
-        gate = GATE_ABBREVIATIONS[spec]()
-        measure, value = (f"{gate.similarity.short_name}-g", gate.lam) if isinstance(gate, DomainGate) \
-            else (gate.measure_name, gate.threshold_value)
-    else:
-        m = _GATE_FUNC.match(spec) or _GATE_GE.match(spec)
-        measure, text = (m.group("m"), m.group("v")) if m else (spec, None)
-        value = None if text is None else _number(text, f"gate {spec!r}")
+        return GATE_ABBREVIATIONS[spec]()
+    m = _GATE_FUNC.match(spec) or _GATE_GE.match(spec)
+    measure, text = (m.group("m"), m.group("v")) if m else (spec, None)
+    value = None if text is None else _number(text, f"gate {spec!r}")
     if measure in NOVELTY_MEASURES:
-        key = measure.lower()
-        if key in overrides:
-            value = overrides[key]
-            used.add(key)
         return NoveltyGate(measure, value)
     head, _, tail = measure.rpartition("-")
     if tail in SUFFIX_EXPANSION and head:
@@ -248,48 +240,135 @@ def _build_gate(spec: str, overrides: dict, used: set) -> Gate:
             if head.startswith("w2vec"):
                 raise UsageError(f"gate {spec!r} needs word vectors: the similarity {head!r} is not registered")
             raise UsageError(f"gate {spec!r}: unknown similarity {head!r} (valid: {', '.join(SIMILARITIES)})")
-        kwargs = {}
-        if "lam2" in overrides:
-            value = overrides["lam2"]
-            used.add("lam2")
-        if "n_similar" in overrides and tail == "e":
-            kwargs["n_similar"] = overrides["n_similar"]
-            used.add("n_similar")
-        return DomainGate(SIMILARITIES[head].factory(), SUFFIX_EXPANSION[tail], 0.5 if value is None else value,
-                          **kwargs)
+        return DomainGate(SIMILARITIES[head].factory(), SUFFIX_EXPANSION[tail], 0.5 if value is None else value)
     raise UsageError(f"unknown gate {spec!r}; gates: {GATE_SYNTAX}")
 
 
-def _compound_parts(name: str) -> tuple[str, list[str], str | None] | None:
-    """(base name, gate specs, paper label) of a compound name, or None for a simple name."""
+def _compound_parts(name: str) -> tuple[str, list[str]] | None:
+    """(base name, gate specs) of a compound name, or None for a simple name."""
     if "+" in name:
         parts = [p.strip() for p in name.split("+")]
         if not all(parts):
             raise UsageError(f"method {name!r}: empty part in BASE+GATE+... (gates: {GATE_SYNTAX})")
-        return parts[0], parts[1:], None
+        return parts[0], parts[1:]
     parts = name.split("-")
     if len(parts) >= 2 and parts[0] in BASE_ABBREVIATIONS and all(p in GATE_ABBREVIATIONS for p in parts[1:]):
-        return BASE_ABBREVIATIONS[parts[0]], parts[1:], name
+        return BASE_ABBREVIATIONS[parts[0]], parts[1:]
     return None
 
 
-def _build_compound(name: str, base_name: str, gate_specs: list[str], label: str | None, params: dict) -> Gated:
-    overrides = {k: v for k, v in params.items() if k in GATE_PARAMS}
-    base_params = {k: v for k, v in params.items() if k not in GATE_PARAMS}
+def _parse(name: str) -> Ranker:
+    parts = _compound_parts(name)
+    if parts is None:
+        return _parse_simple(name)
+    base_name, gate_specs = parts
+    return _parse(base_name).gated(*(_parse_gate(spec) for spec in gate_specs))
+
+
+def parse(name: str) -> Ranker:
+    """The ranker object a method name stands for, with default parameters.
+
+    The inverse of ``str(ranker)``: ``str(parse(name))`` is the canonical spelling of ``name``
+    and ``parse(str(ranker)) == ranker`` for every ranker a name can describe.
+    """
+    name = name.strip()
+    try:
+        return _parse(name)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"method {name!r}: {exc}") from None
+
+
+#: :func:`parse` as exported from :mod:`statinterp` (where a bare ``parse`` would not say what it parses).
+parse_method = parse
+
+
+# ----------------------------------------------------------------------------- keyword parameters
+
+
+def _similarity_with(sim: Similarity, params: dict[str, Any]) -> Similarity:
+    params = dict(params)
+    if "qllm_lam" in params:  # QLLM's own smoothing weight (``lam`` is the context weight)
+        if not isinstance(sim, QLLM):
+            raise UsageError(f"qllm_lam applies to QLLM methods, not to {sim.name!r}")
+        params["lam"] = params.pop("qllm_lam")
+    return sim.set_params(**params) if params else sim
+
+
+def _ranker_with(ranker: Ranker, params: dict[str, Any]) -> Ranker:
+    """``params`` applied to a ranker that is not gated: ``lam`` (and ``n``) to its context,
+    ``n_similar`` to its expansion, the rest to its similarity."""
+    if not params:
+        return ranker
+    if isinstance(ranker, Expanded):
+        sim_params = {k: v for k, v in params.items() if k != "n_similar"}
+        own = {"n_similar": params["n_similar"]} if "n_similar" in params else {}
+        return ranker.set_params(similarity=_similarity_with(ranker.similarity, sim_params), **own)
+    if isinstance(ranker, (Interpolated, Recursive)):
+        names = ("lam",) if isinstance(ranker, Interpolated) else ("lam", "n")
+        own = {k: params[k] for k in names if k in params}
+        sim_params = {k: v for k, v in params.items() if k not in ("lam", "n")}
+        return ranker.set_params(similarity=_similarity_with(ranker.similarity, sim_params), **own)
+    if isinstance(ranker, Similarity):  # a context weight means nothing without a context
+        return _similarity_with(ranker, {k: v for k, v in params.items() if k not in ("lam", "n")})
+    return ranker.set_params(**params)
+
+
+def _gate_with(gate: Gate, params: dict[str, Any], used: set[str]) -> Gate:
+    if isinstance(gate, NoveltyGate):
+        key = gate.measure.lower()
+        if key in params:
+            used.add(key)
+            return gate.set_params(threshold=params[key])
+        return gate
+    if isinstance(gate, DomainGate):
+        changes = {}
+        if "lam2" in params:
+            changes["lam"] = params["lam2"]
+            used.add("lam2")
+        if "n_similar" in params and gate.expansion == "similar":
+            changes["n_similar"] = params["n_similar"]
+            used.add("n_similar")
+        return gate.set_params(**changes) if changes else gate
+    return gate
+
+
+def with_params(ranker: Ranker, **params: Any) -> Ranker:
+    """``ranker`` with :func:`build_method`'s keyword parameters applied (a new object); a
+    parameter that does not apply is a :class:`UsageError` naming the method.
+
+    ``lam`` is the context weight λ1 (-c/-o/-p/-r; ignored by a ranker without context),
+    ``n`` the neighbours of -r, ``qllm_lam`` QLLM's own Jelinek-Mercer λ, ``n_similar`` the size
+    of -e expansions; BM25 takes ``k1``, ``b``, ``k3``. For a gated ranker ``lam2`` (λ2 of every
+    domain gate), ``nwr`` / ``nw`` / ``wmd`` (thresholds of the novelty gates of that measure)
+    and ``n_similar`` go to its gates, the others to its base; a gate parameter that matches no
+    gate is an error.
+    """
+    return _with_params(ranker, params, ranker.name)
+
+
+def _with_params(ranker: Ranker, params: dict[str, Any], label: str) -> Ranker:
+    try:
+        return _apply(ranker, params, label) if params else ranker
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"method {label!r}: {exc}") from None
+
+
+def _apply(ranker: Ranker, params: dict[str, Any], label: str) -> Ranker:
+    if not isinstance(ranker, Gated):
+        return _ranker_with(ranker, params)
+    gate_params = {k: v for k, v in params.items() if k in GATE_PARAMS}
     used: set[str] = set()
-    gates = [_build_gate(spec, overrides, used) for spec in gate_specs]
-    unused = sorted(set(overrides) - used)
+    gates = [_gate_with(g, gate_params, used) for g in ranker.gates]
+    unused = sorted(set(gate_params) - used)
     if unused:
-        raise UsageError(f"method {name!r} has no gate that parameter(s) {', '.join(unused)} apply to")
-    inner = _compound_parts(base_name)
-    base = _build_simple(base_name, base_params) if inner is None else _build_compound(base_name, *inner, base_params)
-    if isinstance(base, Gated):
-        return Gated(base.base, base.gates + gates, label)
-    return Gated(base, gates, label)
+        raise UsageError(f"method {label!r} has no gate that parameter(s) {', '.join(unused)} apply to")
+    base = _ranker_with(ranker.base, {k: v for k, v in params.items() if k not in GATE_PARAMS})
+    return Gated(base, gates)
 
 
-def build_method(name: str, **params) -> Ranker:
-    """The ranker a method name stands for. ``params`` (e.g. ``lam=0.5``) override defaults.
+def build_method(name: str, **params: Any) -> Ranker:
+    """The ranker a method name stands for (:func:`parse`), with ``params`` (e.g. ``lam=0.5``)
+    overriding defaults (:func:`with_params`).
 
     ``lam`` is the context weight λ1 (-c/-o/-p/-r); ``qllm_lam`` is QLLM's own Jelinek-Mercer
     weight λ; BM25 takes ``k1``, ``b``, ``k3``.
@@ -297,14 +376,7 @@ def build_method(name: str, **params) -> Ranker:
     Compound names (``Tp-Tg-Nr``, ``BM25-r+Tg+Nr``) take ``lam2``, ``nwr``, ``nw``, ``wmd`` and
     ``n_similar`` for their gates; their other parameters go to the base method.
     """
-    name = name.strip()
-    try:
-        parts = _compound_parts(name)
-        if parts is not None:
-            return _build_compound(name, *parts, params)
-        return _build_simple(name, params)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"method {name!r}: {exc}") from None
+    return _with_params(parse(name), params, name.strip())
 
 
 def _compound_description(name: str) -> str:

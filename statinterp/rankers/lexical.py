@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from statinterp.text.units import TokenSeqs
 
 
-def query_term_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") -> np.ndarray:
+def query_term_counts(query: Query, units: TokenSeqs, index: TermIndex) -> np.ndarray:
     """tf of each query token in each unit: dense array (n_units, len(query))."""
     if len(query) == 0 or len(units) == 0:
         return np.zeros((len(units), len(query)))
@@ -31,7 +31,7 @@ def query_term_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") ->
     return units.columns(len(index.vocab))[:, query.ids].toarray(order="C")
 
 
-def _nonzero_counts(query: "Query", units: "TokenSeqs", index: "TermIndex") -> tuple[np.ndarray, ...]:
+def _nonzero_counts(query: Query, units: TokenSeqs, index: TermIndex) -> tuple[np.ndarray, ...]:
     """The entries of :func:`query_term_counts` that are not 0: ``rows, cols, tf``."""
     if len(query) == 0 or len(units) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.rankers.base import Ranker
+from statinterp.rankers.base import Ranker, Requirements
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "NOVELTY_MEASURES", "new_words",
            "require_vectors"]
 
-def require_vectors(index: "TermIndex", kind: str, purpose: str) -> Any:
+def require_vectors(index: TermIndex, kind: str, purpose: str) -> Any:
     """The :class:`~statinterp.vectors.training.DomainVectors` of ``kind`` attached to ``index``.
 
     ``kind`` is a domain kind (``word2vec``, ``fasttext``) or a pretrained name the provider knows.
@@ -53,7 +53,7 @@ def require_vectors(index: "TermIndex", kind: str, purpose: str) -> Any:
     return vectors
 
 
-def new_words(units: "TokenSeqs", reference_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def new_words(units: TokenSeqs, reference_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per unit: (number of distinct tokens not among ``reference_ids``, number of distinct tokens).
 
     Vectorised: (unit, token) pairs are deduplicated with one ``np.unique`` over
@@ -78,14 +78,17 @@ def new_words(units: "TokenSeqs", reference_ids: np.ndarray) -> tuple[np.ndarray
 class NoveltyMeasure(Ranker):
     """A novelty measure of each candidate against the provision; as a ranker, its value."""
 
-    def values(self, index: "TermIndex") -> np.ndarray:
+    def values(self, index: TermIndex) -> np.ndarray:
         """The measure for every candidate (higher = more novel)."""
         raise NotImplementedError
 
-    def score(self, index: "TermIndex") -> np.ndarray:
+    def score(self, index: TermIndex) -> np.ndarray:
         return self.values(index)
 
-    def _counts(self, index: "TermIndex") -> tuple[np.ndarray, np.ndarray]:
+    def needs(self) -> Requirements:
+        return Requirements(provision=True)
+
+    def _counts(self, index: TermIndex) -> tuple[np.ndarray, np.ndarray]:
         provision = index.require_provision()
         units = index.levels["sentence"]
         new, distinct = new_words(units.seqs, provision.ids)
@@ -95,7 +98,7 @@ class NoveltyMeasure(Ranker):
 class NewWords(NoveltyMeasure):
     """NW(s) = number of distinct tokens of s that do not occur in the provision."""
 
-    name = "NW"  # type: ignore[assignment]
+    name = "NW"
 
     def values(self, index):
         return self._counts(index)[0]
@@ -109,7 +112,7 @@ class NewWords(NoveltyMeasure):
 class NewWordRatio(NoveltyMeasure):
     """NWR(s) = NW(s) / number of distinct tokens of s (0 for a sentence without tokens)."""
 
-    name = "NWR"  # type: ignore[assignment]
+    name = "NWR"
 
     def values(self, index):
         new, distinct = self._counts(index)
@@ -129,11 +132,14 @@ class WMDNovelty(NoveltyMeasure):
     vector) score 0.
     """
 
-    name = "WMD"  # type: ignore[assignment]
+    name = "WMD"
 
     def __init__(self, vectors: str = "word2vec", norm: bool = False):
         self.vectors = vectors
         self.norm = norm
+
+    def needs(self) -> Requirements:
+        return Requirements(vectors=(self.vectors,), provision=True)
 
     def values(self, index):
         from statinterp.rankers.embedding import WMDScorer  # POT is imported only when WMD is used

@@ -182,33 +182,10 @@ def parse_vectors_option(values: Iterable[str]) -> dict[str, Path]:
 
 
 def vector_kinds(ranker: object) -> list[str]:
-    """The vector kinds a ranker (and the rankers it is composed of) will ask for.
-
-    Finds every object in the composition with a ``vector_kind`` attribute (the embedding
-    similarities define it), through attributes, lists, tuples and dicts.
-    """
-    found: dict[str, None] = {}
-    seen: set[int] = set()
-
-    def walk(obj: object, depth: int) -> None:
-        if depth > 8 or id(obj) in seen or isinstance(obj, (str, bytes, int, float, np.ndarray)):
-            return
-        seen.add(id(obj))
-        kind = getattr(type(obj), "vector_kind", None) and getattr(obj, "vector_kind", None)
-        if isinstance(kind, str):
-            found[kind] = None
-        if isinstance(obj, dict):
-            for value in obj.values():
-                walk(value, depth + 1)
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            for value in obj:
-                walk(value, depth + 1)
-        elif hasattr(obj, "__dict__") and not isinstance(obj, type):
-            for value in vars(obj).values():
-                walk(value, depth + 1)
-
-    walk(ranker, 0)
-    return list(found)
+    """The vector kinds a ranker (and the rankers it is composed of) will ask for, as each part
+    declares them (:meth:`statinterp.rankers.base.Component.requires`); none for other objects."""
+    requires = getattr(ranker, "requires", None)
+    return list(requires().vectors) if callable(requires) else []
 
 
 def _missing_message(kind: str) -> str:
