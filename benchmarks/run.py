@@ -52,10 +52,15 @@ from statinterp.provenance import provenance_lines
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
 
+if str(ROOT) not in sys.path:  # run as a file from any folder: python PATH/TO/CLONE/benchmarks/NAME.py
+    sys.path.insert(0, str(ROOT))
+
 
 def shown_data(data: str) -> str:
     """The data folder as the results should show it: relative to the repository for the shared data."""
     return "../shared/data/statutory_interpretation" if Path(data).resolve() == DEFAULT_DATA.resolve() else data
+
+
 QUICK_TERMS = ["semiconductor_chip_product", "mechanical_recordation", "dependent_on_hours_worked"]
 
 
@@ -143,7 +148,7 @@ def machine() -> dict:
 
     versions = library_versions()
     return {
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": platform.platform(),
         "python": platform.python_version(), "numpy": versions["numpy"], "scipy": versions["scipy"],
         "spacy": versions["spacy"], "gensim": versions["gensim"], "versions": versions,
@@ -305,8 +310,8 @@ def growth(data: str, terms, workdir: Path, sizes: list[int]) -> list[dict]:
 
 def training(data: str, terms, workdir: Path, max_words: int, epochs: int, repeats: int) -> dict:
     try:
-        from statinterp.vectors.training import train_vectors  # noqa: F401
         from statinterp.vectors.provider import fasttext_buckets
+        from statinterp.vectors.training import train_vectors  # noqa: F401
     except Exception as exc:  # noqa: BLE001
         return {"pending": f"statinterp.vectors.training.train_vectors is not usable: {exc}"}
     from statinterp.workflow import open_corpus, prepare_corpus

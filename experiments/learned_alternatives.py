@@ -40,12 +40,16 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from experiments.common import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log, term_sample_weights
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a file from any folder
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from experiments.common import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log, term_sample_weights  # noqa: E402
 
 BLEND_WEIGHTS = {"lexical": 0.25, "embedding": 0.25, "lambdarank": 1.0, "ordinal": 1.0, "prf": 0.25,
                  "cross-encoder": 1.0}
@@ -249,7 +253,7 @@ def main(argv=None) -> int:
                                 + (" --cross-encoder" if args.cross_encoder else ""))
     lines = ["# Alternatives to the default learned ranker (issue 6)", "",
              "Produced by:", "", "```", provenance["command"], "```", "",
-             f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
+             f"- Date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
              f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; leave-one-term-out, the same "
              "folds for every system. What each system is: `experiments/learned_alternatives.py` (module docstring).",
              f"- Blend weights: {', '.join(f'{k} × {v}' for k, v in BLEND_WEIGHTS.items())}; LambdaRank {LAMBDARANK}; "

@@ -39,12 +39,16 @@ import copy as _copy
 import datetime as _dt
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from experiments.common import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log, shown_data
-from statinterp.provenance import provenance_lines, run_provenance
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a file from any folder
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from experiments.common import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log, shown_data  # noqa: E402
+from statinterp.provenance import provenance_lines, run_provenance  # noqa: E402
 
 SIZES = (1, 3, 5, 7, 9, 11, 13)
 FULL_DATA_SET_TRAINING_TERMS = 41
@@ -201,7 +205,7 @@ def report_lines(command: str, terms: dict[str, Term], sizes, repeats: int, curv
             extrapolated[m] = {"a": a, "b": b, "at": a + b * math.log(FULL_DATA_SET_TRAINING_TERMS)}
 
     lines = ["# What limits the learned ranker (issue 6)", "", "Produced by:", "", "```", command, "```", "",
-             f"- Date: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
+             f"- Date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
              f"{sum(int(t.labelled.sum()) for t in terms.values())} labelled sentences; default learner (`ensemble`) "
              "and feature families throughout. What each measurement is: `experiments/learned_limits.py` "
              "(module docstring).", *provenance_lines(run_provenance(command)), "",
@@ -257,9 +261,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from statinterp.cache import atomic
+    from statinterp.evaluation.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
     from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, macro_average
     from statinterp.learned.crossval import make_folds
-    from statinterp.evaluation.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
     from statinterp.learned.features import FeatureSettings
 
     settings = FeatureSettings()

@@ -34,6 +34,7 @@ def two_terms(tmp_path_factory):
 # ------------------------------------------------------------------------------ experiments/learned_alternatives.py
 
 
+@pytest.mark.slow  # fits the learned ensemble: 6-80 s on 2 cores
 def test_alternatives_reference_is_the_cv_ensemble(two_terms):
     """The alternatives benchmark's reference system scores exactly as `statinterp cv`'s ensemble."""
     from experiments.common import MASK, Term
@@ -59,6 +60,7 @@ def test_alternatives_reference_is_the_cv_ensemble(two_terms):
     assert not any(term_pattern("vehicle").search(m) for m in masked)
 
 
+@pytest.mark.slow  # fits the learned ensemble: 6-80 s on 2 cores
 def test_alternatives_ordinal_and_prf(two_terms):
     """The ordinal system scores an expected gain in [0, 3]; PRF ranks near-copies of the reference's
     top sentences above an unrelated sentence, without looking at the held-out labels."""
@@ -157,6 +159,7 @@ def test_limits_feedback_fits_on_the_shown_labels_only():
     assert len(seen) == 1
 
 
+@pytest.mark.slow  # fits the learned ensemble: 6-80 s on 2 cores
 def test_limits_cross_fitting_runs_the_real_ensemble(two_terms):
     from experiments.common import Term, fit_ensemble
     from experiments.learned_limits import cross_fitted, near_duplicate_groups

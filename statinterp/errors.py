@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class StatinterpError(Exception):
     """Base class of every error statinterp reports to a user without a traceback."""
@@ -31,6 +33,22 @@ class UsageError(StatinterpError):
 
 class OutputError(StatinterpError):
     """An output file cannot be written (missing folder, no permission, disk full, ...)."""
+
+
+def closest_names(name: str, known, n: int = 3) -> list[str]:
+    """Up to ``n`` of the names ``known`` closest to ``name`` (ignoring case), best first."""
+    import difflib
+
+    by_lower = {k.lower(): k for k in known}
+    return [by_lower[m] for m in difflib.get_close_matches(name.strip().lower(), list(by_lower), n=n, cutoff=0.6)]
+
+
+def did_you_mean(close: list[str]) -> str:
+    """``did you mean 'a', 'b' or 'c'?`` (empty for no names)."""
+    if not close:
+        return ""
+    names = [repr(c) for c in close]
+    return "did you mean " + (", ".join(names[:-1]) + " or " if len(names) > 1 else "") + names[-1] + "?"
 
 
 class StatinterpWarning(UserWarning):
@@ -88,11 +106,72 @@ def parse_json(raw: bytes, where: object):
     except UnicodeDecodeError as exc:
         raise InputError(where, f"is not UTF-8 text (bad byte at offset {exc.start})") from None
     try:
-        return json.loads(text, object_pairs_hook=_object_pairs)
+        data = json.loads(text, object_pairs_hook=_object_pairs)
     except json.JSONDecodeError as exc:
         raise InputError(where, f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise InputError(where, "malformed JSON: nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(text):  # rare: only then walk the parsed data
+        check_no_lone_surrogates(data, where)
+    return data
+
+
+#: A JSON ``\uD800``-``\uDFFF`` escape: the only way a surrogate gets into decoded JSON (valid
+#: pairs are joined into one character by the parser; lone ones stay and cannot be encoded).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate_path(value: object, path: tuple) -> tuple | None:
+    """The path (keys and indices) to the first string in ``value`` with a lone surrogate."""
+    if isinstance(value, str):
+        return None if _encodable(value) else path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not _encodable(key):
+                return path + (key,)
+            found = _lone_surrogate_path(item, path + (key,))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _lone_surrogate_path(item, path + (i,))
+            if found is not None:
+                return found
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_no_lone_surrogates(data: object, where: object, record: str | None = None) -> None:
+    """Raise :class:`InputError` (file, record, field) if a string in parsed JSON holds a lone
+    surrogate (an unpaired ``\\ud800``-style escape): it is no text, and would fail later when
+    hashed or written out. ``record`` names the record when ``data`` is one (a JSON line)."""
+    path = _lone_surrogate_path(data, ())
+    if path is None:
+        return
+    field = None
+    parts = [p if isinstance(p, int) else _printable(p) for p in path]
+    if record is not None:  # the caller names the record (e.g. "line 3"): the path is the field
+        parts.insert(0, record)
+    if parts:
+        record = str(parts[0])
+        rest = parts[1:]
+        while rest and isinstance(rest[0], int):
+            record += f"[{rest.pop(0)}]"
+        if rest:
+            field = ".".join(f"[{p}]" if isinstance(p, int) else p for p in rest).replace(".[", "[")
+    raise InputError(where, "contains a lone surrogate escape (e.g. \\ud800 without its pair): not valid "
+                     "Unicode text; fix or remove it", record=record, field=field)
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def check_unique_keys(obj: object, where: object, record: str | None = None) -> None:

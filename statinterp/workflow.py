@@ -21,7 +21,7 @@ from statinterp.corpus.dataset import Corpus, load_corpus, term_key
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
 from statinterp.index.term_index import PreparedCorpus, prepare
 from statinterp.rankers.grammar import build_method
-from statinterp.app.progress import iterate, progress_bar
+from statinterp.progress import iterate, task
 from statinterp.corpus.provisions import ProvisionBook, load_provisions
 from statinterp.evaluation.ranking import rank
 from statinterp.rankers.base import Ranker
@@ -86,7 +86,7 @@ def prepare_corpus(
     total = sum(len(c.text) for t in corpus for c in t.cases.values())
     if background is not None:
         total += sum(len(c.text) for t in background for c in t.cases.values())
-    with progress_bar(total, "Analysing case texts", show_progress and total > 2_000_000) as advance:
+    with task(total, "Analysing case texts", show_progress and total > 2_000_000, unit="chars") as advance:
         prepared = prepare(corpus, analyzer, statistics=statistics, extra_background=background,
                            background_only=background_only, progress=advance)
     attach_vectors(prepared, cache_dir=cache_dir, pretrained=vectors, workers=vector_workers,

@@ -48,6 +48,75 @@ def analysis_cache_dir(tmp_path_factory) -> Path:
 
 
 # --------------------------------------------------------------------------------------------
+# Markers: ``slow`` and ``real_data`` (registered in pyproject.toml)
+
+#: Fixtures that read the annotated data: a test using any of them is marked ``real_data``.
+REAL_DATA_FIXTURES = {"shared_data", "real_corpus", "real_prepared", "real_prepared_candidates", "small_vectors",
+                      "real"}
+
+
+#: Tests measured at several seconds each (``pytest --durations``, 2 cores), as ``file::function``
+#: (every parametrisation): marked ``slow`` here, in one place, so that ``-m "not slow"`` stays
+#: under 2 minutes. tests/test_markers.py checks that each still names a test.
+SLOW_TESTS = {
+    "test_fuzz_inputs.py::test_truncated_json_is_one_clear_error",
+    "test_fuzz_inputs.py::test_zip_header_that_lies_about_the_size_cannot_exhaust_memory",
+    "test_fuzz_inputs.py::test_installed_console_script_reports_bad_input_in_one_line",
+    "test_fuzz_inputs.py::test_provisions_file_without_the_term",
+    "test_fuzz_inputs.py::test_analyser_accepts_texts_beyond_spacys_default_max_length",
+    "test_embeddings.py::test_training_is_deterministic_across_processes_and_hash_seeds",
+    "test_embeddings.py::test_load_fasttext_bin",
+    "test_vector_methods.py::test_domain_vectors_are_cached_and_deterministic",
+    "test_progress.py::test_the_library_never_imports_click",
+    "test_learned.py::test_loo_never_trains_on_the_held_out_term",
+    "test_learned.py::test_learners_rank",
+    "test_learned.py::test_save_load_round_trip",
+    "test_learned.py::test_explain",
+    "test_learned.py::test_cli_train_rank_evaluate_explain",
+    "test_learned.py::test_cli_cv_writes_report",
+    "test_learned_dense.py::test_dense_model_round_trip",
+    "test_learned_dense.py::test_core_works_without_torch",
+    "test_determinism.py::test_cli_outputs_are_byte_identical_cold_warm_partial_and_uncached",
+    "test_determinism.py::test_constant_scores_rank_by_sentence_id",
+    "test_determinism.py::test_rank_order_is_score_desc_then_id_asc_whatever_the_input_order",
+    "test_determinism.py::test_vocabulary_ids_do_not_depend_on_what_the_cache_holds",
+    "test_fast_paths.py::test_cold_warm_and_cached_prepare_agree",
+    "test_fast_paths.py::test_a_session_keeps_the_worker_processes_for_every_call",
+    "test_fast_paths.py::test_damaged_prepared_cache_is_discarded_with_a_warning_and_rebuilt",
+    "test_fast_paths.py::test_multi_process_analysis_equals_single_process",
+    "test_fast_paths.py::test_prepared_cache_yields_to_a_changed_analysis_entry",
+    "test_evaluation.py::test_paired_test_keeps_zero_differences",
+    "test_atomic_and_cache.py::test_interrupted_write_leaves_old_or_no_file_and_no_temp_files",
+    "test_atomic_and_cache.py::test_concurrent_runs_sharing_a_fresh_cache_agree_and_leave_it_intact",
+    "test_tuning_report.py::test_cli_reproduce_writes_files_matching_evaluate",
+    "test_startup.py::test_every_exported_name_resolves_and_is_listed",
+    "test_cli.py::test_jobs_default_leaves_the_process_count_to_the_analyser",
+    "test_review_app.py::test_sigkill_after_a_label_loses_nothing",
+    "test_review_app.py::test_review_a_term_found_in_a_collection",
+    "test_review_app.py::test_host_needs_the_printed_token",
+    "test_review_browser.py::test_label_rerank_export_in_chromium",
+    "test_ingest.py::test_killed_ingest_leaves_a_consistent_collection_and_rerun_completes_it",
+    "test_ingest.py::test_dask_engine_writes_the_same_collection_as_the_local_engine",
+    "test_ingest.py::test_a_reader_sees_whole_batches_while_an_ingest_writes",
+    "test_feedback.py::test_rank_uses_the_default_model",
+    "test_feedback.py::test_feedback_ranker_with_the_default_model_prior",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests that use the annotated data ``real_data``, and every ``real_data`` test ``slow``
+    (preparing the 14 terms takes minutes cold), so ``-m "not slow"`` is the fast subset; mark
+    the tests of :data:`SLOW_TESTS` ``slow``."""
+    for item in items:
+        if f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        if REAL_DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.real_data)
+        if item.get_closest_marker("real_data") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
+
+
+# --------------------------------------------------------------------------------------------
 # Real data
 
 

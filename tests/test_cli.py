@@ -92,13 +92,13 @@ def test_rank_csv():
     out = invoke("rank", "vehicle", "-m", "BM25-p", "--format", "csv", "-n", "15", "-q").stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 15
-    assert list(rows[0]) == ["rank", "score", "sentence_id", "label", "case", "citation", "text"]
+    assert list(rows[0]) == ["rank", "score", "sentence_id", "label", "case_name", "citation", "text"]
     scores = [float(r["score"]) for r in rows]
     assert scores == sorted(scores, reverse=True)
     for r in rows:
         assert r["label"] in LABEL_GAINS
         assert r["text"] == SENTENCES[r["sentence_id"]].text  # commas and quotes survive CSV quoting
-        assert r["case"] and r["citation"]
+        assert r["case_name"] and r["citation"]
 
 
 def test_rank_trec():
@@ -162,15 +162,27 @@ def test_evaluate_table():
 # methods
 
 
-def test_methods_lists_every_name():
+def test_methods_lists_every_name_section_by_section():
+    from statinterp.rankers.grammar import COMPOUND_EXAMPLE, method_sections
+
     out = invoke("methods").stdout
-    listed = [ln.split()[0] for ln in out.splitlines() if ln.strip() and not ln.startswith(" ")
-              and not ln.rstrip().endswith(":")]
+    sections: dict[str, list[str]] = {}
+    current = None
+    for ln in out.splitlines():
+        if ln.strip() and not ln.startswith(" "):
+            assert ln.endswith(":"), ln
+            current = sections.setdefault(ln[:-1], [])
+        elif ln.strip():
+            assert current is not None, ln
+            current.append(ln.split()[0])
+    assert list(sections)[:5] == ["Direct", "Context", "Query expansion", "Novelty", "Compound"]
+    assert sections == {s: [n for n, _ in entries] for s, entries in method_sections()}
     names = [n for n, _ in list_methods()]
-    for name in names:
-        assert name in listed, name
     for name in CORE:
         assert name in names
+    example = [ln for ln in out.splitlines() if ln.split()[:1] == [COMPOUND_EXAMPLE]]
+    assert len(example) == 1 and "(example)" in example[0]
+    assert sum("(example)" in ln for ln in out.splitlines()) == 1
 
 
 # --------------------------------------------------------------------------------------------

@@ -126,6 +126,34 @@ def test_find_term_in_a_handmade_collection(handmade_collection):
     assert len(multi) == 2 and all("-l" in pid and pid.count("-") == 2 for pid in multi)
 
 
+def test_windows_give_the_sentences_of_whole_opinion_segmentation(handmade_collection):
+    """find_term segments only the lines around matches; the result equals segmenting whole opinions."""
+    from statinterp.collection.find import _joining_pipeline
+    from statinterp.text.term_match import fts_query, term_pattern
+
+    term = "preemployment testing"
+    pattern = term_pattern(term)
+    nlp = _joining_pipeline()
+    with Collection.open(handmade_collection) as collection:
+        got = {(r["opinion_id"], r["text"]) for r in find_term(collection, term).tables["sentence"].values()}
+        want = set()
+        matching: dict[int, set[int]] = {}
+        for row in collection.paragraphs_matching(fts_query(term)):
+            if pattern.search(row.text):
+                matching.setdefault(row.opinion_id, set()).add(row.position)
+        for opinion_id, positions in matching.items():
+            rows = collection.opinion_paragraphs(opinion_id)
+            text = "\n".join(r.text for r in rows)
+            starts = [0]
+            for r in rows:
+                starts.append(starts[-1] + len(r.text) + 1)
+            targets = [(starts[k], starts[k + 1] - 1) for k, r in enumerate(rows) if r.position in positions]
+            for s, e in sentence_spans(nlp(text)):
+                if any(s < te and e > ts for ts, te in targets) and pattern.search(text, s, e):
+                    want.add((f"o{opinion_id}", text[s:e]))
+    assert got == want and len(got) == 4
+
+
 def test_found_zip_is_read_by_every_command(handmade_collection, tmp_path):
     with Collection.open(handmade_collection) as collection:
         found = find_term(collection, "Preemployment  testing")
@@ -236,3 +264,20 @@ def test_cli_find_errors(example_collection, tmp_path, capsys):
     assert code == 2 and "not a statinterp collection" in err and not out.exists()
     code, _, err = run(["rank", "vehicle", "--collection", str(example_collection), "--data", str(EXAMPLE)], capsys)
     assert code == 2 and "not both" in err
+
+
+def test_cli_rank_collection_with_a_compound_and_the_shipped_model(example_collection, capsys):
+    code, stdout, err = run(["rank", "vehicle", "--collection", str(example_collection), "-m", "Tp-Tg-Nr",
+                             "--format", "json", "--top", "0", "-q", "--no-cache"], capsys)
+    assert code == 0, err
+    compound = json.loads(stdout)
+    assert compound["method"] == "Tp-Tg-Nr" and compound["candidates"] == len(compound["results"]) > 30
+    model = REPO / "data" / "models" / "default.statinterp-model"
+    if not model.exists():
+        pytest.skip(f"no shipped model at {model}")
+    code, stdout, err = run(["rank", "vehicle", "--collection", str(example_collection), "--model", str(model),
+                             "--format", "json", "--top", "0", "-q", "--no-cache"], capsys)
+    assert code == 0, err
+    learned = json.loads(stdout)
+    assert learned["candidates"] == compound["candidates"]
+    assert {r["sentence_id"] for r in learned["results"]} == {r["sentence_id"] for r in compound["results"]}

@@ -67,7 +67,7 @@ def test_exact_sentences_keep_the_measured_floor(target):
 
 
 @pytest.mark.xfail(strict=True, reason="the issue's target of 92 % exactly the same sentences is not reached: "
-                                       "87.x % measured (reports/find.md); the data set's own segmentation is "
+                                       "87.8 % measured (reports/find.md); the data set's own segmentation is "
                                        "inconsistent across line breaks")
 def test_92_percent_found_as_exactly_the_same_sentence(target):
     results = target[0]

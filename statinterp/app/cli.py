@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import signal
 import sys
 import threading
@@ -18,12 +19,31 @@ from pathlib import Path
 import click
 
 from statinterp.cache import atomic
-from statinterp.errors import StatinterpError, StatinterpWarning, UsageError
+from statinterp.errors import StatinterpError, StatinterpWarning, UsageError, closest_names, did_you_mean
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
 
 DATA_HELP = ("A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data "
              "(`statinterp example` prints its folder, a model of the format; docs/data-format.md gives it field by "
              "field).")
+
+
+class OutFile(click.Path):
+    """The path of an output file. A trailing slash names a folder, so it is refused rather than
+    silently dropped (``Path("dir/new/")`` is ``dir/new``, which would become a file)."""
+
+    name = "file"
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            self.fail(f"{value!r} ends with a slash, i.e. names a folder; give a file name, "
+                      f"e.g. {value}ranking.txt", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+OUT_FILE = OutFile()
 
 
 def _vectors_option(ctx, param, value):
@@ -63,7 +83,8 @@ def common_options(func):
     @click.option("--jobs", type=click.IntRange(1, 64), default=None,
                   help="Processes for text analysis (results are the same for any number). Default: automatic, "
                        "up to 2 when there is much text to analyse, else 1.")
-    @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+    @click.option("--quiet", "-q", is_flag=True,
+                  help="No progress reports (by default: bars on a terminal, else a line every few seconds).")
     @click.option("--vectors", "vectors", multiple=True, metavar="[NAME=]PATH", callback=_vectors_option,
                   help="Pretrained word vectors for the methods w2vec, GloVe and fastt: a word2vec binary/text, "
                        "GloVe text or fastText .vec/.bin file; NAME (w2vec, GloVe or fastt) defaults to the "
@@ -168,21 +189,85 @@ def _emit(text: str, out: Path | None, force: bool) -> None:
         click.echo(f"wrote {out}", err=True)
 
 
-def _ranker_from_options(method: str, model_file):
-    """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
+def _resolve_method(name: str) -> str:
+    """``name`` if the grammar builds it; else the one known name equal to it ignoring case
+    (``tf-isf-p`` -> ``TF-ISF-p``); else :class:`UsageError` suggesting the closest names.
+
+    The known names come from :func:`~statinterp.rankers.grammar.list_methods`, whatever the grammar.
+    """
+    from statinterp.rankers.grammar import build_method, list_methods
+
+    try:
+        build_method(name)
+        return name.strip()
+    except UsageError as exc:
+        error = exc
+    known = [n for n, _ in list_methods()]
+    same = [k for k in known if k.lower() == name.strip().lower()]
+    if len(same) == 1:
+        return same[0]
+    if "+" in name:  # BASE+GATE+...: each part (left of >= too) in the case of a known name
+        words = {w.lower(): w for k in known for w in (k, *k.split("+")[1:])}  # names and gate words (Tg, Nr)
+        parts = []
+        for part in name.strip().split("+"):
+            head, op, tail = part.partition(">=")
+            parts.append(words.get(head.strip().lower(), head.strip()) + op + tail)
+        fixed = "+".join(parts)
+        if fixed != name.strip():
+            try:
+                build_method(fixed)
+                return fixed
+            except UsageError:
+                pass
+    close = closest_names(name, known)
+    message = str(error)
+    if not close or not message.startswith("unknown method"):
+        raise error
+    head = f"unknown method {name.strip()!r}"
+    if message.startswith(head):
+        raise UsageError(f"{head} ({did_you_mean(close)}){message[len(head):]}") from None
+    raise UsageError(f"{message} ({did_you_mean(close)})") from None
+
+
+def _build_method(name: str):
+    """The ranker of a method name given on the command line (see :func:`_resolve_method`)."""
     from statinterp.rankers.grammar import build_method
 
+    return build_method(_resolve_method(name))
+
+
+def _ranker_from_options(method: str, model_file):
+    """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
     if model_file is None:
         if method is None:
             from statinterp.learned.default_model import default_ranker
 
             return default_ranker()
-        return build_method(method)
+        return _build_method(method)
     if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
         raise UsageError("give --method or --model, not both")
     from statinterp.learned.model import load_model
 
     return load_model(model_file)
+
+
+def _cutoffs_option(ctx, param, values) -> tuple[int, ...]:
+    """``--k 5,20 --k 50`` -> (5, 20, 50): cutoffs from repeated and comma-separated values."""
+    out: list[int] = []
+    for value in values:
+        for part in str(value).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                k = int(part)
+            except ValueError:
+                raise click.BadParameter(f"{part!r} is not a whole number (e.g. --k 5,20)") from None
+            if k < 1:
+                raise click.BadParameter(f"{k} is not a cutoff: give whole numbers >= 1")
+            if k not in out:
+                out.append(k)
+    return tuple(out)
 
 
 def _split_methods(values) -> list[str]:
@@ -227,7 +312,7 @@ def cli(ctx, debug):
 @click.option("--format", "fmt", type=click.Choice(RANK_FORMATS), default="table", show_default=True)
 @click.option("--provision", "provision_text", default=None, help="Use this text as the term's source provision.")
 @click.option("--provision-file", type=click.Path(path_type=Path), default=None, help="Read the provision from this text file.")
-@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Rank with a learned model (made by `statinterp train`) instead of --method.")
@@ -267,6 +352,10 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     if provision_text is not None:
         if not provision_text.strip():
             raise UsageError("--provision is empty")
+        try:
+            provision_text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError("--provision is not valid UTF-8 text (check the shell's locale and quoting)") from None
         override = {term: provision_text}
     if out is not None:
         atomic.check_writable(out, force)
@@ -289,11 +378,12 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         from statinterp.app.output import format_collapsed
         from statinterp.evaluation.dedupe import collapse_ranking
 
-        _emit(format_collapsed(collapse_ranking(ranking, dedupe_threshold), fmt, top or None), out, force)
+        collapsed = collapse_ranking(ranking, dedupe_threshold)
+        _emit(format_collapsed(collapsed, fmt, top or None, shown_term=term.strip()), out, force)
         return
     if fmt == "trec" and out is not None:
         _write_trec_scores(out, ranking.method, {ranking.term: ranking}, top or None, force)
-    _emit(format_ranking(ranking, fmt, top or None), out, force)
+    _emit(format_ranking(ranking, fmt, top or None, shown_term=term.strip()), out, force)
 
 
 def _invocation() -> str:
@@ -322,12 +412,13 @@ def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: 
 @common_options
 @click.option("--method", "-m", "methods", multiple=True,
               help="Method(s) to evaluate; repeat or comma-separate. Default: Random, TF-ISF, BM25, QLLM with -c/-o/-p.")
-@click.option("--k", "ks", type=click.IntRange(1), multiple=True, help="NDCG cutoffs (default 10 and 100).")
+@click.option("--k", "ks", multiple=True, callback=_cutoffs_option, metavar="K[,K...]",
+              help="NDCG cutoffs; repeat or comma-separate (default 10 and 100).")
 @click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms. The background statistics stay those of"
                    " all of --data (or --background).")
 @click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="table", show_default=True)
 @click.option("--macro-only", is_flag=True, help="Table format: only the macro averages.")
-@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_files", type=click.Path(path_type=Path), multiple=True,
               help="Also evaluate this learned model (made by `statinterp train`; shown as learned:<file stem>). "
@@ -342,12 +433,11 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
     Example: statinterp evaluate --data ../shared/data/statutory_interpretation -m TF-ISF-p -m BM25
     """
     from statinterp.evaluation.metrics import parse_metric
-    from statinterp.rankers.grammar import build_method
     from statinterp.app.output import format_evaluation
     from statinterp.workflow import evaluate_methods
 
     names = _split_methods(methods) or ([] if model_files else default_methods())
-    rankers = [build_method(n) for n in names]
+    rankers = [_build_method(n) for n in names]
     if model_files:
         from statinterp.learned.model import load_model
 
@@ -427,13 +517,21 @@ def default_methods() -> list[str]:
 
 @cli.command()
 def methods():
-    """List the ranking methods, one line each."""
-    from statinterp.rankers.grammar import list_methods
+    """List the ranking methods, one line each, section by section.
 
-    entries = list_methods()
-    width = max(len(n) for n, _ in entries)
-    for name, desc in entries:
-        click.echo(f"{name:<{width}}  {desc}")
+    A name marked (example) shows how to compose your own BASE+GATE+... method.
+    """
+    from statinterp.rankers.grammar import COMPOUND_EXAMPLE, method_sections
+
+    sections = method_sections()
+    width = max(len(n) for _, entries in sections for n, _ in entries)
+    for i, (section, entries) in enumerate(sections):
+        if i:
+            click.echo("")
+        click.echo(f"{section}:")
+        for name, desc in entries:
+            mark = "(example) " if name == COMPOUND_EXAMPLE else ""
+            click.echo(f"  {name:<{width}}  {mark}{desc}")
 
 
 @cli.command()
@@ -495,7 +593,7 @@ class _StderrLog(logging.Handler):
 @click.option("--term", "-t", "terms", multiple=True, help="Tune and score only these terms. The background statistics stay those of"
                    " all of --data (or --background).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts):
     """Grid-search METHOD's hyperparameters for the best macro NDCG.
@@ -508,6 +606,7 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
 
     if loo and tune_terms:
         raise UsageError("give --loo or --tune-term, not both")
+    method = _resolve_method(method)
     target = parse_metric(metric)
     grid = parse_grid(grids) if grids else default_grid(method)
     if out is not None:
@@ -556,7 +655,6 @@ def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_dif
         raise UsageError("--tolerance and --only-differences go with --check REPORT.json")
     from statinterp import __version__
     from statinterp.provenance import run_provenance
-    from statinterp.rankers.grammar import build_method
     from statinterp.app.report import reproduction_chart, reproduction_json, reproduction_markdown
     from statinterp.evaluation.tuning import all_methods, core_methods, reproduce as run_reproduction
 
@@ -567,9 +665,7 @@ def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_dif
         names, stem = core_methods(), "core"
         title = "Core methods: Random, TF-ISF, BM25, QLLM with -c/-o/-p (issue 2)"
     else:
-        names, stem, title = _split_methods([method_set]), "reproduction", None
-        for n in names:
-            build_method(n)  # unknown names fail before the corpus is read
+        names, stem, title = [_resolve_method(n) for n in _split_methods([method_set])], "reproduction", None
     paths = {ext: out_dir / f"{stem}.{ext}" for ext in ("md", "json", "png")}
     for path in paths.values():
         atomic.check_writable(path, force)
@@ -590,9 +686,8 @@ def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_dif
                              "background": None if opts["background"] is None else str(opts["background"]),
                              "provisions": None if opts["provisions"] is None else str(opts["provisions"])}
     rep = run_reproduction(prepared, names, show_progress=not opts["quiet"], metadata=metadata)
-    atomic.write_text(paths["md"], reproduction_markdown(rep, title=title, chart=paths["png"].name), force=force)
-    atomic.write_text(paths["json"], reproduction_json(rep), force=force)
-    atomic.write_bytes(paths["png"], reproduction_chart(rep), force=force)
+    atomic.write_set({paths["md"]: reproduction_markdown(rep, title=title, chart=paths["png"].name),
+                      paths["json"]: reproduction_json(rep), paths["png"]: reproduction_chart(rep)}, force=force)
     for path in paths.values():
         click.echo(f"wrote {path}", err=True)
     for name, reason in rep.skipped:
@@ -695,7 +790,7 @@ def learned_options(func):
                                       "pointwise ridge, or gradient-boosted trees.")
 @click.option("--term", "-t", "terms", multiple=True, help="Train only on these terms. The background statistics stay those of"
                    " all of --data (or --background).")
-@click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True, help="Model file to write.")
+@click.option("--out", "-o", "out", type=OUT_FILE, required=True, help="Model file to write.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def train(families, standardise, vector_features, seed, learner, terms, out, force, **opts):
     """Fit a learned ranker on every labelled term loaded and save it.
@@ -752,16 +847,18 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
     from statinterp import __version__
     from statinterp.learned.crossval import cross_validate, format_cv, write_report
     from statinterp.provenance import run_provenance
-    from statinterp.rankers.grammar import PAPER_COMPOUNDS, build_method
+    from statinterp.rankers.grammar import PAPER_COMPOUNDS
 
     settings = _feature_settings(families, standardise, vector_features)
     names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
-    for n in names:
-        build_method(n)  # unknown names fail before the corpus is read
+    names = [_resolve_method(n) for n in names]  # unknown names fail before the corpus is read
     paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png",
              "json": report_dir / "learned.json"}
     if not no_report:
         for path in paths.values():
+            if path.exists() and not force and not path.is_dir():
+                raise UsageError(f"{path} already exists; pass --force to overwrite it, or --report-dir DIR to "
+                                 "write the report to another folder")
             atomic.check_writable(path, force)
     prepared = _prepare(opts, terms=terms or None, require_labels=True)
     _note_unlabelled(prepared)
@@ -1039,8 +1136,12 @@ def _main(args: list[str], debug: bool) -> int:
         click.echo(f"statinterp: error: {_one_line(message)}", err=True)
         return code
 
+    from statinterp.app.progress import stderr_reporter
+    from statinterp.progress import use_reporter
+
     try:
-        status = cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={"argv": list(args)})
+        with use_reporter(stderr_reporter()):
+            status = cli.main(args=args, prog_name="statinterp", standalone_mode=False, obj={"argv": list(args)})
         return status if isinstance(status, int) else 0  # click returns an Exit's code here
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, Terminated):

@@ -18,9 +18,11 @@ RANK_FORMATS = ("table", "json", "csv", "trec")
 TABLE_FORMATS = ("table", "json", "csv")
 
 
-def format_ranking(ranking: Ranking, fmt: str = "table", top: int | None = 10) -> str:
+def format_ranking(ranking: Ranking, fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
+    """``shown_term`` (e.g. the term as the user typed it) replaces the term key in the table's heading."""
     rows = [r.__dict__ for r in ranking.rows(top)]
-    heading = f"{ranking.method} ranking of {len(ranking)} sentences for {ranking.term!r} (top {len(rows)})"
+    heading = (f"{ranking.method} ranking of {len(ranking)} sentences for {(shown_term or ranking.term)!r} "
+               f"(top {len(rows)})")
     return format_rows(ranking.term, ranking.method, len(ranking), rows, fmt, heading)
 
 
@@ -35,7 +37,7 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["rank", "score", "sentence_id"] + (["copies"] if copies else [])
-                   + ["label", "case", "citation", "text"])
+                   + ["label", "case_name", "citation", "text"])  # the JSON field names
         for x in rows:
             w.writerow([x["rank"], f"{x['score']:.6g}", x["sentence_id"]] + ([x["copies"]] if copies else [])
                        + [x["label"] or "", x["case_name"], x["citation"], x["text"]])
@@ -49,7 +51,8 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
     for x in rows:
         label = f"[{x['label']}]" if x["label"] else "[unlabelled]"
         extra = f"  x{x['copies']} copies" if copies and x["copies"] > 1 else ""
-        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['case_name']}, {x['citation']}".rstrip(", "))
+        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['sentence_id']}  "
+                   f"{x['case_name']}, {x['citation']}".rstrip(", "))
         out.extend(textwrap.wrap(x["text"], width - 6, initial_indent="      ", subsequent_indent="      "))
     return "\n".join(out) + "\n"
 
@@ -129,7 +132,7 @@ def format_evaluation(results: Sequence[MethodResult], fmt: str = "table", per_t
     return "\n".join(lines)
 
 
-def format_collapsed(col: "Collapsed", fmt: str = "table", top: int | None = 10) -> str:
+def format_collapsed(col: "Collapsed", fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
     """Like :func:`format_ranking`, one row per group (near-duplicates collapsed), with its number of copies."""
 
     r = col.ranking
@@ -142,7 +145,7 @@ def format_collapsed(col: "Collapsed", fmt: str = "table", top: int | None = 10)
         rows.append({"rank": rank_no, "score": float(r.scores[c]), "sentence_id": s.id, "text": s.text,
                      "label": s.label, "case_name": case.short_name or case.name, "citation": case.citation,
                      "copies": len(members), "copy_ids": [index.sentences[m].id for m in members[1:]]})
-    heading = (f"{r.method} ranking of {len(r)} sentences for {r.term!r}: {len(col)} after collapsing "
+    heading = (f"{r.method} ranking of {len(r)} sentences for {(shown_term or r.term)!r}: {len(col)} after collapsing "
                f"near-duplicates (token Jaccard >= {col.threshold:g}; top {len(rows)})")
     return format_rows(r.term, r.method, len(r), rows, fmt, heading,
                        json_extra={"groups": len(col), "threshold": col.threshold}, copies=True)

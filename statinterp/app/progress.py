@@ -1,28 +1,94 @@
-"""Progress bars on standard error (hidden with ``quiet`` or when nothing is long)."""
+"""How the command line shows the library's progress reports (:mod:`statinterp.progress`) on stderr.
+
+On a terminal: a tqdm bar per task. Otherwise (a log file, a pipe, CI): a plain line every few
+seconds with counts, rate and time left (tqdm's carriage-return redraws would pile up there).
+"""
 
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import TextIO
 
-import click
+from statinterp.progress import LineReporter, RateEstimate, Reporter, format_seconds, iterate
+from statinterp.progress import task as progress_bar
 
+#: ``progress_bar`` and ``iterate`` lived here before: kept for code that still imports them from
+#: here (library code imports statinterp.progress).
+__all__ = ["LINE_INTERVAL", "TqdmReporter", "iterate", "progress_bar", "stderr_reporter"]
 
-@contextmanager
-def progress_bar(total: int, label: str, enabled: bool = True) -> Iterator[Callable[[int], None]]:
-    """Yield ``advance(n)``; draws a bar of ``total`` units on stderr while enabled."""
-    if not enabled or total <= 0:
-        yield lambda n: None
-        return
-    with click.progressbar(length=total, label=label, file=sys.stderr, show_eta=True, show_percent=True) as bar:
-        yield bar.update
+#: Seconds between two progress lines when stderr is not a terminal.
+LINE_INTERVAL = 5.0
 
 
-def iterate(items, label: str, enabled: bool = True):
-    """Iterate ``items`` with a bar counting them."""
-    items = list(items)
-    with progress_bar(len(items), label, enabled and len(items) > 1) as advance:
-        for item in items:
-            yield item
-            advance(1)
+class _TqdmTask:
+    """A tqdm bar, drawn from the first real work on (a task whose work is all cached draws none)."""
+
+    def __init__(self, label: str, total: int, unit: str, file: TextIO):
+        # the time left comes from our estimate (clock from the first advance, cached work
+        # skipped), not from tqdm's average since the start
+        self.estimate = RateEstimate(total)
+        self.label, self.unit, self.file = label, unit, file
+        self.bar = None
+
+    def _open(self):
+        from tqdm import tqdm
+
+        unit = f" {self.unit}" if self.unit else ""
+        self.bar = tqdm(total=self.estimate.total, desc=self.label, unit=unit, unit_scale=bool(unit),
+                        file=self.file, dynamic_ncols=True, leave=True, mininterval=0.5,
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}{postfix}]")
+        return self.bar
+
+    def advance(self, n: int = 1) -> None:
+        self.estimate.advance(n)
+        bar = self.bar or self._open()
+        left = self.estimate.remaining()
+        postfix = f"~{format_seconds(left)} left" if left is not None and self.estimate.done < self.estimate.total \
+            else ""  # tqdm puts ", " before it
+        if postfix != (bar.postfix or ""):
+            bar.postfix = postfix
+        bar.update(n)
+
+    def skip(self, n: int) -> None:
+        self.estimate.skip(n)
+        if self.bar is not None:
+            self.bar.total = self.estimate.total
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.postfix = ""
+            self.bar.close()
+
+
+class TqdmReporter:
+    """A tqdm bar for each task on ``file`` (default stderr); notes are printed above the bars."""
+
+    def __init__(self, file: TextIO | None = None):
+        self.file = file
+
+    def start(self, label: str, total: int, unit: str = "") -> _TqdmTask:
+        return _TqdmTask(label, total, unit, self.file or sys.stderr)
+
+    def note(self, message: str) -> None:
+        from tqdm import tqdm
+
+        tqdm.write(f"statinterp: {message}", file=self.file or sys.stderr)
+
+
+def _stderr_line(text: str) -> None:
+    print(f"statinterp: {text}", file=sys.stderr, flush=True)
+
+
+def stderr_reporter(stream: TextIO | None = None) -> Reporter:
+    """The reporter for the command line: tqdm bars on a terminal, else a line every few seconds."""
+    stream = stream or sys.stderr
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if tty:
+        return TqdmReporter(stream)
+    if stream is sys.stderr:
+        return LineReporter(_stderr_line, interval=LINE_INTERVAL)
+    return LineReporter(lambda text: print(f"statinterp: {text}", file=stream, flush=True), interval=LINE_INTERVAL)

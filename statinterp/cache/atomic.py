@@ -28,6 +28,11 @@ def check_writable(path: str | Path, force: bool = False) -> Path:
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{path} is a directory, expected a file path")
+    for folder in path.parents:  # the nearest existing ancestor must be a folder (mkdir says "File exists")
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                raise OutputError(f"cannot write {path}: {folder} is a file, not a folder")
+            break
     if path.exists() and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
     return path
@@ -122,3 +127,58 @@ def write_bytes(path: str | Path, data: bytes, force: bool = False) -> Path:
     with replace(path, force) as tmp:
         tmp.write_bytes(data)
     return Path(path)
+
+
+def write_set(files: dict[str | Path, bytes | str], force: bool = False) -> list[Path]:
+    """Write several files that belong together (a report's .md, .json and .png) as one set.
+
+    Every file is written to a temporary beside its target first; only when all are written
+    are they renamed onto their targets, one after the other with nothing in between. A failure
+    or an interruption while writing leaves every old file as it was (and no temporaries), so a
+    new ``.md`` never sits beside an old ``.png``. Without ``force`` nothing is replaced: if any
+    target exists, none is written (and targets already linked by this call are removed again).
+    Text is written as UTF-8. Returns the paths written, in the order given.
+    """
+    targets = [check_writable(p, force) for p in files]
+    temps: dict[Path, Path] = {}
+    committed: list[Path] = []
+    current = targets[0] if targets else Path()
+    try:
+        for path, data in zip(targets, files.values(), strict=True):
+            current = path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = _create_temp(path)
+            temps[path] = tmp
+            with open(tmp, "wb") as fh:
+                fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if force:
+                try:
+                    os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+                except FileNotFoundError:
+                    pass
+        for path in targets:
+            current = path
+            _commit(temps[path], path, force)
+            committed.append(path)
+            del temps[path]
+        for folder in {p.parent for p in targets}:
+            fsync_dir(folder)
+    except BaseException as exc:
+        if not force:  # without force the committed ones are new files: take them back
+            for path in committed:
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+        if isinstance(exc, OSError):
+            raise OutputError(f"cannot write {current}: {exc.strerror or exc}") from exc
+        raise
+    finally:
+        for tmp in temps.values():
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+    return targets

@@ -9,9 +9,9 @@ Segmentation is the project's legal segmenter with line joining
 (``build_pipeline(join_lines=True)``): a sentence broken by a footnote-number line or
 continued by a quoted list item ("... that—\\n(A) is primarily designed ...") stays one
 sentence, as the annotated data set has it. Only a window of lines around each matching
-paragraph is segmented: the paragraph, the lines before and after it that can join it (a
-line that does not end with sentence-final punctuation) and two lines of margin on each side
-(what a joining decision looks at), so the work grows with the number of matches, not with
+paragraph is segmented: the paragraph and the lines before and after it that the segmenter
+could join to it (:func:`~statinterp.text.segmentation.lines_may_join`, a text test that never
+says no where the segmenter joins), so the work grows with the number of matches, not with
 the size of the collection.
 
 The output (:class:`FoundTerm`) holds the data set's four tables, ``case``, ``opinion``,
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,27 +36,18 @@ from statinterp.collection.store import Collection
 from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key
 from statinterp.corpus.provisions import Provision
 from statinterp.corpus.writer import tables_zip_bytes
-from statinterp.text.segmentation import build_pipeline, sentence_spans
+from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
 from statinterp.text.term_match import fts_query, term_pattern
 
 __all__ = ["FoundTerm", "find_term", "write_term_zip", "term_data_from_tables"]
 
-#: Lines of margin segmented on each side of a window (a joining decision looks two lines away).
-MARGIN_LINES = 2
 #: At most this many lines are joined to a matching line on each side.
 MAX_JOIN_LINES = 12
-_FINISHED_RE = re.compile(r"[.!?…‼‽。．！？][\"'`”’»›)\]}]*$")
 
 
 @functools.lru_cache(maxsize=1)
 def _joining_pipeline():
     return build_pipeline(legal_rules=True, join_lines=True)
-
-
-def _unfinished(line: str) -> bool:
-    """A non-blank line that does not end with sentence-final punctuation (it may join the next)."""
-    stripped = line.rstrip()
-    return bool(stripped) and _FINISHED_RE.search(stripped) is None
 
 
 @dataclass
@@ -102,14 +92,15 @@ def term_data_from_tables(key: str, tables: dict[str, dict[str, dict]], provisio
 
 
 def _window(lines: list[str], i: int) -> tuple[int, int]:
-    """First and last line (inclusive) to segment around matching line ``i``."""
+    """First and last line (inclusive) to segment around matching line ``i``: the lines the
+    segmenter could join to it (:func:`~statinterp.text.segmentation.lines_may_join`)."""
     lo = i
-    while lo > 0 and i - lo < MAX_JOIN_LINES and _unfinished(lines[lo - 1]):
+    while lo > 0 and i - lo < MAX_JOIN_LINES and lines_may_join(lines[lo - 1], lines[lo]):
         lo -= 1
     hi = i
-    while hi + 1 < len(lines) and hi - i < MAX_JOIN_LINES and _unfinished(lines[hi]):
+    while hi + 1 < len(lines) and hi - i < MAX_JOIN_LINES and lines_may_join(lines[hi], lines[hi + 1]):
         hi += 1
-    return max(0, lo - MARGIN_LINES), min(len(lines) - 1, hi + MARGIN_LINES)
+    return lo, hi
 
 
 def find_term(collection: Collection, term: str, *, progress: Callable[[int], None] | None = None) -> FoundTerm:
@@ -153,14 +144,14 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
         for paragraph_id in paragraph_ids:
             k = line_of[paragraph_id]
             lo, hi = _window(lines, k)
-            if windows and lo <= windows[-1][1] + 1:
+            if windows and lo <= windows[-1][1]:
                 plo, phi, targets = windows[-1]
                 windows[-1] = (plo, max(phi, hi), targets + [k])
             else:
                 windows.append((lo, hi, [k]))
         texts = [opinion_text[starts[lo]: starts[hi + 1] - 1] for lo, hi, _ in windows]
         found_here: dict[tuple[int, int], None] = {}
-        for (lo, _, targets), doc in zip(windows, nlp.pipe(texts, batch_size=32), strict=True):
+        for (lo, _, targets), doc in zip(windows, nlp.pipe(texts, batch_size=32, disable=["lemmatizer"]), strict=True):
             base = starts[lo]
             target_spans = [(starts[k], starts[k + 1] - 1) for k in targets]
             for s, e in sentence_spans(doc):

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
-from statinterp.errors import InputError, UsageError, check_unique_keys, parse_json, read_limited
+from statinterp.errors import (InputError, UsageError, check_unique_keys, closest_names, did_you_mean, parse_json,
+                               read_limited)
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.corpus.provisions import Provision, ProvisionBook
 
@@ -117,7 +118,8 @@ class Corpus:
         key = term_key(name)
         if key not in self.terms:
             known = ", ".join(sorted(self.terms)) or "none"
-            raise UsageError(f"term {name!r} is not in the loaded data (terms: {known})")
+            hint = did_you_mean(closest_names(key, self.terms))
+            raise UsageError(f"term {name!r} is not in the loaded data ({hint + ' ' if hint else ''}terms: {known})")
         return self.terms[key]
 
 
@@ -238,15 +240,37 @@ def _zip_sources(path: Path) -> list[_Source]:
 def _dir_sources(path: Path) -> list[_Source]:
     grouped: dict[str, dict[str, Any]] = {}
     for child in sorted(path.iterdir()):
-        split = _split_member(child.name) if child.is_file() else None
+        split = _split_member(child.name)
+        if split and not child.is_file():
+            raise InputError(child, "is not a regular file (a folder, FIFO or device); a term's TERM-KIND.json "
+                                    "files must be regular files")
         if split:
             grouped.setdefault(split[0], {})[split[1]] = child
     sources = [_Source(str(path / stem), stem, members) for stem, members in sorted(grouped.items())]
     for zpath in sorted(path.glob("*.zip")):
+        if not zpath.is_file():
+            raise InputError(zpath, "is not a regular file (a folder, FIFO or device); a term zip must be a file")
         sources.extend(_zip_sources(zpath))
     if not sources:
+        inner = _subfolders_with_terms(path)
+        if inner:
+            raise InputError(path, f"holds neither TERM-*.json files nor term zips, but its subfolder "
+                                   f"{inner[0].name!r} does: pass --data {inner[0]}")
         raise InputError(path, "holds neither TERM-*.json files nor term zips")
     return sources
+
+
+def _subfolders_with_terms(path: Path) -> list[Path]:
+    """The immediate subfolders of ``path`` that hold TERM-*.json files or term zips."""
+    found = []
+    for child in sorted(path.iterdir()):
+        try:
+            if child.is_dir() and any((_split_member(c.name) or c.suffix == ".zip") and c.is_file()
+                                      for c in child.iterdir()):
+                found.append(child)
+        except OSError:
+            continue
+    return found
 
 
 def _sources(path: Path) -> list[_Source]:
@@ -255,6 +279,9 @@ def _sources(path: Path) -> list[_Source]:
     try:
         if path.is_dir():
             return _dir_sources(path)
+        if not path.is_file():
+            raise InputError(path, "is neither a folder nor a regular file (a FIFO or device?); give a term zip, "
+                                   "a folder of TERM-*.json files or a folder of term zips")
         if zipfile.is_zipfile(path):
             return _zip_sources(path)
     except OSError as exc:
@@ -397,8 +424,10 @@ def load_corpus(path: str | Path, provisions: ProvisionBook | None = None, terms
     """
     wanted = None if terms is None else {term_key(t) for t in terms}
     corpus = Corpus()
+    available: list[str] = []
     for source in _sources(Path(path)):
         key = source.key
+        available.append(key)
         if wanted is not None and key not in wanted:
             continue
         if key in corpus.terms:
@@ -407,5 +436,8 @@ def load_corpus(path: str | Path, provisions: ProvisionBook | None = None, terms
     if wanted is not None:
         missing = wanted - corpus.terms.keys()
         if missing:
-            raise UsageError(f"{path}: no data for term(s) {', '.join(sorted(missing))}")
+            hints = [did_you_mean(closest_names(m, available)) for m in sorted(missing)]
+            hint = " ".join(h for h in hints if h)
+            raise UsageError(f"{path}: no data for term(s) {', '.join(sorted(missing))} "
+                             f"({hint + ' ' if hint else ''}terms: {', '.join(sorted(available)) or 'none'})")
     return corpus

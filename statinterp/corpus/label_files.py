@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
-from statinterp.errors import InputError
+from statinterp.errors import InputError, check_no_lone_surrogates
 
 __all__ = ["label_gain", "read_label_file"]
 
@@ -65,6 +65,7 @@ def read_label_file(path: str | Path) -> dict[str, int]:
             raise InputError(path, f"is not valid JSON ({exc.msg})", record=record) from None
         if not isinstance(obj, dict):
             raise InputError(path, 'expected an object {"sentence_id": ..., "label": ...}', record=record)
+        check_no_lone_surrogates(obj, path, record=record)
         sid = obj.get("sentence_id")
         if not isinstance(sid, str) or not sid:
             raise InputError(path, "missing or not a non-empty string", record=record, field="sentence_id")

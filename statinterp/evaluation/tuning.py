@@ -19,17 +19,18 @@ bookkeeping, so leave-one-term-out tuning costs no more than one grid evaluation
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from statinterp.app.progress import iterate
 from statinterp.errors import StatinterpError, UsageError
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
 from statinterp.evaluation.ranking import rank
 from statinterp.index.term_index import PreparedCorpus
+from statinterp.progress import iterate
 from statinterp.rankers.base import Ranker
 from statinterp.rankers.gates import Gated
 from statinterp.rankers.grammar import list_methods, parse, with_params
@@ -58,9 +59,12 @@ def _number(text: str) -> Any:
     if re.fullmatch(r"[+-]?\d+", text):
         return int(text)
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         return text
+    if not math.isfinite(value):  # nan/inf: a threshold that never (or always) fires, silently
+        raise UsageError(f"grid value {text!r} is not a finite number")
+    return value
 
 
 def parse_grid_values(text: str) -> list[Any]:

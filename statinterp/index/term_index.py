@@ -118,7 +118,8 @@ class TermIndex:
     def require_provision(self) -> Query:
         if self.provision is None:
             raise UsageError(
-                f"term {self.term.key!r} has no source provision; give one with --provision or --provision-file"
+                f"term {self.term.key!r} has no source provision; add it to the file given with --provisions, "
+                f"or (rank only) give it with --provision or --provision-file"
             )
         if len(self.provision) == 0:
             raise UsageError(f"the provision of term {self.term.key!r} analyses to no known tokens")
@@ -238,8 +239,9 @@ def prepare(
     if store is not None:
         found = _load_prepared(store, corpus, analyzer)
         if found is not None:
-            if progress:
-                progress(_case_chars(corpus, extra_background if statistics == "background" else None))
+            if progress:  # nothing to analyse: out of the total (a progress callback without skip: done)
+                getattr(progress, "skip", progress)(
+                    _case_chars(corpus, extra_background if statistics == "background" else None))
             return found
     with analyzer.session():  # worker processes, if the analyzer starts any, serve every term
         prepared = _prepare(corpus, analyzer, statistics, extra_background, progress, background_only)

@@ -34,7 +34,7 @@ import numpy as np
 
 from statinterp.errors import StatinterpError, UsageError
 from statinterp.evaluation.metrics import DEFAULT_METRICS, RANDOM_TIES_SUFFIX, Metric, evaluate_scores, macro_average, paired_test
-from statinterp.app.progress import iterate
+from statinterp.progress import iterate
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features
 from statinterp.learned.model import LEARNERS, LearnedRanker, _common_names, fit_matrices
 
@@ -458,15 +458,12 @@ def write_report(result: CVResult, md_path, png_path, force: bool = False, json_
     from statinterp.cache import atomic
 
     md_path, png_path = Path(md_path), Path(png_path)
-    written = []
+    files: dict = {}
     if json_path is not None:
-        atomic.write_text(Path(json_path), cv_json(result), force=force)
-        written.append(Path(json_path))
+        files[Path(json_path)] = cv_json(result)
     chart = None
     if result.importance:
-        atomic.write_bytes(png_path, importance_chart(result), force=force)
-        written.append(png_path)
+        files[png_path] = importance_chart(result)
         chart = png_path.name if png_path.parent == md_path.parent else str(png_path)
-    atomic.write_text(md_path, cv_markdown(result, chart=chart, notes=limits_notes(result)), force=force)
-    written.append(md_path)
-    return written
+    files[md_path] = cv_markdown(result, chart=chart, notes=limits_notes(result))
+    return atomic.write_set(files, force=force)  # all or none: never a new .md beside an old .png

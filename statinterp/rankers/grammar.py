@@ -59,6 +59,7 @@ method (e.g. ``lam`` = its λ1). A gate parameter that matches no gate of the me
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -215,9 +216,12 @@ GATE_SYNTAX = "Tg, Nr, SIM-g>=lambda2, SIM-e>=lambda2, gate(SIM-g,lambda2), NWR>
 
 def _number(text: str, what: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise UsageError(f"{what}: {text!r} is not a number") from None
+    if not math.isfinite(value):  # a NaN threshold would compare false and silently never fire
+        raise UsageError(f"{what}: the threshold must be a finite number, not {text!r}")
+    return value
 
 
 def _parse_gate(spec: str) -> Gate:

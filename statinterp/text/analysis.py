@@ -234,8 +234,34 @@ class _CacheWriter:
 _PROCESS_WORKER: _Worker | None = None
 
 
-def _init_process(legal_rules: bool) -> None:
+#: Seconds between a worker's checks that the process that started it is still alive.
+PARENT_CHECK_SECONDS = 0.5
+
+
+def _exit_with_parent(parent: int, interval: float = PARENT_CHECK_SECONDS) -> None:
+    """Start a daemon thread that ends this process as soon as ``parent`` is no longer its parent.
+
+    A worker blocks on its task pipe, whose write end it inherited at the fork, so it never sees
+    EOF when the parent is killed (SIGKILL, OOM killer): without this check it would wait for
+    good. When the parent dies the worker is re-parented (to init or a subreaper), so
+    ``os.getppid()`` changes. A thread, unlike ``prctl(PR_SET_PDEATHSIG)``, does not fire when
+    merely the parent's *thread* that started the worker ends, and works on every POSIX system.
+    """
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="statinterp-parent-watch", daemon=True).start()
+
+
+def _init_process(legal_rules: bool, parent: int | None = None) -> None:
     global _PROCESS_WORKER
+    if parent is not None:
+        _exit_with_parent(parent)
     _PROCESS_WORKER = _Worker(legal_rules)
 
 
@@ -364,7 +390,8 @@ class Analyzer:
     def analyse(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[AnalysedText]:
         """Analyse ``texts`` (each distinct text once, reusing the cache); results in input order.
 
-        ``progress`` is called with the number of characters finished after each text.
+        ``progress`` is called with the number of characters finished after each text; texts found
+        in the cache go to ``progress.skip`` instead, if it has one (see :mod:`statinterp.progress`).
         New words join the vocabulary in input order whether an analysis comes from the cache
         or from spaCy, so vocabulary ids (and every result) are the same cold, warm or uncached.
         """
@@ -372,6 +399,7 @@ class Analyzer:
         self.seen.update(digests)
         local: dict[str, _LocalAnalysis | None] = {}
         todo: dict[str, str] = {}
+        skip = getattr(progress, "skip", progress)
         for digest, text in zip(digests, texts):
             if digest in self._memory or digest in local:
                 continue
@@ -380,7 +408,7 @@ class Analyzer:
             local[digest] = entry
             if entry is not None:
                 if progress:
-                    progress(len(text))
+                    skip(len(text))
             else:
                 todo[digest] = text
         if todo:
@@ -446,7 +474,8 @@ class Analyzer:
         chunks = [items[i : i + size] for i in range(0, len(items), size)]
         if self._pool is None or self._pool_size != n:
             self._close_pool()
-            self._pool = ProcessPoolExecutor(n, initializer=_init_process, initargs=(self.legal_rules,))
+            self._pool = ProcessPoolExecutor(n, initializer=_init_process,
+                                             initargs=(self.legal_rules, os.getpid()))
             self._pool_size = n
         try:
             results = self._pool.map(_run_in_process, [[t for _, t in c] for c in chunks])

@@ -67,6 +67,7 @@ __all__ = [
     "STRONG_FINAL_ABBREVIATIONS",
     "WEAK_FINAL_ABBREVIATIONS",
     "build_pipeline",
+    "lines_may_join",
     "sentence_spans",
 ]
 
@@ -343,13 +344,15 @@ def _line_ends_sentence(doc: Doc, classes: np.ndarray, first: int, last: int) ->
     """Whether the line of tokens ``first..last`` (inclusive, no line break) ends a sentence.
 
     It does when its last token, past closing brackets and quotes, is terminal
-    punctuation, a word with its period or any abbreviation ("Id.", "U.S.C.", "c.").
+    punctuation, a word with its period, any abbreviation ("Id.", "U.S.C.", "c.") or a
+    colon (the annotated data set ends a sentence at "... are:" before a quoted list).
     """
     k = last
     while k > first and (classes[k] == _CLOSE or classes[k] == _QUOTE or classes[k] == _SPACE):
         k -= 1
     c = classes[k]
-    return c == _TERM or c == _ABBR or c == _ABBR_END or doc[k].text.endswith(".")
+    text = doc[k].text
+    return c == _TERM or c == _ABBR or c == _ABBR_END or text.endswith(".") or text.endswith(":")
 
 
 # The start of a line that continues the sentence of the line before: past opening
@@ -357,7 +360,7 @@ def _line_ends_sentence(doc: Doc, classes: np.ndarray, first: int, last: int) ->
 # letter, or nothing at all after a label (a dangling "(B)").
 _CONTINUATION_RE = re.compile(
     r"[“\"‘'«]*"
-    r"(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|\[(?:\d{1,3}|[A-Za-z]{1,4})\])[ \t]*)*"
+    r"(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|\[(?:\d{1,3}|[A-Za-z]{1,4})\])(?:[ \t]+|$))*"
     r"[“\"‘'«\[(]*"
 )
 _FOOTNOTE_LINE_RE = re.compile(r"\d{1,3}")
@@ -379,6 +382,22 @@ def _continues(line: str, after_footnote: bool) -> bool:
     if first.isalpha():
         return first.islower()
     return after_footnote and not first.isspace()
+
+
+_FINISHED_LINE_RE = re.compile(r"[.!?…‼‽⁇⁈⁉。｡．！？:][\"'`“”‘’«»‹›)\]}]*$")
+
+
+def lines_may_join(line: str, next_line: str) -> bool:
+    """Whether ``build_pipeline(join_lines=True)`` can join the break between two lines, in any
+    context (a cheap text test that never says no where the segmenter joins).
+
+    Used to choose how many lines around a line to segment: a break this says no to always
+    ends a sentence.
+    """
+    a, b = line.strip(), next_line.strip()
+    if not a or not b or _FINISHED_LINE_RE.search(a):
+        return False
+    return bool(_FOOTNOTE_LINE_RE.fullmatch(b)) or _continues(b, bool(_FOOTNOTE_LINE_RE.fullmatch(a)))
 
 
 def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndarray:

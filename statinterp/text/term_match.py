@@ -104,10 +104,12 @@ def stem(word: str) -> str:
     return word
 
 
-def _word_forms(word: str) -> str:
+def _word_forms(word: str, whole: bool = True) -> str:
     """Regex of a word with its inflections and possessive ("measure", "measures",
-    "measure's", "measures’", "trading", "properties")."""
-    if len(word) <= 3:
+    "measure's", "measures’", "trading", "properties"). A whole word of three letters or
+    fewer ("of", "the") is matched as written; the last part of a split word ("co" +
+    "op") is inflected whatever its length."""
+    if whole and len(word) <= 3:
         return re.escape(word)
     return (rf"(?:{re.escape(word)}(?:e?s)?|{re.escape(stem(word))}{_INFLECTIONS})"
             rf"(?:[{_APOSTROPHES}]s?)?")
@@ -119,7 +121,7 @@ def term_pattern(term: str) -> re.Pattern[str]:
     words = term_parts(term)
     word_regexes = []
     for parts in words:
-        pieces = [re.escape(part) for part in parts[:-1]] + [_word_forms(parts[-1])]
+        pieces = [re.escape(part) for part in parts[:-1]] + [_word_forms(parts[-1], whole=len(parts) == 1)]
         word_regexes.append(_PART_GAP.join(pieces))
     body = _WORD_GAP.join(word_regexes)
     return re.compile(rf"(?<![\w])(?:{body})(?![\w])", re.IGNORECASE)

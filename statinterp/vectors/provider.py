@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from statinterp.app.progress import progress_bar
+from statinterp import progress
 from statinterp.cache.location import default_cache_dir
 from statinterp.errors import InputError, StatinterpWarning, UsageError
 from statinterp.text.analysis import Analyzer, text_hash
@@ -212,23 +212,34 @@ def required_pretrained(rankers: Iterable[object], available: Iterable[str]) -> 
 
 
 class _Counted:
-    """Re-iterable view of a list that reports progress every ``step`` items."""
+    """Re-iterable view of a list that reports progress every ``step`` items.
 
-    def __init__(self, items: Sequence, advance: Callable[[int], None], step: int = 2000):
+    ``advance`` may be a list: pass ``i`` over the items reports to ``advance[i]`` (the last one
+    for every later pass), so a fast first pass (gensim's vocabulary scan) and the slow training
+    epochs are separate tasks with their own rates and times left.
+    """
+
+    def __init__(self, items: Sequence, advance: Callable[[int], None] | Sequence[Callable[[int], None]],
+                 step: int = 2000):
         self.items = items
-        self.advance = advance
+        self.advances = list(advance) if isinstance(advance, (list, tuple)) else [advance]
         self.step = step
+        self.passes = 0
 
     def __iter__(self) -> Iterator:
+        advance = self.advances[min(self.passes, len(self.advances) - 1)]
+        if 0 < self.passes < len(self.advances):  # the previous pass's task is over
+            getattr(self.advances[self.passes - 1], "close", lambda: None)()
+        self.passes += 1
         pending = 0
         for item in self.items:
             yield item
             pending += 1
             if pending == self.step:
-                self.advance(pending)
+                advance(pending)
                 pending = 0
         if pending:
-            self.advance(pending)
+            advance(pending)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -451,7 +462,8 @@ class VectorProvider:
         out: list[list[str]] = []
         step = 64
         analyzer = self.analyzer
-        with progress_bar(len(self._texts), "Reading sentences", self.show_progress and len(self._texts) > 200) as adv:
+        with progress.task(len(self._texts), "Reading sentences", self.show_progress and len(self._texts) > 200,
+                           unit="texts") as adv:
             for i in range(0, len(self._texts), step):
                 chunk = self._texts[i : i + step]
                 analysed = analyzer.analyse(chunk)
@@ -508,7 +520,7 @@ class VectorProvider:
             phrase_key = (settings.phrase_min_count, float(settings.phrase_threshold))
             phrasers = self._phrasers.get(phrase_key)  # word2vec and fastText share the phrase model
             passes = 1 if phrasers is not None else 3
-            with progress_bar(passes * n, "Learning phrases", show and n > BAR_SENTENCES) as advance:
+            with progress.task(passes * n, "Learning phrases", show and n > BAR_SENTENCES, unit="sentences") as advance:
                 if phrasers is None:
                     phrasers = embeddings.train_phrases(
                         _Counted(sentences, advance), settings.phrase_min_count, settings.phrase_threshold
@@ -521,8 +533,11 @@ class VectorProvider:
             del sentences
         plain = dataclasses.replace(settings, phrases=False)  # phrases are joined already
         train_started = time.perf_counter()
-        with progress_bar((1 + settings.epochs) * n, f"Training {kind}", show and n > BAR_SENTENCES) as advance:
-            trained = embeddings.train_vectors(_Counted(corpus, advance), plain)
+        bars = show and n > BAR_SENTENCES
+        with progress.task(n, f"Scanning {kind} vocabulary", bars, unit="sentences") as scan, \
+                progress.task(settings.epochs * n, f"Training {kind} ({settings.epochs} epochs)", bars,
+                              unit="sentences") as epochs:
+            trained = embeddings.train_vectors(_Counted(corpus, [scan, epochs]), plain)
         finished = time.perf_counter()
         seconds = finished - train_started
         self.training[kind] = {
