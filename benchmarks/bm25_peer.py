@@ -66,8 +66,8 @@ def collect(corpus, analyzer):
 def run(corpus, analyzer, repeats: int = 3) -> dict:
     from rank_bm25 import BM25Okapi
 
-    from statinterp.rankers.lexical import BM25
     from statinterp.index.statistics import StatsAccumulator, collection_stats
+    from statinterp.rankers.lexical import BM25
     from statinterp.text.units import TokenSeqs
 
     units, queries = collect(corpus, analyzer)
@@ -148,7 +148,7 @@ def _negative_idf_in_candidate_collections(corpus, analyzer, queries) -> dict:
     from collections import Counter
 
     neg = total = 0
-    for term, (key, q) in zip(corpus, queries):
+    for term, (key, q) in zip(corpus, queries, strict=False):
         tokens = [set(analyzer.tokens(s.text)) for s in term.sentences]
         df = Counter(t for toks in tokens for t in toks)
         n = len(tokens)

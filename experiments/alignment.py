@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 import spacy
 
 from experiments.common import DEFAULT_DATA, shown_data
-
 from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline, sentence_spans
 
 DEFAULT_REPORT = os.path.join(os.path.dirname(__file__), "..", "reports", "segmentation.md")
@@ -128,7 +127,7 @@ def measure_alignment(paths: list[str], nlp_before, nlp_after, keep_examples: in
         ids = sorted(located)
         texts = [t["opinion"][oid]["text"] for oid in ids]
         for label, nlp, counter in (("before", nlp_before, res.before), ("after", nlp_after, res.after)):
-            for oid, text, doc in zip(ids, texts, nlp.pipe(texts, batch_size=16)):
+            for oid, text, doc in zip(ids, texts, nlp.pipe(texts, batch_size=16), strict=False):
                 segs = sentence_spans(doc)
                 starts = [s for s, _ in segs]
                 for sid, span in located[oid]:

@@ -62,7 +62,7 @@ def _labelled(train: list[Term], attr) -> np.ndarray:
     """The training terms' labelled rows of ``attr`` (a Term attribute name, or a function of a Term), stacked."""
     values = [getattr(t, attr) if isinstance(attr, str) else attr(t) for t in train]
     return np.concatenate([np.asarray(v, dtype=object if isinstance(v, list) else None)[t.labelled]
-                           for t, v in zip(train, values)])
+                           for t, v in zip(train, values, strict=False)])
 
 
 def fit_lexical(train: list[Term], test: Term) -> np.ndarray:
@@ -131,7 +131,7 @@ def fit_cross_encoder(train: list[Term], test: Term) -> np.ndarray:
     rng = np.random.default_rng(p["seed"])
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForSequenceClassification.from_pretrained(model_dir, num_labels=1)
-    pairs = [(t.query, s) for t in train for s, keep in zip(t.texts, t.labelled) if keep]
+    pairs = [(t.query, s) for t in train for s, keep in zip(t.texts, t.labelled, strict=False) if keep]
     targets = _labelled(train, "gains") / 3.0
     weights = term_sample_weights(train)
     bs = p["batch_size"]

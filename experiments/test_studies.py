@@ -37,8 +37,7 @@ def two_terms(tmp_path_factory):
 @pytest.mark.slow  # fits the learned ensemble: 6-80 s on 2 cores
 def test_alternatives_reference_is_the_cv_ensemble(two_terms):
     """The alternatives benchmark's reference system scores exactly as `statinterp cv`'s ensemble."""
-    from experiments.common import MASK, Term
-    from experiments.common import fit_ensemble
+    from experiments.common import MASK, Term, fit_ensemble
     from experiments.learned_alternatives import fit_lexical
     from statinterp.evaluation.metrics import evaluate_scores
 
@@ -90,7 +89,7 @@ def test_alternatives_ordinal_and_prf(two_terms):
 # ------------------------------------------------------------------------------ experiments/learned_limits.py
 
 
-def _bare_term(gains) -> "object":
+def _bare_term(gains) -> object:
     from experiments.common import Term
 
     term = object.__new__(Term)

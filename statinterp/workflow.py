@@ -11,20 +11,21 @@ The CLI calls these and nothing else; Python users can call them too::
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from statinterp.text.analysis import Analyzer
 from statinterp.corpus.dataset import Corpus, load_corpus, term_key
-from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
-from statinterp.index.term_index import PreparedCorpus, prepare
-from statinterp.rankers.grammar import build_method
-from statinterp.progress import iterate, task
 from statinterp.corpus.provisions import ProvisionBook, load_provisions
+from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
 from statinterp.evaluation.ranking import rank
+from statinterp.index.term_index import PreparedCorpus, prepare
+from statinterp.progress import iterate, task
 from statinterp.rankers.base import Ranker
+from statinterp.rankers.grammar import build_method
+from statinterp.text.analysis import Analyzer
 from statinterp.vectors.provider import VectorProvider, vector_kinds
 
 

@@ -332,9 +332,9 @@ def tiny_dir(tmp_path_factory) -> Path:
 
 
 def _prepare_tiny(tiny_dir: Path, statistics: str):
-    from statinterp.text.analysis import Analyzer
     from statinterp.corpus.dataset import load_corpus
     from statinterp.index.term_index import prepare
+    from statinterp.text.analysis import Analyzer
 
     return prepare(load_corpus(tiny_dir), Analyzer(cache_dir=False), statistics=statistics)
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from statinterp.text import analysis
 from statinterp.cache.location import default_cache_dir
-from statinterp.text.analysis import Analyzer
 from statinterp.corpus.dataset import load_corpus
+from statinterp.text import analysis
+from statinterp.text.analysis import Analyzer
 from statinterp.workflow import example_data_path
 
 TEXTS = [
@@ -48,7 +48,7 @@ def test_analysed_tokens_match_tokens_and_point_at_their_characters(analyzer):
     assert _words(analyzer, at.ids) == analyzer.tokens(text)
     assert len(at.starts) == len(at.ends) == len(at.ids)
     assert np.all(np.diff(at.starts) > 0) and np.all(at.ends > at.starts)
-    forms = [text[s:e] for s, e in zip(at.starts, at.ends)]
+    forms = [text[s:e] for s, e in zip(at.starts, at.ends, strict=False)]
     assert forms[:5] == ["The", "Vehicles", "vehicles", "CARS", "and"]
     for form in forms:  # every token holds a letter or a digit; punctuation is never a token
         assert any(ch.isalnum() for ch in form), form
@@ -220,7 +220,7 @@ def test_tokens_by_offsets_equal_separate_analysis_on_example_data():
     term = load_corpus(example_data_path()).term("vehicle")
     an = Analyzer(cache_dir=False)
     case_ids = sorted(term.cases)
-    hosts = dict(zip(case_ids, an.analyse([term.cases[c].text for c in case_ids])))
+    hosts = dict(zip(case_ids, an.analyse([term.cases[c].text for c in case_ids]), strict=False))
     checked = 0
     pieces = [(s.case_id, s.text) for s in term.sentences]
     pieces += [(p.case_id, p.text) for p in term.paragraphs.values()]

@@ -22,13 +22,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from statinterp.cache import atomic
-from statinterp.text import analysis
-from statinterp.cache.analysis import AnalysisCache
-from statinterp.text.analysis import Analyzer, text_hash
 from statinterp.app.cli import main
+from statinterp.cache import atomic
+from statinterp.cache.analysis import AnalysisCache
 from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import OutputError, StatinterpWarning, UsageError
+from statinterp.text import analysis
+from statinterp.text.analysis import Analyzer, text_hash
 from statinterp.workflow import example_data_path
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from statinterp.app.cli import cli, main
 from statinterp.corpus.dataset import load_corpus
-from statinterp.evaluation.metrics import random_baseline_ndcg
 from statinterp.corpus.labels import LABEL_GAINS
-from statinterp.rankers.grammar import build_method, list_methods
+from statinterp.evaluation.metrics import random_baseline_ndcg
 from statinterp.evaluation.ranking import rank
+from statinterp.rankers.grammar import build_method, list_methods
 from statinterp.workflow import example_data_path, open_corpus, prepare_corpus
 
 EXAMPLE = load_corpus(example_data_path()).term("vehicle")
@@ -73,7 +73,7 @@ def test_rank_json(example_index, method):
         assert r["label"] == SENTENCES[r["sentence_id"]].label
     # the same scores as the library gives
     ranking = rank(build_method(method), example_index)
-    lib = {s.id: float(v) for s, v in zip(example_index.sentences, ranking.scores)}
+    lib = {s.id: float(v) for s, v in zip(example_index.sentences, ranking.scores, strict=False)}
     for r in results:
         assert r["score"] == pytest.approx(lib[r["sentence_id"]], rel=1e-12)
     assert [r["sentence_id"] for r in results] == [r.sentence_id for r in ranking.rows(10)]

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 from statinterp.errors import UsageError
-
-from statinterp.rankers.context import DEFAULT_LAMBDA, Interpolated, Recursive
 from statinterp.index.term_index import Query
+from statinterp.rankers.context import DEFAULT_LAMBDA, Interpolated, Recursive
 from statinterp.rankers.grammar import build_method
 from statinterp.rankers.lexical import BM25, QLLM, TFISF
 
@@ -43,7 +42,7 @@ def test_interpolated_is_a_linear_mix_of_sentence_and_context(tiny_prepared, ref
     stats = reference.background()
     own, ctx = _own_and_context(reference, level)
     want = np.array([(1 - lam) * ref(query, s, stats["sentence"]) + lam * ref(query, c, stats[level])
-                     for s, c in zip(own, ctx)])
+                     for s, c in zip(own, ctx, strict=False)])
     got = Interpolated(sim, level, lam).score(ix)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
@@ -56,7 +55,7 @@ def test_interpolated_qllm_mixes_inside_the_log(tiny_prepared, reference, level,
     stats = reference.background()
     own, ctx = _own_and_context(reference, level)
     # Σ_t qtf · log((1 − λ) P(t|C) + (λ − λ1) P(t|s) + λ1 P(t|context)), collection weight 1 − λ = 0.1
-    want = np.array([reference.qllm(query, s, stats["sentence"], context=c, lam1=lam1) for s, c in zip(own, ctx)])
+    want = np.array([reference.qllm(query, s, stats["sentence"], context=c, lam1=lam1) for s, c in zip(own, ctx, strict=False)])
     got = Interpolated(QLLM(), level, lam1).score(ix)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
@@ -180,7 +179,7 @@ def _recursive_reference(own, near, lam, n):
     def r(sign, d):
         if d == n:
             return near[sign * n]
-        return [(1 - lam) * a + lam * b for a, b in zip(near[sign * d], r(sign, d + 1))]
+        return [(1 - lam) * a + lam * b for a, b in zip(near[sign * d], r(sign, d + 1), strict=False)]
 
     minus, plus = r(-1, 1), r(1, 1)
     return [(1 - lam) * own[i] + lam * (minus[i] + plus[i]) for i in range(len(own))]

@@ -9,7 +9,6 @@ from statinterp.corpus.dataset import load_corpus, term_key
 from statinterp.errors import InputError, UsageError
 from statinterp.workflow import example_data_path
 
-
 # --------------------------------------------------------------------------------------------
 # Well-formed input
 

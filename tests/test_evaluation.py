@@ -7,11 +7,12 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats as scipy_stats
 from sklearn.metrics import ndcg_score
 
+from statinterp.corpus.labels import LABEL_GAINS
 from statinterp.errors import UsageError
 from statinterp.evaluation.metrics import (
     DEFAULT_METRICS,
@@ -27,7 +28,6 @@ from statinterp.evaluation.metrics import (
     random_baseline_ndcg,
     rank_order,
 )
-from statinterp.corpus.labels import LABEL_GAINS
 
 # ----------------------------------------------------------------------------- hand-computed
 
@@ -385,7 +385,7 @@ def test_paired_test_identical_inputs():
 def test_paired_test_clearly_better():
     rng = np.random.default_rng(3)
     terms = [f"t{i}" for i in range(20)]
-    b = {t: float(v) for t, v in zip(terms, rng.uniform(0.2, 0.6, size=20))}
+    b = {t: float(v) for t, v in zip(terms, rng.uniform(0.2, 0.6, size=20), strict=False)}
     a = {t: b[t] + 0.1 + float(rng.uniform(0.0, 0.05)) for t in terms}
     result = paired_test(a, b)
     assert result.n == 20

@@ -23,13 +23,13 @@ import numpy as np
 import pytest
 from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 
-from statinterp.text import analysis
-from statinterp.text.analysis import Analyzer, Vocabulary, array_sentence_spans
 from statinterp.errors import StatinterpWarning
+from statinterp.index.statistics import StatsAccumulator
 from statinterp.index.term_index import prepare, prepared_cache
 from statinterp.rankers.grammar import build_method
+from statinterp.text import analysis
+from statinterp.text.analysis import Analyzer, Vocabulary, array_sentence_spans
 from statinterp.text.segmentation import build_pipeline, sentence_spans
-from statinterp.index.statistics import StatsAccumulator
 from statinterp.text.units import TokenSeqs
 from statinterp.workflow import open_corpus
 
@@ -90,7 +90,7 @@ def test_analyzer_uses_the_vectorised_spans(monkeypatch):
     """The analyzer's sentences are exactly segmentation.sentence_spans of each doc."""
     an = Analyzer(cache_dir=False, n_process=1)
     got = an.analyse(TRICKY)
-    for text, at in zip(TRICKY, got):
+    for text, at in zip(TRICKY, got, strict=False):
         doc = an.worker.nlp(text)
         expected = np.asarray(sentence_spans(doc), dtype=np.int32).reshape(-1, 2)
         np.testing.assert_array_equal(at.sentences, expected)
@@ -116,7 +116,7 @@ def test_multi_process_analysis_equals_single_process(tmp_path):
     got = multi.analyse(texts)
     assert multi.vocab.words == single.vocab.words
     assert _words(multi, got) == _words(single, expected)
-    for a, b in zip(got, expected):
+    for a, b in zip(got, expected, strict=False):
         np.testing.assert_array_equal(a.ids, b.ids)
     assert multi._pool is None  # no session: the processes are gone
     # the entries the main process wrote read back the same
@@ -394,7 +394,7 @@ def _assert_same_prepared(a, b):
     assert a.analyzer.vocab.words == b.analyzer.vocab.words
     assert list(a.indices) == list(b.indices)
     assert (a.background.description, a.fallbacks) == (b.background.description, b.fallbacks)
-    for ix, jx in zip(a, b):
+    for ix, jx in zip(a, b, strict=False):
         assert len(ix) == len(jx)
         for lvl, u in ix.levels.items():
             v = jx.levels[lvl]

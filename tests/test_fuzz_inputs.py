@@ -25,12 +25,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from statinterp.corpus import dataset as corpus_mod
 from statinterp.app.cli import main
+from statinterp.corpus import dataset as corpus_mod
 from statinterp.corpus.dataset import KINDS, load_corpus
-from statinterp.errors import InputError, StatinterpError
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.corpus.provisions import load_provisions
+from statinterp.errors import InputError, StatinterpError
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "data" / "example"
@@ -360,7 +360,7 @@ LABEL_VARIANTS = st.tuples(
 @given(variant=LABEL_VARIANTS)
 def test_labels_any_case_with_surrounding_whitespace_are_accepted(variant):
     label, upper, left, right = variant
-    raw = left + "".join(c.upper() if u else c for c, u in zip(label, upper)) + right
+    raw = left + "".join(c.upper() if u else c for c, u in zip(label, upper, strict=False)) + right
     records = json.loads(json.dumps(RECORDS))
     rid = next(iter(records["sentence"]))
     records["sentence"][rid]["label"] = raw

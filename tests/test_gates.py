@@ -11,10 +11,11 @@ from gensim.models.keyedvectors import KeyedVectors
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statinterp.rankers.context import Interpolated
-from statinterp.vectors.training import DomainVectors
 from statinterp.errors import UsageError
 from statinterp.evaluation.metrics import rank_order
+from statinterp.evaluation.ranking import rank
+from statinterp.rankers.context import Interpolated
+from statinterp.rankers.embedding import wmd
 from statinterp.rankers.gates import (
     DomainGate,
     Expanded,
@@ -33,11 +34,10 @@ from statinterp.rankers.grammar import (
     list_methods,
     method_sections,
 )
-from statinterp.evaluation.ranking import rank
-from statinterp.rankers.embedding import wmd
 from statinterp.rankers.lexical import BM25, QLLM, TFISF
 from statinterp.rankers.novelty import NewWordRatio, NewWords, WMDNovelty, new_words
 from statinterp.text.units import TokenSeqs
+from statinterp.vectors.training import DomainVectors
 from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus
 
 REPO = Path(__file__).resolve().parents[1]

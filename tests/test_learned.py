@@ -11,18 +11,27 @@ import numpy as np
 import pytest
 
 from statinterp.app.cli import main
+from statinterp.app.output import format_collapsed
 from statinterp.corpus.dataset import Corpus
 from statinterp.errors import InputError, UsageError
-from statinterp.learned.crossval import cross_validate, cv_markdown, importance_chart, limits_notes, make_folds
-from statinterp.app.output import format_collapsed
 from statinterp.evaluation.dedupe import collapse, collapse_ranking, jaccard, similar_pairs
 from statinterp.evaluation.explain import explain_sentence, format_explanation
-from statinterp.learned.features import FAMILIES, FeatureSettings, extract_features
-from statinterp.learned.sentence_patterns import (
-    case_citation_share, citation_parts, cites_case, cites_provision, cites_statute, cue_flags, longest_common_run, minimal_window, quoted_spans, term_pattern,
-)
-from statinterp.learned.model import LearnedRanker, fit_ranker, load_model, read_header, save_model
 from statinterp.evaluation.ranking import rank
+from statinterp.learned.crossval import cross_validate, cv_markdown, importance_chart, limits_notes, make_folds
+from statinterp.learned.features import FAMILIES, FeatureSettings, extract_features
+from statinterp.learned.model import LearnedRanker, fit_ranker, load_model, read_header, save_model
+from statinterp.learned.sentence_patterns import (
+    case_citation_share,
+    citation_parts,
+    cites_case,
+    cites_provision,
+    cites_statute,
+    cue_flags,
+    longest_common_run,
+    minimal_window,
+    quoted_spans,
+    term_pattern,
+)
 from statinterp.workflow import example_data_path, open_corpus
 
 REAL_DATA = Path(__file__).parents[1].parent / "shared" / "data" / "statutory_interpretation"

@@ -22,7 +22,7 @@ def _ragged(docs, words):
 
 
 def _unragged(ids, offsets, words):
-    return [[words[t] for t in ids[lo:hi]] for lo, hi in zip(offsets[:-1], offsets[1:])]
+    return [[words[t] for t in ids[lo:hi]] for lo, hi in zip(offsets[:-1], offsets[1:], strict=False)]
 
 
 def _corpus(seed: int, n_docs: int = 300):
@@ -52,7 +52,7 @@ def test_join_phrases_equals_gensim_unit_by_unit(seed):
     assert out_words[: len(words)] == words
     expected = [apply_phrases(phrasers, d) for d in docs]
     assert _unragged(out_ids, out_offsets, out_words) == expected
-    assert any(len(e) < len(d) for e, d in zip(expected, docs))  # some phrases were joined
+    assert any(len(e) < len(d) for e, d in zip(expected, docs, strict=False))  # some phrases were joined
     joined = {t for e in expected for t in e if "_" in t}
     assert {"new_york_city", "a_b"} <= joined, joined  # two-word and three-word phrases
 
@@ -135,6 +135,6 @@ def test_join_phrases_in_sentences_equals_gensim_and_trains_the_same_phrases():
             return iter(docs)
 
     streamed = train_phrases(Stream(), min_count=2, threshold=5.0)
-    for ours, gensims in zip(phrasers, streamed):
+    for ours, gensims in zip(phrasers, streamed, strict=False):
         assert ours.phrasegrams == gensims.phrasegrams
     assert any(len(p.split("_")) == 3 for p in phrasers[1].phrasegrams)  # the trigram pass found something

@@ -16,8 +16,8 @@ import pytest
 
 from statinterp.errors import UsageError
 from statinterp.evaluation.metrics import random_baseline_ndcg
-from statinterp.rankers.grammar import build_method, list_methods
 from statinterp.evaluation.ranking import rank
+from statinterp.rankers.grammar import build_method, list_methods
 
 #: The terms and sentence counts of shared/data/README.md.
 README_TERMS = {

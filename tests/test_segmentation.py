@@ -258,7 +258,7 @@ def test_sentence_spans_are_trimmed_ordered_and_disjoint(legal_rules):
     spans = sentence_spans(nlp(text))
     assert spans, "no sentences"
     assert all(text[s:e] == text[s:e].strip() and e > s for s, e in spans)
-    assert all(e1 <= s2 for (_, e1), (s2, _) in zip(spans, spans[1:]))
+    assert all(e1 <= s2 for (_, e1), (s2, _) in zip(spans, spans[1:], strict=False))
     assert [text[s:e] for s, e in spans][0] == "First sentence here."
     assert sentence_spans(nlp("")) == []
     assert sentence_spans(nlp("   \n  ")) == []

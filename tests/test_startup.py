@@ -45,8 +45,8 @@ def test_every_exported_name_resolves_and_is_listed():
 
 def test_from_import_of_exported_names_and_submodules():
     from statinterp import open_corpus, rank
-    from statinterp.text import analysis
     from statinterp.evaluation.ranking import rank as ranking_rank
+    from statinterp.text import analysis
     from statinterp.workflow import open_corpus as workflow_open_corpus
 
     assert rank is ranking_rank and open_corpus is workflow_open_corpus

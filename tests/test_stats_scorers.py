@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from statinterp.text.analysis import Analyzer
 from statinterp.corpus.dataset import load_corpus
-from statinterp.index.term_index import Query, prepare
 from statinterp.evaluation.ranking import rank
+from statinterp.index.term_index import Query, prepare
 from statinterp.rankers.lexical import BM25, QLLM, TFISF
+from statinterp.text.analysis import Analyzer
 
 LEVELS = ("sentence", "paragraph", "opinion", "case")
 QUERY = ["red", "car"]
@@ -312,6 +312,6 @@ def test_evaluate_methods_keeps_rankers_with_the_same_name_apart(tiny_prepared):
     assert a.name == b.name == "BM25-p"
     results = evaluate_methods(tiny_prepared, [a, b], ["nDCG@3"])
     assert [r.method for r in results] == ["BM25-p", "BM25-p"]
-    for ranker, res in zip((a, b), results):
+    for ranker, res in zip((a, b), results, strict=False):
         assert res.per_term["red_car"] == rank(ranker, tiny_prepared["red_car"]).evaluate(["nDCG@3"])
     assert results[0].per_term != results[1].per_term  # λ = 0 and λ = 1 rank differently here

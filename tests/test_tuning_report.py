@@ -9,11 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from statinterp.rankers import grammar as registry
 from statinterp.app.cli import main
-from statinterp.errors import UsageError
-from statinterp.index.term_index import PreparedCorpus
-from statinterp.rankers.grammar import build_method
 from statinterp.app.report import (
     SECTIONS,
     format_tune,
@@ -22,7 +18,7 @@ from statinterp.app.report import (
     reproduction_markdown,
     section_of,
 )
-from statinterp.rankers.base import Ranker
+from statinterp.errors import UsageError
 from statinterp.evaluation.tuning import (
     best_point,
     core_methods,
@@ -34,6 +30,10 @@ from statinterp.evaluation.tuning import (
     tune,
     tune_loo,
 )
+from statinterp.index.term_index import PreparedCorpus
+from statinterp.rankers import grammar as registry
+from statinterp.rankers.base import Ranker
+from statinterp.rankers.grammar import build_method
 from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus
 
 LAMBDAS = [i / 10 for i in range(11)]
@@ -55,7 +55,7 @@ def multi(prepared):
         order = labels[:]
         if k:
             random.Random(k).shuffle(order)
-        sents = [dataclasses.replace(s, label=lab) for s, lab in zip(ix.sentences, order)]
+        sents = [dataclasses.replace(s, label=lab) for s, lab in zip(ix.sentences, order, strict=False)]
         key = f"term_{k}"
         term = dataclasses.replace(ix.term, key=key, sentences=sents)
         indices[key] = dataclasses.replace(ix, term=term, sentences=sents)
@@ -106,7 +106,7 @@ def test_tune_best_is_argmax_of_separate_evaluations(prepared):
     assert result.best_params == {"lam": LAMBDAS[best]}
     assert result.tune_score == pytest.approx(scores[best], abs=1e-12)
     # every grid point's numbers are exactly those of a separate evaluation
-    for point, res in zip(result.points, separate):
+    for point, res in zip(result.points, separate, strict=False):
         assert point.per_term == res.per_term
     assert result.test_terms == [] and result.notes  # nothing held out: said so
 
@@ -239,7 +239,7 @@ def test_cli_reproduce_writes_files_matching_evaluate(tmp_path, capsys):
     assert "Random" in ran and "TF-ISF-p" in ran
     assert sorted(ran + skipped) == sorted(n for n, _ in registry.list_methods())
     expected = evaluate_methods(prepare_corpus(open_corpus(), cache_dir=False), ran)
-    for got, want in zip(doc["methods"], expected):
+    for got, want in zip(doc["methods"], expected, strict=False):
         assert got["method"] == want.method
         assert got["per_term"] == want.per_term
         assert got["macro"] == want.macro

@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 from gensim.models.keyedvectors import KeyedVectors
 
-from statinterp.vectors import training as embeddings
 from statinterp.app.cli import main
-from statinterp.rankers.context import Interpolated, Recursive
-from statinterp.vectors.training import DomainVectors, VectorSettings, train_phrases, train_vectors
 from statinterp.errors import InputError, UsageError
-from statinterp.rankers.grammar import build_method, list_methods
 from statinterp.evaluation.ranking import rank
+from statinterp.rankers.context import Interpolated, Recursive
 from statinterp.rankers.embedding import Cosine, cosine_scores
+from statinterp.rankers.grammar import build_method, list_methods
+from statinterp.vectors import training as embeddings
 from statinterp.vectors.provider import (
     VectorProvider,
     domain_settings,
@@ -24,6 +23,7 @@ from statinterp.vectors.provider import (
     required_pretrained,
     vector_kinds,
 )
+from statinterp.vectors.training import DomainVectors, VectorSettings, train_phrases, train_vectors
 from statinterp.workflow import attach_vectors, evaluate_methods, open_corpus, prepare_corpus
 
 SMALL = {

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import click
 
+from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
 from statinterp.cache import atomic
 from statinterp.errors import StatinterpError, StatinterpWarning, UsageError, closest_names, did_you_mean
-from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
 
 DATA_HELP = ("A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data "
              "(`statinterp example` prints its folder, a model of the format; docs/data-format.md gives it field by "
@@ -432,8 +432,8 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
 
     Example: statinterp evaluate --data ../shared/data/statutory_interpretation -m TF-ISF-p -m BM25
     """
-    from statinterp.evaluation.metrics import parse_metric
     from statinterp.app.output import format_evaluation
+    from statinterp.evaluation.metrics import parse_metric
     from statinterp.workflow import evaluate_methods
 
     names = _split_methods(methods) or ([] if model_files else default_methods())
@@ -600,9 +600,10 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
 
     Example: statinterp tune QLLM-c --data ../shared/data/statutory_interpretation --loo
     """
-    from statinterp.evaluation.metrics import parse_metric
     from statinterp.app.report import format_tune
-    from statinterp.evaluation.tuning import default_grid, parse_grid, tune as tune_split, tune_loo
+    from statinterp.evaluation.metrics import parse_metric
+    from statinterp.evaluation.tuning import default_grid, parse_grid, tune_loo
+    from statinterp.evaluation.tuning import tune as tune_split
 
     if loo and tune_terms:
         raise UsageError("give --loo or --tune-term, not both")
@@ -654,9 +655,10 @@ def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_dif
     if tolerance is not None or only_differences:
         raise UsageError("--tolerance and --only-differences go with --check REPORT.json")
     from statinterp import __version__
-    from statinterp.provenance import run_provenance
     from statinterp.app.report import reproduction_chart, reproduction_json, reproduction_markdown
-    from statinterp.evaluation.tuning import all_methods, core_methods, reproduce as run_reproduction
+    from statinterp.evaluation.tuning import all_methods, core_methods
+    from statinterp.evaluation.tuning import reproduce as run_reproduction
+    from statinterp.provenance import run_provenance
 
     key = method_set.strip().lower()
     if key == "all":
@@ -1092,7 +1094,8 @@ def labels_import(source, data, labels_file, terms):
                 store.set_labels(key, ids, label, source=f"import:{Path(source).name}")
     click.echo(f"imported {len(plan)} label(s) into {path}", err=True)
 
-from statinterp.app.collection_commands import collection as _collection_group, ingest as _ingest_command  # noqa: E402
+from statinterp.app.collection_commands import collection as _collection_group  # noqa: E402
+from statinterp.app.collection_commands import ingest as _ingest_command
 
 cli.add_command(_ingest_command)
 cli.add_command(_collection_group)

@@ -7,7 +7,8 @@ import io
 import json
 import shutil
 import textwrap
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: the CLI reads RANK_FORMATS at start-up, so this module stays light
     from statinterp.evaluation.dedupe import Collapsed
@@ -132,7 +133,7 @@ def format_evaluation(results: Sequence[MethodResult], fmt: str = "table", per_t
     return "\n".join(lines)
 
 
-def format_collapsed(col: "Collapsed", fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
+def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
     """Like :func:`format_ranking`, one row per group (near-duplicates collapsed), with its number of copies."""
 
     r = col.ranking

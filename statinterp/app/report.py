@@ -15,12 +15,12 @@ from __future__ import annotations
 import io
 import json
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
-from statinterp.provenance import provenance_lines
-from statinterp.rankers import grammar as registry
 from statinterp.evaluation.metrics import RANDOM_TIES_SUFFIX
 from statinterp.evaluation.tuning import LooResult, Reproduction, TuneResult, format_params
+from statinterp.provenance import provenance_lines
+from statinterp.rankers import grammar as registry
 
 #: Row groups of the paper's Table 2, in order ("Baseline" holds Random, "Other" anything unknown).
 SECTIONS = ("Baseline", "Direct", "Context", "Query expansion", "Novelty", "Compound", "Other")

@@ -14,14 +14,22 @@ from __future__ import annotations
 
 import zipfile
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import Any
 
-from statinterp.errors import (InputError, UsageError, check_unique_keys, closest_names, did_you_mean, parse_json,
-                               read_limited)
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.corpus.provisions import Provision, ProvisionBook
+from statinterp.errors import (
+    InputError,
+    UsageError,
+    check_unique_keys,
+    closest_names,
+    did_you_mean,
+    parse_json,
+    read_limited,
+)
 
 KINDS = ("case", "opinion", "paragraph", "sentence")
 

@@ -35,7 +35,7 @@ class ProvisionBook:
     def keys(self):
         return self._by_key.keys()
 
-    def with_override(self, key: str, text: str, citation: str = "user-supplied") -> "ProvisionBook":
+    def with_override(self, key: str, text: str, citation: str = "user-supplied") -> ProvisionBook:
         book = ProvisionBook(self._by_key, self.source)
         book._by_key[key] = Provision(key.replace("_", " "), key, citation, text)
         return book

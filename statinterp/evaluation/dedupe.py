@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from statinterp.index.term_index import TermIndex
     from statinterp.evaluation.ranking import Ranking
+    from statinterp.index.term_index import TermIndex
 
 __all__ = ["DEFAULT_THRESHOLD", "jaccard", "token_sets", "similar_pairs", "near_duplicate_counts", "collapse",
            "Collapsed", "collapse_ranking"]
@@ -44,7 +45,7 @@ def jaccard(a: frozenset, b: frozenset) -> float:
     return inter / (len(a) + len(b) - inter)
 
 
-def token_sets(index: "TermIndex") -> list[frozenset]:
+def token_sets(index: TermIndex) -> list[frozenset]:
     """The set of analysis token ids of each candidate sentence."""
     units = index.levels["sentence"]
     return [frozenset(units.seqs.row(int(r)).tolist()) if r >= 0 else frozenset() for r in units.row]
@@ -80,7 +81,7 @@ def similar_pairs(sets: Sequence[frozenset], threshold: float = DEFAULT_THRESHOL
     return sorted(pairs)
 
 
-def near_duplicate_counts(index: "TermIndex", threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
+def near_duplicate_counts(index: TermIndex, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
     """For each candidate, how many other candidates of the term are its near-duplicates."""
     counts = np.zeros(len(index))
     for i, j, _ in similar_pairs(token_sets(index), threshold):
@@ -114,7 +115,7 @@ def collapse(order: Sequence[int], sets: Sequence[frozenset],
 class Collapsed:
     """A ranking with near-duplicates collapsed to their best-ranked copy."""
 
-    ranking: "Ranking"
+    ranking: Ranking
     groups: list[tuple[int, list[int]]]
     threshold: float
 
@@ -122,5 +123,5 @@ class Collapsed:
         return len(self.groups)
 
 
-def collapse_ranking(ranking: "Ranking", threshold: float = DEFAULT_THRESHOLD) -> Collapsed:
+def collapse_ranking(ranking: Ranking, threshold: float = DEFAULT_THRESHOLD) -> Collapsed:
     return Collapsed(ranking, collapse(ranking.order, token_sets(ranking.index), threshold), threshold)

@@ -6,8 +6,8 @@ Ties are broken by the documented deterministic rule of
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 

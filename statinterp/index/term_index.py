@@ -13,21 +13,21 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from statinterp.cache.fingerprint import code_fingerprint
 from statinterp.cache.prepared import PreparedCache, Stale
-from statinterp.text.analysis import AnalysedText, Analyzer, Vocabulary, text_hash
 from statinterp.corpus.dataset import Corpus, Sentence, TermData, term_key
 from statinterp.errors import UsageError
-from statinterp.index.statistics import LEVELS, Background, CollectionStats, StatsAccumulator
-from statinterp.text.units import TokenSeqs
-
 from statinterp.index import MAX_NEIGHBOURS  # noqa: E402,F401 - re-exported (its home is the package)
+from statinterp.index.statistics import LEVELS, Background, CollectionStats, StatsAccumulator
+from statinterp.text.analysis import AnalysedText, Analyzer, Vocabulary, text_hash
+from statinterp.text.units import TokenSeqs
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Query:
     tokens: list[str]  # all analysed tokens, including those not in the vocabulary
 
     @classmethod
-    def from_tokens(cls, tokens: list[str], vocab: Vocabulary) -> "Query":
+    def from_tokens(cls, tokens: list[str], vocab: Vocabulary) -> Query:
         counts: dict[str, int] = {}
         for t in tokens:
             if vocab.get(t) is not None:
@@ -202,7 +202,7 @@ def _background_units(case_at: AnalysedText, case_text: str, opinion_spans: list
     """Background units of one case: {level: TokenSeqs}."""
     units: dict[str, list[TokenSeqs]] = {lvl: [] for lvl in LEVELS}
     units["case"].append(TokenSeqs(case_at.ids, np.asarray([0, len(case_at.ids)], dtype=np.int64)))
-    for span, text in zip(opinion_spans, opinion_texts):
+    for span, text in zip(opinion_spans, opinion_texts, strict=False):
         at = span.host
         lo, hi = at.token_range(span.start, span.end)
         units["opinion"].append(TokenSeqs.from_ranges(at.ids, np.asarray([lo]), np.asarray([hi])))
@@ -280,7 +280,7 @@ def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_backgrou
             case_ids = sorted(term.cases)
             analysed = analyzer.analyse([term.cases[c].text for c in case_ids], progress)
             builder = _TermBuilder(term, analyzer)
-            for cid, at in zip(case_ids, analysed):
+            for cid, at in zip(case_ids, analysed, strict=False):
                 case = term.cases[cid]
                 ops = [o for o in term.opinions.values() if o.case_id == cid]
                 root = _Span(at, 0, len(case.text))
@@ -294,13 +294,13 @@ def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_backgrou
         analysed = analyzer.analyse([term.cases[c].text for c in case_ids], progress)
         case_span: dict[str, _Span] = {}
         opinion_span: dict[str, _Span] = {}
-        for cid, at in zip(case_ids, analysed):
+        for cid, at in zip(case_ids, analysed, strict=False):
             case = term.cases[cid]
             root = _Span(at, 0, len(case.text))
             case_span[cid] = root
             ops = sorted((o for o in term.opinions.values() if o.case_id == cid), key=lambda o: o.id)
             spans = [builder.locate(root, case.text, o.text) for o in ops]
-            opinion_span.update({o.id: s for o, s in zip(ops, spans)})
+            opinion_span.update({o.id: s for o, s in zip(ops, spans, strict=False)})
             if statistics == "background" and not background_only:
                 add_case_background(case.text, at, spans, [o.text for o in ops])
         paragraph_span = {
@@ -371,7 +371,7 @@ def _neighbours(spans: dict, sentences: list[Sentence], term: TermData):
     present: dict[int, np.ndarray] = {d: np.zeros(n, dtype=bool) for d in per_offset}
     single = np.zeros(n, dtype=bool)
     empty = np.zeros(0, dtype=np.int32)
-    for i, (s, span) in enumerate(zip(sentences, spans["sentence"])):
+    for i, (s, span) in enumerate(zip(sentences, spans["sentence"], strict=False)):
         op = spans["opinion"][s.opinion_id]
         if span.host is not op.host:
             for d in per_offset:

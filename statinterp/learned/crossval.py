@@ -27,16 +27,24 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from statinterp.errors import StatinterpError, UsageError
-from statinterp.evaluation.metrics import DEFAULT_METRICS, RANDOM_TIES_SUFFIX, Metric, evaluate_scores, macro_average, paired_test
-from statinterp.progress import iterate
+from statinterp.evaluation.metrics import (
+    DEFAULT_METRICS,
+    RANDOM_TIES_SUFFIX,
+    Metric,
+    evaluate_scores,
+    macro_average,
+    paired_test,
+)
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features
 from statinterp.learned.model import LEARNERS, LearnedRanker, _common_names, fit_matrices
+from statinterp.progress import iterate
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import PreparedCorpus
@@ -126,7 +134,7 @@ def _evaluate(scores: np.ndarray, index, metrics: Sequence[Metric]) -> dict[str,
 
 
 def cross_validate(
-    prepared: "PreparedCorpus",
+    prepared: PreparedCorpus,
     settings: FeatureSettings | None = None,
     learners: Sequence[str] = ("ensemble",),
     mode: str = "loo",
@@ -143,8 +151,8 @@ def cross_validate(
 
     ``features`` may hold precomputed matrices by term key (they are computed otherwise).
     """
-    from statinterp.rankers.grammar import PAPER_COMPOUNDS, build_method
     from statinterp.evaluation.ranking import rank
+    from statinterp.rankers.grammar import PAPER_COMPOUNDS, build_method
 
     settings = settings or FeatureSettings()
     learners = list(dict.fromkeys(learners))
@@ -243,7 +251,7 @@ def _permutation_importance(fitted, feats, indices, learner, names, metrics, rep
                 ev = _evaluate(model.score_matrix(Xp), ix, metrics)
                 total += base - np.asarray([ev[m.name] for m in metrics])
             drops[key].append(total / repeats)
-    out = {k: dict(zip([m.name for m in metrics], np.mean(v, axis=0).tolist())) for k, v in drops.items() if v}
+    out = {k: dict(zip([m.name for m in metrics], np.mean(v, axis=0).tolist(), strict=False)) for k, v in drops.items() if v}
     feat = {k: v for k, v in out.items() if not k.startswith("family:")}
     fam = {k[len("family:"):]: v for k, v in out.items() if k.startswith("family:")}
     return feat, fam

@@ -27,9 +27,10 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 

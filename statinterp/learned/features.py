@@ -67,15 +67,25 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from statinterp.errors import StatinterpError, UsageError
 from statinterp.learned.sentence_patterns import (
-    case_citation_share, cites_case, cites_provision, cites_statute, count_phrase, cue_flags, longest_common_run,
-    minimal_window, quoted_spans, simple_tokens, term_pattern,
+    case_citation_share,
+    cites_case,
+    cites_provision,
+    cites_statute,
+    count_phrase,
+    cue_flags,
+    longest_common_run,
+    minimal_window,
+    quoted_spans,
+    simple_tokens,
+    term_pattern,
 )
 
 if TYPE_CHECKING:
@@ -159,11 +169,11 @@ class FeatureSettings:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "FeatureSettings":
+    def from_dict(cls, data: dict) -> FeatureSettings:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
-    def without(self, *families: str) -> "FeatureSettings":
+    def without(self, *families: str) -> FeatureSettings:
         d = self.to_dict()
         d["families"] = [f for f in self.families if f not in families]
         return FeatureSettings.from_dict(d)
@@ -182,7 +192,7 @@ class FeatureMatrix:
     def column(self, name: str) -> np.ndarray:
         return self.X[:, self.names.index(name)]
 
-    def select(self, names: Sequence[str]) -> "FeatureMatrix":
+    def select(self, names: Sequence[str]) -> FeatureMatrix:
         """The columns ``names`` in that order; absent ones are 0 (and recorded in ``skipped``)."""
         pos = {n: j for j, n in enumerate(self.names)}
         X = np.zeros((self.X.shape[0], len(names)))
@@ -234,7 +244,7 @@ def _percentile(v: np.ndarray) -> np.ndarray:
     return (rankdata(v, method="average") - 1.0) / (len(v) - 1.0)
 
 
-def vectors_available(index: "TermIndex", settings: FeatureSettings) -> tuple[bool, str]:
+def vectors_available(index: TermIndex, settings: FeatureSettings) -> tuple[bool, str]:
     """Whether the vector family can be computed for ``index`` (and why not)."""
     if settings.vectors == "off":
         return False, "word vectors switched off (vectors='off')"
@@ -249,7 +259,7 @@ def vectors_available(index: "TermIndex", settings: FeatureSettings) -> tuple[bo
     return True, ""
 
 
-def _method_scores(b: _Builder, family: str, methods: Sequence[str], index: "TermIndex") -> None:
+def _method_scores(b: _Builder, family: str, methods: Sequence[str], index: TermIndex) -> None:
     from statinterp.rankers.grammar import parse
 
     for name in methods:  # the settings hold method names (the feature names); parsed to objects here
@@ -261,7 +271,7 @@ def _method_scores(b: _Builder, family: str, methods: Sequence[str], index: "Ter
         b.add(family, name, values)
 
 
-def _provision_and_centrality(b: _Builder, index: "TermIndex") -> None:
+def _provision_and_centrality(b: _Builder, index: TermIndex) -> None:
     """Sentence-level similarity to the provision (TF-ISF, BM25 with the provision as query) and
     centrality: mean TF-ISF-weighted cosine of the sentence to the term's other candidates."""
     from statinterp.rankers.lexical import BM25, TFISF
@@ -300,7 +310,7 @@ def _provision_and_centrality(b: _Builder, index: "TermIndex") -> None:
     b.add("scores", "centrality", units.spread(central))
 
 
-def _gate_features(b: _Builder, index: "TermIndex") -> None:
+def _gate_features(b: _Builder, index: TermIndex) -> None:
     from statinterp.rankers.gates import DomainGate, NoveltyGate, top_mean
 
     try:
@@ -316,7 +326,7 @@ def _gate_features(b: _Builder, index: "TermIndex") -> None:
         b.skipped["scores:gates"] = str(exc)
 
 
-def _neighbour_features(b: _Builder, index: "TermIndex", settings: FeatureSettings, with_vectors: bool) -> None:
+def _neighbour_features(b: _Builder, index: TermIndex, settings: FeatureSettings, with_vectors: bool) -> None:
     from statinterp.rankers.base import Similarity
     from statinterp.rankers.lexical import BM25, QLLM, TFISF
     from statinterp.rankers.novelty import new_words
@@ -358,7 +368,7 @@ def _neighbour_features(b: _Builder, index: "TermIndex", settings: FeatureSettin
         b.add("neighbours", f"par:{name}", par.spread(np.asarray(raw, dtype=np.float64)))
 
 
-def _quote_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) -> None:
+def _quote_features(b: _Builder, index: TermIndex, term_re: re.Pattern) -> None:
     provision = index.term.provision
     prov = simple_tokens(provision.text) if provision is not None else []
     rows = {k: [] for k in ("n_quotes", "quoted_share", "term_quoted", "prov_run_sentence", "prov_run_quote",
@@ -384,7 +394,7 @@ def _quote_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) -> Non
         b.add("quotes", k, v)
 
 
-def _citation_features(b: _Builder, index: "TermIndex") -> None:
+def _citation_features(b: _Builder, index: TermIndex) -> None:
     citation = index.term.provision.citation if index.term.provision is not None else ""
     par_cache: dict[str, tuple] = {}
 
@@ -408,7 +418,7 @@ def _citation_features(b: _Builder, index: "TermIndex") -> None:
         b.add("citations", n, rows[:, j])
 
 
-def _cue_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) -> None:
+def _cue_features(b: _Builder, index: TermIndex, term_re: re.Pattern) -> None:
     flags = [cue_flags(s.text, term_re) for s in index.sentences]
     keys = list(cue_flags("x", term_re))
     for k in keys:
@@ -426,7 +436,7 @@ _COURTS = (("supreme_us", r"supreme court of the united states"), ("appeals_us",
            ("state", r"^(?!.*united states).*"))
 
 
-def _structure_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) -> None:
+def _structure_features(b: _Builder, index: TermIndex, term_re: re.Pattern) -> None:
     from statinterp.evaluation.dedupe import near_duplicate_counts
 
     term = index.term
@@ -487,7 +497,7 @@ def _structure_features(b: _Builder, index: "TermIndex", term_re: re.Pattern) ->
     b.add("structure", "term_share_of_case", n_mentions / np.maximum(1.0, cases.spread(mentions)))
 
 
-def _dense_features(b: _Builder, index: "TermIndex", settings: FeatureSettings, term_re: re.Pattern) -> None:
+def _dense_features(b: _Builder, index: TermIndex, settings: FeatureSettings, term_re: re.Pattern) -> None:
     from statinterp.learned import dense
 
     encoder = dense.get_encoder(settings.dense_model)
@@ -515,7 +525,7 @@ def _dense_features(b: _Builder, index: "TermIndex", settings: FeatureSettings, 
     many = len(S) > 1
     b.add("dense", "centrality", np.nanmean(sims, axis=1) if many else np.zeros(len(S)))
     b.add("dense", "max_cos_other", np.nanmax(sims, axis=1) if many else np.zeros(len(S)))
-    for name, v in zip(dense.PROTOTYPES, Q[len(queries):]):
+    for name, v in zip(dense.PROTOTYPES, Q[len(queries):], strict=False):
         b.add("dense", f"proto:{name}", S @ v)
     if settings.dense_dims:
         k = min(settings.dense_dims, S.shape[1])
@@ -525,7 +535,7 @@ def _dense_features(b: _Builder, index: "TermIndex", settings: FeatureSettings, 
             b.add("dense", f"dim{j}", coords[:, j])
 
 
-def extract_features(index: "TermIndex", settings: FeatureSettings | None = None,
+def extract_features(index: TermIndex, settings: FeatureSettings | None = None,
                      names: Sequence[str] | None = None) -> FeatureMatrix:
     """The feature matrix of ``index``'s candidates under ``settings``.
 
@@ -563,7 +573,7 @@ def extract_features(index: "TermIndex", settings: FeatureSettings | None = None
         if "dense" in fam:
             _dense_features(b, index, settings, term_re)
     cols, out_names, out_fams = [], [], []
-    for v, name, f in zip(b.cols, b.names, b.families):
+    for v, name, f in zip(b.cols, b.names, b.families, strict=False):
         if f in SCORE_FAMILIES and settings.standardise != "none":
             if settings.standardise == "both":
                 cols += [v, zscore(v), _percentile(v)]

@@ -35,16 +35,17 @@ import io
 import json
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from statinterp.cache import atomic
 from statinterp.cache.files import NotRegularFile, TooLarge, open_regular
 from statinterp.errors import InputError, StatinterpWarning, UsageError, read_limited
-from statinterp.rankers.base import Ranker
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features, zscore
+from statinterp.rankers.base import Ranker
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
@@ -91,7 +92,7 @@ class _Component:
 
     kind = ""
 
-    def fit(self, mats: list[np.ndarray], gains: list[np.ndarray], seed: int) -> "_Component":
+    def fit(self, mats: list[np.ndarray], gains: list[np.ndarray], seed: int) -> _Component:
         raise NotImplementedError
 
     def raw(self, X: np.ndarray) -> np.ndarray:
@@ -133,7 +134,7 @@ class _Linear(_Component):
             return self
         rng = np.random.default_rng(seed)
         diffs, targets = [], []
-        for Xt, g in zip(mats, gains):
+        for Xt, g in zip(mats, gains, strict=False):
             if len(g) < 2 or len(np.unique(g)) < 2:
                 continue
             Z = self.scaler.transform(Xt)
@@ -227,7 +228,7 @@ class LearnedRanker(Ranker):
                 f"trained_on={len(self.trained_on)} terms, name={self.name!r})")
 
     # -- scoring -----------------------------------------------------------------------------
-    def features(self, index: "TermIndex") -> FeatureMatrix:
+    def features(self, index: TermIndex) -> FeatureMatrix:
         return extract_features(index, self.settings, names=self.feature_names)
 
     def score_matrix(self, X: np.ndarray) -> np.ndarray:
@@ -238,7 +239,7 @@ class LearnedRanker(Ranker):
             return np.asarray(self.components[0].raw(X), dtype=np.float64)
         return np.mean([zscore(c.raw(X)) for c in self.components], axis=0)
 
-    def score(self, index: "TermIndex") -> np.ndarray:
+    def score(self, index: TermIndex) -> np.ndarray:
         fm = self.features(index)
         missing = [k for k in fm.skipped if k not in self.skipped]
         if missing:
@@ -258,7 +259,7 @@ class LearnedRanker(Ranker):
             total += c.contributions(X, i) / (sd if sd > 1e-12 else 1.0)
         return total / len(self.components)
 
-    def explain(self, index: "TermIndex", i: int) -> dict:
+    def explain(self, index: TermIndex, i: int) -> dict:
         """Every feature's contribution to candidate ``i``'s score, largest magnitude first
         (:func:`statinterp.evaluation.explain.explain_sentence` shows the first ``top``).
 
@@ -288,7 +289,7 @@ class LearnedRanker(Ranker):
     def importances(self) -> dict[str, float] | None:
         """|standardised coefficient| per feature for linear learners (None otherwise)."""
         if self.learner in ("linear", "pairwise"):
-            return dict(zip(self.feature_names, np.abs(self.components[0].coef_).tolist()))
+            return dict(zip(self.feature_names, np.abs(self.components[0].coef_).tolist(), strict=False))
         return None
 
 
@@ -315,7 +316,7 @@ def fit_matrices(mats: Sequence[FeatureMatrix], gains: Sequence[np.ndarray], ter
     families = list(mats[0].families)
     skipped: dict[str, str] = {}
     Xs, ys = [], []
-    for fm, g in zip(mats, gains):
+    for fm, g in zip(mats, gains, strict=False):
         if list(fm.names) != names:
             fm = fm.select(names)
         skipped.update(fm.skipped)
@@ -335,7 +336,7 @@ def fit_matrices(mats: Sequence[FeatureMatrix], gains: Sequence[np.ndarray], ter
     return LearnedRanker(learner, settings, names, families, comps, list(terms), skipped)
 
 
-def fit_ranker(indices: Sequence["TermIndex"], settings: FeatureSettings | None = None, learner: str = "ensemble",
+def fit_ranker(indices: Sequence[TermIndex], settings: FeatureSettings | None = None, learner: str = "ensemble",
                seed: int = 0) -> LearnedRanker:
     """Extract the features of every labelled term in ``indices`` and fit a ranker on all of them."""
     settings = settings or FeatureSettings()
@@ -379,7 +380,7 @@ def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False, com
         "command": command if command is not None else command_line(program=Path(sys.argv[0]).name or "python"),
         "versions": library_versions(),
         "thread_libraries": thread_libraries(),
-        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "learner": ranker.learner,
         "features": ranker.settings.to_dict(),
         "feature_names": ranker.feature_names,

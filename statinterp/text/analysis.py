@@ -18,11 +18,11 @@ import hashlib
 import importlib.metadata
 import os
 import unicodedata
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 from spacy.attrs import IDX, IS_SPACE, LENGTH, ORTH, SENT_START
@@ -63,7 +63,7 @@ class Vocabulary:
     def add_all(self, words: Sequence[str]) -> np.ndarray:
         """Ids of ``words``, adding the new ones in order (as :meth:`add` one by one would)."""
         if not self.words:  # a whole vocabulary at once (e.g. restored from a cache)
-            ids = dict(zip(words, range(len(words))))
+            ids = dict(zip(words, range(len(words)), strict=False))
             if len(ids) == len(words):
                 self._ids, self.words = ids, list(words)
                 return np.arange(len(words), dtype=np.int32)
@@ -222,7 +222,7 @@ class _CacheWriter:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="statinterp-cache-writer")
         self._futures: list[Future] = []
 
-    def put(self, digest: str, entry: "_LocalAnalysis") -> None:
+    def put(self, digest: str, entry: _LocalAnalysis) -> None:
         self._futures.append(self._executor.submit(self._cache.put, digest, _entry_arrays(entry)))
 
     def close(self) -> None:
@@ -400,7 +400,7 @@ class Analyzer:
         local: dict[str, _LocalAnalysis | None] = {}
         todo: dict[str, str] = {}
         skip = getattr(progress, "skip", progress)
-        for digest, text in zip(digests, texts):
+        for digest, text in zip(digests, texts, strict=False):
             if digest in self._memory or digest in local:
                 continue
             entry = (self.cache.get(digest, _entry_of_arrays, max_entry_bytes(len(text)))
@@ -464,7 +464,7 @@ class Analyzer:
         if n == 1:
             for i in range(0, len(items), self.batch_size):
                 chunk = items[i : i + self.batch_size]
-                for (digest, text), entry in zip(chunk, self.worker.run([t for _, t in chunk], self.batch_size)):
+                for (digest, text), entry in zip(chunk, self.worker.run([t for _, t in chunk], self.batch_size), strict=False):
                     if progress:
                         progress(len(text))
                     yield digest, entry
@@ -479,8 +479,8 @@ class Analyzer:
             self._pool_size = n
         try:
             results = self._pool.map(_run_in_process, [[t for _, t in c] for c in chunks])
-            for chunk, entries in zip(chunks, results):
-                for (digest, text), entry in zip(chunk, entries):
+            for chunk, entries in zip(chunks, results, strict=False):
+                for (digest, text), entry in zip(chunk, entries, strict=False):
                     if progress:
                         progress(len(text))
                     yield digest, entry

@@ -19,9 +19,8 @@ fifth, ... pair of the run, which is what :func:`_greedy_joins` computes.  Pairs
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import weakref
+from collections.abc import Sequence
 
 import numpy as np
 from gensim.models.phrases import FrozenPhrases
@@ -144,7 +143,7 @@ def _greedy_joins(candidate: np.ndarray) -> np.ndarray:
 
 
 #: The last table built per first phraser (a vocabulary only grows, so one entry per model suffices).
-_TABLES: "weakref.WeakKeyDictionary[FrozenPhrases, tuple]" = weakref.WeakKeyDictionary()
+_TABLES: weakref.WeakKeyDictionary[FrozenPhrases, tuple] = weakref.WeakKeyDictionary()
 
 
 def phrase_table(phrasers: Sequence[FrozenPhrases], words: Sequence[str]) -> PhraseTable:
@@ -202,7 +201,7 @@ def join_phrases_in_sentences(phrasers: Sequence[FrozenPhrases] | None,
         return [list(s) for s in sentences]
     ids, offsets, words = join_phrases(phrasers, *ragged_ids(sentences))
     tokens = np.asarray(words, dtype=object)[ids]
-    return [tokens[lo:hi].tolist() for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    return [tokens[lo:hi].tolist() for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=False)]
 
 
 def apply_phrases(phrasers: Sequence[FrozenPhrases] | None, tokens: Sequence[str]) -> list[str]:
@@ -228,7 +227,7 @@ def _join_with_gensim(
     words = lexicon.words
     out: list[int] = []
     bounds = [0]
-    for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+    for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=False):
         out.extend(lexicon.add(t) for t in apply_phrases(phrasers, [words[t] for t in ids[lo:hi].tolist()]))
         bounds.append(len(out))
     return np.asarray(out, dtype=np.int64), np.asarray(bounds, dtype=np.int64), lexicon.words

@@ -22,7 +22,7 @@ class TokenSeqs:
     _columns: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_list(cls, seqs: list[np.ndarray]) -> "TokenSeqs":
+    def from_list(cls, seqs: list[np.ndarray]) -> TokenSeqs:
         lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
         offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -30,7 +30,7 @@ class TokenSeqs:
         return cls(ids, offsets)
 
     @classmethod
-    def from_ranges(cls, ids: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> "TokenSeqs":
+    def from_ranges(cls, ids: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> TokenSeqs:
         """Rows ``ids[lo[i]:hi[i]]`` of one token array, gathered without a Python loop."""
         lo = np.asarray(lo, dtype=np.int64)
         lengths = np.maximum(np.asarray(hi, dtype=np.int64) - lo, 0)
@@ -44,7 +44,7 @@ class TokenSeqs:
         return cls(np.asarray(ids, dtype=np.int32)[gather], offsets)
 
     @classmethod
-    def concat(cls, parts: list["TokenSeqs"]) -> "TokenSeqs":
+    def concat(cls, parts: list[TokenSeqs]) -> TokenSeqs:
         if not parts:
             return cls(np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
         ids = np.concatenate([p.ids for p in parts]).astype(np.int32)
@@ -65,7 +65,7 @@ class TokenSeqs:
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def take(self, rows: np.ndarray) -> "TokenSeqs":
+    def take(self, rows: np.ndarray) -> TokenSeqs:
         rows = np.asarray(rows, dtype=np.int64)
         return TokenSeqs.from_ranges(self.ids, self.offsets[rows], self.offsets[rows + 1])
 

@@ -31,9 +31,9 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -252,7 +252,7 @@ def _sentence_tokens(analysed, words: np.ndarray) -> Iterator[list[str]]:
     lo = np.searchsorted(analysed.starts, spans[:, 0], "left")
     hi = np.searchsorted(analysed.ends, spans[:, 1], "right")
     ids = analysed.ids
-    for a, b in zip(lo.tolist(), hi.tolist()):
+    for a, b in zip(lo.tolist(), hi.tolist(), strict=False):
         if b > a:
             yield words[ids[a:b]].tolist()
 
