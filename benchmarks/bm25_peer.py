@@ -93,12 +93,16 @@ def run(corpus, analyzer, repeats: int = 3) -> dict:
     for _ in range(repeats):
         fresh = TokenSeqs(units.ids, units.offsets)  # no memoised matrix from the previous repeat
         # builds the count matrix scoring reads
-        stats = timed("statinterp_index", lambda: collection_stats("sentence", fresh, vocab_size))
+        # the lambdas run at once inside timed(); default arguments bind this repeat's values (B023)
+        stats = timed("statinterp_index", lambda fresh=fresh: collection_stats("sentence", fresh, vocab_size))
         bm25 = BM25(k1=1.2, b=0.75)
-        ours = timed("statinterp_query", lambda: {key: bm25.score_units(q, fresh, stats, shim) for key, q in queries})
+        ours = timed("statinterp_query",
+                     lambda bm25=bm25, fresh=fresh, stats=stats: {key: bm25.score_units(q, fresh, stats, shim)
+                                                                  for key, q in queries})
         okapi = timed("rank_bm25_index", lambda: BM25Okapi(docs, k1=1.2, b=0.75, epsilon=0.25))
         peer = timed("rank_bm25_query",
-                     lambda: {key: okapi.get_scores([words[i] for i in q.ids.tolist()]) for key, q in queries})
+                     lambda okapi=okapi: {key: okapi.get_scores([words[i] for i in q.ids.tolist()])
+                                          for key, q in queries})
 
     check = StatsAccumulator("sentence")
     check.add(units)
@@ -148,7 +152,7 @@ def _negative_idf_in_candidate_collections(corpus, analyzer, queries) -> dict:
     from collections import Counter
 
     neg = total = 0
-    for term, (key, q) in zip(corpus, queries, strict=False):
+    for term, (_key, q) in zip(corpus, queries, strict=False):
         tokens = [set(analyzer.tokens(s.text)) for s in term.sentences]
         df = Counter(t for toks in tokens for t in toks)
         n = len(tokens)

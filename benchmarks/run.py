@@ -450,7 +450,8 @@ def floor_section(res: dict) -> list[str]:
     for var in variants:
         out.append(f"- **{var['title']}**: {len(var['methods'])} methods; {var['processes']}. "
                    f"Results identical in every run: {'yes' if fw['identical_results'][var['label']] else 'NO'}.")
-    out += ["", f"Methods skipped (their vectors are not available here): {', '.join(sorted(res['skipped'])) or 'none'}.",
+    skipped = ", ".join(sorted(res["skipped"])) or "none"
+    out += ["", f"Methods skipped (their vectors are not available here): {skipped}.",
             "", "| run | wall (median) | CPU s (median) | ratio (wall) | ratio (CPU) |", "|---|---|---|---|---|",
             f"| bare spaCy pass (floor) | {fmt_s(s['floor_wall'])} | {s['floor_cpu']:.1f} | 1 | 1 |"]
     for var in variants:

@@ -104,7 +104,8 @@ def build_synthetic(n: int, profile_path: str, seed: int = 0):
         acc.add(levels[lvl].seqs)
         stats[lvl] = acc.result(len(cf))
     stats_wall = time.perf_counter() - start
-    qids = prof[f"query:{GROWTH_QUERY}"] if f"query:{GROWTH_QUERY}" in prof else prof[[k for k in prof if k.startswith("query:")][0]]
+    growth_key = f"query:{GROWTH_QUERY}"
+    qids = prof[growth_key] if growth_key in prof else prof[[k for k in prof if k.startswith("query:")][0]]
     query = Query(np.asarray(qids, dtype=np.int32), np.ones(len(qids)), [str(i) for i in qids])
     index = TermIndex(term=None, sentences=[None] * n, levels=levels, neighbours={},
                       single_segment=np.ones(n, dtype=bool), query=query, provision=None,

@@ -130,7 +130,7 @@ def measure_alignment(paths: list[str], nlp_before, nlp_after, keep_examples: in
             for oid, text, doc in zip(ids, texts, nlp.pipe(texts, batch_size=16), strict=False):
                 segs = sentence_spans(doc)
                 starts = [s for s, _ in segs]
-                for sid, span in located[oid]:
+                for _sid, span in located[oid]:
                     outcome = classify(span, segs, starts)
                     counter[outcome] += 1
                     if keep_examples and label == "after" and outcome != "aligned":
@@ -314,14 +314,16 @@ def render(results: list[TermResult], speed: dict | None, command: str, speed_lo
         for s in speed.values():
             c = s.get("component")
             if c:
-                lines.append(f"| `{c['name']}` | {c['texts']} | {c['tokens']:,} | {c['cpu_seconds']:.2f} | {c['tok_per_cpu_s']:,.0f} |")
+                lines.append(f"| `{c['name']}` | {c['texts']} | {c['tokens']:,} | {c['cpu_seconds']:.2f} "
+                             f"| {c['tok_per_cpu_s']:,.0f} |")
         vals = list(speed.values())
         if len(vals) == 2:
             base, legal = vals
             lines.append("")
             lines.append(
                 f"Legal rules: {100.0 * (base['tok_per_cpu_s'] / legal['tok_per_cpu_s'] - 1):+.1f}% CPU time per "
-                f"token relative to the plain pipeline ({100.0 * (base['tok_per_wall_s'] / legal['tok_per_wall_s'] - 1):+.1f}% wall-clock)."
+                f"token relative to the plain pipeline "
+                f"({100.0 * (base['tok_per_wall_s'] / legal['tok_per_wall_s'] - 1):+.1f}% wall-clock)."
             )
         lines.append("")
     return "\n".join(lines)
@@ -362,7 +364,8 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"  SEG: {p!r}")
     speed = None if args.no_speed else measure_speed(paths, args.speed_cases, args.repeats)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    report = render(results, speed, command, speed_load=f"{load} over 1/5/15 min at the end of the run, {os.cpu_count()} CPUs",
+    report = render(results, speed, command,
+                    speed_load=f"{load} over 1/5/15 min at the end of the run, {os.cpu_count()} CPUs",
                     notes=data_notes(paths))
     print(report)
     if args.report != "-":

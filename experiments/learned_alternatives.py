@@ -3,7 +3,8 @@
 Writes ``reports/learned_alternatives.md`` (and ``.json``). Run from the project root::
 
     python -m experiments.learned_alternatives --data ../shared/data/statutory_interpretation
-    python -m experiments.learned_alternatives --data ... --cross-encoder   # + fine-tuned MiniLM (~80-130 min on 2 cores, by load)
+    # + fine-tuned MiniLM (~80-130 min on 2 cores, by load):
+    python -m experiments.learned_alternatives --data ... --cross-encoder
 
 Every system is fitted on the other terms of each fold and scored on the held-out term, on the
 same folds (:func:`statinterp.learned.crossval.make_folds`), evaluated with

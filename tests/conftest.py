@@ -418,7 +418,7 @@ class Reference:
         units: dict[str, list[list[str]]] = {"sentence": [], "paragraph": [], "opinion": [], "case": []}
         seen = set()
         for key, term in self.spec.items():
-            for cid, (header, ops) in term["cases"].items():
+            for cid, (_header, ops) in term["cases"].items():
                 case_text = self.records[key]["case"][cid]["text"]
                 if case_text in seen:
                     continue

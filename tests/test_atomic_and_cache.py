@@ -210,7 +210,7 @@ def test_interrupted_write_leaves_old_or_no_file_and_no_temp_files(tmp_path):
         runs[name] = (proc, sig, folder, target, existing)
 
     deadline = time.monotonic() + 120
-    for name, (proc, sig, folder, target, existing) in runs.items():
+    for _name, (proc, sig, folder, _target, _existing) in runs.items():
         while not (folder / "writing").exists():
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the run never started writing"
@@ -219,7 +219,7 @@ def test_interrupted_write_leaves_old_or_no_file_and_no_temp_files(tmp_path):
         assert len(partial) == 1 and partial[0].stat().st_size > 0  # really killed mid-write
         proc.send_signal(sig)
 
-    for name, (proc, sig, folder, target, existing) in runs.items():
+    for _name, (proc, sig, folder, _target, _existing) in runs.items():
         _, err = proc.communicate(timeout=120)
         assert "Traceback" not in err, (name, err)
         assert temp_files(folder) == [], name

@@ -334,7 +334,8 @@ def test_data_format_doc_minimal_term_runs_as_written(tmp_path, capsys):
     doc = (Path(__file__).parents[1] / "docs" / "data-format.md").read_text(encoding="utf-8")
     block = doc.split("## A minimal term", 1)[1].split("```console", 1)[1].split("```", 1)[0]
     files = re.findall(r"cat > (\S+) <<'EOF'\n(.*?)\nEOF", block, re.DOTALL)
-    assert [name for name, _ in files] == [f"my_term-{kind}.json" for kind in ("case", "opinion", "paragraph", "sentence")]
+    kinds = ("case", "opinion", "paragraph", "sentence")
+    assert [name for name, _ in files] == [f"my_term-{kind}.json" for kind in kinds]
     for name, body in files:
         (tmp_path / name).write_text(body, encoding="utf-8")
     corpus = load_corpus(tmp_path)

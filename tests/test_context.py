@@ -55,7 +55,8 @@ def test_interpolated_qllm_mixes_inside_the_log(tiny_prepared, reference, level,
     stats = reference.background()
     own, ctx = _own_and_context(reference, level)
     # Σ_t qtf · log((1 − λ) P(t|C) + (λ − λ1) P(t|s) + λ1 P(t|context)), collection weight 1 − λ = 0.1
-    want = np.array([reference.qllm(query, s, stats["sentence"], context=c, lam1=lam1) for s, c in zip(own, ctx, strict=False)])
+    want = np.array([reference.qllm(query, s, stats["sentence"], context=c, lam1=lam1)
+                     for s, c in zip(own, ctx, strict=False)])
     got = Interpolated(QLLM(), level, lam1).score(ix)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 

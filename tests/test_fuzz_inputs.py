@@ -222,7 +222,8 @@ def accepts(rule: str, value: object, original: object) -> bool:
     if rule == "text":
         return isinstance(value, str) and bool(value.strip())
     if rule == "opt":
-        return value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return value is None or isinstance(value, str) or number
     if rule == "pos":
         return value is None or (isinstance(value, int) and not isinstance(value, bool))
     if rule == "label":

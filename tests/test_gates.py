@@ -262,7 +262,8 @@ def test_expanded_e_with_fake_vectors(ix):
     ix.vectors = FakeProvider(DomainVectors(make_kv(vectors)))
     query = similar_words_query(ix, n_similar=3)
     assert query.tokens == ["car", "motor", "vehicle", "truck"]
-    assert sorted(ix.vocab.words[i] for i in query.ids) == sorted(w for w in query.tokens if ix.vocab.get(w) is not None)
+    known = sorted(w for w in query.tokens if ix.vocab.get(w) is not None)
+    assert sorted(ix.vocab.words[i] for i in query.ids) == known
     ranker = build_method("TF-ISF-e", n_similar=3)
     assert ranker.name == "TF-ISF-e"
     cases = ix.levels["case"]
@@ -359,7 +360,8 @@ def test_params_override_gate_thresholds(ix):
 def test_user_compound_syntax(ix):
     explicit = Gated(Interpolated(QLLM(), "paragraph"), [DomainGate(BM25(), "provision", 0.4),
                                                          NoveltyGate("NWR", 0.3)])
-    for name in ("QLLM-p+gate(BM25-g,0.4)+NWR>=0.3", "QLLM-p + BM25-g>=0.4 + NWR>=0.3", "QLLM-p+gate(BM25-g;0.4)+NWR>=0.3"):
+    for name in ("QLLM-p+gate(BM25-g,0.4)+NWR>=0.3", "QLLM-p + BM25-g>=0.4 + NWR>=0.3",
+                 "QLLM-p+gate(BM25-g;0.4)+NWR>=0.3"):
         ranker = build_method(name)
         assert ranker.name == "QLLM-p+BM25-g>=0.4+NWR>=0.3"
         assert ranker.score(ix) == pytest.approx(explicit.score(ix))

@@ -76,7 +76,8 @@ def test_plain_pipeline_is_plain_spacy(plain):
 # Tokenizer special cases
 
 
-@pytest.mark.parametrize("form", ["Supp.", "Cir.", "Fed.", "Reg.", "Stat.", "No.", "Sec.", "Pub.", "Ct.", "Ed.", "App.", "Europ."])
+@pytest.mark.parametrize("form", ["Supp.", "Cir.", "Fed.", "Reg.", "Stat.", "No.", "Sec.", "Pub.", "Ct.", "Ed.", "App.",
+                                  "Europ."])
 def test_legal_abbreviations_are_single_tokens(legal, plain, form):
     text = f"See {form} 5 here."
     assert form in [t.text for t in legal(text)]
@@ -207,7 +208,8 @@ def test_unknown_word_glued_to_its_period_ends_a_sentence(legal):
 def test_newline_always_ends_a_sentence(legal, plain):
     text = "A heading without a period\nThe court held that Smith v.\nJones applies, see 5 F. Supp.\n2d 4."
     got = sentences(legal, text)
-    assert got == ["A heading without a period", "The court held that Smith v.", "Jones applies, see 5 F. Supp.", "2d 4."]
+    assert got == ["A heading without a period", "The court held that Smith v.", "Jones applies, see 5 F. Supp.",
+                   "2d 4."]
     assert all("\n" not in s for s in got)
     assert any("\n" in s for s in sentences(plain, text))  # plain spaCy does cross lines
 
@@ -236,7 +238,8 @@ def test_footnote_number_lines_are_lines(legal):
 
 
 def test_list_labels_at_line_start_are_split_off(legal):
-    text = "(a) It shall be unlawful.\n(1) (A) The first item.\n(B) is lower-case, no split.\n3. The third.\n{¶ 23} As stated.\nII. DISCUSSION"
+    text = ("(a) It shall be unlawful.\n(1) (A) The first item.\n(B) is lower-case, no split.\n3. The third.\n"
+            "{¶ 23} As stated.\nII. DISCUSSION")
     assert sentences(legal, text) == [
         "(a)", "It shall be unlawful.",
         "(1) (A)", "The first item.",

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import click
 
+from statinterp.app.collection_commands import collection as _collection_group
+from statinterp.app.collection_commands import ingest as _ingest_command
+from statinterp.app.find_commands import find as _find_command
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
 from statinterp.cache import atomic
 from statinterp.errors import StatinterpError, StatinterpWarning, UsageError, closest_names, did_you_mean
@@ -308,10 +311,12 @@ def cli(ctx, debug):
 @click.option("--method", "-m", default=None,
               help="Ranking method (see `statinterp methods`). Default: the shipped learned model, learned:default "
                    "(trained on the 14 annotated terms; needs no word vectors).")
-@click.option("--top", "-n", type=click.IntRange(0), default=10, show_default=True, help="How many sentences to show (0 = all).")
+@click.option("--top", "-n", type=click.IntRange(0), default=10, show_default=True,
+              help="How many sentences to show (0 = all).")
 @click.option("--format", "fmt", type=click.Choice(RANK_FORMATS), default="table", show_default=True)
 @click.option("--provision", "provision_text", default=None, help="Use this text as the term's source provision.")
-@click.option("--provision-file", type=click.Path(path_type=Path), default=None, help="Read the provision from this text file.")
+@click.option("--provision-file", type=click.Path(path_type=Path), default=None,
+              help="Read the provision from this text file.")
 @click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
@@ -411,10 +416,12 @@ def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: 
 @cli.command()
 @common_options
 @click.option("--method", "-m", "methods", multiple=True,
-              help="Method(s) to evaluate; repeat or comma-separate. Default: Random, TF-ISF, BM25, QLLM with -c/-o/-p.")
+              help="Method(s) to evaluate; repeat or comma-separate. "
+                   "Default: Random, TF-ISF, BM25, QLLM with -c/-o/-p.")
 @click.option("--k", "ks", multiple=True, callback=_cutoffs_option, metavar="K[,K...]",
               help="NDCG cutoffs; repeat or comma-separate (default 10 and 100).")
-@click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms. The background statistics stay those of"
+@click.option("--term", "-t", "terms", multiple=True,
+              help="Evaluate only these terms. The background statistics stay those of"
                    " all of --data (or --background).")
 @click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="table", show_default=True)
 @click.option("--macro-only", is_flag=True, help="Table format: only the macro averages.")
@@ -457,7 +464,7 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
         seen = sorted(set(getattr(ranker, "trained_on", ())) & {ix.key for ix in prepared if ix.term.labelled})
         if seen:
             warnings.warn(f"{ranker.name} was trained on {', '.join(seen)}: its results on these terms are not "
-                          "held-out (use `statinterp cv` for a fair estimate)", StatinterpWarning)
+                          "held-out (use `statinterp cv` for a fair estimate)", StatinterpWarning, stacklevel=2)
     results = evaluate_methods(prepared, rankers, metrics, show_progress=not opts["quiet"])
     if run_file is not None:
         from statinterp.app.output import trec_run
@@ -474,7 +481,8 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
 @cli.command()
 @click.option("--data", "data", type=click.Path(path_type=Path), default=None, help=DATA_HELP)
 @click.option("--term", "-t", "terms", multiple=True, help="Only these terms.")
-@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file instead of stdout.")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
+              help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def qrels(data, terms, out, force):
     """The labels as TREC qrels (TERM 0 SENTENCE_ID GAIN, gains 0-3), for trec_eval or ir_measures.
@@ -590,7 +598,8 @@ class _StderrLog(logging.Handler):
 @click.option("--tune-term", "tune_terms", multiple=True,
               help="Tune on this term (repeatable); the others are held out. Default: tune on all terms.")
 @click.option("--loo", is_flag=True, help="Leave one term out: tune on all other terms, score on each term.")
-@click.option("--term", "-t", "terms", multiple=True, help="Tune and score only these terms. The background statistics stay those of"
+@click.option("--term", "-t", "terms", multiple=True,
+              help="Tune and score only these terms. The background statistics stay those of"
                    " all of --data (or --background).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
@@ -626,7 +635,8 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
 @click.option("--methods", "method_set", default="all", show_default=True,
               help="all (every registered method), core (Random, TF-ISF, BM25, QLLM and their -c/-o/-p; "
                    "writes core.*), or a comma-separated list.")
-@click.option("--term", "-t", "terms", multiple=True, help="Evaluate only these terms. The background statistics stay those of"
+@click.option("--term", "-t", "terms", multiple=True,
+              help="Evaluate only these terms. The background statistics stay those of"
                    " all of --data (or --background).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for NAME.md, NAME.json and NAME.png.")
@@ -790,7 +800,8 @@ def learned_options(func):
 @click.option("--learner", type=click.Choice(["ensemble", "pairwise", "linear", "hgb"]), default="ensemble",
               show_default=True, help="Model: pairwise and hgb z-scored and averaged, a pairwise linear ranker, "
                                       "pointwise ridge, or gradient-boosted trees.")
-@click.option("--term", "-t", "terms", multiple=True, help="Train only on these terms. The background statistics stay those of"
+@click.option("--term", "-t", "terms", multiple=True,
+              help="Train only on these terms. The background statistics stay those of"
                    " all of --data (or --background).")
 @click.option("--out", "-o", "out", type=OUT_FILE, required=True, help="Model file to write.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
@@ -828,8 +839,10 @@ def train(families, standardise, vector_features, seed, learner, terms, out, for
 @click.option("--folds", "n_folds", type=click.IntRange(2), default=5, show_default=True,
               help="Number of term folds with --mode folds.")
 @click.option("--compounds", default="paper", show_default=True,
-              help="Compound rankers to pick the best baseline from: paper (Tp-Tg ... Wr-Tg-Nr) or a comma-separated list.")
-@click.option("--term", "-t", "terms", multiple=True, help="Cross-validate only over these terms. The background statistics stay those of"
+              help="Compound rankers to pick the best baseline from: paper (Tp-Tg ... Wr-Tg-Nr) "
+                   "or a comma-separated list.")
+@click.option("--term", "-t", "terms", multiple=True,
+              help="Cross-validate only over these terms. The background statistics stay those of"
                    " all of --data (or --background).")
 @click.option("--no-importance", is_flag=True, help="Skip the permutation importance (faster).")
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("reports"),
@@ -895,7 +908,8 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
 @click.argument("term")
 @click.argument("sentence_id")
 @common_options
-@click.option("--method", "-m", default="TF-ISF-p", show_default=True, help="Ranking method (see `statinterp methods`).")
+@click.option("--method", "-m", default="TF-ISF-p", show_default=True,
+              help="Ranking method (see `statinterp methods`).")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Explain a learned model's ranking (made by `statinterp train`) instead of --method.")
 @click.option("--top", "-n", type=click.IntRange(1), default=10, show_default=True,
@@ -1094,13 +1108,8 @@ def labels_import(source, data, labels_file, terms):
                 store.set_labels(key, ids, label, source=f"import:{Path(source).name}")
     click.echo(f"imported {len(plan)} label(s) into {path}", err=True)
 
-from statinterp.app.collection_commands import collection as _collection_group  # noqa: E402
-from statinterp.app.collection_commands import ingest as _ingest_command
-
 cli.add_command(_ingest_command)
 cli.add_command(_collection_group)
-from statinterp.app.find_commands import find as _find_command  # noqa: E402
-
 cli.add_command(_find_command)
 
 

@@ -228,7 +228,8 @@ def _zip_sources(path: Path) -> list[_Source]:
             continue
         split = _split_member(name)
         if split is None:
-            raise InputError(path, f"unexpected member {name!r}; a term zip holds TERM-case/opinion/paragraph/sentence.json")
+            raise InputError(path, f"unexpected member {name!r}; "
+                                   "a term zip holds TERM-case/opinion/paragraph/sentence.json")
         if info.file_size > MAX_MEMBER_BYTES:
             raise InputError(
                 path, f"member {name!r} would expand to {info.file_size} bytes, over the limit of {MAX_MEMBER_BYTES}"
@@ -394,7 +395,8 @@ def _load_term(source: _Source, provisions: ProvisionBook | None) -> TermData:
         case_id = recs.ref(rid, rec, "case_id", cases)
         opinion_id = recs.ref(rid, rec, "opinion_id", opinions)
         if opinions[opinion_id].case_id != case_id:
-            raise InputError(recs.where, f"opinion {opinion_id!r} belongs to another case", record=rid, field="opinion_id")
+            raise InputError(recs.where, f"opinion {opinion_id!r} belongs to another case",
+                             record=rid, field="opinion_id")
         paragraphs[rid] = Paragraph(rid, case_id, opinion_id, recs.text(rid, rec), recs.position(rid, rec))
 
     recs = _Records(source, "sentence")
@@ -404,9 +406,11 @@ def _load_term(source: _Source, provisions: ProvisionBook | None) -> TermData:
         opinion_id = recs.ref(rid, rec, "opinion_id", opinions)
         paragraph_id = recs.ref(rid, rec, "paragraph_id", paragraphs)
         if paragraphs[paragraph_id].opinion_id != opinion_id:
-            raise InputError(recs.where, f"paragraph {paragraph_id!r} belongs to another opinion", record=rid, field="paragraph_id")
+            raise InputError(recs.where, f"paragraph {paragraph_id!r} belongs to another opinion",
+                             record=rid, field="paragraph_id")
         if opinions[opinion_id].case_id != case_id:
-            raise InputError(recs.where, f"opinion {opinion_id!r} belongs to another case", record=rid, field="opinion_id")
+            raise InputError(recs.where, f"opinion {opinion_id!r} belongs to another case",
+                             record=rid, field="opinion_id")
         raw_label = rec.get("label")
         label = None
         if raw_label is not None:
@@ -424,7 +428,8 @@ def _load_term(source: _Source, provisions: ProvisionBook | None) -> TermData:
     return TermData(key, query_of(key), cases, opinions, paragraphs, sentences, provision, source.label)
 
 
-def load_corpus(path: str | Path, provisions: ProvisionBook | None = None, terms: Iterable[str] | None = None) -> Corpus:
+def load_corpus(path: str | Path, provisions: ProvisionBook | None = None,
+                terms: Iterable[str] | None = None) -> Corpus:
     """Load a term zip, a directory of ``TERM-*.json`` files, or a directory of term zips.
 
     ``provisions`` attaches each term's source provision (default: none attached; the CLI

@@ -404,7 +404,8 @@ def _term_index(term: TermData, spans: dict, background: Background, analyzer: A
                      vocab, analyzer)
 
 
-def _queries(term: TermData, analyzer: Analyzer, known: dict[str, list[str]] | None = None) -> tuple[Query, Query | None]:
+def _queries(term: TermData, analyzer: Analyzer,
+             known: dict[str, list[str]] | None = None) -> tuple[Query, Query | None]:
     """The term's query and provision; ``known`` maps texts to their tokens (no spaCy needed)."""
     def tokens(text: str) -> list[str]:
         return list(known[text]) if known is not None and text in known else analyzer.tokens(text)

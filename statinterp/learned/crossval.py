@@ -238,7 +238,7 @@ def _permutation_importance(fitted, feats, indices, learner, names, metrics, rep
     fam_groups = {f: [j for j, g in enumerate(families) if g == f] for f in dict.fromkeys(families)}
     drops: dict[str, list[np.ndarray]] = {k: [] for k in list(groups) + [f"family:{f}" for f in fam_groups]}
     jobs = [(fold, models[learner], t) for fold, models in fitted for t in fold.test]
-    for fold, model, t in iterate(jobs, "Permutation importance", show_progress):
+    for _fold, model, t in iterate(jobs, "Permutation importance", show_progress):
         X = feats[t].X
         ix = indices[t]
         base = np.asarray([_evaluate(model.score_matrix(X), ix, metrics)[m.name] for m in metrics])
@@ -251,7 +251,8 @@ def _permutation_importance(fitted, feats, indices, learner, names, metrics, rep
                 ev = _evaluate(model.score_matrix(Xp), ix, metrics)
                 total += base - np.asarray([ev[m.name] for m in metrics])
             drops[key].append(total / repeats)
-    out = {k: dict(zip([m.name for m in metrics], np.mean(v, axis=0).tolist(), strict=False)) for k, v in drops.items() if v}
+    names = [m.name for m in metrics]
+    out = {k: dict(zip(names, np.mean(v, axis=0).tolist(), strict=False)) for k, v in drops.items() if v}
     feat = {k: v for k, v in out.items() if not k.startswith("family:")}
     fam = {k[len("family:"):]: v for k, v in out.items() if k.startswith("family:")}
     return feat, fam
@@ -334,7 +335,8 @@ def cv_markdown(result: CVResult, chart: str | None = None, notes: Sequence[str]
     out = ["# Learned ranker across terms (issue 6)", ""]
     if meta.get("command"):
         out += ["Produced by:", "", "```", str(meta["command"]), "```", ""]
-    mode = "leave-one-term-out" if result.mode == "loo" else f"{len(result.folds)} fixed folds of terms (seed {meta.get('seed', 0)})"
+    mode = ("leave-one-term-out" if result.mode == "loo"
+            else f"{len(result.folds)} fixed folds of terms (seed {meta.get('seed', 0)})")
     out += [
         f"- Date: {meta.get('date', '')} (statinterp {meta.get('version', '')})",
         f"- Data: `{meta.get('data', '')}`: {len(result.terms)} labelled terms, {sum(result.sentences.values())} "

@@ -245,7 +245,8 @@ class LearnedRanker(Ranker):
         if missing:
             warnings.warn(f"{self.name}: for term {index.key!r} some features could not be computed and are 0: "
                           + "; ".join(f"{k} ({fm.skipped[k]})" for k in missing[:3])
-                          + (f"; and {len(missing) - 3} more" if len(missing) > 3 else ""), StatinterpWarning)
+                          + (f"; and {len(missing) - 3} more" if len(missing) > 3 else ""), StatinterpWarning,
+                          stacklevel=2)
         return self.score_matrix(fm.X)
 
     # -- explanation -------------------------------------------------------------------------
@@ -466,7 +467,7 @@ def load_model(path: str | Path) -> LearnedRanker:
     saved = header.get("versions", {}).get("scikit-learn")
     if saved and saved != sklearn.__version__:
         warnings.warn(f"{path} was saved with scikit-learn {saved}, this is {sklearn.__version__}: "
-                      "its scores may differ; retrain it with `statinterp train`", StatinterpWarning)
+                      "its scores may differ; retrain it with `statinterp train`", StatinterpWarning, stacklevel=2)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # scikit-learn's own version warning: ours is above

@@ -464,7 +464,8 @@ class Analyzer:
         if n == 1:
             for i in range(0, len(items), self.batch_size):
                 chunk = items[i : i + self.batch_size]
-                for (digest, text), entry in zip(chunk, self.worker.run([t for _, t in chunk], self.batch_size), strict=False):
+                entries = self.worker.run([t for _, t in chunk], self.batch_size)
+                for (digest, text), entry in zip(chunk, entries, strict=False):
                     if progress:
                         progress(len(text))
                     yield digest, entry

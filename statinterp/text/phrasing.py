@@ -11,9 +11,9 @@ tokens left to right; a token starts a candidate; if the candidate and the next 
 phrase whose score exceeds the threshold, both are emitted as one joined token and the
 following token starts afresh, otherwise the candidate is emitted alone and the next token
 becomes the candidate (an empty token that becomes the candidate is dropped: gensim tests
-``if start_token``, so it is neither emitted nor joined to the next token).  Over a run of consecutive phrase pairs this joins the first, third,
-fifth, ... pair of the run, which is what :func:`_greedy_joins` computes.  Pairs never cross a unit boundary
-(each unit is one gensim "sentence").  Phrasers with connector words are not supported here
+``if start_token``, so it is neither emitted nor joined to the next token).  Over a run of consecutive phrase pairs
+this joins the first, third, fifth, ... pair of the run, which is what :func:`_greedy_joins` computes.  Pairs never
+cross a unit boundary (each unit is one gensim "sentence").  Phrasers with connector words are not supported here
 (statinterp trains without them); :func:`join_phrases` falls back to gensim for those.
 """
 
