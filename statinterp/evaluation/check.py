@@ -65,7 +65,8 @@ def recorded_run(doc: Mapping[str, Any], where: str = "report") -> dict[str, Any
     recorded ``versions`` (empty for reports made before versions were recorded)."""
     if not isinstance(doc, Mapping):
         raise UsageError(f"{where} is not a statinterp report (a JSON object was expected)")
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else doc
+    metadata = doc.get("metadata")
+    meta: Mapping[str, Any] = metadata if isinstance(metadata, Mapping) else doc
     command = meta.get("command")
     if not isinstance(command, str) or not command.strip():
         raise UsageError(f"{where} records no command, so it cannot be re-run")

@@ -90,7 +90,7 @@ def near_duplicate_counts(index: TermIndex, threshold: float = DEFAULT_THRESHOLD
     return counts
 
 
-def collapse(order: Sequence[int], sets: Sequence[frozenset],
+def collapse(order: Sequence[int] | np.ndarray, sets: Sequence[frozenset],
              threshold: float = DEFAULT_THRESHOLD) -> list[tuple[int, list[int]]]:
     """(representative, [its copies, best first, the representative included]) in rank order."""
     neighbours: dict[int, set[int]] = defaultdict(set)
@@ -105,7 +105,8 @@ def collapse(order: Sequence[int], sets: Sequence[frozenset],
         if c in taken:
             continue
         taken.add(c)
-        members = [c] + sorted((j for j in neighbours[c] if j not in taken and j in rank_of), key=rank_of.get)
+        members = [c] + sorted((j for j in neighbours[c] if j not in taken and j in rank_of),
+                               key=lambda j: rank_of[j])
         taken.update(members)
         groups.append((c, members))
     return groups

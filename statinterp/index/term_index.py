@@ -312,8 +312,8 @@ def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_backgrou
             for s in term.sentences
         ]
         fallbacks += builder.fallbacks
-        spans = dict(case=case_span, opinion=opinion_span, paragraph=paragraph_span, sentence=sentence_span)
-        index = _term_index(term, spans, background, analyzer)
+        level_spans = dict(case=case_span, opinion=opinion_span, paragraph=paragraph_span, sentence=sentence_span)
+        index = _term_index(term, level_spans, background, analyzer)
         indices[term.key] = index
         if statistics == "candidates":
             own = {lvl: StatsAccumulator(lvl) for lvl in LEVELS}  # this term's candidates only
@@ -559,9 +559,11 @@ def _decode_prepared(meta: dict, array, corpus: Corpus, analyzer: Analyzer) -> P
 
 def _entry_stamps(analyzer: Analyzer, digests: list[str]) -> list[list]:
     """``[digest, size, mtime_ns]`` of the analysis cache entry of each digest (OSError if absent)."""
+    cache = analyzer.cache
+    assert cache is not None  # a prepared-corpus cache exists only beside an analysis cache
     out = []
     for digest in digests:
-        st = os.stat(analyzer.cache.path(digest))
+        st = os.stat(cache.path(digest))
         out.append([digest, st.st_size, st.st_mtime_ns])
     return out
 

@@ -428,7 +428,7 @@ def limits_notes(result: CVResult) -> list[str]:
             notes.append(f"- Against {result.best_compound}: {prim} is better on {wins} of {len(result.terms)} terms "
                          f"for {ms[0]} (mean {t.mean_diff:+.4f}, Wilcoxon p = {_p(t.wilcoxon_p)}).")
     vals = {x: result.per_term[prim][x][ms[0]] for x in result.terms}
-    worst = sorted(vals, key=vals.get)[:3]
+    worst = sorted(vals, key=lambda x: vals[x])[:3]
     notes.append("- Weakest held-out terms (" + ms[0] + "): " + ", ".join(f"{w.replace('_', ' ')} {vals[w]:.2f}"
                                                                      for w in worst) + ".")
     notes.append("- Few high-value sentences per term: NDCG@10 swings with the placement of a handful of "

@@ -225,7 +225,7 @@ def embed(texts: Sequence[str], encoder: Encoder, cache_root: Path | None) -> np
     if cache is not None:
         cached = cache.get(texts_hash, ekey)
         if cached is not None and len(cached.kv) == len(texts):
-            vectors = np.asarray(cached.kv.vectors, dtype=np.float32)
+            vectors: np.ndarray = np.asarray(cached.kv.vectors, dtype=np.float32)
             _MEMORY[mem] = vectors
             return vectors
     vectors = np.asarray(encoder.encode(texts), dtype=np.float32)

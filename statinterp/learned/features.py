@@ -371,8 +371,9 @@ def _neighbour_features(b: _Builder, index: TermIndex, settings: FeatureSettings
 def _quote_features(b: _Builder, index: TermIndex, term_re: re.Pattern) -> None:
     provision = index.term.provision
     prov = simple_tokens(provision.text) if provision is not None else []
-    rows = {k: [] for k in ("n_quotes", "quoted_share", "term_quoted", "prov_run_sentence", "prov_run_quote",
-                            "prov_run_tokens", "prov_run_of_sentence", "starts_quoted")}
+    names = ("n_quotes", "quoted_share", "term_quoted", "prov_run_sentence", "prov_run_quote",
+             "prov_run_tokens", "prov_run_of_sentence", "starts_quoted")
+    rows: dict[str, list[float]] = {k: [] for k in names}
     for s in index.sentences:
         text = s.text
         spans = quoted_spans(text)
@@ -402,20 +403,20 @@ def _citation_features(b: _Builder, index: TermIndex) -> None:
         sec, full = cites_provision(text, citation) if citation else (False, False)
         return float(sec), float(full), float(cites_statute(text)), float(cites_case(text))
 
-    rows = []
+    rows: list[tuple[float, ...]] = []
     for s in index.sentences:
         own = analyse(s.text)
         if s.paragraph_id not in par_cache:
             par_cache[s.paragraph_id] = analyse(index.term.paragraphs[s.paragraph_id].text)
         par = par_cache[s.paragraph_id]
         rows.append(own + par + (case_citation_share(s.text),))
-    rows = np.asarray(rows, dtype=np.float64).reshape(len(index), 9)
+    matrix = np.asarray(rows, dtype=np.float64).reshape(len(index), 9)
     names = ["source_section", "source_full", "statute", "case", "par_source_section", "par_source_full",
              "par_statute", "par_case", "case_cite_share"]
     if not citation:
         b.skipped["citations:source provision"] = "the term has no provision citation (source features are 0)"
     for j, n in enumerate(names):
-        b.add("citations", n, rows[:, j])
+        b.add("citations", n, matrix[:, j])
 
 
 def _cue_features(b: _Builder, index: TermIndex, term_re: re.Pattern) -> None:

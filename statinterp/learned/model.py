@@ -37,7 +37,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -290,7 +290,7 @@ class LearnedRanker(Ranker):
     def importances(self) -> dict[str, float] | None:
         """|standardised coefficient| per feature for linear learners (None otherwise)."""
         if self.learner in ("linear", "pairwise"):
-            return dict(zip(self.feature_names, np.abs(self.components[0].coef_).tolist(), strict=False))
+            return dict(zip(self.feature_names, np.abs(cast(_Linear, self.components[0]).coef_).tolist(), strict=False))
         return None
 
 

@@ -23,6 +23,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from spacy.attrs import IDX, IS_SPACE, LENGTH, ORTH, SENT_START
@@ -363,7 +364,7 @@ class Analyzer:
         if cache_dir is False:
             self.cache = None
         else:
-            self.cache_root = Path(cache_dir) if cache_dir else default_cache_dir()
+            self.cache_root = Path(cast("str | Path", cache_dir)) if cache_dir else default_cache_dir()
             self.cache = AnalysisCache(self.cache_root, self.settings_key)
 
     @property
@@ -399,7 +400,7 @@ class Analyzer:
         self.seen.update(digests)
         local: dict[str, _LocalAnalysis | None] = {}
         todo: dict[str, str] = {}
-        skip = getattr(progress, "skip", progress)
+        skip = cast("Callable[[int], None]", getattr(progress, "skip", progress))  # called only if progress
         for digest, text in zip(digests, texts, strict=False):
             if digest in self._memory or digest in local:
                 continue
@@ -427,6 +428,7 @@ class Analyzer:
                 if writer is not None:
                     writer.close()
         for digest, entry in local.items():  # first-occurrence order
+            assert entry is not None  # every text missing from the cache was analysed above
             self._memory[digest] = self._globalise(entry)
         return [self._memory[d] for d in digests]
 

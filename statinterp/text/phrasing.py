@@ -72,8 +72,8 @@ class PhraseTable:
         split_lists = [_phrase_splits(phraser) for phraser in self.phrasers]
         raw: list[tuple[list[int], list[int], list[int]]] = []
         for splits in split_lists:  # the ids of pass k's pairs use the words of passes < k
-            known = [(lexicon.get(a), lexicon.get(b), phrase) for a, b, phrase in splits]
-            known = [(a, b, phrase) for a, b, phrase in known if a is not None and b is not None]
+            looked_up = [(lexicon.get(a), lexicon.get(b), phrase) for a, b, phrase in splits]
+            known = [(a, b, phrase) for a, b, phrase in looked_up if a is not None and b is not None]
             raw.append(([a for a, _, _ in known], [b for _, b, _ in known], [lexicon.add(p) for _, _, p in known]))
         self.words: list[str] = lexicon.words
         self.size = len(lexicon)

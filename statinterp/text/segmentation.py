@@ -53,11 +53,13 @@ bump still gives new cache entries).
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import numpy as np
 import spacy
 from spacy.attrs import ORTH, SENT_START
 from spacy.language import Language
+from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
 
 __all__ = [
@@ -514,7 +516,7 @@ def _punctuation_boundaries(doc: Doc, classes: np.ndarray, candidates: list[int]
                     if _ENUMERATOR_TOKEN_RE.fullmatch(prev.text):
                         continue  # line-start "3." (rule 2 decides) or "II." heading: no boundary here
                 if cls[i - 1] == _ABBR or cls[i - 1] == _ABBR_END:
-                    form = prev.text  # doubled period: "Nov.." (the abbreviation decides)
+                    form: str | None = prev.text  # doubled period: "Nov.." (the abbreviation decides)
                 else:
                     form = _split_off_abbreviation(prev.text)
                 if form is not None:
@@ -572,7 +574,8 @@ def legal_sentence_boundaries(doc: Doc) -> Doc:
         return doc
     starts = _find_starts(doc)
     values = np.where(starts, 1, -1).astype(np.int64).astype(np.uint64)
-    doc.from_array([SENT_START], values)
+    # spaCy's stub wants a thinc Ints2d; a 1-D uint64 array for one attribute is what it takes
+    doc.from_array([SENT_START], values)  # type: ignore[arg-type]
     return doc
 
 
@@ -583,7 +586,8 @@ def legal_sentence_boundaries_joined(doc: Doc) -> Doc:
         return doc
     starts = _find_starts(doc, join_lines=True)
     values = np.where(starts, 1, -1).astype(np.int64).astype(np.uint64)
-    doc.from_array([SENT_START], values)
+    # spaCy's stub wants a thinc Ints2d; a 1-D uint64 array for one attribute is what it takes
+    doc.from_array([SENT_START], values)  # type: ignore[arg-type]
     return doc
 
 
@@ -593,7 +597,7 @@ def legal_sentence_boundaries_joined(doc: Doc) -> Doc:
 
 
 def _add_special_cases(nlp: Language) -> None:
-    tokenizer = nlp.tokenizer
+    tokenizer = cast(Tokenizer, nlp.tokenizer)  # blank("en")'s tokenizer (the stub also allows a plain callable)
     for form in LEGAL_ABBREVIATIONS + _EXTRA_SINGLE_TOKENS:
         if [t.text for t in tokenizer(form)] != [form]:
             tokenizer.add_special_case(form, [{ORTH: form}])

@@ -33,7 +33,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -222,7 +222,8 @@ class _Counted:
     def __init__(self, items: Sequence, advance: Callable[[int], None] | Sequence[Callable[[int], None]],
                  step: int = 2000):
         self.items = items
-        self.advances = list(advance) if isinstance(advance, (list, tuple)) else [advance]
+        self.advances = cast("list[Callable[[int], None]]",
+                             list(advance) if isinstance(advance, (list, tuple)) else [advance])
         self.step = step
         self.passes = 0
 
@@ -322,7 +323,8 @@ class VectorProvider:
         self._given_settings = dict(settings or {})
         self._workers = workers
         self._settings: dict[str, VectorSettings] | None = None
-        self._cache_base = None if cache_dir is False else (Path(cache_dir) if cache_dir else default_cache_dir())
+        given = cast("str | os.PathLike[str]", cache_dir)
+        self._cache_base = None if cache_dir is False else (Path(given) if cache_dir else default_cache_dir())
         self._cache: VectorCache | None = None
         self._directions: DirectionCache | None = None
         self._unit_directions: dict = {}

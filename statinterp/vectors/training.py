@@ -118,7 +118,7 @@ class VectorSettings:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise UsageError(f"unknown vector kind {self.kind!r}; expected one of {', '.join(KINDS)}")
-        positive = ("dim", "epochs", "window", "min_count", "phrase_min_count", "workers")
+        positive: tuple[str, ...] = ("dim", "epochs", "window", "min_count", "phrase_min_count", "workers")
         if self.kind == "fasttext":
             positive += ("bucket", "min_n", "max_n")
         for name in positive:
