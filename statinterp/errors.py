@@ -181,3 +181,18 @@ def check_unique_keys(obj: object, where: object, record: str | None = None) -> 
         if record is None:
             raise InputError(where, "duplicate key: occurs more than once in the file (ids must be unique)", record=key)
         raise InputError(where, "duplicate key: occurs more than once in the record", record=record, field=key)
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a parsed value's type (for messages: "expected a string, found null")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"

@@ -27,6 +27,7 @@ from statinterp.errors import (
     check_unique_keys,
     closest_names,
     did_you_mean,
+    json_type,
     parse_json,
     read_limited,
 )
@@ -179,24 +180,9 @@ class _Source:
             raise InputError(where, f"is larger than the limit of {limit} bytes; refusing to read it")
         data = parse_json(raw, where)
         if not isinstance(data, dict):
-            raise InputError(where, f"expected a JSON object mapping ids to records, found {_json_type(data)}")
+            raise InputError(where, f"expected a JSON object mapping ids to records, found {json_type(data)}")
         check_unique_keys(data, where)
         return data
-
-
-def _json_type(value: object) -> str:
-    """The JSON name of a parsed value's type."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _split_member(name: str) -> tuple[str, str] | None:
@@ -311,7 +297,7 @@ class _Records:
     def items(self) -> Iterable[tuple[str, dict[str, Any]]]:
         for rid, rec in self.data.items():
             if not isinstance(rec, dict):
-                raise InputError(self.where, f"expected a JSON object, found {_json_type(rec)}", record=rid)
+                raise InputError(self.where, f"expected a JSON object, found {json_type(rec)}", record=rid)
             check_unique_keys(rec, self.where, record=rid)
             yield rid, rec
 
@@ -320,7 +306,7 @@ class _Records:
             raise InputError(self.where, "missing", record=rid, field=name)
         value = rec[name]
         if not isinstance(value, str):
-            raise InputError(self.where, f"expected a string, found {_json_type(value)}", record=rid, field=name)
+            raise InputError(self.where, f"expected a string, found {json_type(value)}", record=rid, field=name)
         if not value.strip():
             raise InputError(self.where, "is empty", record=rid, field=name)
         if len(value) > MAX_TEXT_CHARS:
@@ -335,7 +321,7 @@ class _Records:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
         if not isinstance(value, str):
-            raise InputError(self.where, f"expected a string, found {_json_type(value)}", record=rid, field=name)
+            raise InputError(self.where, f"expected a string, found {json_type(value)}", record=rid, field=name)
         return value
 
     def position(self, rid: str, rec: dict) -> int | None:
@@ -351,7 +337,7 @@ class _Records:
         if value is None:
             raise InputError(self.where, "missing", record=rid, field=name)
         if not isinstance(value, str):
-            raise InputError(self.where, f"expected a string id, found {_json_type(value)}", record=rid, field=name)
+            raise InputError(self.where, f"expected a string id, found {json_type(value)}", record=rid, field=name)
         if value not in known:
             raise InputError(self.where, f"points to unknown {name[:-3]} {value!r}", record=rid, field=name)
         return value

@@ -22,8 +22,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from statinterp.errors import InputError
-from statinterp.sources.fields import BadField, json_type, text_of
+from statinterp.errors import InputError, json_type
+from statinterp.sources.fields import BadField, text_of
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 
 MARKUP_FIELDS = ("html_with_citations", "html", "html_lawbox", "html_columbia", "xml_harvard")

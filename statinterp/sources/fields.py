@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from statinterp.corpus.dataset import MAX_TEXT_CHARS
+from statinterp.errors import json_type
 from statinterp.sources.records import CaseRecord, OpinionRecord
 
 
@@ -13,20 +14,6 @@ class BadField(Exception):
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
-
-
-def json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def text_of(obj: dict, name: str, where: str = "", numbers: bool = True) -> str:
