@@ -322,7 +322,7 @@ def test_scores_in_outputs_are_finite():
 
 
 def test_method_list_splits_on_commas_outside_parentheses():
-    from statinterp.app.cli import _split_methods
+    from statinterp.app.options import _split_methods
 
     assert _split_methods(["Tp-Nr,QLLM-p+gate(BM25-g,0.4)", " BM25 "]) == ["Tp-Nr", "QLLM-p+gate(BM25-g,0.4)", "BM25"]
     assert _split_methods(["a,,b,"]) == ["a", "b"]

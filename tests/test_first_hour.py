@@ -128,7 +128,7 @@ def test_missing_provision_advice_names_options_the_command_has(capsys, tmp_path
     line = one_error_line(err)
     assert code == 2 and "no source provision" in line
     assert "--provisions" in line
-    from statinterp.app.cli import evaluate
+    from statinterp.app.ranking_commands import evaluate
 
     evaluate_options = {o for p in evaluate.params for o in p.opts}
     offered = {w.strip(".,;()`") for w in line.split() if w.startswith("--")}

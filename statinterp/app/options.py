@@ -1,0 +1,296 @@
+"""Options and helpers shared by several ``statinterp`` commands (data loading, output, method names)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import click
+
+from statinterp.cache import atomic
+from statinterp.errors import UsageError, closest_names, did_you_mean
+
+DATA_HELP = ("A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data "
+             "(`statinterp example` prints its folder, a model of the format; docs/data-format.md gives it field by "
+             "field).")
+
+
+class OutFile(click.Path):
+    """The path of an output file. A trailing slash names a folder, so it is refused rather than
+    silently dropped (``Path("dir/new/")`` is ``dir/new``, which would become a file)."""
+
+    name = "file"
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            self.fail(f"{value!r} ends with a slash, i.e. names a folder; give a file name, "
+                      f"e.g. {value}ranking.txt", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+OUT_FILE = OutFile()
+
+
+def _vectors_option(ctx, param, value):
+    from statinterp.vectors.provider import parse_vectors_option
+
+    return parse_vectors_option(value)
+
+
+def _check_vectors(rankers, opts: dict) -> None:
+    """Fail before reading the corpus if a method needs pretrained vectors not given (or unreadable)."""
+    from statinterp.vectors.provider import required_pretrained
+
+    for name in required_pretrained(rankers, opts["vectors"]):
+        if isinstance(opts["vectors"][name], Path):
+            from statinterp.vectors.training import load_vectors
+
+            opts["vectors"][name] = load_vectors(opts["vectors"][name])
+
+
+def common_options(func):
+    """Options shared by every command that reads data."""
+
+    @click.option("--data", "data", type=click.Path(path_type=Path), default=None, help=DATA_HELP)
+    @click.option("--provisions", "provisions", type=click.Path(path_type=Path), default=None,
+                  help="Provisions JSON file (default: the shipped data/provisions.json).")
+    @click.option("--background", type=click.Path(path_type=Path), default=None,
+                  help="The background collection: take the statistics (N, df, lengths) from all cases of this "
+                       "data (same formats as --data) instead of all cases of --data. Default: all of --data, "
+                       "whatever --term selects.")
+    @click.option("--statistics", type=click.Choice(["background", "candidates"]), default="background",
+                  show_default=True,
+                  help="Collection statistics from all units of the loaded cases, or (degenerate, for "
+                       "comparison) from the candidates' own units only.")
+    @click.option("--cache-dir", type=click.Path(path_type=Path), default=None, envvar="STATINTERP_CACHE",
+                  help="Analysis cache folder [env STATINTERP_CACHE; default ~/.cache/statinterp].")
+    @click.option("--no-cache", is_flag=True, help="Do not read or write the analysis cache.")
+    @click.option("--jobs", type=click.IntRange(1, 64), default=None,
+                  help="Processes for text analysis (results are the same for any number). Default: automatic, "
+                       "up to 2 when there is much text to analyse, else 1.")
+    @click.option("--quiet", "-q", is_flag=True,
+                  help="No progress reports (by default: bars on a terminal, else a line every few seconds).")
+    @click.option("--vectors", "vectors", multiple=True, metavar="[NAME=]PATH", callback=_vectors_option,
+                  help="Pretrained word vectors for the methods w2vec, GloVe and fastt: a word2vec binary/text, "
+                       "GloVe text or fastText .vec/.bin file; NAME (w2vec, GloVe or fastt) defaults to the "
+                       "file's format. Repeatable.")
+    @click.option("--vector-workers", type=click.IntRange(1, 64), default=1, show_default=True,
+                  help="Threads for training the domain vectors of w2vec* and fastt*: 1 gives the same "
+                       "vectors on every run; more is faster but not reproducible.")
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _prepare(opts: dict, terms=None, provision_override=None, require_labels=False, require_term=None):
+    from statinterp.workflow import open_corpus, prepare_corpus
+
+    # every term of --data is loaded: it is the background collection (unless --background names
+    # one), so --term restricts the terms scored, not the statistics their scores use
+    corpus = open_corpus(opts["data"], provisions=opts["provisions"], provision_override=provision_override)
+    for name in list(terms or ()) + ([require_term] if require_term is not None else []):
+        corpus.term(name)  # an unknown term fails before the (slow) analysis
+    scored = [corpus.term(t) for t in terms] if terms else list(corpus)
+    if require_labels and not any(t.labelled for t in scored):
+        raise UsageError("no loaded term has labelled sentences: nothing to evaluate (rank works on unlabelled data)")
+    background = None
+    if opts["background"] is not None:
+        background = open_corpus(opts["background"], provisions=opts["provisions"])
+    return prepare_corpus(
+        corpus,
+        cache_dir=False if opts["no_cache"] else opts["cache_dir"],
+        statistics=opts["statistics"],
+        background=background,
+        background_only=background is not None and opts["statistics"] == "background",
+        terms=terms or None,
+        n_process=opts["jobs"],
+        vectors=opts["vectors"],
+        vector_workers=opts["vector_workers"],
+        show_progress=not opts["quiet"],
+    )
+
+
+def _data_args(opts: dict) -> list[str]:
+    """The options that choose the data and its statistics, as given (for a report's command)."""
+    args = []
+    for option in ("data", "background", "provisions"):
+        if opts[option] is not None:
+            args += [f"--{option}", str(opts[option])]
+    if opts["statistics"] != "background":
+        args += ["--statistics", opts["statistics"]]
+    return args
+
+
+def _data_name(opts: dict) -> str:
+    """--data as given, or the shipped example's folder."""
+    if opts["data"] is not None:
+        return str(opts["data"])
+    from statinterp.workflow import example_data_path
+
+    return f"{example_data_path()} (shipped example)"
+
+
+def _background_record(opts: dict, prepared) -> dict:
+    """Which collection the background statistics came from, for reports."""
+    if opts["statistics"] != "background":
+        rule, collection = "candidates", None
+    elif opts["background"] is not None:
+        rule, collection = "--background", str(opts["background"])
+    else:
+        rule, collection = "--data (all its terms, whatever --term selects)", _data_name(opts)
+    return {"rule": rule, "collection": collection, "description": prepared.background.description}
+
+
+def _prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None):
+    """Find TERM in a collection and prepare the found sentences with the collection's statistics."""
+    from statinterp.workflow import find_in_collection, prepare_found
+
+    if opts["data"] is not None or opts["background"] is not None:
+        raise UsageError("give --collection or --data/--background, not both")
+    if opts["statistics"] != "background":
+        raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
+    found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text)
+    if not opts["quiet"]:
+        click.echo(f"statinterp: {found.summary()}", err=True)
+    if not len(corpus):
+        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}: nothing to rank")
+    return prepare_found(
+        collection, corpus,
+        cache_dir=False if opts["no_cache"] else opts["cache_dir"],
+        n_process=opts["jobs"],
+        vectors=opts["vectors"],
+        vector_workers=opts["vector_workers"],
+        show_progress=not opts["quiet"],
+    )
+
+
+def _emit(text: str, out: Path | None, force: bool) -> None:
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        atomic.write_text(out, text, force=force)
+        click.echo(f"wrote {out}", err=True)
+
+
+def _resolve_method(name: str) -> str:
+    """``name`` if the grammar builds it; else the one known name equal to it ignoring case
+    (``tf-isf-p`` -> ``TF-ISF-p``); else :class:`UsageError` suggesting the closest names.
+
+    The known names come from :func:`~statinterp.rankers.grammar.list_methods`, whatever the grammar.
+    """
+    from statinterp.rankers.grammar import build_method, list_methods
+
+    try:
+        build_method(name)
+        return name.strip()
+    except UsageError as exc:
+        error = exc
+    known = [n for n, _ in list_methods()]
+    same = [k for k in known if k.lower() == name.strip().lower()]
+    if len(same) == 1:
+        return same[0]
+    if "+" in name:  # BASE+GATE+...: each part (left of >= too) in the case of a known name
+        words = {w.lower(): w for k in known for w in (k, *k.split("+")[1:])}  # names and gate words (Tg, Nr)
+        parts = []
+        for part in name.strip().split("+"):
+            head, op, tail = part.partition(">=")
+            parts.append(words.get(head.strip().lower(), head.strip()) + op + tail)
+        fixed = "+".join(parts)
+        if fixed != name.strip():
+            try:
+                build_method(fixed)
+                return fixed
+            except UsageError:
+                pass
+    close = closest_names(name, known)
+    message = str(error)
+    if not close or not message.startswith("unknown method"):
+        raise error
+    head = f"unknown method {name.strip()!r}"
+    if message.startswith(head):
+        raise UsageError(f"{head} ({did_you_mean(close)}){message[len(head):]}") from None
+    raise UsageError(f"{message} ({did_you_mean(close)})") from None
+
+
+def _build_method(name: str):
+    """The ranker of a method name given on the command line (see :func:`_resolve_method`)."""
+    from statinterp.rankers.grammar import build_method
+
+    return build_method(_resolve_method(name))
+
+
+def _ranker_from_options(method: str, model_file):
+    """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
+    if model_file is None:
+        if method is None:
+            from statinterp.learned.default_model import default_ranker
+
+            return default_ranker()
+        return _build_method(method)
+    if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
+        raise UsageError("give --method or --model, not both")
+    from statinterp.learned.model import load_model
+
+    return load_model(model_file)
+
+
+def _cutoffs_option(ctx, param, values) -> tuple[int, ...]:
+    """``--k 5,20 --k 50`` -> (5, 20, 50): cutoffs from repeated and comma-separated values."""
+    out: list[int] = []
+    for value in values:
+        for part in str(value).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                k = int(part)
+            except ValueError:
+                raise click.BadParameter(f"{part!r} is not a whole number (e.g. --k 5,20)") from None
+            if k < 1:
+                raise click.BadParameter(f"{k} is not a cutoff: give whole numbers >= 1")
+            if k not in out:
+                out.append(k)
+    return tuple(out)
+
+
+def _split_methods(values) -> list[str]:
+    """Method names from repeated and comma-separated values (commas inside parentheses,
+    as in ``gate(BM25-g,0.4)``, do not split)."""
+    out = []
+    for v in values:
+        depth, part = 0, ""
+        for ch in v + ",":
+            depth += (ch == "(") - (ch == ")")
+            if ch == "," and depth <= 0:
+                if part.strip():
+                    out.append(part.strip())
+                part = ""
+            else:
+                part += ch
+    return out
+
+
+def _invocation() -> str:
+    """The command line of this invocation, as typed (``statinterp ...``)."""
+    from statinterp.provenance import command_line
+
+    obj = click.get_current_context().find_root().obj or {}
+    return command_line(obj.get("argv"))
+
+
+def _note_unlabelled(prepared) -> None:
+    """Say on stderr which sentences and terms the evaluation leaves out for want of labels."""
+    unlabelled = sum(1 for ix in prepared for s in ix.term.sentences if s.label is None)
+    skipped = sorted(ix.key for ix in prepared if not ix.term.labelled)
+    if unlabelled:
+        note = (f"statinterp: note: {unlabelled} unlabelled sentence(s) left out of the evaluation "
+                "(condensed lists: NDCG over the labelled sentences in their ranked order)")
+        if skipped:
+            note += f"; term(s) without labels skipped: {', '.join(skipped)}"
+        click.echo(note, err=True)

@@ -1,0 +1,194 @@
+"""``statinterp review`` and ``statinterp labels export/import``: click commands (the app is in app/review/)."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import click
+
+from statinterp.app.options import (
+    DATA_HELP,
+    _check_vectors,
+    _prepare,
+    _prepare_found,
+    _ranker_from_options,
+    common_options,
+)
+from statinterp.cache import atomic
+from statinterp.errors import StatinterpWarning, UsageError
+
+LABELS_HELP = ("Label store (SQLite) to read and write. Default: beside the data (statinterp-labels.sqlite in a "
+               "data folder, NAME.labels.sqlite beside a term zip), or under ~/.local/share/statinterp/labels/ "
+               "for the shipped example or a read-only data folder.")
+
+
+def _label_store_path(data, labels_file) -> Path:
+    from statinterp.corpus.label_store import default_store_path
+
+    return Path(labels_file) if labels_file is not None else default_store_path(data)
+
+
+@click.command()
+@click.argument("term")
+@common_options
+@click.option("--method", "-m", default=None,
+              help="Ranking method to start with (the page offers others; see `statinterp methods`). Default: the "
+                   "shipped learned model, learned:default.")
+@click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
+              help="Rank with a learned model (made by `statinterp train`) instead of --method.")
+@click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
+@click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
+              help="Find TERM in this collection (made by `statinterp ingest`) and review what is found, ranked with "
+                   "the collection's statistics (instead of --data); labels go beside the collection.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port to listen on (0: any free port).")
+@click.option("--host", default=None,
+              help="Listen on this address instead of 127.0.0.1 (e.g. 0.0.0.0); a random access token is then "
+                   "required, printed once in the URL.")
+@click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the URL.")
+@click.option("--show-labels", is_flag=True,
+              help="Show the data set's own labels beside each sentence (hidden by default, so that a reviewer "
+                   "can test themselves; they are never used for re-ranking or export).")
+def review(term, method, model_file, labels_file, collection, port, host, no_browser, show_labels, **opts):
+    """Review TERM's ranked sentences in the browser: read them in context, label, re-rank.
+
+    Labels are written to the label store (--labels) the moment they are given; reopening
+    resumes. Export them with `statinterp labels export TERM --out TERM.zip`.
+
+    Example: statinterp review vehicle
+    """
+    import secrets
+
+    from statinterp.app.review.server import bind_socket, create_app, serve
+    from statinterp.app.review.session import ReviewSession
+    from statinterp.corpus.label_store import LabelStore
+
+    ranker = _ranker_from_options(method, model_file)
+    _check_vectors([ranker], opts)
+    store = LabelStore(_label_store_path(collection if collection is not None else opts["data"], labels_file))
+    if collection is not None:
+        prepared = _prepare_found(opts, collection, term, None)
+    else:
+        prepared = _prepare(opts, require_term=term)
+    index = prepared[term]
+    session = ReviewSession(index, store, method=method or "TF-ISF-p",
+                            model=ranker if model_file is not None or method is None else None,
+                            show_data_labels=show_labels)
+    if not opts["quiet"]:
+        click.echo(f"Ranking {len(index)} sentences of {index.term.query!r} with {session.default_method} ...",
+                   err=True)
+    session.ranking()  # the first ranking is computed (and may fail) before the server starts
+    listen = host or "127.0.0.1"
+    token = secrets.token_urlsafe(24) if host is not None else None
+    sock = bind_socket(listen, port)
+    actual = sock.getsockname()[1]
+    shown = f"[{listen}]" if ":" in listen else listen
+    url = f"http://{shown}:{actual}/term/{index.key}" + (f"?token={token}" if token else "")
+    allowed = None if host is not None else ["127.0.0.1", "localhost", "::1", "[::1]"]
+    app = create_app(session, access_token=token, allowed_hosts=allowed)
+    counts = session.counts()
+    click.echo(f"Reviewing {index.term.query!r}: {counts['total']} sentences, {counts['labelled']} labelled by you; "
+               f"labels in {store.path}", err=True)
+    click.echo(f"Open {url}   (Ctrl-C stops the server; every label is already saved)", err=True)
+    sys.stderr.flush()
+    try:
+        serve(app, sock, url, open_browser=not no_browser)
+    finally:
+        store.close()
+
+
+@click.group()
+def labels():
+    """Export and import the labels made with `statinterp review`."""
+
+
+@labels.command("export")
+@click.argument("term")
+@click.option("--data", "data", type=click.Path(path_type=Path), default=None, help=DATA_HELP)
+@click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
+@click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
+              help="The term was reviewed from this collection (`statinterp review --collection`): find it there.")
+@click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True,
+              help="Term zip to write (the data set's format, with your labels).")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+def labels_export(term, data, labels_file, collection, out, force):
+    """Write TERM in the data set's format with the labels from the review.
+
+    The zip works as --data for evaluate, train and cv.
+
+    Example: statinterp labels export vehicle --out vehicle.zip
+    """
+    from statinterp.corpus.label_store import LabelStore
+    from statinterp.corpus.writer import write_term_zip
+    from statinterp.workflow import open_corpus
+
+    atomic.check_writable(out, force)
+    if collection is not None and data is not None:
+        raise UsageError("give --collection or --data, not both")
+    path = _label_store_path(collection if collection is not None else data, labels_file)
+    if not path.is_file():
+        raise UsageError(f"no label store at {path}: label the term with `statinterp review` first, "
+                         "or give --labels FILE")
+    if collection is not None:
+        from statinterp.workflow import find_in_collection
+
+        _, found = find_in_collection(collection, term)
+        if not len(found):
+            raise UsageError(f"no sentence of the collection {collection} mentions {term!r}: nothing to export")
+        term_data = found.term(term)
+    else:
+        term_data = open_corpus(data, terms=[term]).term(term)
+    with LabelStore(path) as store:
+        given = {sid: label for sid, label in store.labels(term_data.key).items()}
+    known = {s.id for s in term_data.sentences}
+    stray = sorted(set(given) - known)
+    if stray:
+        warnings.warn(f"{len(stray)} label(s) in {path} name sentences that {term_data.key!r} no longer has "
+                      f"(e.g. {stray[0]!r}); they are not exported", StatinterpWarning, stacklevel=2)
+    write_term_zip(term_data, out, {sid: lab for sid, lab in given.items() if sid in known}, force=force)
+    n = sum(1 for sid in given if sid in known)
+    click.echo(f"wrote {out}: {n} of {len(term_data.sentences)} sentences of {term_data.query!r} labelled", err=True)
+
+
+@labels.command("import")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option("--data", "data", type=click.Path(path_type=Path), default=None,
+              help="The data the labels are for. " + DATA_HELP)
+@click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
+@click.option("--term", "-t", "terms", multiple=True, help="Import only these terms.")
+def labels_import(source, data, labels_file, terms):
+    """Read the labels of SOURCE (a term zip or folder in the data set's format, e.g. an export)
+    into the label store of --data, where `statinterp review` shows them.
+
+    Example: statinterp labels import vehicle.zip
+    """
+    from statinterp.corpus.label_store import LabelStore
+    from statinterp.errors import InputError
+    from statinterp.workflow import open_corpus
+
+    incoming = open_corpus(source, terms=terms or None)
+    target = open_corpus(data, terms=[t.key for t in incoming])
+    plan = []
+    for t in incoming:
+        known = {s.id for s in target.term(t.key).sentences}
+        for s in t.sentences:
+            if s.label is None:
+                continue
+            if s.id not in known:
+                raise InputError(f"{source}", f"sentence {s.id!r} is not a sentence of {t.key!r} in the data "
+                                 "(import labels into the data they were made for: --data)", record=s.id, field="id")
+            plan.append((t.key, s.id, s.label))
+    if not plan:
+        raise UsageError(f"{source} holds no labelled sentences: nothing to import")
+    path = _label_store_path(data, labels_file)
+    with LabelStore(path) as store:
+        for key in sorted({k for k, _, _ in plan}):
+            by_label: dict[str, list[str]] = {}
+            for k, sid, label in plan:
+                if k == key:
+                    by_label.setdefault(label, []).append(sid)
+            for label, ids in sorted(by_label.items()):
+                store.set_labels(key, ids, label, source=f"import:{Path(source).name}")
+    click.echo(f"imported {len(plan)} label(s) into {path}", err=True)
