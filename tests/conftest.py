@@ -582,3 +582,20 @@ def example_with_copy(tmp_path_factory) -> Path:
     records["copy-of-traffic-code"].pop("label", None)
     path.write_text(json.dumps(records), encoding="utf-8")
     return folder
+
+
+def run_main(capsys, *args: str) -> tuple[int, str, str]:
+    """Run the CLI in-process; its exit code, stdout and stderr."""
+    from statinterp.app.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err: str) -> str:
+    """The single `statinterp: error:` line of ``err`` (fails on a traceback or more lines)."""
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and lines[0].startswith("statinterp: error: "), err
+    return lines[0]

@@ -12,21 +12,7 @@ import io
 import json
 
 import pytest
-
-from statinterp.app.cli import main
-
-
-def run_main(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err and lines[0].startswith("statinterp: error: "), err
-    return lines[0]
+from conftest import one_error_line, run_main
 
 
 @pytest.mark.parametrize("typo, meant", [("TF-ISF-x", "TF-ISF-p"), ("TFISF-p", "TF-ISF-p"), ("BM52", "BM25"),

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import one_error_line, run_main
 
-from statinterp.app.cli import main
 from statinterp.corpus.dataset import load_corpus
 from statinterp.corpus.provisions import load_provisions
 from statinterp.errors import InputError
@@ -20,19 +20,6 @@ from statinterp.errors import InputError
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "data" / "example"
 PROVISIONS = REPO / "data" / "provisions.json"
-
-
-def run_main(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err and lines[0].startswith("statinterp: error: "), err
-    return lines[0]
 
 
 def copy_example(folder: Path) -> Path:

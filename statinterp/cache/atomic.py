@@ -65,6 +65,14 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _keep_mode(tmp: Path, path: Path) -> None:
+    """Give the temporary file the permission bits of the file it replaces (if there is one)."""
+    try:
+        os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+    except FileNotFoundError:
+        pass
+
+
 def _commit(tmp: Path, path: Path, force: bool) -> None:
     """Move ``tmp`` onto ``path``; without ``force`` never replace an existing ``path``."""
     if force:
@@ -99,10 +107,7 @@ def replace(path: str | Path, force: bool = False) -> Iterator[Path]:
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         if force:
-            try:
-                os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
-            except FileNotFoundError:
-                pass
+            _keep_mode(tmp, path)
         _commit(tmp, path, force)
         tmp = None
         fsync_dir(path.parent)
@@ -154,10 +159,7 @@ def write_set(files: dict[str | Path, bytes | str], force: bool = False) -> list
                 fh.flush()
                 os.fsync(fh.fileno())
             if force:
-                try:
-                    os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
-                except FileNotFoundError:
-                    pass
+                _keep_mode(tmp, path)
         for path in targets:
             current = path
             _commit(temps[path], path, force)
