@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.common import DEFAULT_DATA, ROOT, log
+from statinterp.provenance import provenance_lines, run_provenance
 
 SIZES = (10, 20, 40)
 LEARNERS = ("ridge", "pairwise", "hgb", "ensemble")
@@ -47,14 +48,6 @@ CHOICE_SIZE = 20
 MIN_REST = 10
 CHOICE_METRIC = "nDCG@10"
 BASELINES = ("TF-ISF-p", "Tp-Nr")
-
-
-def versions() -> dict[str, str]:
-    import scipy
-
-    from statinterp.learned.model import _versions
-
-    return {**_versions(), "scipy": scipy.__version__}
 
 
 def load_terms(data: Path, cache_dir: Path | None):
@@ -274,14 +267,14 @@ def main(argv=None) -> int:
     command = f"python -m experiments.feedback_simulation --data {data_arg}"
     if args.batch != 10:
         command += f" --batch {args.batch}"
-    vers = versions()
+    provenance = run_provenance(command)
     m10, m100 = metric_names[:2]
     lines = ["# Relevance feedback within a term: a simulated reviewer (issue 18)", "", "Produced by:", "", "```",
              command, "```", "",
              f"- Date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M UTC}; run time {elapsed / 60:.1f} min; "
              f"{len(terms)} labelled terms, {sum(int((~np.isnan(indices[k].gains)).sum()) for k in terms)} labelled "
              "sentences.",
-             "- Versions: " + ", ".join(f"{k} {v}" for k, v in vers.items()) + ".",
+             *provenance_lines(provenance),
              "- What is measured and how: `experiments/feedback_simulation.py` (module docstring). Features: every "
              "default family except word vectors (`statinterp.learned.feedback.FEEDBACK_FEATURES`), "
              f"{next(iter(features.values())).X.shape[1]} columns.", "",
@@ -357,7 +350,7 @@ def main(argv=None) -> int:
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
-    payload = {"command": command, "versions": vers, "run_time_s": elapsed, "batch": args.batch,
+    payload = {"command": command, "provenance": provenance, "run_time_s": elapsed, "batch": args.batch,
                "button_click": click,
                "features": next(iter(features.values())).names,
                "full_ranking": {"macro": full_macro, "per_term": full, "paired_tests": full_tests},
