@@ -9,12 +9,9 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from statinterp.progress import LineReporter, RateEstimate, Reporter, format_seconds, iterate
-from statinterp.progress import task as progress_bar
+from statinterp.progress import LineReporter, RateEstimate, Reporter, format_seconds
 
-#: ``progress_bar`` and ``iterate`` lived here before: kept for code that still imports them from
-#: here (library code imports statinterp.progress).
-__all__ = ["LINE_INTERVAL", "TqdmReporter", "iterate", "progress_bar", "stderr_reporter"]
+__all__ = ["LINE_INTERVAL", "TqdmReporter", "stderr_reporter"]
 
 #: Seconds between two progress lines when stderr is not a terminal.
 LINE_INTERVAL = 5.0
