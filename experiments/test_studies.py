@@ -34,6 +34,38 @@ def two_terms(tmp_path_factory):
 # ------------------------------------------------------------------------------ experiments/learned_alternatives.py
 
 
+def test_alternatives_cross_encoder_folds_are_cached_by_what_they_depend_on(two_terms, tmp_path, monkeypatch):
+    """The cross-encoder's fold scores come back from the cache bit for bit (with the seconds they
+    took), are fitted again when the training data changes, and a damaged entry is refitted."""
+    import experiments.learned_alternatives as alt
+    from experiments.common import Term
+
+    feats = {ix.key: extract_features(ix, FeatureSettings(families=("structure",), vectors="off")) for ix in two_terms}
+    terms = {k: Term(two_terms[k], fm) for k, fm in feats.items()}
+    calls: list[str] = []
+
+    def fake_fit(train, test):
+        calls.append(test.key)
+        return np.linspace(0.0, 1.0, len(test.texts)) + 0.1 * len(calls)
+
+    monkeypatch.setattr(alt, "fit_cross_encoder", fake_fit)
+    train, test = [terms["vehicle_b"]], terms["vehicle"]
+    first, took = alt.cached_cross_encoder(train, test, tmp_path)
+    again, took_again = alt.cached_cross_encoder(train, test, tmp_path)
+    assert calls == ["vehicle"] and np.array_equal(first, again) and took_again == took
+    assert len(list((tmp_path / "alternatives").iterdir())) == 1
+
+    changed = Term.__new__(Term)
+    changed.__dict__.update(terms["vehicle_b"].__dict__, gains=terms["vehicle_b"].gains[::-1].copy())
+    other, _ = alt.cached_cross_encoder([changed], test, tmp_path)
+    assert calls == ["vehicle", "vehicle"] and not np.array_equal(first, other)
+
+    for entry in (tmp_path / "alternatives").iterdir():
+        entry.write_bytes(entry.read_bytes()[:-3])  # truncated: unreadable, so fitted again
+    alt.cached_cross_encoder(train, test, tmp_path)
+    assert calls == ["vehicle", "vehicle", "vehicle"]
+
+
 @pytest.mark.slow  # fits the learned ensemble: 6-80 s on 2 cores
 def test_alternatives_reference_is_the_cv_ensemble(two_terms):
     """The alternatives benchmark's reference system scores exactly as `statinterp cv`'s ensemble."""
