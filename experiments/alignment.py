@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import argparse
 import bisect
-import datetime as _dt
 import glob
 import json
 import os
-import platform
 import re
 import sys
 import time
@@ -35,9 +33,8 @@ import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 
-import spacy
-
 from experiments.common import DEFAULT_DATA, shown_data
+from statinterp.text.analysis import segmenter_code_digest
 from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline, sentence_spans
 
 DEFAULT_REPORT = os.path.join(os.path.dirname(__file__), "..", "reports", "segmentation.md")
@@ -209,20 +206,22 @@ def _pct(k: int, n: int) -> str:
 
 def render(results: list[TermResult], speed: dict | None, command: str, speed_load: str = "n/a",
            notes: dict | None = None) -> str:
+    from statinterp.provenance import provenance_lines, run_provenance
+
+    provenance = run_provenance(command)
     lines = []
-    today = _dt.date.today().isoformat()
     lines.append("# Sentence segmentation: alignment with the labelled sentences")
     lines.append("")
-    lines.append(f"Produced on {today} by:")
+    lines.append("Produced by:")
     lines.append("")
     lines.append("```")
     lines.append(command)
     lines.append("```")
     lines.append("")
-    lines.append(
-        f"Segmenter `{SEGMENTER_VERSION}`; spaCy {spacy.__version__}; Python {platform.python_version()}; "
-        f"{os.cpu_count()} CPUs visible; single process."
-    )
+    lines.append(f"- Date: {provenance['date']}; segmenter `{SEGMENTER_VERSION}` (code digest "
+                 f"`{segmenter_code_digest()}`, part of the analysis cache key); {os.cpu_count()} CPUs visible; "
+                 "single process.")
+    lines.extend(provenance_lines(provenance))
     lines.append("")
     lines.append(
         "*Before* = `build_pipeline(legal_rules=False)` (spaCy `blank('en')` + lookup lemmatizer + "
@@ -369,9 +368,9 @@ def main(argv: list[str] | None = None) -> int:
                     notes=data_notes(paths))
     print(report)
     if args.report != "-":
-        os.makedirs(os.path.dirname(os.path.abspath(args.report)), exist_ok=True)
-        with open(args.report, "w", encoding="utf-8") as fh:
-            fh.write(report + "\n")
+        from statinterp.cache import atomic
+
+        atomic.write_text(args.report, report + "\n", force=True)
     return 0
 
 

@@ -133,3 +133,14 @@ def test_scorers_never_touch_cache_files():
         if module.startswith("statinterp.rankers"):
             caches = {t for t in targets if t.startswith("statinterp.cache")}
             assert not caches, f"{module} imports {sorted(caches)}"
+
+
+def test_the_library_never_imports_the_app_layer():
+    """Data flows one way: the CLI, reports and the review app (statinterp.app) call the library;
+    no library module (and no top-level module but the package root's lazy names) imports them."""
+    graph = import_graph()
+    for module, targets in graph.items():
+        if module == "statinterp" or module.startswith("statinterp.app"):
+            continue
+        app = {t for t in targets if t.startswith("statinterp.app")}
+        assert not app, f"{module} imports {sorted(app)}"

@@ -298,7 +298,8 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
     Example: statinterp cv --data ../shared/data/statutory_interpretation
     """
     from statinterp import __version__
-    from statinterp.learned.crossval import cross_validate, format_cv, write_report
+    from statinterp.app.cv_report import format_cv, write_report
+    from statinterp.learned.crossval import cross_validate
     from statinterp.provenance import run_provenance
     from statinterp.rankers.grammar import PAPER_COMPOUNDS
 

@@ -299,7 +299,7 @@ def max_entry_bytes(n_chars: int) -> int:
 
 
 @functools.lru_cache(maxsize=1)
-def _segmenter_code_digest() -> str:
+def segmenter_code_digest() -> str:
     """SHA-256 (16 hex digits) of the segmentation module's source: its rules and lists decide
     the sentence units, so any edit to them must give new analysis cache entries."""
     from statinterp.text import segmentation
@@ -374,7 +374,7 @@ class Analyzer:
             f"segmenter={SEGMENTER_VERSION}",
             # the rules themselves, not only the hand-bumped name: a cache filled while the rules
             # were edited under the same SEGMENTER_VERSION once gave figures nobody could reproduce
-            f"segmenter_code={_segmenter_code_digest()}",
+            f"segmenter_code={segmenter_code_digest()}",
             f"legal_rules={self.legal_rules}",
             f"spacy={_version('spacy')}",
             f"lookups={_version('spacy-lookups-data')}",
