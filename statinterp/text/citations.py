@@ -49,6 +49,8 @@ class FoundCitation:
 
 def find_citations(text: str) -> tuple[FoundCitation, ...]:
     """Every case, statute and journal citation, ``Id.`` and ``supra`` in ``text``, in order."""
+    if not text.strip():
+        return ()  # (eyecite refuses an empty text)
     from eyecite import get_citations
 
     logging.getLogger("eyecite").setLevel(logging.ERROR)  # it logs every overlap it resolves
