@@ -3,12 +3,15 @@ learned features' case columns with each source, and a saved model's source."""
 
 from __future__ import annotations
 
+import json
 import logging
 import pickle
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_main
 
 from statinterp.collection.prepare import Citation, citations_of
 from statinterp.errors import UsageError
@@ -180,3 +183,22 @@ def test_cli_option_matches_the_settings(capsys):
         option = next(p for p in command.params if p.name == "case_citations")
         assert sorted(option.type.choices) == sorted(CASE_CITATIONS)
         assert f"Default: {default} " in option.help
+
+
+def test_cv_records_the_source_and_check_reruns_it(tmp_path, capsys):
+    data = tmp_path / "two"
+    data.mkdir()
+    for kind in ("case", "opinion", "paragraph", "sentence"):
+        src = example_data_path() / f"vehicle-{kind}.json"
+        shutil.copy(src, data / f"vehicle-{kind}.json")
+        shutil.copy(src, data / f"motor_vehicle-{kind}.json")
+    reports = tmp_path / "reports"
+    code, _, err = run_main(capsys, "cv", "--data", str(data), "-q", "--learner", "pairwise", "--no-vector-features",
+                            "--compounds", "Tp-Nr", "--no-importance", "--case-citations", "eyecite",
+                            "--report-dir", str(reports))
+    assert code == 0, err
+    doc = json.loads((reports / "learned.json").read_text())
+    assert doc["features"]["case_citations"] == "eyecite"
+    assert doc["metadata"]["command"].endswith("--case-citations eyecite --report-dir " + str(reports))
+    code, out, err = run_main(capsys, "reproduce", "--check", str(reports / "learned.json"), "-q")
+    assert code == 0, out + err
