@@ -79,5 +79,9 @@ def fit_ensemble(train: list[Term], test: Term, settings, names, families) -> np
 
 
 def shown_data(data: Path) -> str:
-    """``data`` as a command line should show it: relative to the repository for the shared data."""
-    return "../shared/data/statutory_interpretation" if Path(data).resolve() == DEFAULT_DATA.resolve() else str(data)
+    """``data`` as a command line should show it: relative to the repository for the shared data
+    (wherever the checkout is: a worktree's shared data is not beside it)."""
+    shared = ("shared", "data", "statutory_interpretation")
+    resolved = Path(data).resolve()
+    return "../" + "/".join(shared) if resolved == DEFAULT_DATA.resolve() or resolved.parts[-3:] == shared \
+        else str(data)

@@ -74,6 +74,7 @@ SLOW_TESTS = {
     "test_learned.py::test_explain",
     "test_learned.py::test_cli_train_rank_evaluate_explain",
     "test_learned.py::test_cli_cv_writes_report",
+    "test_citations.py::test_cv_records_the_source_and_check_reruns_it",
     "test_learned_dense.py::test_dense_model_round_trip",
     "test_learned_dense.py::test_core_works_without_torch",
     "test_determinism.py::test_cli_outputs_are_byte_identical_cold_warm_partial_and_uncached",

@@ -187,7 +187,8 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: dict) ->
         from statinterp.learned.crossval import cross_validate
         from statinterp.rankers.grammar import PAPER_COMPOUNDS
 
-        settings = _feature_settings(params["families"], params["standardise"], params["vector_features"])
+        settings = _feature_settings(params["families"], params["standardise"], params["vector_features"],
+                                     params.get("case_citations"))
         compounds = params["compounds"]
         names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
         prepared = _prepare(params, terms=params["terms"] or None, require_labels=True)
@@ -204,12 +205,13 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: dict) ->
 # --------------------------------------------------------------------------- learned ranker (issue 6)
 
 
-def _feature_settings(families, standardise, vector_features):
+def _feature_settings(families, standardise, vector_features, case_citations=None):
     from statinterp.learned.features import FAMILIES, FeatureSettings
 
     fams = _split_methods(families) if families else list(FAMILIES)
+    extra = {"case_citations": case_citations} if case_citations else {}
     return FeatureSettings(families=tuple(fams), standardise=standardise,
-                           vectors="auto" if vector_features else "off")
+                           vectors="auto" if vector_features else "off", **extra)
 
 
 def learned_options(func):
@@ -224,6 +226,10 @@ def learned_options(func):
     @click.option("--vector-features/--no-vector-features", default=True, show_default=True,
                   help="Use features that need domain word vectors (trained on the loaded case law and cached; "
                        "minutes the first time).")
+    @click.option("--case-citations", "case_citations", type=click.Choice(["eyecite", "regex"]), default=None,
+                  help="Where the case-citation features come from: eyecite (full and short case citations, Id., "
+                       "supra) or the regular expressions (reporter cites, X v. Y, Id., supra). Default: regex "
+                       "(reports/citation_agreement.md).")
     @click.option("--seed", type=int, default=0, show_default=True, help="Seed of pair sampling, trees and folds.")
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -243,7 +249,7 @@ def learned_options(func):
                    " all of --data (or --background).")
 @click.option("--out", "-o", "out", type=OUT_FILE, required=True, help="Model file to write.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def train(families, standardise, vector_features, seed, learner, terms, out, force, **opts):
+def train(families, standardise, vector_features, case_citations, seed, learner, terms, out, force, **opts):
     """Fit a learned ranker on every labelled term loaded and save it.
 
     Use it with `statinterp rank TERM --model FILE` (any corpus, labels not needed) and
@@ -253,7 +259,7 @@ def train(families, standardise, vector_features, seed, learner, terms, out, for
     """
     from statinterp.learned.model import fit_ranker, save_model
 
-    settings = _feature_settings(families, standardise, vector_features)
+    settings = _feature_settings(families, standardise, vector_features, case_citations)
     atomic.check_writable(out, force)
     prepared = _prepare(opts, terms=terms or None, require_labels=True)
     _note_unlabelled(prepared)
@@ -288,8 +294,8 @@ def train(families, standardise, vector_features, seed, learner, terms, out, for
 @click.option("--no-report", is_flag=True, help="Only print the table; write no report files.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--force", is_flag=True, help="Overwrite existing report files.")
-def cv(families, standardise, vector_features, seed, learners, mode, n_folds, compounds, terms, no_importance,
-       report_dir, no_report, fmt, force, **opts):
+def cv(families, standardise, vector_features, case_citations, seed, learners, mode, n_folds, compounds, terms,
+       no_importance, report_dir, no_report, fmt, force, **opts):
     """Cross-validate the learned ranker on terms it was not trained on; write reports/learned.md.
 
     Compares it with Random, TF-ISF-p and the best compound ranker on the same terms, with paired
@@ -303,7 +309,7 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
     from statinterp.provenance import run_provenance
     from statinterp.rankers.grammar import PAPER_COMPOUNDS
 
-    settings = _feature_settings(families, standardise, vector_features)
+    settings = _feature_settings(families, standardise, vector_features, case_citations)
     names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
     names = [_resolve_method(n) for n in names]  # unknown names fail before the corpus is read
     paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png",
@@ -329,6 +335,8 @@ def cv(families, standardise, vector_features, seed, learners, mode, n_folds, co
         command += ["--standardise", standardise]
     if not vector_features:
         command += ["--no-vector-features"]
+    if "citations" in settings.families:  # always: what the default is may change
+        command += ["--case-citations", settings.case_citations]
     if seed:
         command += ["--seed", str(seed)]
     for t in terms:

@@ -14,7 +14,6 @@ lower-cased lemma), ``df`` (units containing it) and ``cf`` (occurrences).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -25,14 +24,15 @@ from statinterp.index.term_index import _background_units, _Span
 from statinterp.sources import Partition, read_partition
 from statinterp.sources.records import CaseRecord, SkippedRecord
 from statinterp.text.analysis import Analyzer, Vocabulary
+from statinterp.text.citations import find_citations
 from statinterp.text.units import TokenSeqs
 
 #: Cases analysed and committed together (one spaCy batch, one transaction).
 BATCH_CASES = 32
 
-#: eyecite citation classes -> the kind stored in the collection (others are not stored).
-CITATION_KINDS = {"FullCaseCitation": "case", "ShortCaseCitation": "case", "FullLawCitation": "statute",
-                  "FullJournalCitation": "journal"}
+#: The citation kinds (:data:`statinterp.text.citations.KINDS`) stored in the collection: full and
+#: short case citations, statutes, journals (not ``Id.`` / ``supra``, which only point back).
+STORED_KINDS = ("case", "statute", "journal")
 
 
 @dataclass(frozen=True)
@@ -91,22 +91,16 @@ def level_counts(seqs: TokenSeqs, words: list[str]) -> LevelCounts:
 
 
 def citations_of(record: CaseRecord) -> tuple[Citation, ...]:
-    """Case, statute and journal citations found by eyecite, paragraph by paragraph."""
-    from eyecite import get_citations
-
-    logging.getLogger("eyecite").setLevel(logging.ERROR)  # it logs every overlap it resolves
+    """Case, statute and journal citations found by eyecite
+    (:func:`statinterp.text.citations.find_citations`), paragraph by paragraph."""
     out = []
     for i, op in enumerate(record.opinions):
         for j, para in enumerate(op.paragraphs):
-            if not any(ch.isdigit() for ch in para):  # every citation eyecite finds holds a number
+            if not any(ch.isdigit() for ch in para):  # every citation stored holds a number
                 continue
-            for cite in get_citations(para):
-                kind = CITATION_KINDS.get(type(cite).__name__)
-                if kind is None:
-                    continue
-                start, end = cite.span()
-                out.append(Citation(i, j, kind, int(start), int(end), cite.matched_text(),
-                                    cite.corrected_citation()))
+            for cite in find_citations(para):
+                if cite.kind in STORED_KINDS:
+                    out.append(Citation(i, j, cite.kind, cite.start, cite.end, cite.text, cite.normalized))
     return tuple(out)
 
 

@@ -30,6 +30,12 @@ Families (each switchable in :class:`FeatureSettings`):
     Whether the sentence (and its paragraph) cites the source provision (its section number
     after ``§``/``section``, ``1839(3)``-style, or ``18 U.S.C. § 1839``, parsed from
     ``term.provision.citation``), any statute, or a case; citation share of the sentence.
+    The case columns (``case``, ``par_case``, ``case_cite_share``) come from eyecite
+    (:mod:`statinterp.text.citations`: full and short case citations, ``Id.``, ``supra``) or
+    from the regular expressions of :mod:`.sentence_patterns` (reporter cites, "X v. Y", Id.,
+    supra, infra), as :attr:`FeatureSettings.case_citations` says; the statute and provision
+    columns always use the regular expressions (they also catch "the Act", "section 12" without
+    a full citation: ``reports/citation_agreement.md``).
 ``cues``
     Definitional and explanatory patterns ("means", "is defined as", "refers to",
     "includes", "such as", "for example", "test", "factors", "whether", negation, "in
@@ -121,6 +127,13 @@ DEFAULT_SCORE_METHODS = tuple(f"{b}{s}" for b in LEXICAL for s in CONTEXTS) + tu
     "NW", "NWR")
 DEFAULT_VECTOR_METHODS = tuple(f"w2vec*{s}" for s in CONTEXTS) + ("TF-ISF-e", "w2vec*-g", "WMD")
 STANDARDISE = ("term", "none", "both")
+#: Where the case-citation columns come from (``reports/citation_agreement.md``).
+CASE_CITATIONS = {
+    "eyecite": "eyecite's full and short case citations, Id. and supra (statinterp.text.citations)",
+    "regex": "the regular expressions of statinterp.learned.sentence_patterns (reporter cites, X v. Y, Id., supra)",
+}
+#: What a model saved before the setting existed was trained with.
+LEGACY_CASE_CITATIONS = "regex"
 
 
 @dataclass
@@ -138,6 +151,8 @@ class FeatureSettings:
     dense_model: str = "all-MiniLM-L6-v2"
     #: Embedding coordinates (in a fixed random orthonormal basis) added as features; 0: none.
     dense_dims: int = 0
+    #: Source of the case-citation columns of the ``citations`` family (:data:`CASE_CITATIONS`).
+    case_citations: str = "regex"
 
     def __post_init__(self):
         fams: list[str] = []
@@ -161,9 +176,18 @@ class FeatureSettings:
             raise UsageError(f"standardise must be one of {', '.join(STANDARDISE)}, not {self.standardise!r}")
         if self.vectors not in ("auto", "off"):
             raise UsageError(f"vectors must be 'auto' or 'off', not {self.vectors!r}")
+        if self.case_citations not in CASE_CITATIONS:
+            raise UsageError(f"case_citations must be one of {', '.join(CASE_CITATIONS)}, "
+                             f"not {self.case_citations!r}")
         self.score_methods = tuple(self.score_methods)
         self.vector_methods = tuple(self.vector_methods)
         self.neighbour_offsets = tuple(int(d) for d in self.neighbour_offsets)
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling (a saved model's settings): a model saved before a setting existed was
+        trained without it; for ``case_citations`` that is :data:`LEGACY_CASE_CITATIONS`, not
+        today's default, so its columns are computed as when it was trained."""
+        self.__dict__.update({"case_citations": LEGACY_CASE_CITATIONS, **state})
 
     def to_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -395,13 +419,19 @@ def _quote_features(b: _Builder, index: TermIndex, term_re: re.Pattern) -> None:
         b.add("quotes", k, v)
 
 
-def _citation_features(b: _Builder, index: TermIndex) -> None:
+def _citation_features(b: _Builder, index: TermIndex, settings: FeatureSettings) -> None:
     citation = index.term.provision.citation if index.term.provision is not None else ""
     par_cache: dict[str, tuple] = {}
+    if settings.case_citations == "eyecite":
+        from statinterp.text import citations
+
+        cites_a_case, case_share = citations.cites_case, citations.case_citation_share
+    else:
+        cites_a_case, case_share = cites_case, case_citation_share
 
     def analyse(text: str) -> tuple[float, float, float, float]:
         sec, full = cites_provision(text, citation) if citation else (False, False)
-        return float(sec), float(full), float(cites_statute(text)), float(cites_case(text))
+        return float(sec), float(full), float(cites_statute(text)), float(cites_a_case(text))
 
     rows: list[tuple[float, ...]] = []
     for s in index.sentences:
@@ -409,7 +439,7 @@ def _citation_features(b: _Builder, index: TermIndex) -> None:
         if s.paragraph_id not in par_cache:
             par_cache[s.paragraph_id] = analyse(index.term.paragraphs[s.paragraph_id].text)
         par = par_cache[s.paragraph_id]
-        rows.append(own + par + (case_citation_share(s.text),))
+        rows.append(own + par + (case_share(s.text),))
     matrix = np.asarray(rows, dtype=np.float64).reshape(len(index), 9)
     names = ["source_section", "source_full", "statute", "case", "par_source_section", "par_source_full",
              "par_statute", "par_case", "case_cite_share"]
@@ -566,7 +596,7 @@ def extract_features(index: TermIndex, settings: FeatureSettings | None = None,
         if "quotes" in fam:
             _quote_features(b, index, term_re)
         if "citations" in fam:
-            _citation_features(b, index)
+            _citation_features(b, index, settings)
         if "cues" in fam:
             _cue_features(b, index, term_re)
         if "structure" in fam:
