@@ -35,16 +35,33 @@ import json
 import math
 import os
 import platform
+import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from benchmarks.ingest import _vm_hwm_mb, real_records, synthetic, write_source
+from benchmarks.ingest import _vm_hwm_mb, real_records, realistic, synthetic, write_source
+from benchmarks.ingest import run_child as ingest_child
 
 #: Each term is looked up and found this many times; the least time is the figure (the first is kept too).
 REPEATS = 3
+#: Extrapolated to these collection sizes (1 M; all of CAP).
+EXTRAPOLATE = (1_000_000, 6_700_000)
+
+
+def evict(collection: str) -> None:
+    """Drop the collection's file from the operating system's page cache (``POSIX_FADV_DONTNEED``:
+    this file only, clean pages only; nothing else on the shared machine is touched), so the next
+    lookup reads from disk."""
+    for path in Path(collection).glob("collection.sqlite*"):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 def child(argv: list[str]) -> None:
@@ -54,27 +71,41 @@ def child(argv: list[str]) -> None:
     args = ap.parse_args(argv)
     from statinterp.collection import find as find_module
     from statinterp.collection.store import Collection
-    from statinterp.text.term_match import fts_query
 
     start = time.perf_counter()
     find_module._joining_pipeline()
     pipeline_seconds = time.perf_counter() - start
+
+    def lookup(query: str) -> tuple[float, float, int]:
+        with Collection.open(args.collection) as store:
+            t0, w0 = time.process_time(), time.perf_counter()
+            hits = sum(1 for _ in find_module.candidate_paragraphs(store, query))
+            return time.process_time() - t0, time.perf_counter() - w0, hits
+
+    def find(query: str):
+        with Collection.open(args.collection) as store:
+            t0, w0 = time.process_time(), time.perf_counter()
+            found = find_module.find_term(store, query)
+            return time.process_time() - t0, time.perf_counter() - w0, found
+
     rows = []
     for term in args.terms.split(","):
         query = term.replace("_", " ")
+        evict(args.collection)
+        lookup_cold, lookup_cold_wall, hits = lookup(query)
+        evict(args.collection)
+        find_cold, find_cold_wall, found = find(query)
         lookups, finds, find_walls = [], [], []
         for _ in range(REPEATS):
-            with Collection.open(args.collection) as store:
-                t0 = time.process_time()
-                hits = sum(1 for _ in store.paragraphs_matching(fts_query(query)))
-                lookups.append(time.process_time() - t0)
-            with Collection.open(args.collection) as store:
-                t0, w0 = time.process_time(), time.perf_counter()
-                found = find_module.find_term(store, query)
-                finds.append(time.process_time() - t0)
-                find_walls.append(time.perf_counter() - w0)
-        rows.append({"term": term, "fts_hits": hits, "lookup_first": lookups[0], "lookup_seconds": min(lookups),
-                     "find_first": finds[0], "find_seconds": min(finds), "find_wall_min": min(find_walls),
+            cpu, _wall, hits = lookup(query)
+            lookups.append(cpu)
+            cpu, wall, found = find(query)
+            finds.append(cpu)
+            find_walls.append(wall)
+        rows.append({"term": term, "fts_hits": hits, "matched": found.paragraphs_matched,
+                     "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall,
+                     "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
+                     "find_seconds": min(finds), "find_wall_min": min(find_walls),
                      "sentences": found.counts["sentence"], "cases": found.counts["case"]})
     with Collection.open(args.collection) as store:
         info = store.info()
@@ -98,6 +129,30 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True)) / sum((a - mx) ** 2 for a in lx)
 
 
+DESIGNS = ("copies", "realistic")
+
+
+def build(design: str, n: int, workdir: Path, records: list, terms: list[str]) -> tuple[Path, dict]:
+    """The collection ``WORK/<design>-<n>`` (built unless there), and how it was built: the source
+    written, and the ingest run (a fresh process: wall, CPU, peak memory; ``benchmarks.ingest``),
+    kept in ``WORK/<design>-<n>.build.json``."""
+    collection = workdir / f"{design}-{n}"
+    record = workdir / f"{design}-{n}.build.json"
+    if (collection / "collection.sqlite").exists() and record.exists():
+        return collection, json.loads(record.read_text())
+    source = workdir / f"source-{design}-{n}"
+    cases = synthetic(records, n) if design == "copies" else realistic(records, n, terms)
+    written = write_source(cases, source)
+    del cases
+    run = ingest_child("store", source, collection)
+    shutil.rmtree(source)
+    info = {"design": design, "n": n, "source": written, "store": run}
+    record.write_text(json.dumps(info, indent=1))
+    print(f"built {collection}: {run['wall']:.0f} s wall, {run['cpu']:.0f} s CPU, {run['peak_mb']:.0f} MB",
+          file=sys.stderr, flush=True)
+    return collection, info
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
@@ -107,57 +162,82 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=Path("..") / "shared" / "data" / "statutory_interpretation")
     ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("--design", choices=DESIGNS, default="copies",
+                    help="copies: k copies of the real cases (the matches grow ~N, the worst case); realistic: "
+                         "the real cases once plus filler without the terms (the matches stay those of the data set)")
     ap.add_argument("--sizes", default="1000,3000,10000")
     ap.add_argument("--collection", type=Path, action="append", default=[],
                     help="An existing collection to measure as well (repeatable).")
-    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--build-only", action="store_true", help="build the collections, measure nothing")
+    ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section from WORK/find.json")
     args = ap.parse_args(argv)
-    from statinterp.collection.ingest import ingest
+    out_json = args.workdir / "find.json"
+    if args.markdown and not args.sizes:
+        print(markdown(json.loads(out_json.read_text())))
+        return 0
 
     terms = sorted(p.name[:-4] for p in args.data.glob("*.zip"))
     args.workdir.mkdir(parents=True, exist_ok=True)
     records = real_records(args.data)
-    results: dict = {"command": "python -m benchmarks.find " + " ".join(argv), "sizes": [], "existing": [],
+    shown = [("DATA" if a == str(args.data) else "WORK" if a == str(args.workdir) else a) for a in argv]
+    results: dict = {"command": "python -m benchmarks.find " + " ".join(shown), "design": args.design,
+                     "sizes": [], "existing": [],
                      "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                                 "load_average": os.getloadavg()}}
+                                 "sqlite": sqlite3.sqlite_version, "load_average": os.getloadavg(),
+                                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}}
     for n in [int(x) for x in args.sizes.split(",") if x]:
-        collection = args.workdir / f"collection-{n}"
-        build = None
-        if not (collection / "collection.sqlite").exists():
-            source = args.workdir / f"source-{n}"
-            written = write_source(synthetic(records, n), source)
-            t0 = time.perf_counter()
-            ingest([source], collection, statistics=False, citations=False)
-            build = {**written, "ingest_seconds": time.perf_counter() - t0}
-            print(f"built {collection}: {build['ingest_seconds']:.0f} s", file=sys.stderr, flush=True)
+        collection, built = build(args.design, n, args.workdir, records, terms)
+        if args.build_only:
+            continue
         res = run_child(collection, terms)
         res["n"] = n
-        res["build"] = build
+        res["build"] = built
         results["sizes"].append(res)
-        print(f"{n} cases: median find {statistics.median(r['find_seconds'] for r in res['terms']):.3f} s",
-              file=sys.stderr, flush=True)
+        print(f"{n} cases: median find {statistics.median(r['find_seconds'] for r in res['terms']):.3f} s, "
+              f"max cold {max(r['find_cold_wall'] for r in res['terms']):.3f} s wall", file=sys.stderr, flush=True)
+    if args.build_only:
+        return 0
     for collection in args.collection:
         results["existing"].append(run_child(collection, terms))
-    sizes = results["sizes"]
-    if len(sizes) >= 2:
-        ns = [s["n"] for s in sizes]
-        growth = {}
-        for i, term in enumerate(terms):
-            growth[term] = {"find": slope(ns, [s["terms"][i]["find_seconds"] for s in sizes]),
-                            "lookup": slope(ns, [s["terms"][i]["lookup_seconds"] for s in sizes])}
-        results["growth"] = growth
-        med = [statistics.median(r["find_seconds"] for r in s["terms"]) for s in sizes]
-        b = slope(ns, med)
-        results["median_growth"] = b
-        results["extrapolated_median_find"] = {str(n): med[-1] * (n / ns[-1]) ** b for n in (100_000, 1_000_000)}
-        medl = [statistics.median(r["lookup_seconds"] for r in s["terms"]) for s in sizes]
-        bl = slope(ns, medl)
-        results["median_lookup_growth"] = bl
-        results["extrapolated_median_lookup"] = {str(n): medl[-1] * (n / ns[-1]) ** bl for n in (100_000, 1_000_000)}
-    (args.workdir / "find.json").write_text(json.dumps(results, indent=1))
+    growth(results, terms)
+    results["load_average_end"] = os.getloadavg()
+    everything = json.loads(out_json.read_text()) if out_json.exists() else {}
+    if "designs" not in everything:  # a file of the earlier layout: one run of the copies design
+        everything = {"designs": {"copies": everything}} if everything else {"designs": {}}
+    everything["designs"][args.design] = results
+    out_json.write_text(json.dumps(everything, indent=1))
     if args.markdown:
-        print(markdown(results))
+        print(markdown(everything))
     return 0
+
+
+def growth(results: dict, terms: list[str]) -> None:
+    """Growth exponents (``latency ~ N^b``, least squares on logs) per term over all the sizes and
+    over the last two, and extrapolations of the slowest and the median term."""
+    sizes = results["sizes"]
+    if len(sizes) < 2:
+        return
+    ns = [s["n"] for s in sizes]
+    per_term = {}
+    for i, term in enumerate(terms):
+        row = {}
+        for key in ("find_seconds", "lookup_seconds", "find_cold", "find_cold_wall"):
+            ys = [s["terms"][i][key] for s in sizes]
+            b_all, b_last = slope(ns, ys), slope(ns[-2:], ys[-2:])
+            b = max(b_all, b_last)  # the steeper of the two: growth that speeds up is not hidden by the fit
+            row[key] = {"b_all": b_all, "b_last": b_last,
+                        "extrapolated": {str(m): ys[-1] * (m / ns[-1]) ** b for m in EXTRAPOLATE}}
+        per_term[term] = row
+    results["growth"] = per_term
+    summary = {}
+    for key in ("find_seconds", "lookup_seconds", "find_cold", "find_cold_wall"):
+        med = [statistics.median(r[key] for r in s["terms"]) for s in sizes]
+        summary[key] = {"median_b_all": slope(ns, med), "median_b_last": slope(ns[-2:], med[-2:]),
+                        "median_extrapolated": {str(m): med[-1] * (m / ns[-1]) ** max(
+                            slope(ns, med), slope(ns[-2:], med[-2:])) for m in EXTRAPOLATE},
+                        "max_extrapolated": {str(m): max(per_term[t][key]["extrapolated"][str(m)] for t in terms)
+                                             for m in EXTRAPOLATE}}
+    results["growth_summary"] = summary
 
 
 def markdown(res: dict) -> str:

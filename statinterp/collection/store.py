@@ -147,6 +147,18 @@ class Collection:
         for row in cursor:
             yield ParagraphRow(*row)
 
+    def known_tokens(self, tokens: Iterable[str]) -> set[str]:
+        """Those of ``tokens`` (single words) that occur in some paragraph: one FTS5 lookup each,
+        the token tokenized as the index tokenizes text."""
+        out = set()
+        for token in tokens:
+            if not token.isalnum():
+                raise UsageError(f"not a single word: {token!r}")
+            if self.db.execute("SELECT 1 FROM paragraphs_fts WHERE paragraphs_fts MATCH ? LIMIT 1",
+                               (f'"{token}"',)).fetchone():
+                out.add(token)
+        return out
+
     def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
         """Every paragraph (line) of an opinion, in position order."""
         return [ParagraphRow(*row) for row in self.db.execute(

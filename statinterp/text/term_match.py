@@ -21,15 +21,23 @@ The match never starts or ends inside a longer word ("nonviticultural" is not
 finds every paragraph the pattern can match (a superset: FTS5 sees tokens, the pattern
 then checks the exact text): an ``OR`` of the term's token-level variants as phrases,
 the last token as a prefix (plurals, possessives).
+
+:func:`fts_exact_query` is the same superset without prefixes, for an index whose vocabulary
+is known (``find`` asks the collection which tokens occur): every spelling the pattern allows,
+token by token (:func:`fts_word_options`), keeping only the tokens that occur. A prefix such
+as ``"co" *`` (the first part of "compensation") or ``"the" *`` makes FTS5 merge the postings
+of every word it begins, which grows with the collection; exact tokens are looked up directly.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
+from collections.abc import Callable
 
-__all__ = ["JOINABLE_PREFIXES", "term_pattern", "fts_query", "term_parts"]
+__all__ = ["JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query", "term_parts"]
 
 # Prefixes that case law writes closed, hyphenated or spaced ("preemployment",
 # "pre-employment", "pre employment").  Only split off when at least three letters follow.
@@ -173,3 +181,76 @@ def fts_query(term: str) -> str:
         seen.add(key)
         phrases.append(" + ".join(f'"{t}" *' for t in key))
     return " OR ".join(f"({p})" for p in phrases)
+
+
+def _form_strings(word: str, whole: bool) -> list[str]:
+    """Every string :func:`_word_forms` matches, without the possessive ending (distinct, in order)."""
+    if whole and len(word) <= 3:
+        return [word]
+    base = stem(word)
+    return list(dict.fromkeys([word, word + "s", word + "es", base, *(base + suffix for suffix in _SUFFIXES)]))
+
+
+def fts_word_options(term: str) -> list[tuple[list[tuple[str, ...]], bool]]:
+    """Per word of ``term``: every token sequence (as FTS5's ``unicode61`` makes them) that the
+    word's part of :func:`term_pattern` can match, and whether a possessive ending may follow it
+    (which adds an ``s`` token when written "'s").
+
+    ``"final average compensation"`` -> ``[([("final",), ("finals",), ...], True), ...,
+    ([("compensation",), ("co", "mpensation"), ...], True)]``: each inflection of the word's last
+    part, each of its parts' gaps closed (one token) or open (two tokens).
+    """
+    out = []
+    for parts in term_parts(term):
+        options: dict[tuple[str, ...], None] = {}
+        for form in _form_strings(parts[-1], whole=len(parts) == 1):
+            pieces = [*parts[:-1], form]
+            for closed in itertools.product((False, True), repeat=len(pieces) - 1):
+                tokens = [pieces[0]]
+                for piece, join in zip(pieces[1:], closed, strict=True):
+                    if join:
+                        tokens[-1] += piece
+                    else:
+                        tokens.append(piece)
+                flat = tuple(t for tok in tokens for t in _fts_tokens(tok))
+                if flat:
+                    options[flat] = None
+        if options:
+            out.append((list(options), not (len(parts) == 1 and len(parts[0]) <= 3)))
+    return out
+
+
+#: :func:`fts_exact_query` falls back to :func:`fts_query` above this many spellings.
+MAX_EXACT_SPELLINGS = 256
+
+
+def fts_exact_query(term: str, known: Callable[[set[str]], set[str]]) -> str | None:
+    """FTS5 query finding every paragraph in which :func:`term_pattern` can match (a superset, as
+    :func:`fts_query`) with exact tokens only; ``None`` when no paragraph can match.
+
+    ``known(tokens)`` tells which of the tokens the index holds (spellings with any other token
+    cannot occur and are left out). Each remaining combination of the words' spellings is a
+    phrase, or, when a word before the last may take a possessive ("leadership's role": an
+    ``s`` token in between), a ``NEAR`` group of the words allowing that many more tokens
+    between them (a superset of the phrases with and without those ``s`` tokens; NEAR does not
+    check the order, the pattern does). More than :data:`MAX_EXACT_SPELLINGS`
+    combinations fall back to :func:`fts_query`.
+    """
+    words = fts_word_options(term)
+    found = known({t for options, _ in words for option in options for t in option})
+    kept = [[o for o in options if all(t in found for t in o)] for options, _ in words]
+    if not all(kept):
+        return None
+    if math.prod(len(k) for k in kept) > MAX_EXACT_SPELLINGS:
+        return fts_query(term)
+    gaps = sum(possessive for _, possessive in words[:-1])
+    groups = []
+    for combo in itertools.product(*kept):
+        if gaps == 0:
+            groups.append("(" + " + ".join(f'"{t}"' for option in combo for t in option) + ")")
+        else:
+            # NEAR's distance counts the tokens between the first phrase and the last, the middle
+            # words' included.
+            between = gaps + sum(len(option) for option in combo[1:-1])
+            groups.append("NEAR(" + " ".join('"' + " ".join(option) + '"' for option in combo) + f", {between})")
+    return " OR ".join(groups)
