@@ -2,7 +2,7 @@
 
 :func:`find_term` asks the collection's FTS5 index for the paragraphs that may mention the
 term (:func:`candidate_paragraphs`: :func:`~statinterp.text.term_match.fts_exact_query`, a
-superset made of the spellings whose tokens occur in the collection), checks them with the exact
+superset made of the spellings that occur in the collection), checks them with the exact
 pattern (:func:`~statinterp.text.term_match.term_pattern`), segments the text around each
 matching paragraph into sentences and keeps the sentences holding a match.
 
@@ -106,9 +106,9 @@ def _window(lines: list[str], i: int) -> tuple[int, int]:
 
 def candidate_paragraphs(collection: Collection, term: str) -> Iterator[ParagraphRow]:
     """The paragraphs of ``collection`` in which ``term``'s pattern may match (a superset): the
-    FTS5 query of :func:`~statinterp.text.term_match.fts_exact_query` over the tokens the
-    collection holds; none when a word of the term has no spelling in it."""
-    query = fts_exact_query(term, collection.known_tokens)
+    FTS5 query of :func:`~statinterp.text.term_match.fts_exact_query` over the spellings that
+    occur in the collection; none when a word of the term has no spelling there."""
+    query = fts_exact_query(term, collection.occurring)
     return iter(()) if query is None else collection.paragraphs_matching(query)
 
 
@@ -176,9 +176,9 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
         cid = f"c{case_id}"
         if case_id not in cases_done:
             cases_done.add(case_id)
-            case = collection.case(case_id)
-            tables["case"][cid] = case
-            for op in collection.opinions(case_id):
+            opinions = collection.opinions(case_id)
+            tables["case"][cid] = collection.case(case_id, opinions)
+            for op in opinions:
                 tables["opinion"][f"o{op['id']}"] = {"case_id": cid, "author": op["author"], "type": op["type"],
                                                     "position": op["position"], "text": op["text"]}
             if progress is not None:

@@ -22,9 +22,9 @@ finds every paragraph the pattern can match (a superset: FTS5 sees tokens, the p
 then checks the exact text): an ``OR`` of the term's token-level variants as phrases,
 the last token as a prefix (plurals, possessives).
 
-:func:`fts_exact_query` is the same superset without prefixes, for an index whose vocabulary
-is known (``find`` asks the collection which tokens occur): every spelling the pattern allows,
-token by token (:func:`fts_word_options`), keeping only the tokens that occur. A prefix such
+:func:`fts_exact_query` is the same superset without prefixes, for an index that can say which
+token sequences occur (``find`` asks the collection): every spelling the pattern allows, token
+by token (:func:`fts_word_options`), keeping only those that occur. A prefix such
 as ``"co" *`` (the first part of "compensation") or ``"the" *`` makes FTS5 merge the postings
 of every word it begins, which grows with the collection; exact tokens are looked up directly.
 """
@@ -223,34 +223,35 @@ def fts_word_options(term: str) -> list[tuple[list[tuple[str, ...]], bool]]:
 #: :func:`fts_exact_query` falls back to :func:`fts_query` above this many spellings.
 MAX_EXACT_SPELLINGS = 256
 
+Phrase = tuple[str, ...]
 
-def fts_exact_query(term: str, known: Callable[[set[str]], set[str]]) -> str | None:
+
+def fts_exact_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> str | None:
     """FTS5 query finding every paragraph in which :func:`term_pattern` can match (a superset, as
     :func:`fts_query`) with exact tokens only; ``None`` when no paragraph can match.
 
-    ``known(tokens)`` tells which of the tokens the index holds (spellings with any other token
-    cannot occur and are left out). Each remaining combination of the words' spellings is a
-    phrase, or, when a word before the last may take a possessive ("leadership's role": an
-    ``s`` token in between), a ``NEAR`` group of the words allowing that many more tokens
-    between them (a superset of the phrases with and without those ``s`` tokens; NEAR does not
-    check the order, the pattern does). More than :data:`MAX_EXACT_SPELLINGS`
-    combinations fall back to :func:`fts_query`.
+    ``occurring(phrases)`` tells which of the token sequences occur in the index. Each word's
+    spellings (:func:`fts_word_options`) that occur are kept, and, for a word before the last that
+    may take a possessive ("leadership's role"), each kept spelling followed by the ``s`` token
+    when that occurs; the query is the ``OR`` of the phrases of every combination of the kept
+    spellings (a spelling that occurs nowhere cannot be part of a match). More than
+    :data:`MAX_EXACT_SPELLINGS` combinations fall back to :func:`fts_query`.
     """
     words = fts_word_options(term)
-    found = known({t for options, _ in words for option in options for t in option})
-    kept = [[o for o in options if all(t in found for t in o)] for options, _ in words]
+    last = len(words) - 1
+    candidates = {o for options, _ in words for o in options}
+    candidates |= {o + ("s",) for i, (options, possessive) in enumerate(words) if possessive and i < last
+                   for o in options}
+    found = occurring(candidates)
+    kept = []
+    for i, (options, possessive) in enumerate(words):
+        here = [o for o in options if o in found]
+        if possessive and i < last:
+            here += [o + ("s",) for o in here if o + ("s",) in found]
+        kept.append(here)
     if not all(kept):
         return None
     if math.prod(len(k) for k in kept) > MAX_EXACT_SPELLINGS:
         return fts_query(term)
-    gaps = sum(possessive for _, possessive in words[:-1])
-    groups = []
-    for combo in itertools.product(*kept):
-        if gaps == 0:
-            groups.append("(" + " + ".join(f'"{t}"' for option in combo for t in option) + ")")
-        else:
-            # NEAR's distance counts the tokens between the first phrase and the last, the middle
-            # words' included.
-            between = gaps + sum(len(option) for option in combo[1:-1])
-            groups.append("NEAR(" + " ".join('"' + " ".join(option) + '"' for option in combo) + f", {between})")
-    return " OR ".join(groups)
+    return " OR ".join("(" + " + ".join(f'"{t}"' for option in combo for t in option) + ")"
+                       for combo in itertools.product(*kept))
