@@ -1,31 +1,36 @@
 """find benchmark: latency per term as the collection grows, and size on disk per case.
 
     python -m benchmarks.find --data ../shared/data/statutory_interpretation --workdir WORK \
-        [--sizes 1000,3000,10000] [--collection DIR ...]
+        --design realistic [--sizes 1000,10000,100000] [--collection DIR ...] [--markdown]
 
-Collections of N synthetic cases are made from the real cases of the annotated data set as
-benchmarks/ingest.py makes them (case ``i mod R`` of the R real cases with a new id, paragraphs
-of its first opinion rotated from the second use on), written as CAP volumes and ingested
-without statistics and citations (``find`` reads neither; ``ingest(..., statistics=False,
-citations=False)``). ``--collection DIR`` adds existing collections (e.g. the 985 distinct
-cases of the data set ingested with statistics).
+Two designs of synthetic collections, made from the real cases of the annotated data set by
+benchmarks/ingest.py's generator and written as CAP volumes:
+
+* ``realistic``: the R distinct real cases once, spread evenly among filler cases made from real
+  case text with every line that mentions any of the 14 terms removed (``ingest.realistic``):
+  each term's matches stay those of the data set however large the collection, as a term's
+  mentions in real case law depend on how often courts use it, not on the collection's size;
+* ``copies`` (the worst case): case ``i mod R`` with a new id, paragraphs of its first opinion
+  rotated from the second use on (``ingest.synthetic``): every matching sentence is there k
+  times and the matches grow ~N.
+
+Collections are ingested without statistics and citations (``find`` reads neither) by
+``benchmarks.ingest``'s measured child process (wall, CPU, peak memory); each lives in
+``WORK/<design>-<N>`` with how it was built in ``WORK/<design>-<N>.build.json`` and is reused
+when there. ``--collection DIR`` adds existing collections.
 
 For each collection a fresh process (``python -m benchmarks.find child DIR``) builds the
-segmenter (timed apart), then finds each of the 14 terms three times, each with a fresh
-``Collection.open``, and keeps the first time ("cold": first lookup of that term in the
-process; the operating system's file cache is warm, as right after an ingest) and the least
-(the figure: the machine is shared, and the least time is the least disturbed), per term for
-the FTS5 lookup alone (times are CPU seconds of the process, ``time.process_time``: SQLite
-runs in the process, and CPU time is what a busy shared machine disturbs least; the least wall
-time is kept as well)
-(``paragraphs_matching``, rows counted) and the whole ``find_term`` (lookup, pattern,
-segmentation of the windows around matches, case records). Growth: the exponent ``b`` of
-``latency ~ N^b`` fitted (least squares on logs) over the synthetic sizes, per term, and the
-median's extrapolation to 100,000 and 1,000,000 cases. Since a synthetic collection of k R
-cases holds every matching sentence k times, the matches grow linearly with N here; with real
-case law they grow with how often the term occurs.
+segmenter (timed apart), then for each of the 14 terms: drops the collection's file from the
+page cache (``evict``) and times the lookup alone; drops it again and times ``find_term``
+("cold": disk reads included, wall and CPU seconds); then 3 lookups and 3 finds, each with a
+fresh ``Collection.open`` ("warm": the least CPU seconds, ``time.process_time``, the figure
+least disturbed on a shared machine), and 3 lookups with the earlier prefix query
+(:func:`~statinterp.text.term_match.fts_query`) for comparison. Growth: the exponent ``b`` of
+``latency ~ N^b`` (least squares on logs) over all sizes and over the last step, per term; the
+steeper one extrapolates the largest size to 1 M cases and to all of CAP (6.7 M).
 
-Results go to WORK/find.json; ``--markdown`` prints the section of benchmarks/RESULTS.md.
+Results go to WORK/find.json (one entry per design); ``--markdown`` prints the section of
+benchmarks/RESULTS.md (``--markdown --sizes ""`` from WORK/find.json alone).
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ def child(argv: list[str]) -> None:
     args = ap.parse_args(argv)
     from statinterp.collection import find as find_module
     from statinterp.collection.store import Collection
+    from statinterp.text.term_match import fts_query
 
     start = time.perf_counter()
     find_module._joining_pipeline()
@@ -81,6 +87,13 @@ def child(argv: list[str]) -> None:
             t0, w0 = time.process_time(), time.perf_counter()
             hits = sum(1 for _ in find_module.candidate_paragraphs(store, query))
             return time.process_time() - t0, time.perf_counter() - w0, hits
+
+    def prefix_lookup(query: str) -> float:
+        """The FTS5 query ``find`` used before (stem prefixes, :func:`fts_query`), for comparison."""
+        with Collection.open(args.collection) as store:
+            t0 = time.process_time()
+            sum(1 for _ in store.paragraphs_matching(fts_query(query)))
+            return time.process_time() - t0
 
     def find(query: str):
         with Collection.open(args.collection) as store:
@@ -102,7 +115,9 @@ def child(argv: list[str]) -> None:
             cpu, wall, found = find(query)
             finds.append(cpu)
             find_walls.append(wall)
-        rows.append({"term": term, "fts_hits": hits, "matched": found.paragraphs_matched,
+        prefix = min(prefix_lookup(query) for _ in range(REPEATS))
+        rows.append({"term": term, "fts_hits": hits, "prefix_lookup_seconds": prefix,
+                     "matched": found.paragraphs_matched,
                      "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall,
                      "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
                      "find_seconds": min(finds), "find_wall_min": min(find_walls),
@@ -204,11 +219,24 @@ def main(argv: list[str] | None = None) -> int:
     everything = json.loads(out_json.read_text()) if out_json.exists() else {}
     if "designs" not in everything:  # a file of the earlier layout: one run of the copies design
         everything = {"designs": {"copies": everything}} if everything else {"designs": {}}
-    everything["designs"][args.design] = results
+    everything["designs"][args.design] = _shown(results, {str(args.workdir): "WORK", str(args.data): "DATA"})
     out_json.write_text(json.dumps(everything, indent=1))
     if args.markdown:
         print(markdown(everything))
     return 0
+
+
+def _shown(value, names: dict[str, str]):
+    """``value`` with the machine's paths (the workdir, the data) replaced by their names."""
+    if isinstance(value, str):
+        for path, name in names.items():
+            value = value.replace(path, name)
+        return value
+    if isinstance(value, dict):
+        return {k: _shown(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shown(v, names) for v in value]
+    return value
 
 
 def growth(results: dict, terms: list[str]) -> None:
@@ -238,6 +266,18 @@ def growth(results: dict, terms: list[str]) -> None:
                         "max_extrapolated": {str(m): max(per_term[t][key]["extrapolated"][str(m)] for t in terms)
                                              for m in EXTRAPOLATE}}
     results["growth_summary"] = summary
+    builds = [s["build"] for s in sizes]
+    ingest = {}
+    for key in ("wall", "cpu"):
+        ys = [b["store"][key] for b in builds]
+        b_all, b_last = slope(ns, ys), slope(ns[-2:], ys[-2:])
+        ingest[key] = {"b_all": b_all, "b_last": b_last, "extrapolated": {
+            str(m): ys[-1] * (m / ns[-1]) ** max(b_all, b_last, 1.0) for m in EXTRAPOLATE}}
+    disk = [s["size_bytes"] for s in sizes]
+    ingest["disk"] = {"b_all": slope(ns, disk), "extrapolated": {
+        str(m): disk[-1] / ns[-1] * m for m in EXTRAPOLATE}}
+    ingest["peak_mb"] = [b["store"]["peak_mb"] for b in builds]
+    results["ingest_growth"] = ingest
 
 
 def _copies_markdown(res: dict) -> list[str]:
@@ -288,56 +328,17 @@ def markdown(everything: dict) -> str:
             "term found once: **cold** (disk reads included; wall seconds, CPU in brackets); then 3 times more, "
             "each with a fresh `Collection.open`: **warm**, the least CPU seconds (`time.process_time`: the machine "
             "is shared, CPU time is what other jobs disturb least). *Lookup* = the FTS5 part alone "
-            "(`find.candidate_paragraphs`: which of the spellings' tokens occur, then the query); *find* = lookup + "
+            "(`find.candidate_paragraphs`: which of the term's spellings occur, then their phrases); *find* = lookup + "
             "pattern + segmentation of the lines around matches + case records. The spaCy pipeline `find` builds "
             "once per process is timed apart (not in the figures: "
-            f"{statistics.median(s['pipeline_seconds'] for s in res['sizes']):.1f} s).", "",
-            "| cases | text | on disk | per case | ingest wall / CPU | ingest peak | median lookup warm | "
-            "max lookup cold | median find warm | max find warm | median find cold | **max find cold** | "
-            "sentences (14 terms) |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in res["sizes"]:
-            t, st = r["terms"], r["build"]["store"]
-            lines.append(
-                f"| {r['n']:,} | {r['build']['source']['chars'] / 1e9:.2f} G chars | {r['size_bytes'] / 1e9:.2f} GB | "
-                f"{r['bytes_per_case'] / 1e3:.1f} kB | {st['wall']:.0f} s / {st['cpu']:.0f} s | "
-                f"{st['peak_mb']:.0f} MB | {statistics.median(x['lookup_seconds'] for x in t):.3f} s | "
-                f"{max(x['lookup_cold_wall'] for x in t):.3f} s | "
-                f"{statistics.median(x['find_seconds'] for x in t):.3f} s | "
-                f"{max(x['find_seconds'] for x in t):.3f} s | "
-                f"{statistics.median(x['find_cold_wall'] for x in t):.3f} s | "
-                f"**{max(x['find_cold_wall'] for x in t):.3f} s** | {sum(x['sentences'] for x in t)} |")
-        big = res["sizes"][-1]
-        g = res.get("growth", {})
-        lines += ["", f"Per term at {big['n']:,} cases (growth exponent b of latency ~ N^b: the steeper of the fit "
-                  "over all sizes and the last step; extrapolated from the largest size with it):", "",
-                  "| term | FTS5 rows | matched | sentences | lookup cold (CPU) | lookup warm | find cold (CPU) | "
-                  "find warm | b find warm | b find cold | find cold at 1 M | at 6.7 M |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for x in big["terms"]:
-            gt = g.get(x["term"], {})
-            fw, fc = gt.get("find_seconds", {}), gt.get("find_cold_wall", {})
-            bw = max(fw["b_all"], fw["b_last"]) if fw else float("nan")
-            bc = max(fc["b_all"], fc["b_last"]) if fc else float("nan")
-            e = fc.get("extrapolated", {})
-            lines.append(
-                f"| {x['term']} | {x['fts_hits']} | {x['matched']} | {x['sentences']} | "
-                f"{x['lookup_cold_wall']:.3f} ({x['lookup_cold']:.3f}) | {x['lookup_seconds']:.3f} | "
-                f"{x['find_cold_wall']:.3f} ({x['find_cold']:.3f}) | {x['find_seconds']:.3f} | {bw:.2f} | {bc:.2f} | "
-                f"{e.get('1000000', float('nan')):.2f} | {e.get('6700000', float('nan')):.2f} |")
-        gs = res.get("growth_summary")
-        if gs:
-            fw, fc, lk = gs["find_seconds"], gs["find_cold_wall"], gs["lookup_seconds"]
-            lines += ["", f"Growth of the median term: warm find ~ N^{fw['median_b_all']:.2f} over all sizes "
-                      f"(N^{fw['median_b_last']:.2f} over the last step), cold find ~ N^{fc['median_b_all']:.2f} "
-                      f"(N^{fc['median_b_last']:.2f}), warm lookup ~ N^{lk['median_b_all']:.2f} "
-                      f"(N^{lk['median_b_last']:.2f}). Extrapolated cold find, median term: "
-                      f"{fc['median_extrapolated']['1000000']:.2f} s at 1 M cases, "
-                      f"{fc['median_extrapolated']['6700000']:.2f} s at 6.7 M; slowest term: "
-                      f"{fc['max_extrapolated']['1000000']:.2f} s at 1 M, {fc['max_extrapolated']['6700000']:.2f} s "
-                      f"at 6.7 M."]
+            f"{statistics.median(s['pipeline_seconds'] for s in res['sizes']):.1f} s).", ""] + _tables(res)
     old = designs.get("copies")
-    if old:
+    if old and "lookup_cold" in old["sizes"][0]["terms"][0]:
+        lines += ["", "**Copies design (the worst case).** k copies of the 985 real cases "
+                  "(`benchmarks.ingest.synthetic`), so every matching sentence is there k times and the matches "
+                  "grow ~N; same method:", "",
+                  "```", old["command"], "```", ""] + _tables(old)
+    elif old:
         lines += ["", "**Copies design (the worst case).** k copies of the 985 real cases, so every matching sentence "
                   "is there k times and the matches grow ~N; measured with `find`'s earlier FTS5 query (stem "
                   "prefixes) and the earlier method (first call with the file cache warm, in brackets):", "",
@@ -347,6 +348,69 @@ def markdown(everything: dict) -> str:
             lines += ["", f"Median find ~ N^{old['median_growth']:.2f} (the matches themselves grow ~N here): "
                       f"extrapolated {e['100000']:.1f} s at 100 k cases."]
     return "\n".join(lines) + "\n"
+
+
+def _tables(res: dict) -> list[str]:
+    """The size table, the per-term table of the largest size, growth and extrapolations of one design."""
+    lines = ["| cases | text | on disk | per case | ingest wall / CPU | ingest peak | median lookup warm | "
+             "max lookup cold | median find warm | max find warm | median find cold | **max find cold** | "
+             "sentences (14 terms) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in res["sizes"]:
+        t, st = r["terms"], r["build"]["store"]
+        lines.append(
+            f"| {r['n']:,} | {r['build']['source']['chars'] / 1e9:.2f} G chars | {r['size_bytes'] / 1e9:.2f} GB | "
+            f"{r['bytes_per_case'] / 1e3:.1f} kB | {st['wall']:.0f} s / {st['cpu']:.0f} s | "
+            f"{st['peak_mb']:.0f} MB | {statistics.median(x['lookup_seconds'] for x in t):.3f} s | "
+            f"{max(x['lookup_cold_wall'] for x in t):.3f} s | "
+            f"{statistics.median(x['find_seconds'] for x in t):.3f} s | "
+            f"{max(x['find_seconds'] for x in t):.3f} s | "
+            f"{statistics.median(x['find_cold_wall'] for x in t):.3f} s | "
+            f"**{max(x['find_cold_wall'] for x in t):.3f} s** | {sum(x['sentences'] for x in t)} |")
+    big = res["sizes"][-1]
+    g = res.get("growth", {})
+    lines += ["", f"Per term at {big['n']:,} cases (growth exponent b of latency ~ N^b: the steeper of the fit "
+              "over all sizes and the last step; extrapolated from the largest size with it):", "",
+              "| term | FTS5 rows | matched | sentences | earlier prefix lookup warm | lookup cold (CPU) | "
+              "lookup warm | find cold (CPU) | find warm | b find warm | b find cold | find cold at 1 M | "
+              "at 6.7 M |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for x in big["terms"]:
+        gt = g.get(x["term"], {})
+        fw, fc = gt.get("find_seconds", {}), gt.get("find_cold_wall", {})
+        bw = max(fw["b_all"], fw["b_last"]) if fw else float("nan")
+        bc = max(fc["b_all"], fc["b_last"]) if fc else float("nan")
+        e = fc.get("extrapolated", {})
+        lines.append(
+            f"| {x['term']} | {x['fts_hits']} | {x['matched']} | {x['sentences']} | "
+            f"{x.get('prefix_lookup_seconds', float('nan')):.3f} | "
+            f"{x['lookup_cold_wall']:.3f} ({x['lookup_cold']:.3f}) | {x['lookup_seconds']:.3f} | "
+            f"{x['find_cold_wall']:.3f} ({x['find_cold']:.3f}) | {x['find_seconds']:.3f} | {bw:.2f} | {bc:.2f} | "
+            f"{e.get('1000000', float('nan')):.2f} | {e.get('6700000', float('nan')):.2f} |")
+    gs = res.get("growth_summary")
+    if gs:
+        fw, fc, lk = gs["find_seconds"], gs["find_cold_wall"], gs["lookup_seconds"]
+        lines += ["", f"Growth of the median term: warm find ~ N^{fw['median_b_all']:.2f} over all sizes "
+                  f"(N^{fw['median_b_last']:.2f} over the last step), cold find ~ N^{fc['median_b_all']:.2f} "
+                  f"(N^{fc['median_b_last']:.2f}), warm lookup ~ N^{lk['median_b_all']:.2f} "
+                  f"(N^{lk['median_b_last']:.2f}). Extrapolated cold find, median term: "
+                  f"{fc['median_extrapolated']['1000000']:.2f} s at 1 M cases, "
+                  f"{fc['median_extrapolated']['6700000']:.2f} s at 6.7 M; slowest term: "
+                  f"{fc['max_extrapolated']['1000000']:.2f} s at 1 M, {fc['max_extrapolated']['6700000']:.2f} s "
+                  f"at 6.7 M."]
+    ig = res.get("ingest_growth")
+    if ig:
+        w, c, d = ig["wall"], ig["cpu"], ig["disk"]
+        lines += ["", f"Ingest without analysis (one process, one core): CPU ~ N^{c['b_all']:.2f} "
+                  f"(N^{c['b_last']:.2f} over the last step), wall ~ N^{w['b_all']:.2f} "
+                  f"(N^{w['b_last']:.2f}); peak memory "
+                  f"{' / '.join(f'{x:.0f}' for x in ig['peak_mb'])} MB (flat: batches are streamed; most of it "
+                  f"is the spaCy pipeline loaded before the clock); size on disk ~ N^{d['b_all']:.2f}. "
+                  "Extrapolated at the steeper exponent (at least linear) to all of CAP (6.7 M cases): "
+                  f"{c['extrapolated']['6700000'] / 3600:.1f} h CPU, {w['extrapolated']['6700000'] / 3600:.1f} h "
+                  f"wall on this shared machine, {d['extrapolated']['6700000'] / 1e9:.0f} GB on disk "
+                  "(this text averages 37 k characters per case; CAP's average is nearer 25 k)."]
+    return lines
 
 
 if __name__ == "__main__":
