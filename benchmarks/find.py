@@ -1,31 +1,36 @@
 """find benchmark: latency per term as the collection grows, and size on disk per case.
 
     python -m benchmarks.find --data ../shared/data/statutory_interpretation --workdir WORK \
-        [--sizes 1000,3000,10000] [--collection DIR ...]
+        --design realistic [--sizes 1000,10000,100000] [--collection DIR ...] [--markdown]
 
-Collections of N synthetic cases are made from the real cases of the annotated data set as
-benchmarks/ingest.py makes them (case ``i mod R`` of the R real cases with a new id, paragraphs
-of its first opinion rotated from the second use on), written as CAP volumes and ingested
-without statistics and citations (``find`` reads neither; ``ingest(..., statistics=False,
-citations=False)``). ``--collection DIR`` adds existing collections (e.g. the 985 distinct
-cases of the data set ingested with statistics).
+Two designs of synthetic collections, made from the real cases of the annotated data set by
+benchmarks/ingest.py's generator and written as CAP volumes:
+
+* ``realistic``: the R distinct real cases once, spread evenly among filler cases made from real
+  case text with every line that mentions any of the 14 terms removed (``ingest.realistic``):
+  each term's matches stay those of the data set however large the collection, as a term's
+  mentions in real case law depend on how often courts use it, not on the collection's size;
+* ``copies`` (the worst case): case ``i mod R`` with a new id, paragraphs of its first opinion
+  rotated from the second use on (``ingest.synthetic``): every matching sentence is there k
+  times and the matches grow ~N.
+
+Collections are ingested without statistics and citations (``find`` reads neither) by
+``benchmarks.ingest``'s measured child process (wall, CPU, peak memory); each lives in
+``WORK/<design>-<N>`` with how it was built in ``WORK/<design>-<N>.build.json`` and is reused
+when there. ``--collection DIR`` adds existing collections.
 
 For each collection a fresh process (``python -m benchmarks.find child DIR``) builds the
-segmenter (timed apart), then finds each of the 14 terms three times, each with a fresh
-``Collection.open``, and keeps the first time ("cold": first lookup of that term in the
-process; the operating system's file cache is warm, as right after an ingest) and the least
-(the figure: the machine is shared, and the least time is the least disturbed), per term for
-the FTS5 lookup alone (times are CPU seconds of the process, ``time.process_time``: SQLite
-runs in the process, and CPU time is what a busy shared machine disturbs least; the least wall
-time is kept as well)
-(``paragraphs_matching``, rows counted) and the whole ``find_term`` (lookup, pattern,
-segmentation of the windows around matches, case records). Growth: the exponent ``b`` of
-``latency ~ N^b`` fitted (least squares on logs) over the synthetic sizes, per term, and the
-median's extrapolation to 100,000 and 1,000,000 cases. Since a synthetic collection of k R
-cases holds every matching sentence k times, the matches grow linearly with N here; with real
-case law they grow with how often the term occurs.
+segmenter (timed apart), then for each of the 14 terms: drops the collection's file from the
+page cache (``evict``) and times the lookup alone; drops it again and times ``find_term``
+("cold": disk reads included, wall and CPU seconds); then 3 lookups and 3 finds, each with a
+fresh ``Collection.open`` ("warm": the least CPU seconds, ``time.process_time``, the figure
+least disturbed on a shared machine), and 3 lookups with the earlier prefix query
+(:func:`~statinterp.text.term_match.fts_query`) for comparison. Growth: the exponent ``b`` of
+``latency ~ N^b`` (least squares on logs) over all sizes and over the last step, per term; the
+steeper one extrapolates the largest size to 1 M cases and to all of CAP (6.7 M).
 
-Results go to WORK/find.json; ``--markdown`` prints the section of benchmarks/RESULTS.md.
+Results go to WORK/find.json (one entry per design); ``--markdown`` prints the section of
+benchmarks/RESULTS.md (``--markdown --sizes ""`` from WORK/find.json alone).
 """
 
 from __future__ import annotations
@@ -35,16 +40,33 @@ import json
 import math
 import os
 import platform
+import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from benchmarks.ingest import _vm_hwm_mb, real_records, synthetic, write_source
+from benchmarks.ingest import _vm_hwm_mb, real_records, realistic, synthetic, write_source
+from benchmarks.ingest import run_child as ingest_child
 
 #: Each term is looked up and found this many times; the least time is the figure (the first is kept too).
 REPEATS = 3
+#: Extrapolated to these collection sizes (1 M; all of CAP).
+EXTRAPOLATE = (1_000_000, 6_700_000)
+
+
+def evict(collection: str) -> None:
+    """Drop the collection's file from the operating system's page cache (``POSIX_FADV_DONTNEED``:
+    this file only, clean pages only; nothing else on the shared machine is touched), so the next
+    lookup reads from disk."""
+    for path in Path(collection).glob("collection.sqlite*"):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 def child(argv: list[str]) -> None:
@@ -59,22 +81,46 @@ def child(argv: list[str]) -> None:
     start = time.perf_counter()
     find_module._joining_pipeline()
     pipeline_seconds = time.perf_counter() - start
+
+    def lookup(query: str) -> tuple[float, float, int]:
+        with Collection.open(args.collection) as store:
+            t0, w0 = time.process_time(), time.perf_counter()
+            hits = sum(1 for _ in find_module.candidate_paragraphs(store, query))
+            return time.process_time() - t0, time.perf_counter() - w0, hits
+
+    def prefix_lookup(query: str) -> float:
+        """The FTS5 query ``find`` used before (stem prefixes, :func:`fts_query`), for comparison."""
+        with Collection.open(args.collection) as store:
+            t0 = time.process_time()
+            sum(1 for _ in store.paragraphs_matching(fts_query(query)))
+            return time.process_time() - t0
+
+    def find(query: str):
+        with Collection.open(args.collection) as store:
+            t0, w0 = time.process_time(), time.perf_counter()
+            found = find_module.find_term(store, query)
+            return time.process_time() - t0, time.perf_counter() - w0, found
+
     rows = []
     for term in args.terms.split(","):
         query = term.replace("_", " ")
+        evict(args.collection)
+        lookup_cold, lookup_cold_wall, hits = lookup(query)
+        evict(args.collection)
+        find_cold, find_cold_wall, found = find(query)
         lookups, finds, find_walls = [], [], []
         for _ in range(REPEATS):
-            with Collection.open(args.collection) as store:
-                t0 = time.process_time()
-                hits = sum(1 for _ in store.paragraphs_matching(fts_query(query)))
-                lookups.append(time.process_time() - t0)
-            with Collection.open(args.collection) as store:
-                t0, w0 = time.process_time(), time.perf_counter()
-                found = find_module.find_term(store, query)
-                finds.append(time.process_time() - t0)
-                find_walls.append(time.perf_counter() - w0)
-        rows.append({"term": term, "fts_hits": hits, "lookup_first": lookups[0], "lookup_seconds": min(lookups),
-                     "find_first": finds[0], "find_seconds": min(finds), "find_wall_min": min(find_walls),
+            cpu, _wall, hits = lookup(query)
+            lookups.append(cpu)
+            cpu, wall, found = find(query)
+            finds.append(cpu)
+            find_walls.append(wall)
+        prefix = min(prefix_lookup(query) for _ in range(REPEATS))
+        rows.append({"term": term, "fts_hits": hits, "prefix_lookup_seconds": prefix,
+                     "matched": found.paragraphs_matched,
+                     "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall,
+                     "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
+                     "find_seconds": min(finds), "find_wall_min": min(find_walls),
                      "sentences": found.counts["sentence"], "cases": found.counts["case"]})
     with Collection.open(args.collection) as store:
         info = store.info()
@@ -98,6 +144,30 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True)) / sum((a - mx) ** 2 for a in lx)
 
 
+DESIGNS = ("copies", "realistic")
+
+
+def build(design: str, n: int, workdir: Path, records: list, terms: list[str]) -> tuple[Path, dict]:
+    """The collection ``WORK/<design>-<n>`` (built unless there), and how it was built: the source
+    written, and the ingest run (a fresh process: wall, CPU, peak memory; ``benchmarks.ingest``),
+    kept in ``WORK/<design>-<n>.build.json``."""
+    collection = workdir / f"{design}-{n}"
+    record = workdir / f"{design}-{n}.build.json"
+    if (collection / "collection.sqlite").exists() and record.exists():
+        return collection, json.loads(record.read_text())
+    source = workdir / f"source-{design}-{n}"
+    cases = synthetic(records, n) if design == "copies" else realistic(records, n, terms)
+    written = write_source(cases, source)
+    del cases
+    run = ingest_child("store", source, collection)
+    shutil.rmtree(source)
+    info = {"design": design, "n": n, "source": written, "store": run}
+    record.write_text(json.dumps(info, indent=1))
+    print(f"built {collection}: {run['wall']:.0f} s wall, {run['cpu']:.0f} s CPU, {run['peak_mb']:.0f} MB",
+          file=sys.stderr, flush=True)
+    return collection, info
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
@@ -107,88 +177,240 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=Path("..") / "shared" / "data" / "statutory_interpretation")
     ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("--design", choices=DESIGNS, default="copies",
+                    help="copies: k copies of the real cases (the matches grow ~N, the worst case); realistic: "
+                         "the real cases once plus filler without the terms (the matches stay those of the data set)")
     ap.add_argument("--sizes", default="1000,3000,10000")
     ap.add_argument("--collection", type=Path, action="append", default=[],
                     help="An existing collection to measure as well (repeatable).")
-    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--build-only", action="store_true", help="build the collections, measure nothing")
+    ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section from WORK/find.json")
     args = ap.parse_args(argv)
-    from statinterp.collection.ingest import ingest
+    out_json = args.workdir / "find.json"
+    if args.markdown and not args.sizes:
+        print(markdown(json.loads(out_json.read_text())))
+        return 0
 
     terms = sorted(p.name[:-4] for p in args.data.glob("*.zip"))
     args.workdir.mkdir(parents=True, exist_ok=True)
     records = real_records(args.data)
-    results: dict = {"command": "python -m benchmarks.find " + " ".join(argv), "sizes": [], "existing": [],
+    shown = [("DATA" if a == str(args.data) else "WORK" if a == str(args.workdir) else a) for a in argv]
+    results: dict = {"command": "python -m benchmarks.find " + " ".join(shown), "design": args.design,
+                     "sizes": [], "existing": [],
                      "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                                 "load_average": os.getloadavg()}}
+                                 "sqlite": sqlite3.sqlite_version, "load_average": os.getloadavg(),
+                                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}}
     for n in [int(x) for x in args.sizes.split(",") if x]:
-        collection = args.workdir / f"collection-{n}"
-        build = None
-        if not (collection / "collection.sqlite").exists():
-            source = args.workdir / f"source-{n}"
-            written = write_source(synthetic(records, n), source)
-            t0 = time.perf_counter()
-            ingest([source], collection, statistics=False, citations=False)
-            build = {**written, "ingest_seconds": time.perf_counter() - t0}
-            print(f"built {collection}: {build['ingest_seconds']:.0f} s", file=sys.stderr, flush=True)
+        collection, built = build(args.design, n, args.workdir, records, terms)
+        if args.build_only:
+            continue
         res = run_child(collection, terms)
         res["n"] = n
-        res["build"] = build
+        res["build"] = built
         results["sizes"].append(res)
-        print(f"{n} cases: median find {statistics.median(r['find_seconds'] for r in res['terms']):.3f} s",
-              file=sys.stderr, flush=True)
+        print(f"{n} cases: median find {statistics.median(r['find_seconds'] for r in res['terms']):.3f} s, "
+              f"max cold {max(r['find_cold_wall'] for r in res['terms']):.3f} s wall", file=sys.stderr, flush=True)
+    if args.build_only:
+        return 0
     for collection in args.collection:
         results["existing"].append(run_child(collection, terms))
-    sizes = results["sizes"]
-    if len(sizes) >= 2:
-        ns = [s["n"] for s in sizes]
-        growth = {}
-        for i, term in enumerate(terms):
-            growth[term] = {"find": slope(ns, [s["terms"][i]["find_seconds"] for s in sizes]),
-                            "lookup": slope(ns, [s["terms"][i]["lookup_seconds"] for s in sizes])}
-        results["growth"] = growth
-        med = [statistics.median(r["find_seconds"] for r in s["terms"]) for s in sizes]
-        b = slope(ns, med)
-        results["median_growth"] = b
-        results["extrapolated_median_find"] = {str(n): med[-1] * (n / ns[-1]) ** b for n in (100_000, 1_000_000)}
-        medl = [statistics.median(r["lookup_seconds"] for r in s["terms"]) for s in sizes]
-        bl = slope(ns, medl)
-        results["median_lookup_growth"] = bl
-        results["extrapolated_median_lookup"] = {str(n): medl[-1] * (n / ns[-1]) ** bl for n in (100_000, 1_000_000)}
-    (args.workdir / "find.json").write_text(json.dumps(results, indent=1))
+    growth(results, terms)
+    results["load_average_end"] = os.getloadavg()
+    everything = json.loads(out_json.read_text()) if out_json.exists() else {}
+    if "designs" not in everything:  # a file of the earlier layout: one run of the copies design
+        everything = {"designs": {"copies": everything}} if everything else {"designs": {}}
+    everything["designs"][args.design] = _shown(results, {str(args.workdir): "WORK", str(args.data): "DATA"})
+    out_json.write_text(json.dumps(everything, indent=1))
     if args.markdown:
-        print(markdown(results))
+        print(markdown(everything))
     return 0
 
 
-def markdown(res: dict) -> str:
-    lines = ["## find: latency per term and size on disk", "", "```", res["command"], "```", "",
-             f"{res['machine']['cpus']} CPUs, shared (load average at the start "
-             f"{', '.join(f'{x:.1f}' for x in res['machine']['load_average'])}); Python {res['machine']['python']}. "
-             "One fresh process per collection; each term found 3 times, each with a fresh `Collection.open` "
-             "(file cache warm); CPU seconds (`time.process_time`), the least of the 3, the first (cold) in "
-             "brackets. *Lookup* = the FTS5 "
-             "query alone; *find* = lookup + pattern + segmentation of the lines around matches + case "
-             "records.", "",
-             "| collection | cases | MB on disk | kB / case | median lookup s | max lookup s | median find s "
-             "(cold) | max find s (cold) | sentences found (all terms) |",
+def _shown(value, names: dict[str, str]):
+    """``value`` with the machine's paths (the workdir, the data) replaced by their names."""
+    if isinstance(value, str):
+        for path, name in names.items():
+            value = value.replace(path, name)
+        return value
+    if isinstance(value, dict):
+        return {k: _shown(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shown(v, names) for v in value]
+    return value
+
+
+def growth(results: dict, terms: list[str]) -> None:
+    """Growth exponents (``latency ~ N^b``, least squares on logs) per term over all the sizes and
+    over the last two, and extrapolations of the slowest and the median term."""
+    sizes = results["sizes"]
+    if len(sizes) < 2:
+        return
+    ns = [s["n"] for s in sizes]
+    per_term = {}
+    for i, term in enumerate(terms):
+        row = {}
+        for key in ("find_seconds", "lookup_seconds", "find_cold", "find_cold_wall"):
+            ys = [s["terms"][i][key] for s in sizes]
+            b_all, b_last = slope(ns, ys), slope(ns[-2:], ys[-2:])
+            b = max(b_all, b_last)  # the steeper of the two: growth that speeds up is not hidden by the fit
+            row[key] = {"b_all": b_all, "b_last": b_last,
+                        "extrapolated": {str(m): ys[-1] * (m / ns[-1]) ** b for m in EXTRAPOLATE}}
+        per_term[term] = row
+    results["growth"] = per_term
+    summary = {}
+    for key in ("find_seconds", "lookup_seconds", "find_cold", "find_cold_wall"):
+        med = [statistics.median(r[key] for r in s["terms"]) for s in sizes]
+        summary[key] = {"median_b_all": slope(ns, med), "median_b_last": slope(ns[-2:], med[-2:]),
+                        "median_extrapolated": {str(m): med[-1] * (m / ns[-1]) ** max(
+                            slope(ns, med), slope(ns[-2:], med[-2:])) for m in EXTRAPOLATE},
+                        "max_extrapolated": {str(m): max(per_term[t][key]["extrapolated"][str(m)] for t in terms)
+                                             for m in EXTRAPOLATE}}
+    results["growth_summary"] = summary
+    builds = [s["build"] for s in sizes]
+    ingest = {}
+    for key in ("wall", "cpu"):
+        ys = [b["store"][key] for b in builds]
+        b_all, b_last = slope(ns, ys), slope(ns[-2:], ys[-2:])
+        ingest[key] = {"b_all": b_all, "b_last": b_last, "extrapolated": {
+            str(m): ys[-1] * (m / ns[-1]) ** max(b_all, b_last, 1.0) for m in EXTRAPOLATE}}
+    disk = [s["size_bytes"] for s in sizes]
+    ingest["disk"] = {"b_all": slope(ns, disk), "extrapolated": {
+        str(m): disk[-1] / ns[-1] * m for m in EXTRAPOLATE}}
+    ingest["peak_mb"] = [b["store"]["peak_mb"] for b in builds]
+    results["ingest_growth"] = ingest
+
+
+def _copies_markdown(res: dict) -> list[str]:
+    """The table of the copies design (a run of the earlier layout: first = first call, file cache warm)."""
+    lines = ["| collection | cases | MB on disk | kB / case | median lookup s | max lookup s | median find s "
+             "(first) | max find s (first) | sentences found (all terms) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for label, r in [(f"synthetic {s['n']}", s) for s in res["sizes"]] + [
+    for label, r in [(f"copies {s['n']:,}", s) for s in res["sizes"]] + [
             (Path(e["collection"]).name, e) for e in res["existing"]]:
         t = r["terms"]
+
+        def first(x: dict) -> float:
+            return x.get("find_first", x.get("find_cold", 0.0))
         lines.append(
             f"| {label} | {r['cases']} | {r['size_bytes'] / 1e6:.0f} | {r['bytes_per_case'] / 1e3:.1f} | "
             f"{statistics.median(x['lookup_seconds'] for x in t):.3f} | {max(x['lookup_seconds'] for x in t):.3f} | "
-            f"{statistics.median(x['find_seconds'] for x in t):.3f} "
-            f"({statistics.median(x['find_first'] for x in t):.3f}) | {max(x['find_seconds'] for x in t):.3f} "
-            f"({max(x['find_first'] for x in t):.3f}) | "
+            f"{statistics.median(x['find_seconds'] for x in t):.3f} ({statistics.median(first(x) for x in t):.3f}) | "
+            f"{max(x['find_seconds'] for x in t):.3f} ({max(first(x) for x in t):.3f}) | "
             f"{sum(x['sentences'] for x in t)} |")
-    if "median_growth" in res:
-        e, el = res["extrapolated_median_find"], res["extrapolated_median_lookup"]
-        lines += ["", f"Growth of the median over the synthetic sizes: lookup ~ N^{res['median_lookup_growth']:.2f}, "
-                  f"find ~ N^{res['median_growth']:.2f} (the matches themselves grow ~ N here). Extrapolated "
-                  f"median lookup: {el['100000']:.2f} s at 100 k cases, {el['1000000']:.2f} s at 1 M; median find: "
-                  f"{e['100000']:.1f} s at 100 k, {e['1000000']:.1f} s at 1 M."]
+    return lines
+
+
+def markdown(everything: dict) -> str:
+    designs = everything["designs"]
+    lines = ["## find: latency per term and size on disk", ""]
+    res = designs.get("realistic")
+    if res:
+        m = res["machine"]
+        lines += [
+            "```", res["command"], "```", "",
+            f"DATA: `../shared/data/statutory_interpretation`; WORK: a scratch folder (here on the machine's local "
+            f"disk). {m['date']}; {m['cpus']} CPUs shared with other engineers' jobs (load average "
+            f"{m['load_average'][0]:.1f} at the start, {res.get('load_average_end', [0])[0]:.1f} at the end), "
+            f"run under `nice -n 10`; Python {m['python']}, SQLite {m['sqlite']}.", "",
+            "**Realistic design.** The 985 distinct real cases of the data set once, spread evenly among filler "
+            "cases, so each term's matches are the data set's whatever the size (in CAP a term's mentions depend "
+            "on how often courts use it: the data set's terms have 18-616 sentences in all 6.7 M cases). Filler "
+            "(`benchmarks.ingest.realistic`) is real case text: the real cases, paragraphs of the first opinion "
+            "rotated and marked per copy, with every line that mentions any of the 14 terms removed "
+            "(`without_terms`: `term_pattern`, the matcher `find` uses); the terms' single words stay ('income', "
+            "'share', 'hours', 'worked', ...), so the FTS5 phrase lookups work through real postings. The filler "
+            "comes from cases chosen because they use these terms, so their words are commoner than in CAP at "
+            "large: the lookups here are if anything harder than in CAP. Collections are ingested without "
+            "statistics and citations (`find` reads neither), by `benchmarks.ingest`'s child process (wall, CPU, "
+            "peak memory VmHWM; the spaCy pipeline is loaded before the clock, so the peak includes it).", "",
+            "Each collection is measured in a fresh process: per term, the collection file is first dropped from "
+            "the operating system's page cache (`posix_fadvise(DONTNEED)` on `collection.sqlite` only) and the "
+            "term found once: **cold** (disk reads included; wall seconds, CPU in brackets); then 3 times more, "
+            "each with a fresh `Collection.open`: **warm**, the least CPU seconds (`time.process_time`: the machine "
+            "is shared, CPU time is what other jobs disturb least). *Lookup* = the FTS5 part alone "
+            "(`find.candidate_paragraphs`: which of the term's spellings occur, then their phrases); *find* = lookup + "
+            "pattern + segmentation of the lines around matches + case records. The spaCy pipeline `find` builds "
+            "once per process is timed apart (not in the figures: "
+            f"{statistics.median(s['pipeline_seconds'] for s in res['sizes']):.1f} s).", ""] + _tables(res)
+    old = designs.get("copies")
+    if old and "lookup_cold" in old["sizes"][0]["terms"][0]:
+        lines += ["", "**Copies design (the worst case).** k copies of the 985 real cases "
+                  "(`benchmarks.ingest.synthetic`), so every matching sentence is there k times and the matches "
+                  "grow ~N; same method:", "",
+                  "```", old["command"], "```", ""] + _tables(old)
+    elif old:
+        lines += ["", "**Copies design (the worst case).** k copies of the 985 real cases, so every matching sentence "
+                  "is there k times and the matches grow ~N; measured with `find`'s earlier FTS5 query (stem "
+                  "prefixes) and the earlier method (first call with the file cache warm, in brackets):", "",
+                  "```", old["command"], "```", ""] + _copies_markdown(old)
+        if "median_growth" in old:
+            e = old["extrapolated_median_find"]
+            lines += ["", f"Median find ~ N^{old['median_growth']:.2f} (the matches themselves grow ~N here): "
+                      f"extrapolated {e['100000']:.1f} s at 100 k cases."]
     return "\n".join(lines) + "\n"
+
+
+def _tables(res: dict) -> list[str]:
+    """The size table, the per-term table of the largest size, growth and extrapolations of one design."""
+    lines = ["| cases | text | on disk | per case | ingest wall / CPU | ingest peak | median lookup warm | "
+             "max lookup cold | median find warm | max find warm | median find cold | **max find cold** | "
+             "sentences (14 terms) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in res["sizes"]:
+        t, st = r["terms"], r["build"]["store"]
+        lines.append(
+            f"| {r['n']:,} | {r['build']['source']['chars'] / 1e9:.2f} G chars | {r['size_bytes'] / 1e9:.2f} GB | "
+            f"{r['bytes_per_case'] / 1e3:.1f} kB | {st['wall']:.0f} s / {st['cpu']:.0f} s | "
+            f"{st['peak_mb']:.0f} MB | {statistics.median(x['lookup_seconds'] for x in t):.3f} s | "
+            f"{max(x['lookup_cold_wall'] for x in t):.3f} s | "
+            f"{statistics.median(x['find_seconds'] for x in t):.3f} s | "
+            f"{max(x['find_seconds'] for x in t):.3f} s | "
+            f"{statistics.median(x['find_cold_wall'] for x in t):.3f} s | "
+            f"**{max(x['find_cold_wall'] for x in t):.3f} s** | {sum(x['sentences'] for x in t)} |")
+    big = res["sizes"][-1]
+    g = res.get("growth", {})
+    lines += ["", f"Per term at {big['n']:,} cases (growth exponent b of latency ~ N^b: the steeper of the fit "
+              "over all sizes and the last step; extrapolated from the largest size with it):", "",
+              "| term | FTS5 rows | matched | sentences | earlier prefix lookup warm | lookup cold (CPU) | "
+              "lookup warm | find cold (CPU) | find warm | b find warm | b find cold | find cold at 1 M | "
+              "at 6.7 M |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for x in big["terms"]:
+        gt = g.get(x["term"], {})
+        fw, fc = gt.get("find_seconds", {}), gt.get("find_cold_wall", {})
+        bw = max(fw["b_all"], fw["b_last"]) if fw else float("nan")
+        bc = max(fc["b_all"], fc["b_last"]) if fc else float("nan")
+        e = fc.get("extrapolated", {})
+        lines.append(
+            f"| {x['term']} | {x['fts_hits']} | {x['matched']} | {x['sentences']} | "
+            f"{x.get('prefix_lookup_seconds', float('nan')):.3f} | "
+            f"{x['lookup_cold_wall']:.3f} ({x['lookup_cold']:.3f}) | {x['lookup_seconds']:.3f} | "
+            f"{x['find_cold_wall']:.3f} ({x['find_cold']:.3f}) | {x['find_seconds']:.3f} | {bw:.2f} | {bc:.2f} | "
+            f"{e.get('1000000', float('nan')):.2f} | {e.get('6700000', float('nan')):.2f} |")
+    gs = res.get("growth_summary")
+    if gs:
+        fw, fc, lk = gs["find_seconds"], gs["find_cold_wall"], gs["lookup_seconds"]
+        lines += ["", f"Growth of the median term: warm find ~ N^{fw['median_b_all']:.2f} over all sizes "
+                  f"(N^{fw['median_b_last']:.2f} over the last step), cold find ~ N^{fc['median_b_all']:.2f} "
+                  f"(N^{fc['median_b_last']:.2f}), warm lookup ~ N^{lk['median_b_all']:.2f} "
+                  f"(N^{lk['median_b_last']:.2f}). Extrapolated cold find, median term: "
+                  f"{fc['median_extrapolated']['1000000']:.2f} s at 1 M cases, "
+                  f"{fc['median_extrapolated']['6700000']:.2f} s at 6.7 M; slowest term: "
+                  f"{fc['max_extrapolated']['1000000']:.2f} s at 1 M, {fc['max_extrapolated']['6700000']:.2f} s "
+                  f"at 6.7 M."]
+    ig = res.get("ingest_growth")
+    if ig:
+        w, c, d = ig["wall"], ig["cpu"], ig["disk"]
+        lines += ["", f"Ingest without analysis (one process, one core): CPU ~ N^{c['b_all']:.2f} "
+                  f"(N^{c['b_last']:.2f} over the last step), wall ~ N^{w['b_all']:.2f} "
+                  f"(N^{w['b_last']:.2f}); peak memory "
+                  f"{' / '.join(f'{x:.0f}' for x in ig['peak_mb'])} MB (flat: batches are streamed; most of it "
+                  f"is the spaCy pipeline loaded before the clock); size on disk ~ N^{d['b_all']:.2f}. "
+                  "Extrapolated at the steeper exponent (at least linear) to all of CAP (6.7 M cases): "
+                  f"{c['extrapolated']['6700000'] / 3600:.1f} h CPU, {w['extrapolated']['6700000'] / 3600:.1f} h "
+                  f"wall on this shared machine, {d['extrapolated']['6700000'] / 1e9:.0f} GB on disk "
+                  "(this text averages 37 k characters per case; CAP's average is nearer 25 k)."]
+    return lines
 
 
 if __name__ == "__main__":

@@ -58,18 +58,53 @@ def real_records(data: Path) -> list:
     return list(seen.values())
 
 
+def _copy(r, i: int, k: int):
+    """Record ``r`` as synthetic case ``i``: a new id and, for copy ``k`` >= 1, the paragraphs of its
+    first opinion rotated by ``k`` and marked (no two copies have the same text)."""
+    ops = list(r.opinions)
+    if k and ops[0].paragraphs:
+        p = ops[0].paragraphs
+        shift = k % len(p)
+        ops[0] = dataclasses.replace(ops[0], paragraphs=p[shift:] + p[:shift] + (f"[synthetic copy {k}]",))
+    return dataclasses.replace(r, source="cap", source_id=str(10_000_000 + i), opinions=tuple(ops))
+
+
 def synthetic(records: list, n: int) -> list:
+    """N cases: case ``i`` is copy ``i // R`` of real case ``i mod R`` (the first R are the real cases)."""
+    return [_copy(records[i % len(records)], i, i // len(records)) for i in range(n)]
+
+
+def without_terms(records: list, terms: list[str]) -> list:
+    """The records with every line (opinion paragraph, head-matter line) that mentions one of
+    ``terms`` removed, as ``find`` matches a term (:func:`~statinterp.text.term_match.term_pattern`).
+    What is left is still real case text: the terms' single words occur in it, only the terms do not."""
+    from statinterp.corpus.dataset import query_of, term_key
+    from statinterp.text.term_match import term_pattern
+
+    patterns = [term_pattern(query_of(term_key(t))) for t in terms]
+
+    def keep(line: str) -> bool:
+        return not any(p.search(line) for p in patterns)
+
     out = []
-    for i in range(n):
-        r = records[i % len(records)]
-        k = i // len(records)
-        ops = list(r.opinions)
-        if k and ops[0].paragraphs:
-            p = ops[0].paragraphs
-            shift = k % len(p)
-            ops[0] = dataclasses.replace(ops[0], paragraphs=p[shift:] + p[:shift] + (f"[synthetic copy {k}]",))
-        out.append(dataclasses.replace(r, source="cap", source_id=str(10_000_000 + i), opinions=tuple(ops)))
+    for r in records:
+        ops = tuple(dataclasses.replace(o, paragraphs=tuple(p for p in o.paragraphs if keep(p))) for o in r.opinions)
+        head = "\n".join(line for line in r.head_matter.split("\n") if keep(line))
+        out.append(dataclasses.replace(r, head_matter=head, opinions=ops))
     return out
+
+
+def realistic(records: list, n: int, terms: list[str]) -> list:
+    """N cases whose matches of ``terms`` are those of the R real cases, however large N: the R
+    real cases once, and filler made as ``synthetic`` makes its copies (case ``i mod R``, rotated
+    paragraphs) but from :func:`without_terms` of the real cases (no line mentions a term). The
+    real cases are spread evenly among the filler (case ``j`` at position ``j N / R``), as cases
+    mentioning a term are spread over a real collection, not stored first."""
+    real = min(n, len(records))
+    at = {j * n // real: j for j in range(real)}
+    filler = without_terms(records, terms)
+    return [_copy(records[at[i]], i, 0) if i in at else _copy(filler[i % len(filler)], i, 1 + i // len(filler))
+            for i in range(n)]
 
 
 def write_source(records: list, folder: Path) -> dict:

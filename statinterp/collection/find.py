@@ -1,7 +1,8 @@
 """Find every sentence of a collection that mentions a term, in the data set's format.
 
 :func:`find_term` asks the collection's FTS5 index for the paragraphs that may mention the
-term (:func:`~statinterp.text.term_match.fts_query`, a superset), checks them with the exact
+term (:func:`candidate_paragraphs`: :func:`~statinterp.text.term_match.fts_exact_query`, a
+superset made of the spellings that occur in the collection), checks them with the exact
 pattern (:func:`~statinterp.text.term_match.term_pattern`), segments the text around each
 matching paragraph into sentences and keeps the sentences holding a match.
 
@@ -27,19 +28,19 @@ from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from statinterp.cache import atomic
-from statinterp.collection.store import Collection
+from statinterp.collection.store import Collection, ParagraphRow
 from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key
 from statinterp.corpus.provisions import Provision
 from statinterp.corpus.writer import tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
-from statinterp.text.term_match import fts_query, term_pattern
+from statinterp.text.term_match import fts_exact_query, term_pattern
 
-__all__ = ["FoundTerm", "find_term", "write_term_zip", "term_data_from_tables"]
+__all__ = ["FoundTerm", "candidate_paragraphs", "find_term", "write_term_zip", "term_data_from_tables"]
 
 #: At most this many lines are joined to a matching line on each side.
 MAX_JOIN_LINES = 12
@@ -103,6 +104,14 @@ def _window(lines: list[str], i: int) -> tuple[int, int]:
     return lo, hi
 
 
+def candidate_paragraphs(collection: Collection, term: str) -> Iterator[ParagraphRow]:
+    """The paragraphs of ``collection`` in which ``term``'s pattern may match (a superset): the
+    FTS5 query of :func:`~statinterp.text.term_match.fts_exact_query` over the spellings that
+    occur in the collection; none when a word of the term has no spelling there."""
+    query = fts_exact_query(term, collection.occurring)
+    return iter(()) if query is None else collection.paragraphs_matching(query)
+
+
 def find_term(collection: Collection, term: str, *, progress: Callable[[int], None] | None = None) -> FoundTerm:
     """Every sentence of ``collection`` that mentions ``term`` (see the module docstring).
 
@@ -110,14 +119,13 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
     """
     key = term_key(term)
     pattern = term_pattern(query_of(key))
-    query = fts_query(query_of(key))
     nlp = _joining_pipeline()
 
     # Matching paragraphs, grouped by opinion (rows come in case / opinion / position order).
     by_opinion: dict[int, list[int]] = {}
     case_of_opinion: dict[int, int] = {}
     searched = matched = 0
-    for row in collection.paragraphs_matching(query):
+    for row in candidate_paragraphs(collection, query_of(key)):
         searched += 1
         if pattern.search(row.text) is None:
             continue
@@ -168,9 +176,9 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
         cid = f"c{case_id}"
         if case_id not in cases_done:
             cases_done.add(case_id)
-            case = collection.case(case_id)
-            tables["case"][cid] = case
-            for op in collection.opinions(case_id):
+            opinions = collection.opinions(case_id)
+            tables["case"][cid] = collection.case(case_id, opinions)
+            for op in opinions:
                 tables["opinion"][f"o{op['id']}"] = {"case_id": cid, "author": op["author"], "type": op["type"],
                                                     "position": op["position"], "text": op["text"]}
             if progress is not None:

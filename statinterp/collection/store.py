@@ -147,6 +147,22 @@ class Collection:
         for row in cursor:
             yield ParagraphRow(*row)
 
+    def occurring(self, phrases: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
+        """Those of ``phrases`` (sequences of single words) that occur in some paragraph: one FTS5
+        lookup per distinct word, then one phrase lookup per sequence of words that all occur."""
+        phrases = set(phrases)
+        words = {w for p in phrases for w in p}
+        for word in words:
+            if not word.isalnum():
+                raise UsageError(f"not a single word: {word!r}")
+        known = {w for w in words if self._first_match(f'"{w}"')}
+        return {p for p in phrases if p and all(w in known for w in p)
+                and (len(p) == 1 or self._first_match(" + ".join(f'"{w}"' for w in p)))}
+
+    def _first_match(self, fts_query: str) -> bool:
+        return self.db.execute("SELECT 1 FROM paragraphs_fts WHERE paragraphs_fts MATCH ? LIMIT 1",
+                               (fts_query,)).fetchone() is not None
+
     def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
         """Every paragraph (line) of an opinion, in position order."""
         return [ParagraphRow(*row) for row in self.db.execute(
@@ -156,8 +172,9 @@ class Collection:
     def case_ids(self) -> list[int]:
         return [r[0] for r in self.db.execute("SELECT id FROM cases ORDER BY id")]
 
-    def case(self, case_id: int) -> dict:
-        """The case in the data set's fields (``text`` is the whole case)."""
+    def case(self, case_id: int, opinions: list[dict] | None = None) -> dict:
+        """The case in the data set's fields (``text`` is the whole case). ``opinions``: the case's
+        :meth:`opinions` if the caller has read them already (they are not read again)."""
         row = self.db.execute(
             "SELECT source, source_id, name, name_abbreviation, decision_date, citations, court, jurisdiction, "
             "attorneys, parties, judges, head_matter, docket_number FROM cases WHERE id = ?", (case_id,)).fetchone()
@@ -168,7 +185,7 @@ class Collection:
         citations = [tuple(c) for c in json.loads(cites)]
         official = next((c for k, c in citations if k == "official"), citations[0][1] if citations else "")
         parts = [head] if head.strip() else []
-        parts.extend(o["text"] for o in self.opinions(case_id))
+        parts.extend(o["text"] for o in (self.opinions(case_id) if opinions is None else opinions))
         return {"original_id": source_id, "source": source, "name": name, "short_name": abbr, "date": date,
                 "official_citation": official, "alternate_citations": [c for _, c in citations],
                 "court": court, "jurisdiction": jurisdiction, "docket_number": docket,

@@ -21,15 +21,23 @@ The match never starts or ends inside a longer word ("nonviticultural" is not
 finds every paragraph the pattern can match (a superset: FTS5 sees tokens, the pattern
 then checks the exact text): an ``OR`` of the term's token-level variants as phrases,
 the last token as a prefix (plurals, possessives).
+
+:func:`fts_exact_query` is the same superset without prefixes, for an index that can say which
+token sequences occur (``find`` asks the collection): every spelling the pattern allows, token
+by token (:func:`fts_word_options`), keeping only those that occur. A prefix such
+as ``"co" *`` (the first part of "compensation") or ``"the" *`` makes FTS5 merge the postings
+of every word it begins, which grows with the collection; exact tokens are looked up directly.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
+from collections.abc import Callable
 
-__all__ = ["JOINABLE_PREFIXES", "term_pattern", "fts_query", "term_parts"]
+__all__ = ["JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query", "term_parts"]
 
 # Prefixes that case law writes closed, hyphenated or spaced ("preemployment",
 # "pre-employment", "pre employment").  Only split off when at least three letters follow.
@@ -173,3 +181,77 @@ def fts_query(term: str) -> str:
         seen.add(key)
         phrases.append(" + ".join(f'"{t}" *' for t in key))
     return " OR ".join(f"({p})" for p in phrases)
+
+
+def _form_strings(word: str, whole: bool) -> list[str]:
+    """Every string :func:`_word_forms` matches, without the possessive ending (distinct, in order)."""
+    if whole and len(word) <= 3:
+        return [word]
+    base = stem(word)
+    return list(dict.fromkeys([word, word + "s", word + "es", base, *(base + suffix for suffix in _SUFFIXES)]))
+
+
+def fts_word_options(term: str) -> list[tuple[list[tuple[str, ...]], bool]]:
+    """Per word of ``term``: every token sequence (as FTS5's ``unicode61`` makes them) that the
+    word's part of :func:`term_pattern` can match, and whether a possessive ending may follow it
+    (which adds an ``s`` token when written "'s").
+
+    ``"final average compensation"`` -> ``[([("final",), ("finals",), ...], True), ...,
+    ([("compensation",), ("co", "mpensation"), ...], True)]``: each inflection of the word's last
+    part, each of its parts' gaps closed (one token) or open (two tokens).
+    """
+    out = []
+    for parts in term_parts(term):
+        options: dict[tuple[str, ...], None] = {}
+        for form in _form_strings(parts[-1], whole=len(parts) == 1):
+            pieces = [*parts[:-1], form]
+            for closed in itertools.product((False, True), repeat=len(pieces) - 1):
+                tokens = [pieces[0]]
+                for piece, join in zip(pieces[1:], closed, strict=True):
+                    if join:
+                        tokens[-1] += piece
+                    else:
+                        tokens.append(piece)
+                flat = tuple(t for tok in tokens for t in _fts_tokens(tok))
+                if flat:
+                    options[flat] = None
+        if options:
+            out.append((list(options), not (len(parts) == 1 and len(parts[0]) <= 3)))
+    return out
+
+
+#: :func:`fts_exact_query` falls back to :func:`fts_query` above this many spellings.
+MAX_EXACT_SPELLINGS = 256
+
+Phrase = tuple[str, ...]
+
+
+def fts_exact_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> str | None:
+    """FTS5 query finding every paragraph in which :func:`term_pattern` can match (a superset, as
+    :func:`fts_query`) with exact tokens only; ``None`` when no paragraph can match.
+
+    ``occurring(phrases)`` tells which of the token sequences occur in the index. Each word's
+    spellings (:func:`fts_word_options`) that occur are kept, and, for a word before the last that
+    may take a possessive ("leadership's role"), each kept spelling followed by the ``s`` token
+    when that occurs; the query is the ``OR`` of the phrases of every combination of the kept
+    spellings (a spelling that occurs nowhere cannot be part of a match). More than
+    :data:`MAX_EXACT_SPELLINGS` combinations fall back to :func:`fts_query`.
+    """
+    words = fts_word_options(term)
+    last = len(words) - 1
+    candidates = {o for options, _ in words for o in options}
+    candidates |= {o + ("s",) for i, (options, possessive) in enumerate(words) if possessive and i < last
+                   for o in options}
+    found = occurring(candidates)
+    kept = []
+    for i, (options, possessive) in enumerate(words):
+        here = [o for o in options if o in found]
+        if possessive and i < last:
+            here += [o + ("s",) for o in here if o + ("s",) in found]
+        kept.append(here)
+    if not all(kept):
+        return None
+    if math.prod(len(k) for k in kept) > MAX_EXACT_SPELLINGS:
+        return fts_query(term)
+    return " OR ".join("(" + " + ".join(f'"{t}"' for option in combo for t in option) + ")"
+                       for combo in itertools.product(*kept))
