@@ -17,8 +17,9 @@ from statinterp.sources.records import CaseRecord
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_data]
 
-#: Measured 2026-11-24 (reports/find.md): the floor this branch keeps; the issue's 92 % is not met.
-EXACT_FLOOR = 0.87
+#: Measured 2026-11-24 (reports/find.md, 90.5 % with the list-label rules): the floor this branch keeps; the
+#: issue's 92 % is not met (reports/find_segmentation.md: at best about 94 % by layout).
+EXACT_FLOOR = 0.90
 
 
 @pytest.fixture(scope="module")
