@@ -68,8 +68,8 @@ def test_exact_sentences_keep_the_measured_floor(target):
 
 
 @pytest.mark.xfail(strict=True, reason="the issue's target of 92 % exactly the same sentences is not reached: "
-                                       "87.8 % measured (reports/find.md); the data set's own segmentation is "
-                                       "inconsistent across line breaks")
+                                       "90.5 % measured (reports/find.md); the data set's own segmentation is "
+                                       "inconsistent (reports/find_segmentation.md: about 94 % at best by layout)")
 def test_92_percent_found_as_exactly_the_same_sentence(target):
     results = target[0]
     exact = sum(r.found_exact for r in results) / sum(r.labelled for r in results)
