@@ -244,3 +244,33 @@ def test_simulated_reviewer_on_the_example():
     rest = np.setdiff1d(np.arange(len(gains)), shown)
     assert run[10]["prior"] == evaluate_scores(prior[rest], gains[rest], ids[rest], DEFAULT_METRICS)
     assert run[10]["feedback"] == evaluate_scores(scores[rest], gains[rest], ids[rest], DEFAULT_METRICS)
+
+
+def test_find_segmentation_memory_collection_and_gap_classes():
+    from experiments.find_segmentation import MemoryCollection, boundary_category, gap_class, layout_ceiling
+    from statinterp.collection.find import find_term
+    from statinterp.sources.records import CaseRecord, OpinionRecord
+
+    paragraphs = ("The court held that a wash sale is barred; or", "(3) Wash sale rules apply here.", "It ends.")
+    record = CaseRecord(source="cap", source_id="1", name="A v. B", name_abbreviation="A v. B",
+                        decision_date="2001-01-01", docket_number="1", citations=(("official", "1 F.3d 1"),),
+                        court="Court", jurisdiction="X", head_matter="A v. B", judges="", parties="", attorneys="",
+                        opinions=(OpinionRecord("majority", "J", paragraphs),))
+    memory = MemoryCollection([record])
+    found = find_term(memory, "wash sale")
+    assert sorted(r["text"] for r in found.tables["sentence"].values()) == [
+        "The court held that a wash sale is barred; or\n(3)", "Wash sale rules apply here."]
+    assert found.tables["case"]["c1"]["text"] == "A v. B\n" + "\n".join(paragraphs)
+
+    text = "\n".join(paragraphs)
+    at = text.index("(3)")
+    assert gap_class(text, at - 1, at) == "line break: lower | label+Cap"
+    inside = text.index("Wash")
+    assert gap_class(text, inside - 1, inside) == "in line: label | Cap"
+    assert boundary_category("It held: (1) Those facts.", 12, 13) == "list label before"
+    assert boundary_category("See id. (Bus. Code, § 2.)", 7, 8) == "citation after"
+    # a class the data set decides both ways: the sentence missed at its minority decision is "against"
+    gaps = [("c", "join", "s1"), ("c", "join", "s2"), ("c", "split", "s3")]
+    ceiling = layout_ceiling(gaps, {"s1": "exact", "s2": "exact", "s3": "contained"}, {"s3": [("c", "split")]})
+    assert (ceiling["against"], ceiling["fixable"], ceiling["in_inconsistent_classes"]) == (1, 0, 1)
+    assert ceiling["ceiling_rate"] == 2 / 3

@@ -60,6 +60,62 @@ def test_default_segmentation_is_unchanged_by_the_option():
     assert build_pipeline(join_lines=True).pipe_names == ["lemmatizer", "legal_sentence_boundaries_joined"]
 
 
+# The data set's list-label conventions (line joining only)
+ITEM_AFTER_UNFINISHED = ("A person is dangerous when there is a likelihood of:\n(1) Harm to himself; or\n"
+                         "“(2) Killing another person; or\n(3) Substantial deterioration in health.")
+LETTERED_ITEMS = "Serious harm means a likelihood of:\nb. Killing another person;\nc. Substantial damage."
+MIDLINE_LABELS = ("Petitioner overlooks two facts: (1) Those transactions were elsewhere; and (2) Rosen was "
+                  "not the broker. Section 1201(a)(1) (A) applies.")
+FOOTNOTE_TEXT = "It is likely to be permanent.\n3 A service-connected retirement compensates the member.\n4 See id."
+
+
+def test_join_lines_label_opening_an_item_after_an_unfinished_line_ends_the_sentence_before_it():
+    nlp = build_pipeline(join_lines=True)
+    assert spans(nlp, ITEM_AFTER_UNFINISHED) == [
+        "A person is dangerous when there is a likelihood of:", "(1)", "Harm to himself; or\n“(2)",
+        "Killing another person; or\n(3)", "Substantial deterioration in health."]
+    # after a colon the line is finished: the letter label is split off as "(1)" is
+    assert spans(nlp, LETTERED_ITEMS) == [
+        "Serious harm means a likelihood of:", "b.", "Killing another person;\nc.", "Substantial damage."]
+    # a finished line still ends the sentence; a quoted label there stays with its item, a capital
+    # letter heading stays whole, and a lower-case item still continues the sentence
+    assert spans(nlp, "It is so.\n“(d) In cases under it, tax.\nB. The Plan\nIt is, that—\n(a) is primarily.") == [
+        "It is so.", "“(d) In cases under it, tax.", "B. The Plan", "It is, that—\n(a) is primarily."]
+
+
+def test_join_lines_labels_inside_a_line_and_footnote_numbers_at_a_line_start():
+    nlp = build_pipeline(join_lines=True)
+    assert spans(nlp, MIDLINE_LABELS) == [
+        "Petitioner overlooks two facts: (1)", "Those transactions were elsewhere; and (2)",
+        "Rosen was not the broker.", "Section 1201(a)(1) (A) applies."]
+    assert spans(nlp, "It was so; and (ii) The court (1)(A) No person shall (b) rule.") == [
+        "It was so; and (ii)", "The court (1)(A)", "No person shall (b) rule."]
+    assert spans(nlp, FOOTNOTE_TEXT) == [
+        "It is likely to be permanent.", "3", "A service-connected retirement compensates the member.", "4",
+        "See id."]
+    # a number before an abbreviation or a reporter is not a footnote number
+    assert spans(nlp, "It held so.\n28 U.S.C. § 1331 gives jurisdiction.\n2 Stats. 1933, p. 60.") == [
+        "It held so.", "28 U.S.C. § 1331 gives jurisdiction.", "2 Stats. 1933, p. 60."]
+
+
+def test_default_segmentation_ignores_the_label_conventions():
+    nlp = build_pipeline()
+    assert spans(nlp, LETTERED_ITEMS) == [
+        "Serious harm means a likelihood of:", "b. Killing another person;", "c. Substantial damage."]
+    assert spans(nlp, MIDLINE_LABELS)[0] == "Petitioner overlooks two facts: (1) Those transactions were elsewhere; " \
+                                            "and (2) Rosen was not the broker."
+    assert spans(nlp, FOOTNOTE_TEXT)[1] == "3 A service-connected retirement compensates the member."
+
+
+def test_lines_may_join_covers_label_items():
+    from statinterp.text.segmentation import lines_may_join
+
+    assert lines_may_join("Harm to himself; or", "“(2) Killing another person; or")
+    assert lines_may_join("a likelihood of:", "b. Killing") is False  # a colon ends the line
+    assert lines_may_join("relevant to suicidal potential;", "b. Killing")
+    assert not lines_may_join("It is so.", "(d) In cases")
+
+
 # --------------------------------------------------------------------------------------------
 # Finding in a collection
 

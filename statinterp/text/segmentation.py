@@ -42,11 +42,21 @@ into several "sentences", and it lets sentences run across line breaks.  With
      (Lettered and Roman headings, "A. Background", "II. DISCUSSION", stay whole.)
      The annotated data set segments its candidate sentences this way.
 
+``build_pipeline(join_lines=True)`` (``statinterp find``; never the index or the rankers) also
+joins a line break where the line before does not end a sentence and the line after continues
+it (:func:`_breaking_newlines`), and follows the data set's list-label conventions: a label
+that opens a list item inside a sentence ends the sentence before it, the label staying with
+that sentence ("... threats; or\n“(3)" | "Substantial deterioration ...", "... spreads: (1)" |
+"Those transactions ..."); at a line start a lower-case letter label ("b.") and a footnote's
+number ("3 A service-connected ...") are split off like "(d)". None of this changes the
+default segmentation.
+
 :func:`sentence_spans` returns the whitespace-trimmed character spans of the
 sentences; it works for both pipelines.
 
-Bump :data:`SEGMENTER_VERSION` whenever a rule or a list here changes: it is part of
-the analysis cache key (so is a digest of this file's source, so an edit that forgets the
+Bump :data:`SEGMENTER_VERSION` whenever a rule or a list of the default segmentation
+changes (the line-joining rules are used by ``find`` only, whose output is not cached): it is
+part of the analysis cache key (so is a digest of this file's source, so an edit that forgets the
 bump still gives new cache entries).
 """
 
@@ -316,6 +326,8 @@ def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
 
     # 1. A newline always ends a sentence: the token after a newline token starts one.
     nl = np.flatnonzero(classes == _NL)
+    all_line_starts = np.concatenate(([0], nl + 1))
+    all_line_starts = all_line_starts[all_line_starts < n]
     if join_lines and len(nl):
         nl = _breaking_newlines(doc, classes, nl)
         classes = classes.copy()
@@ -326,10 +338,19 @@ def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
     line_starts = line_starts[line_starts < n]
     starts[line_starts] = True
 
-    # 2. List labels at the start of a line ("(a) It shall ...") are split off.
-    heads = line_starts[(codes[line_starts] & _LIST_HEAD) != 0]
-    if len(heads):
-        _enumerator_boundaries(doc, classes, heads.tolist(), starts)
+    # 2. List labels at the start of a line ("(a) It shall ...") are split off. Line joining adds the
+    #    data set's list conventions: more labels at line starts, labels on joined lines and inside
+    #    a line end the sentence before them (see _JOIN_ENUMERATOR_RE and the two after it).
+    if join_lines:
+        _enumerator_boundaries(doc, classes, line_starts.tolist(), starts, _JOIN_ENUMERATOR_RE)
+        joined_starts = np.setdiff1d(all_line_starts, line_starts)
+        if len(joined_starts):
+            _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _ATTACH_LABEL_RE)
+        _midline_label_boundaries(doc, starts)
+    else:
+        heads = line_starts[(codes[line_starts] & _LIST_HEAD) != 0]
+        if len(heads):
+            _enumerator_boundaries(doc, classes, heads.tolist(), starts)
 
     # 3. Sentence-final punctuation and sentence-final abbreviations.
     candidates = np.flatnonzero((classes == _TERM) | (classes == _ABBR_END))
@@ -399,7 +420,48 @@ def lines_may_join(line: str, next_line: str) -> bool:
     a, b = line.strip(), next_line.strip()
     if not a or not b or _FINISHED_LINE_RE.search(a):
         return False
-    return bool(_FOOTNOTE_LINE_RE.fullmatch(b)) or _continues(b, bool(_FOOTNOTE_LINE_RE.fullmatch(a)))
+    return (bool(_FOOTNOTE_LINE_RE.fullmatch(b)) or _continues(b, bool(_FOOTNOTE_LINE_RE.fullmatch(a)))
+            or bool(_ATTACH_LABEL_RE.match(b)))
+
+
+# Line-joining mode only (``build_pipeline(join_lines=True)``, what ``statinterp find`` uses): the
+# list-label conventions of the annotated data set. The default segmentation does not use these.
+#
+# At the start of a line that begins a sentence: the default labels, a lower-case letter label
+# ("b. Killing ...") and a footnote's number ("3 A service-connected ...": CAP footnotes start with
+# their number) are split off when a capitalised word follows. (Capital letters stay whole:
+# "A. Background" is a heading; and so do quoted labels, "“(d) In cases ...", which the data set
+# keeps whole after a finished sentence.)
+_JOIN_ENUMERATOR_RE = re.compile(
+    r"(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)[ \t]+)+"
+    r"|\d{1,3}\.[ \t]+"
+    r"|[\[{]?¶[ \t]*\d+[\]}]?[ \t]+"
+    r"|[a-z]\.[ \t]+"
+    r"|\d{1,3}[ \t]+(?=[“\"‘']?[A-Z][a-z]*[\s,]))"
+    r"(?=[“\"‘']?[A-Z])"
+)
+# A line continuing an unfinished line with a list item that starts a new sentence: a (quoted)
+# parenthesised or lower-case letter label and a capitalised word ("... threats; or\n“(3)
+# Substantial deterioration ...", "... potential;\nb. Killing ..."). The line break is joined and
+# the label ends the sentence before it ("... threats; or “(3)" | "Substantial deterioration ...").
+_ATTACH_LABEL_RE = re.compile(r"[“\"‘']*(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)[ \t]+)+|[a-z]\.[ \t]+)(?=[“\"‘']?[A-Z])")
+# The same inside a line: parenthesised labels (a number, a letter or a Roman numeral; "(1)(A)")
+# between words, before a capitalised word, end the sentence after the label ("... spreads: (1)" |
+# "Those transactions ...", "...; and (2)" | "Dillinger has ...").
+_MIDLINE_LABEL_RE = re.compile(
+    r"(?<=[^\s])[ \t]+[“\"‘']?(?:\((?:\d{1,3}|[A-Za-z]|[ivx]{1,5}|[IVX]{1,5})\))+[ \t]+(?=[“\"‘']?[A-Z][a-z])")
+
+
+def _midline_label_boundaries(doc: Doc, starts: np.ndarray) -> None:
+    """A sentence starts after each list label inside a line (:data:`_MIDLINE_LABEL_RE`)."""
+    offsets = [m.end() for m in _MIDLINE_LABEL_RE.finditer(doc.text)]
+    if not offsets:
+        return
+    idx = doc.to_array("IDX")
+    for offset in offsets:
+        k = int(np.searchsorted(idx, offset))
+        if k < len(doc) and idx[k] == offset:
+            starts[k] = True
 
 
 def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndarray:
@@ -410,8 +472,10 @@ def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndar
     it (:func:`_continues`): statute text quoted as a list ("... that—\n(A) is
     primarily designed ...;\n(B) has only ...") and sentences interrupted by a
     footnote-number line ("... on board,\n10\nthe failure ..."; the number line is
-    joined with both neighbours).  Blank lines (two or more line breaks) always end a
-    sentence.
+    joined with both neighbours).  A line that starts with a list label and a capitalised
+    word (:data:`_ATTACH_LABEL_RE`, "...; or\n(3) Substantial ...") is joined too: the label
+    ends the sentence before it (:func:`_find_starts` splits after it).  Blank lines (two or
+    more line breaks) always end a sentence.
     """
     n = len(doc)
     text = doc.text
@@ -442,7 +506,8 @@ def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndar
             join = unfinished and _continues(lines[k + 1], True)
         else:
             unfinished = not _line_ends_sentence(doc, classes, line_first[k], line_last[k])
-            join = unfinished and _continues(lines[k + 1], False)
+            join = unfinished and (_continues(lines[k + 1], False)
+                                   or bool(_ATTACH_LABEL_RE.match(lines[k + 1])))
         if not join:
             keep.append(i)
     return np.array(keep, dtype=nl.dtype)
@@ -464,8 +529,9 @@ def _line_prefix(doc: Doc, classes: np.ndarray, s: int, max_tokens: int) -> tupl
     return "".join(pieces), ends
 
 
-def _enumerator_boundaries(doc: Doc, classes: np.ndarray, heads: list[int], starts: np.ndarray) -> None:
-    match = _ENUMERATOR_RE.match
+def _enumerator_boundaries(doc: Doc, classes: np.ndarray, heads: list[int], starts: np.ndarray,
+                           pattern: re.Pattern[str] = _ENUMERATOR_RE) -> None:
+    match = pattern.match
     for s in heads:
         prefix, ends = _line_prefix(doc, classes, s, 12)
         m = match(prefix)

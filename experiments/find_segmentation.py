@@ -1,0 +1,601 @@
+"""How ``statinterp find`` segments the labelled sentences, without an ingest (a fast loop).
+
+The data set's cases are read as the ingest reads them (:func:`statinterp.sources.dataset.read_dataset`,
+each case once, its opinions' non-blank lines as paragraphs, round-tripped through the CAP
+per-case JSON the find target writes) into an in-memory stand-in for a collection, and each term
+is found in it by :func:`statinterp.collection.find.find_term` itself (the full-text look-up is
+replaced by "every paragraph", which find checks with the exact term pattern anyway). The found
+candidates are compared with the labelled sentences by
+:func:`statinterp.evaluation.against.compare_with_labelled`, as ``experiments.find_target`` does:
+*exact* (same text after whitespace normalisation), *contained* (one lies inside the other) or
+*missed*.
+
+Every labelled sentence found but not exactly is then categorised, on the segmentation of its
+whole opinion by the same pipeline: *merged* (it lies inside a larger segment: a boundary the
+data set has is missing), *split* (segments end inside it: a boundary the data set does not have
+was made), or both; and each such boundary by what is there: a line break (with what the line
+before ends with and the line after starts with), a semicolon, a colon, an ellipsis, a list
+label, a citation, an abbreviation, a quotation, a footnote number ...
+
+The *layout ceiling*: every gap between words that a labelled sentence decides (one inside it
+is joined, one at its start or end ends a sentence) is given a layout class from what a
+segmenter can see: for a line break, how the line before ends and how the line after starts (a
+footnote-number line looked through); inside a line, how the word before ends (period, period
+after an abbreviation, colon, list label ...) and what starts after it (capitalised word, list
+label, quotation, citation ...). A labelled sentence that find misses at a gap whose class the
+data set decides the other way at least as often cannot be matched by a rule for that class
+without losing as many others; the report counts those and so the exact rate reachable at best.
+
+Writes ``reports/find_segmentation.md`` (and ``.json``). Run from the project root::
+
+    python -m experiments.find_segmentation --data ../shared/data/statutory_interpretation
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import hashlib
+import json
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from statinterp.collection.store import ParagraphRow
+from statinterp.text.segmentation import _is_abbreviation
+
+# ---------------------------------------------------------------------------
+# An in-memory collection: the records the ingest would store
+# ---------------------------------------------------------------------------
+
+
+class MemoryCollection:
+    """The parts of :class:`~statinterp.collection.store.Collection` that ``find_term`` uses."""
+
+    def __init__(self, records):
+        self.folder = Path("memory")
+        self._cases: dict[int, dict] = {}
+        self._opinions: dict[int, list[dict]] = {}
+        self._rows: dict[int, list[ParagraphRow]] = {}
+        self._all: list[ParagraphRow] = []
+        next_opinion = next_paragraph = 1
+        for case_id, rec in enumerate(records, 1):
+            ops = []
+            for position, op in enumerate(rec.opinions):
+                oid = next_opinion
+                next_opinion += 1
+                rows = []
+                for k, text in enumerate(op.paragraphs):
+                    rows.append(ParagraphRow(case_id, oid, next_paragraph, k, text))
+                    next_paragraph += 1
+                self._rows[oid] = rows
+                self._all.extend(rows)
+                ops.append({"id": oid, "type": op.type, "author": op.author or "", "position": position,
+                            "text": "\n".join(op.paragraphs)})
+            self._opinions[case_id] = ops
+            parts = [rec.head_matter] if rec.head_matter.strip() else []
+            parts.extend(o["text"] for o in ops)
+            official = next((c for k, c in rec.citations if k == "official"),
+                            rec.citations[0][1] if rec.citations else "")
+            self._cases[case_id] = {"original_id": rec.source_id, "source": rec.source, "name": rec.name,
+                                    "short_name": rec.name_abbreviation, "date": rec.decision_date,
+                                    "official_citation": official, "court": rec.court, "text": "\n".join(parts)}
+
+    def paragraphs_matching(self, fts_query: str):
+        return iter(self._all)
+
+    def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
+        return self._rows[opinion_id]
+
+    def case(self, case_id: int) -> dict:
+        return self._cases[case_id]
+
+    def opinions(self, case_id: int) -> list[dict]:
+        return self._opinions[case_id]
+
+
+def load_records(data: Path):
+    """The data set's cases as the find target ingests them (each case once, via CAP JSON)."""
+    from statinterp.sources.cap import to_cap_json
+    from statinterp.sources.dataset import read_dataset
+    from statinterp.sources.fields import cap_case
+    from statinterp.sources.records import CaseRecord
+
+    records: dict[str, CaseRecord] = {}
+    for path in sorted(data.glob("*.zip")):
+        for record in read_dataset(path):
+            if isinstance(record, CaseRecord):
+                records.setdefault(record.source_id, record)
+    return [cap_case(json.loads(json.dumps(to_cap_json(r), ensure_ascii=False)), "cap") for r in records.values()]
+
+
+# ---------------------------------------------------------------------------
+# Locating sentences and describing boundaries
+# ---------------------------------------------------------------------------
+
+_SPACE_RE = re.compile(r"\s+")
+
+
+def _locate(text: str, sentence: str) -> tuple[int, int] | None:
+    """Raw span of ``sentence`` in ``text``, whitespace runs matching any whitespace."""
+    words = sentence.split()
+    if not words:
+        return None
+    m = re.search(r"\s+".join(re.escape(w) for w in words), text)
+    return (m.start(), m.end()) if m else None
+
+
+_LABEL = r"(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|\[(?:\d{1,3}|[A-Za-z]{1,4})\]|\d{1,3}\.|[A-Za-z]\.)"
+_LABEL_RE = re.compile(r"[“\"‘']*" + _LABEL + r"(?:\s|$)")
+_FOOTNOTE_RE = re.compile(r"\d{1,3}")
+_CLOSERS = "\"'”’)]}»›"
+_QUOTES = "\"'“”‘’«»"
+_ABBREV_END_RE = re.compile(r"(?:\b[A-Z][a-z]{0,5}|\b[a-z]{1,5}|[A-Z]\.[A-Z]?|\bNo|\bId|\bid)\.$")
+_LABEL_END_RE = re.compile(r"(?:^|\s)[“\"‘']?(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|[A-Za-z]\.|[ivxIVX]{1,4}\.)$")
+_CITATION_RE = re.compile(r"^[(\[](?:[^)\]]*(?:§|\d+\s+[A-Z][\w.]*\s+\d|U\.S\.C|Code|Stat\.|Cal\.|Fed\.|Cir\.|"
+                          r"supra|infra|Id\.|id\.|See|see|at \d|App\.|Rptr))")
+
+
+def line_end_class(line: str) -> str:
+    """How a line ends, past closing quotes and brackets (what a segmenter sees)."""
+    s = line.rstrip()
+    if _FOOTNOTE_RE.fullmatch(s.strip()):
+        return "footnote-number"
+    core = s.rstrip(_CLOSERS)
+    if not core:
+        return "bracket"
+    last = core[-1]
+    if core.endswith(("...", ". . .", "…")):
+        return "ellipsis"
+    if last == ".":
+        return "abbrev." if _ABBREV_END_RE.search(core) else "period"
+    if last in "?!":
+        return "?!"
+    if last in ":;,":
+        return last
+    if last in "—–-":
+        return "dash"
+    if last.isdigit():
+        return "digit"
+    if last.isalpha():
+        return "lower" if last.islower() else "upper"
+    return "other"
+
+
+def line_start_class(line: str) -> str:
+    """How a line starts (list label, quote, case of the first letter ...)."""
+    s = line.strip()
+    if _FOOTNOTE_RE.fullmatch(s):
+        return "footnote-number"
+    prefix = ""
+    q = len(s) - len(s.lstrip(_QUOTES))
+    if q:
+        prefix = "quote+"
+        s = s[q:]
+    m = _LABEL_RE.match(s)
+    if m:
+        rest = s[m.end():].lstrip(_QUOTES + "([")
+        first = rest[:1]
+        after = "Cap" if first.isupper() else "low" if first.islower() else "other"
+        return f"{prefix}label+{after}"
+    if s.startswith("(") or s.startswith("["):
+        return prefix + ("citation" if _CITATION_RE.match(s) else "paren")
+    first = s.lstrip(_QUOTES + "([")[:1]
+    if s.startswith("§"):
+        return prefix + "§"
+    if first.isdigit():
+        return prefix + "digit"
+    if first.isalpha():
+        return prefix + ("Cap" if first.isupper() else "low")
+    return prefix + "other"
+
+
+def boundary_category(text: str, left_end: int, right_start: int) -> str:
+    """What is at a sentence boundary between ``text[:left_end]`` and ``text[right_start:]``."""
+    gap = text[left_end:right_start]
+    if "\n" in gap:
+        line_start = text.rfind("\n", 0, left_end) + 1
+        prev = text[line_start:left_end]
+        nxt_end = text.find("\n", right_start)
+        nxt = text[right_start: nxt_end if nxt_end >= 0 else len(text)]
+        return f"newline: {line_end_class(prev)} | {line_start_class(nxt)}"
+    left = text[max(0, left_end - 60):left_end]
+    right = text[right_start:right_start + 60]
+    core = left.rstrip(_CLOSERS)
+    if core.endswith(";"):
+        kind = "semicolon"
+    elif core.endswith(":"):
+        kind = "colon"
+    elif core.endswith(("...", ". . .", "…")) or right.startswith(("...", ". . .", "…")):
+        kind = "ellipsis"
+    elif _LABEL_END_RE.search(left.rstrip()):
+        kind = "list label before"
+    elif _LABEL_RE.match(right) and not right[:1].isdigit():
+        kind = "list label"
+    elif re.match(r"\d{1,3}\.\s", right):
+        kind = "list label"
+    elif _CITATION_RE.match(right):
+        kind = "citation after"
+    elif re.search(r"[.,;]\d{1,3}$", core) or re.search(r"[a-z]\d{1,3}$", core):
+        kind = "footnote number"
+    elif core.endswith(".") and _is_abbreviation(core.split()[-1].lstrip(_QUOTES + "([")):
+        kind = "abbreviation"
+    elif left.rstrip()[-1:] in _QUOTES or right[:1] in _QUOTES:
+        kind = "quotation"
+    elif core.endswith((".", "?", "!")):
+        kind = "sentence punctuation"
+    else:
+        kind = "other"
+    return kind
+
+
+# ---------------------------------------------------------------------------
+# The measurement
+# ---------------------------------------------------------------------------
+
+
+def _norm(text: str) -> str:
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def _case_hash(text: str) -> str:
+    return hashlib.sha256(_norm(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def measure(data: Path, examples: int = 3) -> dict:
+    from statinterp.collection.find import _joining_pipeline, find_term
+    from statinterp.evaluation.against import compare_with_labelled
+    from statinterp.text.segmentation import sentence_spans
+    from statinterp.workflow import open_corpus
+
+    started = time.perf_counter()
+    memory = MemoryCollection(load_records(data))
+    case_of_hash = {_case_hash(c["text"]): cid for cid, c in memory._cases.items()}
+    labelled = open_corpus(data)
+    nlp = _joining_pipeline()
+    segmented: dict[int, list[tuple[int, int]]] = {}
+
+    def segments(oid: int, text: str) -> list[tuple[int, int]]:
+        if oid not in segmented:
+            segmented[oid] = sentence_spans(nlp(text))
+        return segmented[oid]
+
+    terms = []
+    outcomes: dict[str, str] = {}
+    categories: Counter = Counter()
+    category_examples: dict[str, list[str]] = defaultdict(list)
+    shapes: Counter = Counter()
+    breaks: list[tuple[str, str, str]] = []  # (layout class, "join"/"split", sentence id)
+    failing: dict[str, list[tuple[str, str]]] = {}  # missed sentence -> (class, the data set's decision)
+    disagree: list[str] = []
+    for term in labelled:
+        found = find_term(memory, term.query)
+        result = compare_with_labelled(found.term_data(term.provision), term)
+        found_by_case: dict[str, set[str]] = defaultdict(set)
+        for rec in found.tables["sentence"].values():
+            found_by_case[rec["case_id"]].add(_norm(rec["text"]))
+        row = {"term": term.key, "labelled": result.labelled, "exact": result.found_exact,
+               "contained": result.found_contained, "shapes": Counter()}
+        for s in term.sentences:
+            if s.label is None:
+                continue
+            sid = f"{term.key}/{s.id}"
+            cid = case_of_hash.get(_case_hash(term.cases[s.case_id].text))
+            target = _norm(s.text)
+            texts = found_by_case.get(f"c{cid}", set())
+            if target in texts:
+                outcome = "exact"
+            elif any(target in t or t in target for t in texts):
+                outcome = "contained"
+            else:
+                outcome = "missed"
+            outcomes[sid] = outcome
+            # locate it in its case's opinions (collection form) and segment that opinion whole
+            where = None
+            for op in memory.opinions(cid) if cid else []:
+                span = _locate(op["text"], s.text)
+                if span:
+                    where = (op["id"], op["text"], span)
+                    break
+            if where is None:
+                row["shapes"]["not located"] += 1
+                continue
+            oid, text, (ls, le) = where
+            _collect_gaps(text, ls, le, sid, breaks)
+            segs = segments(oid, text)
+            starts = [a for a, _ in segs]
+            k = max(bisect.bisect_right(starts, ls) - 1, 0)
+            over = []
+            while k < len(segs) and segs[k][0] < le:
+                if segs[k][1] > ls:
+                    over.append(segs[k])
+                k += 1
+            aligned = len(over) == 1 and over[0] == (ls, le)
+            if aligned != (outcome == "exact"):
+                disagree.append(f"{sid} (find: {outcome}, whole opinion: {'exact' if aligned else 'not exact'})")
+            if aligned:
+                continue
+            cats = []
+            points = []
+            if over and over[0][0] < ls:  # a boundary the data set has at its start is missing
+                cats.append(("merged at start: " + boundary_category(text, _rstrip_at(text, ls), ls), ls))
+                points.append((gap_class(text, _rstrip_at(text, ls), ls), "split"))
+            if over and over[-1][1] > le:
+                cats.append(("merged at end: " + boundary_category(text, le, _lstrip_at(text, le)), le))
+                points.append((gap_class(text, le, _lstrip_at(text, le)), "split"))
+            for a, b in zip(over, over[1:], strict=False):  # boundaries made inside it
+                cats.append(("split: " + boundary_category(text, a[1], b[0]), b[0]))
+                points.append((gap_class(text, a[1], b[0]), "join"))
+            failing[sid] = points
+            shape = ("merged" if over[0][0] < ls or over[-1][1] > le else "") + \
+                    ("+" if len(over) > 1 and (over[0][0] < ls or over[-1][1] > le) else "") + \
+                    ("split" if len(over) > 1 else "")
+            row["shapes"][shape] += 1
+            shapes[shape] += 1
+            seen = set()
+            for c, point in cats:
+                if c in seen:
+                    continue
+                seen.add(c)
+                categories[c] += 1
+                if len(category_examples[c]) < examples:
+                    context = _clip(text[max(0, point - 70):point], 70) + " ⟂ " + _clip(text[point:point + 70], 70)
+                    category_examples[c].append(f"{sid} [{outcome}] `{context}`")
+        terms.append(row)
+    total = {k: sum(r[k] for r in terms) for k in ("labelled", "exact", "contained")}
+    ceiling = layout_ceiling(breaks, outcomes, failing)
+    return {"terms": terms, **total, "outcomes": outcomes, "categories": categories,
+            "examples": category_examples, "shapes": shapes, "whole_opinion_disagreements": disagree,
+            "ceiling": ceiling, "seconds": time.perf_counter() - started}
+
+
+def _rstrip_at(text: str, i: int) -> int:
+    while i > 0 and text[i - 1].isspace():
+        i -= 1
+    return i
+
+
+def _lstrip_at(text: str, i: int) -> int:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
+
+
+def _clip(s: str, n: int = 160) -> str:
+    s = s.replace("\n", "⏎")
+    return s if len(s) <= n else s[: n // 2] + " … " + s[-n // 2:]
+
+
+# ---------------------------------------------------------------------------
+# The layout ceiling
+# ---------------------------------------------------------------------------
+
+
+def break_class(text: str, nl: int) -> str:
+    """Layout class of the line break at ``text[nl] == "\\n"``: how the line before ends and the
+    line after starts; a footnote-number line between two lines is looked through."""
+    line_start = text.rfind("\n", 0, nl) + 1
+    prev = text[line_start:nl]
+    nxt_end = text.find("\n", nl + 1)
+    nxt = text[nl + 1: nxt_end if nxt_end >= 0 else len(text)]
+    if _FOOTNOTE_RE.fullmatch(nxt.strip()) and nxt_end >= 0:
+        after_end = text.find("\n", nxt_end + 1)
+        after = text[nxt_end + 1: after_end if after_end >= 0 else len(text)]
+        return f"{line_end_class(prev)} | fn | {line_start_class(after)}"
+    if _FOOTNOTE_RE.fullmatch(prev.strip()) and line_start > 0:
+        before_start = text.rfind("\n", 0, line_start - 1) + 1
+        before = text[before_start:line_start - 1]
+        return f"{line_end_class(before)} | fn | {line_start_class(nxt)}"
+    return f"{line_end_class(prev)} | {line_start_class(nxt)}"
+
+
+def _word_end_class(word: str) -> str:
+    """How the last word before a gap ends (a label, a period after an abbreviation or a word ...)."""
+    if re.fullmatch(r"[“\"‘']?(?:\((?:\d{1,3}|[A-Za-z]{1,4})\))+", word):
+        return "label"
+    if re.fullmatch(r"[“\"‘']?[a-z]\.", word):
+        return "letter label"
+    if re.fullmatch(r"[A-Z]\.", word):
+        return "initial or heading letter"
+    core = word.rstrip(_CLOSERS)
+    closed = "+close" if core != word else ""
+    if not core:
+        return "bracket"
+    last = core[-1]
+    if core.endswith(("...", "…")):
+        cls = "ellipsis"
+    elif last == ".":
+        bare = core.lstrip(_QUOTES + "([")
+        cls = "abbrev." if len(bare) > 1 and _is_abbreviation(bare) else "period"
+    elif last in "?!":
+        cls = "?!"
+    elif last in ";:,":
+        cls = last
+    elif last in "—–-":
+        cls = "dash"
+    elif last.isdigit():
+        cls = "digit"
+    elif last.isalpha():
+        cls = "lower" if last.islower() else "upper"
+    else:
+        cls = "other"
+    return cls + closed
+
+
+def gap_class(text: str, a: int, b: int) -> str:
+    """Layout class of the whitespace ``text[a:b]`` between two words: for a line break, how the line
+    before ends and the line after starts (:func:`break_class`); inside a line, how the word before
+    ends and what starts after it."""
+    if "\n" in text[a:b]:
+        return "line break: " + break_class(text, a + text[a:b].index("\n"))
+    line_start = text.rfind("\n", 0, a) + 1
+    words = text[line_start:a].split()
+    end = text.find("\n", b)
+    return (f"in line: {_word_end_class(words[-1] if words else '')} | "
+            f"{line_start_class(text[b: end if end >= 0 else len(text)])}")
+
+
+def _collect_gaps(text: str, ls: int, le: int, sid: str, out: list) -> None:
+    """The gaps between words a labelled sentence at ``text[ls:le]`` decides: the ones inside it are
+    joined, the ones at its start and end (when text is there) end a sentence."""
+    for m in re.finditer(r"\s+", text[ls:le]):
+        out.append((gap_class(text, ls + m.start(), ls + m.end()), "join", sid))
+    a = _rstrip_at(text, ls)
+    if 0 < a < ls:
+        out.append((gap_class(text, a, ls), "split", sid))
+    b = _lstrip_at(text, le)
+    if le < b < len(text):
+        out.append((gap_class(text, le, b), "split", sid))
+
+
+def layout_ceiling(gaps: list[tuple[str, str, str]], outcomes: dict[str, str],
+                   failing: dict[str, list[tuple[str, str]]]) -> dict:
+    """The exact rate a segmenter deciding each gap by its layout class can reach at best.
+
+    Every gap the labelled sentences decide is tallied by class (joined / split). A sentence not
+    found exactly is *against the data set* when one of the gaps find decides differently is in a
+    class where the data set itself decides that way as often or more often than the way it did
+    here: a rule for the class that fixed it would break at least as many others. The rest are
+    *fixable in principle* (the data set mostly decides their class as it did here)."""
+    by_class: dict[str, Counter] = defaultdict(Counter)
+    for cls, decision, _ in gaps:
+        by_class[cls][decision] += 1
+    other = {"join": "split", "split": "join"}
+    against: dict[str, list[str]] = {}
+    fixable: dict[str, list[str]] = {}
+    for sid, points in failing.items():
+        if outcomes.get(sid) == "exact":
+            continue
+        bad = [f"{cls} ({decision})" for cls, decision in points
+               if by_class[cls][decision] <= by_class[cls][other[decision]]]
+        if bad:
+            against[sid] = bad
+        else:
+            fixable[sid] = [f"{cls} ({decision})" for cls, decision in points]
+    inconsistent = {sid for sid, points in failing.items() if outcomes.get(sid) != "exact"
+                    and any(by_class[cls]["join"] and by_class[cls]["split"] for cls, _ in points)}
+    n = len(outcomes)
+    exact = sum(1 for o in outcomes.values() if o == "exact")
+    against_classes: Counter = Counter(c for v in against.values() for c in set(v))
+    fixable_classes: Counter = Counter(c for v in fixable.values() for c in set(v))
+    not_exact = n - exact
+    return {
+        "labelled": n, "exact": exact, "not_exact": not_exact,
+        "against": len(against), "fixable": len(fixable), "in_inconsistent_classes": len(inconsistent),
+        "unexplained": not_exact - len(against) - len(fixable),
+        "ceiling_rate": (n - len(against)) / n if n else None,
+        "gaps": len(gaps), "classes": len(by_class),
+        "inconsistent_classes": {cls: dict(c) for cls, c in by_class.items() if c["join"] and c["split"]},
+        "against_classes": against_classes, "fixable_classes": fixable_classes,
+        "class_counts": {cls: dict(c) for cls, c in by_class.items()},
+    }
+
+
+# ---------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------
+
+
+def report(result: dict, command: str, top: int = 40) -> str:
+    def pct(a: int, b: int) -> str:
+        return f"{100 * a / b:.1f}%" if b else "n/a"
+
+    n = result["labelled"]
+    lines = ["# find: how the labelled sentences are segmented (no ingest)", "", "Produced by:", "", "```",
+             command, "```", "",
+             f"Whole run {result['seconds']:.0f} s. Each term is found by `find_term` in an in-memory collection of "
+             "the data set's cases (as the find target ingests them) and compared with `compare_with_labelled`.", "",
+             f"Exact: **{result['exact']}/{n} ({pct(result['exact'], n)})**; found (containment): "
+             f"{result['contained']}/{n} ({pct(result['contained'], n)}).", "",
+             "| term | labelled | exact | contained |", "|---|---:|---:|---:|"]
+    for r in result["terms"]:
+        lines.append(f"| {r['term']} | {r['labelled']} | {r['exact']} ({pct(r['exact'], r['labelled'])}) | "
+                     f"{r['contained']} ({pct(r['contained'], r['labelled'])}) |")
+    lines += ["", f"Segmenting whole opinions instead of find's windows of joinable lines gives a different exact "
+              f"result for {len(result['whole_opinion_disagreements'])} labelled sentence(s)"
+              + "".join(f"; {d}" for d in result["whole_opinion_disagreements"]) + ".", "",
+              "## Misses by shape", "", "| shape | sentences |", "|---|---:|"]
+    for shape, c in result["shapes"].most_common():
+        lines.append(f"| {shape} | {c} |")
+    lines += ["", "## Misses by boundary (a sentence counts once per category it shows)", "",
+              "| boundary | sentences |", "|---|---:|"]
+    for cat, c in result["categories"].most_common(top):
+        lines.append(f"| {cat} | {c} |")
+    c = result["ceiling"]
+    counts = c["class_counts"]
+
+    def tally(key: str) -> str:
+        cls = key.rsplit(" (", 1)[0]
+        return f"{counts[cls].get('join', 0)} | {counts[cls].get('split', 0)}"
+
+    lines += ["", "## The layout ceiling", "",
+              f"The labelled sentences decide {c['gaps']} gaps between words (a gap inside one is joined, one at "
+              f"its start or end ends a sentence), in {c['classes']} layout classes (a line break by how the line "
+              f"before ends and the line after starts, a footnote-number line looked through; a gap inside a line "
+              f"by how the word before ends and what starts after it). The data set decides both ways in "
+              f"{len(c['inconsistent_classes'])} classes.", "",
+              f"Of the {c['not_exact']} labelled sentences not found exactly, {c['in_inconsistent_classes']} miss at a "
+              f"gap in one of those classes (layouts the data set treats both ways); "
+              f"**{c['against']}** miss at a gap whose "
+              f"class the data set decides the other way at least as often (a rule for the class that fixed them "
+              f"would break as many or more), {c['fixable']} miss only at gaps whose class the data set mostly "
+              f"decides as it did there (fixable in principle by a rule for the class, if finer features tell "
+              f"the exceptions apart), {c['unexplained']} are not located or not classified. "
+              f"So at best **{pct(c['labelled'] - c['against'], c['labelled'])}** "
+              f"({c['labelled'] - c['against']}/{c['labelled']}) are reachable by a segmenter deciding by these "
+              f"classes.", "",
+              "Against the data set's own majority (sentences; the class's joined | split gaps):", "",
+              "| gap class (decision the data set made here) | sentences | joined | split |", "|---|---:|---:|---:|"]
+    for key, k in c["against_classes"].most_common(top):
+        lines.append(f"| {key} | {k} | {tally(key)} |")
+    lines += ["", "Fixable in principle:", "",
+              "| gap class (decision the data set made here) | sentences | joined | split |", "|---|---:|---:|---:|"]
+    for key, k in c["fixable_classes"].most_common(top):
+        lines.append(f"| {key} | {k} | {tally(key)} |")
+    lines += ["", "## Examples", ""]
+    for cat, _ in result["categories"].most_common(top):
+        lines.append(f"### {cat}")
+        lines += [f"- {e}" for e in result["examples"][cat]]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=Path("..") / "shared" / "data" / "statutory_interpretation")
+    parser.add_argument("--out", type=Path, default=Path("reports") / "find_segmentation.md")
+    parser.add_argument("--examples", type=int, default=3)
+    parser.add_argument("--compare", type=Path, default=None,
+                        help="A previous run's .json: list the sentences gained and lost since.")
+    args = parser.parse_args(argv)
+    result = measure(args.data, args.examples)
+    given = list(argv if argv is not None else sys.argv[1:])
+    if args.compare is not None:  # a scratch file, not part of what makes the report
+        at = given.index("--compare") if "--compare" in given else -1
+        given = given[:at] + given[at + 2:] if at >= 0 else [a for a in given if not a.startswith("--compare=")]
+    given = [("../" + "/".join(Path(a).parts[-3:]) if a == str(args.data) and Path(a).is_absolute() else a)
+             for a in given]
+    text = report(result, ("python -m experiments.find_segmentation " + " ".join(given)).strip())
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    payload = {k: v for k, v in result.items() if k not in ("examples",)}
+    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1, default=dict), encoding="utf-8")
+    print(f"exact {result['exact']}/{result['labelled']}, contained {result['contained']}/{result['labelled']}, "
+          f"{result['seconds']:.0f} s", file=sys.stderr)
+    if args.compare is not None:
+        before = json.loads(args.compare.read_text(encoding="utf-8"))["outcomes"]
+        rank = {"missed": 0, "contained": 1, "exact": 2}
+        gains = sorted(s for s, o in result["outcomes"].items() if rank[o] > rank[before.get(s, "missed")])
+        losses = sorted(s for s, o in result["outcomes"].items() if rank[o] < rank[before.get(s, "missed")])
+        print(f"gained {len(gains)}, lost {len(losses)}", file=sys.stderr)
+        for s in losses:
+            print("  lost", s, before.get(s), "->", result["outcomes"][s], file=sys.stderr)
+        for s in gains:
+            print("  gained", s, before.get(s), "->", result["outcomes"][s], file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
