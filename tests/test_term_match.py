@@ -116,3 +116,14 @@ def test_property_pattern_matches_imply_fts_hit(term, text):
         return
     db = _fts([text])
     assert db.execute("SELECT count(*) FROM f WHERE f MATCH ?", (fts_query(term),)).fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("text", ["pre - employment testing", "pre -employment testing", "the multi - aaaa rule"])
+def test_spaced_hyphen_after_a_prefix_still_matches(text):
+    """A hyphen with a space before it after a joinable prefix ("pre - employment") is the same
+    variant as "pre-employment" (hypothesis found "aaaa multi - aaaa" unmatched)."""
+    term = "preemployment testing" if "employment" in text else "multiaaaa"
+    match = term_pattern(term).search(text)
+    assert match is not None
+    db = _fts([text, "unrelated words only"])
+    assert {r for (r,) in db.execute("SELECT rowid FROM f WHERE f MATCH ?", (fts_query(term),))} == {1 - 1}

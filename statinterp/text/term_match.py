@@ -52,9 +52,10 @@ _APOSTROPHES = "'\u2019"
 # quotes, commas, brackets - whatever is neither a letter/digit nor ends a clause
 # ("hybrid” instrument", "Navigation, Equipment", "dependent on, hours worked").
 _WORD_GAP = r"[^\w.!?;:]+"
-# Inside a word, where the term may be written closed: nothing, a hyphen (a hyphenated
-# line break too) or whitespace.
-_PART_GAP = rf"(?:[{_HYPHENS}]\s*|\s+)?"
+# Inside a word, where the term may be written closed: nothing, or any gap a word gap allows
+# (a hyphen, a hyphenated line break, "pre - employment", whitespace, "post, office": a prefix
+# written as a word of its own is a word like any other).
+_PART_GAP = rf"(?:{_WORD_GAP})?"
 
 
 def term_parts(term: str) -> list[list[str]]:
