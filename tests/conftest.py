@@ -600,3 +600,18 @@ def one_error_line(err: str) -> str:
     assert len(lines) == 1, err
     assert "Traceback" not in err and lines[0].startswith("statinterp: error: "), err
     return lines[0]
+
+
+def example_as_two_terms(folder: Path) -> Path:
+    """The shipped example term written twice into ``folder`` (``vehicle`` and ``motor_vehicle``):
+    the smallest data on which leave-one-term-out has a fold."""
+    import shutil
+
+    from statinterp.workflow import example_data_path
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind in ("case", "opinion", "paragraph", "sentence"):
+        src = example_data_path() / f"vehicle-{kind}.json"
+        shutil.copy(src, folder / f"vehicle-{kind}.json")
+        shutil.copy(src, folder / f"motor_vehicle-{kind}.json")
+    return folder

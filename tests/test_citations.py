@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import logging
 import pickle
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_main
+from conftest import example_as_two_terms, run_main
 
 from statinterp.collection.prepare import Citation, citations_of
 from statinterp.errors import UsageError
@@ -186,12 +185,7 @@ def test_cli_option_matches_the_settings(capsys):
 
 
 def test_cv_records_the_source_and_check_reruns_it(tmp_path, capsys):
-    data = tmp_path / "two"
-    data.mkdir()
-    for kind in ("case", "opinion", "paragraph", "sentence"):
-        src = example_data_path() / f"vehicle-{kind}.json"
-        shutil.copy(src, data / f"vehicle-{kind}.json")
-        shutil.copy(src, data / f"motor_vehicle-{kind}.json")
+    data = example_as_two_terms(tmp_path / "two")
     reports = tmp_path / "reports"
     code, _, err = run_main(capsys, "cv", "--data", str(data), "-q", "--learner", "pairwise", "--no-vector-features",
                             "--compounds", "Tp-Nr", "--no-importance", "--case-citations", "eyecite",

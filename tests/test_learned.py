@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import example_as_two_terms
 
 from statinterp.app.cli import main
 from statinterp.app.cv_report import cv_markdown, importance_chart, limits_notes
@@ -320,12 +321,7 @@ def test_real_terms_loo(real_prepared):
 
 
 def test_cli_cv_writes_report(tmp_path, capsys):
-    data = tmp_path / "two"
-    data.mkdir()
-    for kind in ("case", "opinion", "paragraph", "sentence"):
-        src = example_data_path() / f"vehicle-{kind}.json"
-        shutil.copy(src, data / f"vehicle-{kind}.json")
-        shutil.copy(src, data / f"motor_vehicle-{kind}.json")
+    data = example_as_two_terms(tmp_path / "two")
     reports = tmp_path / "reports"
     args = ["cv", "--data", str(data), "-q", "--learner", "pairwise", "--no-vector-features", "--compounds", "Tp-Nr",
             "--report-dir", str(reports)]
