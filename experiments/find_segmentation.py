@@ -83,13 +83,18 @@ class MemoryCollection:
                                     "short_name": rec.name_abbreviation, "date": rec.decision_date,
                                     "official_citation": official, "court": rec.court, "text": "\n".join(parts)}
 
+    def occurring(self, phrases):
+        """Every spelling counts as occurring: the full-text lookup is replaced by "every paragraph"
+        here (find checks each with the exact pattern anyway)."""
+        return set(phrases)
+
     def paragraphs_matching(self, fts_query: str):
         return iter(self._all)
 
     def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
         return self._rows[opinion_id]
 
-    def case(self, case_id: int) -> dict:
+    def case(self, case_id: int, opinions: list[dict] | None = None) -> dict:
         return self._cases[case_id]
 
     def opinions(self, case_id: int) -> list[dict]:
