@@ -503,13 +503,16 @@ def layout_ceiling(gaps: list[tuple[str, str, str]], outcomes: dict[str, str],
 # ---------------------------------------------------------------------------
 
 
-def report(result: dict, command: str, top: int = 40) -> str:
+def report(result: dict, command: str, top: int = 40, provenance: dict | None = None) -> str:
+    from statinterp.provenance import provenance_lines
+
     def pct(a: int, b: int) -> str:
         return f"{100 * a / b:.1f}%" if b else "n/a"
 
     n = result["labelled"]
     lines = ["# find: how the labelled sentences are segmented (no ingest)", "", "Produced by:", "", "```",
              command, "```", "",
+             *([f"- Date: {provenance['date']}", *provenance_lines(provenance), ""] if provenance else []),
              f"Whole run {result['seconds']:.0f} s. Each term is found by `find_term` in an in-memory collection of "
              "the data set's cases (as the find target ingests them) and compared with `compare_with_labelled`.", "",
              f"Exact: **{result['exact']}/{n} ({pct(result['exact'], n)})**; found (containment): "
@@ -582,11 +585,17 @@ def main(argv: list[str] | None = None) -> int:
         given = given[:at] + given[at + 2:] if at >= 0 else [a for a in given if not a.startswith("--compare=")]
     given = [("../" + "/".join(Path(a).parts[-3:]) if a == str(args.data) and Path(a).is_absolute() else a)
              for a in given]
-    text = report(result, ("python -m experiments.find_segmentation " + " ".join(given)).strip())
+    from statinterp.cache import atomic
+    from statinterp.provenance import run_provenance
+
+    command = ("python -m experiments.find_segmentation " + " ".join(given)).strip()
+    provenance = run_provenance(command)
+    text = report(result, command, provenance=provenance)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
     payload = {k: v for k, v in result.items() if k not in ("examples",)}
-    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1, default=dict), encoding="utf-8")
+    payload["provenance"] = provenance
+    atomic.write_set({args.out: text, args.out.with_suffix(".json"): json.dumps(payload, indent=1, default=dict)},
+                     force=True)
     print(f"exact {result['exact']}/{result['labelled']}, contained {result['contained']}/{result['labelled']}, "
           f"{result['seconds']:.0f} s", file=sys.stderr)
     if args.compare is not None:

@@ -25,11 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 TARGET_CONTAINED = 0.99
@@ -133,18 +131,18 @@ def measure(data: Path, collection: Path, cache_dir: str | None = None) -> dict:
     }
 
 
-def _versions() -> str:
-    names = ["spacy", "numpy", "scipy"]
-    parts = [f"Python {platform.python_version()}", f"SQLite {__import__('sqlite3').sqlite_version}"]
-    for name in names:
-        try:
-            parts.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            pass
-    return ", ".join(parts)
+def _provenance(command: str) -> dict:
+    """The run's provenance (:func:`statinterp.provenance.run_provenance`), with SQLite's version."""
+    import sqlite3
+
+    from statinterp.provenance import run_provenance
+
+    return run_provenance(command, sqlite=sqlite3.sqlite_version)
 
 
-def report(result: dict, command: str, build: dict | None, seconds: float) -> str:
+def report(result: dict, command: str, build: dict | None, seconds: float, provenance: dict) -> str:
+    from statinterp.provenance import provenance_lines
+
     def pct(x):
         return f"{100 * x:.1f}%"
     def ok(flag):
@@ -153,8 +151,10 @@ def report(result: dict, command: str, build: dict | None, seconds: float) -> st
     lines = [
         "# find: the target on the 14 shared terms", "",
         "Produced by:", "", "```", command, "```", "",
-        f"{_versions()}; {os.cpu_count()} CPUs visible; whole run {seconds / 60:.1f} min"
-        + (f" (ingest of {build['cases']} cases: {build['ingest_seconds']:.0f} s)" if build else "") + ".", "",
+        f"- Date: {provenance['date']}; SQLite {provenance['sqlite']}; {os.cpu_count()} CPUs visible; whole run "
+        f"{seconds / 60:.1f} min"
+        + (f" (ingest of {build['cases']} cases: {build['ingest_seconds']:.0f} s)" if build else "") + ".",
+        *provenance_lines(provenance), "",
         "The data set's cases are written as one CAP volume of per-case JSON files, ingested "
         "(`statinterp ingest`), and each term is found (`statinterp find`): FTS5 lookup, the term "
         "pattern, sentences by the legal segmenter with line joining. A labelled sentence is *found* when "
@@ -210,11 +210,14 @@ def main(argv: list[str] | None = None) -> int:
             build = build_collection(args.data, collection)
         result = measure(args.data, collection, cache_dir=os.environ.get("STATINTERP_CACHE"))
     seconds = time.perf_counter() - started
-    text = report(result, command.strip(), build, seconds) + ceiling_note(args.out.parent)
+    provenance = _provenance(command.strip())
+    text = report(result, command.strip(), build, seconds, provenance) + ceiling_note(args.out.parent)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    args.out.with_suffix(".json").write_text(json.dumps({**result, "build": build, "command": command.strip(),
-                                                          "versions": _versions()}, indent=1), encoding="utf-8")
+    from statinterp.cache import atomic
+
+    atomic.write_set({args.out: text,
+                      args.out.with_suffix(".json"): json.dumps({**result, "build": build, "command": command.strip(),
+                                                                 "provenance": provenance}, indent=1)}, force=True)
     print(text)
     return 0
 
