@@ -503,6 +503,12 @@ def layout_ceiling(gaps: list[tuple[str, str, str]], outcomes: dict[str, str],
 # ---------------------------------------------------------------------------
 
 
+def _ranked(counter, top: int | None = None) -> list:
+    """``counter.most_common(top)`` with ties in key order, so the report does not depend on the
+    order in which the counts were made (set iteration follows the hash seed)."""
+    return sorted(counter.items(), key=lambda kv: (-kv[1], str(kv[0])))[:top]
+
+
 def report(result: dict, command: str, top: int = 40, provenance: dict | None = None) -> str:
     from statinterp.provenance import provenance_lines
 
@@ -525,11 +531,11 @@ def report(result: dict, command: str, top: int = 40, provenance: dict | None = 
               f"result for {len(result['whole_opinion_disagreements'])} labelled sentence(s)"
               + "".join(f"; {d}" for d in result["whole_opinion_disagreements"]) + ".", "",
               "## Misses by shape", "", "| shape | sentences |", "|---|---:|"]
-    for shape, c in result["shapes"].most_common():
+    for shape, c in _ranked(result["shapes"]):
         lines.append(f"| {shape} | {c} |")
     lines += ["", "## Misses by boundary (a sentence counts once per category it shows)", "",
               "| boundary | sentences |", "|---|---:|"]
-    for cat, c in result["categories"].most_common(top):
+    for cat, c in _ranked(result["categories"], top):
         lines.append(f"| {cat} | {c} |")
     c = result["ceiling"]
     counts = c["class_counts"]
@@ -556,14 +562,14 @@ def report(result: dict, command: str, top: int = 40, provenance: dict | None = 
               f"classes.", "",
               "Against the data set's own majority (sentences; the class's joined | split gaps):", "",
               "| gap class (decision the data set made here) | sentences | joined | split |", "|---|---:|---:|---:|"]
-    for key, k in c["against_classes"].most_common(top):
+    for key, k in _ranked(c["against_classes"], top):
         lines.append(f"| {key} | {k} | {tally(key)} |")
     lines += ["", "Fixable in principle:", "",
               "| gap class (decision the data set made here) | sentences | joined | split |", "|---|---:|---:|---:|"]
-    for key, k in c["fixable_classes"].most_common(top):
+    for key, k in _ranked(c["fixable_classes"], top):
         lines.append(f"| {key} | {k} | {tally(key)} |")
     lines += ["", "## Examples", ""]
-    for cat, _ in result["categories"].most_common(top):
+    for cat, _ in _ranked(result["categories"], top):
         lines.append(f"### {cat}")
         lines += [f"- {e}" for e in result["examples"][cat]]
         lines.append("")
