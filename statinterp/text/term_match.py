@@ -136,21 +136,23 @@ def term_pattern(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w])(?:{body})(?![\w])", re.IGNORECASE)
 
 
+def _gap_spellings(pieces: list[str]) -> list[list[str]]:
+    """``pieces`` written with each gap between them either closed (one token) or open (two)."""
+    out = []
+    for closed in itertools.product((False, True), repeat=len(pieces) - 1):
+        tokens = [pieces[0]]
+        for piece, join in zip(pieces[1:], closed, strict=True):
+            if join:
+                tokens[-1] += piece
+            else:
+                tokens.append(piece)
+        out.append(tokens)
+    return out
+
+
 def _fts_token_variants(words: list[list[str]]) -> list[list[str]]:
     """Token sequences (as FTS5 ``unicode61`` sees them) of every spelling the pattern allows."""
-    per_word = []
-    for parts in words:
-        # Each gap between parts is either closed (one token) or open (two tokens).
-        options = []
-        for closed in itertools.product((False, True), repeat=len(parts) - 1):
-            tokens = [parts[0]]
-            for part, join in zip(parts[1:], closed, strict=False):
-                if join:
-                    tokens[-1] += part
-                else:
-                    tokens.append(part)
-            options.append(tokens)
-        per_word.append(options)
+    per_word = [_gap_spellings(parts) for parts in words]
     variants = []
     for combo in itertools.product(*per_word):
         variants.append([tok for tokens in combo for tok in tokens])
@@ -205,14 +207,7 @@ def fts_word_options(term: str) -> list[tuple[list[tuple[str, ...]], bool]]:
     for parts in term_parts(term):
         options: dict[tuple[str, ...], None] = {}
         for form in _form_strings(parts[-1], whole=len(parts) == 1):
-            pieces = [*parts[:-1], form]
-            for closed in itertools.product((False, True), repeat=len(pieces) - 1):
-                tokens = [pieces[0]]
-                for piece, join in zip(pieces[1:], closed, strict=True):
-                    if join:
-                        tokens[-1] += piece
-                    else:
-                        tokens.append(piece)
+            for tokens in _gap_spellings([*parts[:-1], form]):
                 flat = tuple(t for tok in tokens for t in _fts_tokens(tok))
                 if flat:
                     options[flat] = None
