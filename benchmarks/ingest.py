@@ -34,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.results_file import INGEST_HEADING, splice_section
+
 CAP_CASES = 6_700_000
 VOLUME_CASES = 500
 
@@ -173,7 +175,7 @@ def run_child(mode: str, source: Path, collection: Path | None = None) -> dict:
 
 def write_results(path: Path, res: dict) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else "# statinterp performance results\n"
-    path.write_text(splice_section(text, markdown(res)), encoding="utf-8")
+    path.write_text(splice_section(text, INGEST_HEADING, markdown(res)), encoding="utf-8")
     path.with_name("ingest.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
 
 
@@ -273,33 +275,6 @@ def main(argv=None) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-
-
-SECTION = "## Ingest (`statinterp ingest`)"
-
-
-def splice_section(text: str, section: str) -> str:
-    """``text`` (a RESULTS.md) with its ingest section replaced by ``section`` (appended if absent)."""
-    start = text.find(SECTION)
-    if start < 0:
-        return text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
-    end = text.find("\n## ", start + len(SECTION))
-    rest = text[end + 1:] if end >= 0 else ""
-    return text[:start] + section.rstrip("\n") + "\n" + ("\n" + rest if rest else "")
-
-
-def keep_ingest_section(path: Path, new_text: str) -> str:
-    """``new_text`` plus the ingest section of the RESULTS.md at ``path`` (used by benchmarks/run.py,
-    which rewrites the file: this benchmark's section is kept)."""
-    try:
-        old = path.read_text(encoding="utf-8")
-    except OSError:
-        return new_text
-    start = old.find(SECTION)
-    if start < 0:
-        return new_text
-    end = old.find("\n## ", start + len(SECTION))
-    return splice_section(new_text, old[start:end + 1 if end >= 0 else len(old)])
 
 
 def markdown(res: dict) -> str:

@@ -649,9 +649,9 @@ def main(argv=None) -> int:
     text = report(res)
     print(text)
     if out:
-        from benchmarks.ingest import keep_ingest_section
+        from benchmarks.results_file import keep_sections
 
-        Path(out).write_text(keep_ingest_section(Path(out), text), encoding="utf-8")  # keeps benchmarks/ingest.py's
+        Path(out).write_text(keep_sections(Path(out), text), encoding="utf-8")  # keeps ingest's and find's sections
         Path(out).with_suffix(".json").write_text(json.dumps(res, indent=1, default=str), encoding="utf-8")
         log(f"wrote {out}")
     return 0
