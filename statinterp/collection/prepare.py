@@ -6,7 +6,7 @@ dask``), and both give the same values.
 
 Statistics use the project's own analysis (:class:`~statinterp.text.analysis.Analyzer`) and the
 same units as the background statistics of a prepared corpus
-(:func:`statinterp.index.term_index._background_units`): the whole case text, each opinion,
+(:func:`statinterp.index.term_index.background_units`): the whole case text, each opinion,
 each line of an opinion (a paragraph) and each spaCy sentence of an opinion. For each unit level
 the case contributes ``n_units`` (units holding a token), ``total_tokens`` and, per token (a
 lower-cased lemma), ``df`` (units containing it) and ``cf`` (occurrences).
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from statinterp.index.statistics import LEVELS
-from statinterp.index.term_index import _background_units, _Span
+from statinterp.index.term_index import TextSpan, background_units
 from statinterp.sources import Partition, read_partition
 from statinterp.sources.records import CaseRecord, SkippedRecord
 from statinterp.text.analysis import Analyzer, Vocabulary
@@ -116,8 +116,8 @@ def prepare_cases(records: list[CaseRecord], analyzer: Analyzer | None, citation
     words = analyzer.vocab.words
     out = []
     for record, text, at in zip(records, texts, analysed, strict=True):
-        spans = [_Span(at, s, e) for s, e in opinion_offsets(record)]
-        units = _background_units(at, text, spans, [o.text for o in record.opinions])
+        spans = [TextSpan(at, s, e) for s, e in opinion_offsets(record)]
+        units = background_units(at, text, spans, [o.text for o in record.opinions])
         counts = {lvl: level_counts(units[lvl], words) for lvl in LEVELS}
         out.append(PreparedCase(record, record.content_hash, counts, citations_of(record) if citations else ()))
     analyzer.forget()

@@ -149,7 +149,9 @@ class PreparedCorpus:
 
 
 @dataclass
-class _Span:
+class TextSpan:
+    """A span of characters ``[start, end)`` of an analysed text (``host``)."""
+
     host: AnalysedText
     start: int
     end: int
@@ -188,18 +190,20 @@ class _TermBuilder:
         self.analyzer = analyzer
         self.fallbacks = 0
 
-    def locate(self, parent: _Span, parent_text: str, text: str) -> _Span:
+    def locate(self, parent: TextSpan, parent_text: str, text: str) -> TextSpan:
         """Span of ``text`` inside ``parent`` (its first occurrence), else its own analysis."""
         off = parent_text.find(text)
         if off >= 0:
-            return _Span(parent.host, parent.start + off, parent.start + off + len(text))
+            return TextSpan(parent.host, parent.start + off, parent.start + off + len(text))
         self.fallbacks += 1
         at = self.analyzer.analyse([text])[0]
-        return _Span(at, 0, len(text))
+        return TextSpan(at, 0, len(text))
 
 
-def _background_units(case_at: AnalysedText, case_text: str, opinion_spans: list[_Span], opinion_texts: list[str]):
-    """Background units of one case: {level: TokenSeqs}."""
+def background_units(case_at: AnalysedText, case_text: str, opinion_spans: list[TextSpan], opinion_texts: list[str]):
+    """Background units of one case, {level: TokenSeqs}: the whole case, each opinion, each
+    paragraph (line) and each sentence of its opinions; the units every level's statistics
+    count, for a prepared corpus and for a collection's ingest alike."""
     units: dict[str, list[TokenSeqs]] = {lvl: [] for lvl in LEVELS}
     units["case"].append(TokenSeqs(case_at.ids, np.asarray([0, len(case_at.ids)], dtype=np.int64)))
     for span, text in zip(opinion_spans, opinion_texts, strict=False):
@@ -265,14 +269,14 @@ def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_backgrou
     indices: dict[str, TermIndex] = {}
     own_stats: dict[str, dict[str, StatsAccumulator]] = {}
 
-    def add_case_background(case_text: str, at: AnalysedText, spans: list[_Span], texts: list[str]) -> None:
+    def add_case_background(case_text: str, at: AnalysedText, spans: list[TextSpan], texts: list[str]) -> None:
         nonlocal n_background_cases
         digest = text_hash(case_text)
         if digest in seen_cases:
             return
         seen_cases.add(digest)
         n_background_cases += 1
-        for lvl, seqs in _background_units(at, case_text, spans, texts).items():
+        for lvl, seqs in background_units(at, case_text, spans, texts).items():
             acc[lvl].add(seqs)
 
     if extra_background is not None and statistics == "background":
@@ -283,7 +287,7 @@ def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_backgrou
             for cid, at in zip(case_ids, analysed, strict=False):
                 case = term.cases[cid]
                 ops = [o for o in term.opinions.values() if o.case_id == cid]
-                root = _Span(at, 0, len(case.text))
+                root = TextSpan(at, 0, len(case.text))
                 spans = [builder.locate(root, case.text, o.text) for o in ops]
                 add_case_background(case.text, at, spans, [o.text for o in ops])
             analyzer.forget()
@@ -292,11 +296,11 @@ def _prepare(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_backgrou
         builder = _TermBuilder(term, analyzer)
         case_ids = sorted(term.cases)
         analysed = analyzer.analyse([term.cases[c].text for c in case_ids], progress)
-        case_span: dict[str, _Span] = {}
-        opinion_span: dict[str, _Span] = {}
+        case_span: dict[str, TextSpan] = {}
+        opinion_span: dict[str, TextSpan] = {}
         for cid, at in zip(case_ids, analysed, strict=False):
             case = term.cases[cid]
-            root = _Span(at, 0, len(case.text))
+            root = TextSpan(at, 0, len(case.text))
             case_span[cid] = root
             ops = sorted((o for o in term.opinions.values() if o.case_id == cid), key=lambda o: o.id)
             spans = [builder.locate(root, case.text, o.text) for o in ops]
