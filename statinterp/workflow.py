@@ -175,10 +175,12 @@ def evaluate_methods(
 
 
 def find_in_collection(collection: str | Path, term: str, *, provisions: str | Path | ProvisionBook | None = None,
-                       provision_text: str | None = None, show_progress: bool = False):
+                       provision_text: str | None = None, show_progress: bool = False, engine: str = "local",
+                       scheduler: str | None = None, n_workers: int = 2):
     """Find ``term`` in a collection folder: ``(FoundTerm, Corpus)``, the corpus holding the found
     candidates as one unlabelled term with its provision (``provision_text``, else the provisions
-    book's entry for the term, else none)."""
+    book's entry for the term, else none). ``engine``, ``scheduler``, ``n_workers``: as
+    :func:`~statinterp.collection.find.find_term`."""
     from statinterp.collection.find import find_term
     from statinterp.collection.store import Collection
 
@@ -187,7 +189,7 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     if provision_text is not None:
         book = book.with_override(key, provision_text)
     with Collection.open(collection) as store:
-        found = find_term(store, term)
+        found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers)
     corpus = Corpus()
     if found.tables["sentence"]:
         corpus.terms[key] = found.term_data(book.get(key))

@@ -98,6 +98,8 @@ SLOW_TESTS = {
     "test_review_browser.py::test_label_rerank_export_in_chromium",
     "test_ingest.py::test_killed_ingest_leaves_a_consistent_collection_and_rerun_completes_it",
     "test_ingest.py::test_dask_engine_writes_the_same_collection_as_the_local_engine",
+    "test_find.py::test_find_on_dask_gives_the_same_zip_as_local",
+    "test_find.py::test_a_dask_worker_that_dies_mid_run_is_retried_and_find_is_unchanged",
     "test_ingest.py::test_a_reader_sees_whole_batches_while_an_ingest_writes",
     "test_feedback.py::test_rank_uses_the_default_model",
     "test_feedback.py::test_feedback_ranker_with_the_default_model_prior",
@@ -115,6 +117,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.real_data)
         if item.get_closest_marker("real_data") is not None and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A 2-worker ``distributed.LocalCluster`` (processes, one thread each)."""
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    import logging
+
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.ERROR)
+    try:
+        yield cluster
+    finally:
+        cluster.close()
 
 
 # --------------------------------------------------------------------------------------------

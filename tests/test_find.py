@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from statinterp.app.cli import main
-from statinterp.collection.find import find_term, write_term_zip
+from statinterp.collection.find import (
+    MatchingOpinion,
+    find_on_dask,
+    find_runs,
+    find_term,
+    matching_opinions,
+    merge_found_tables,
+    sentences_around,
+    term_zip_bytes,
+    write_term_zip,
+)
 from statinterp.collection.ingest import ingest
 from statinterp.collection.store import Collection
 from statinterp.corpus.dataset import load_corpus
@@ -337,3 +348,75 @@ def test_cli_rank_collection_with_a_compound_and_the_shipped_model(example_colle
     learned = json.loads(stdout)
     assert learned["candidates"] == compound["candidates"]
     assert {r["sentence_id"] for r in learned["results"]} == {r["sentence_id"] for r in compound["results"]}
+
+
+# --------------------------------------------------------------------------------------------
+# find on Dask: runs of whole cases, merged in order
+
+
+def test_find_runs_cut_between_cases_only_and_keep_the_order():
+    cases = [1, 1, 2, 3, 3, 3, 4, 5]
+    opinions = [MatchingOpinion(k + 10, case, (k,)) for k, case in enumerate(cases)]
+    for n in range(1, 10):
+        runs = find_runs(opinions, n)
+        assert [o for run in runs for o in run] == opinions
+        assert 1 <= len(runs) <= n
+        case_sets = [{o.case_id for o in run} for run in runs]
+        assert all(not (a & b) for i, a in enumerate(case_sets) for b in case_sets[i + 1:])
+    assert len(find_runs(opinions, 5)) == 5
+    assert find_runs([], 3) == []
+
+
+def test_tables_of_runs_merged_in_order_equal_the_tables_of_the_whole(example_collection):
+    with Collection.open(example_collection) as c:
+        for term in ("vehicle", "park"):
+            opinions, _, matched = matching_opinions(c, term)
+            assert matched and len({o.case_id for o in opinions}) >= 3
+            whole = sentences_around(c, term, opinions)
+            for n in (1, 2, 3, len(opinions)):
+                merged = merge_found_tables(sentences_around(c, term, run) for run in find_runs(opinions, n))
+                assert merged == whole
+                assert [list(table) for table in merged[0].values()] == [list(table) for table in whole[0].values()]
+
+
+def test_find_on_dask_gives_the_same_zip_as_local(example_collection, dask_cluster, tmp_path, capsys):
+    local, dask = tmp_path / "local.zip", tmp_path / "dask.zip"
+    code, _, err = run(["find", "vehicle", "--collection", str(example_collection), "--out", str(local)], capsys)
+    assert code == 0, err
+    code, _, err = run(["find", "vehicle", "--collection", str(example_collection), "--out", str(dask),
+                        "--engine", "dask", "--scheduler", dask_cluster.scheduler_address], capsys)
+    assert code == 0, err
+    assert dask.read_bytes() == local.read_bytes()
+    code, _, err = run(["find", "vehicle", "--collection", str(example_collection), "--out", str(tmp_path / "x.zip"),
+                        "--scheduler", dask_cluster.scheduler_address], capsys)
+    assert code == 2 and "--engine dask" in err and not (tmp_path / "x.zip").exists()
+
+
+def _dies_once(folder, term, opinions, marker_dir=None):
+    """A find task whose worker process dies the first time it runs the second run."""
+    from statinterp.collection.find import find_run
+
+    marker = Path(marker_dir) / "died"
+    if opinions[0].case_id != 1 and not marker.exists():
+        marker.write_text("x")
+        os._exit(1)  # the worker dies mid-run
+    return find_run(folder, term, opinions)
+
+
+def test_a_dask_worker_that_dies_mid_run_is_retried_and_find_is_unchanged(example_collection, dask_cluster,
+                                                                          tmp_path):
+    import functools
+    import sys
+
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    task = functools.partial(_dies_once, marker_dir=str(tmp_path))
+    with Collection.open(example_collection) as c:
+        local = find_term(c, "vehicle")
+        opinions, _, _ = matching_opinions(c, "vehicle")
+    tables, sentence_case = find_on_dask(example_collection, "vehicle", opinions, dask_cluster.scheduler_address, 2,
+                                         task=task)
+    assert (tmp_path / "died").exists()  # the worker really died once
+    assert term_zip_bytes(local.key, tables) == term_zip_bytes(local.key, local.tables)
+    assert sentence_case == local.sentence_case

@@ -407,19 +407,6 @@ def _dies_once(partition, citations, marker_dir=None):
     return prepare_whole_partition(partition, citations)
 
 
-@pytest.fixture(scope="module")
-def dask_cluster():
-    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
-    import logging
-
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=logging.ERROR)
-    try:
-        yield cluster
-    finally:
-        cluster.close()
-
-
 def test_dask_engine_writes_the_same_collection_as_the_local_engine(tmp_path, dask_cluster):
     recs = copies(12)
     for i in range(3):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from statinterp.app.options import engine_options
 from statinterp.cache import atomic
 
 FORMAT_HELP = ("Source format (default: sniffed per file): cap (CAP per-case JSON: REPORTER/VOLUME/cases/*.json "
@@ -31,13 +32,7 @@ def example_sources() -> Path:
               default=None, help=FORMAT_HELP)
 @click.option("--errors-out", type=click.Path(path_type=Path), default=None,
               help="Write every skipped record (file, record, field, reason) to this file, one JSON object a line.")
-@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="local: everything in this process; dask: parse and analyse partitions (one per source file) on "
-                   "dask.distributed (same collection either way).")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="With --engine dask: the scheduler's address (default: a local cluster of --workers processes).")
-@click.option("--workers", type=click.IntRange(1, 256), default=2, show_default=True,
-              help="With --engine dask and no --scheduler: worker processes of the local cluster.")
+@engine_options("parse and analyse partitions (one per source file)")
 @click.option("--citations/--no-citations", default=True, show_default=True,
               help="Extract case, statute and journal citations with eyecite (it takes longer than the analysis: "
                    "about 2.6 times as long, benchmarks/RESULTS.md).")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from statinterp.app.options import engine_options
 from statinterp.cache import atomic
 from statinterp.errors import UsageError
 
@@ -28,7 +29,8 @@ from statinterp.errors import UsageError
               help="Provisions file for --against (default: the shipped provisions).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Summary on stdout: one line of text, or JSON.")
-def find(term, collection, out, force, against, provisions, fmt):
+@engine_options("segment the matching cases, in runs of whole cases,")
+def find(term, collection, out, force, against, provisions, fmt, engine, scheduler, workers):
     """Find every sentence of a collection that mentions TERM and write it in the data set's format.
 
     Matches are case-insensitive and include inflections and possessives ("technological measures",
@@ -54,7 +56,8 @@ def find(term, collection, out, force, against, provisions, fmt):
         if not labelled.labelled:
             raise UsageError(f"{against}: term {key!r} has no labelled sentences to compare with")
     started = time.perf_counter()
-    found, _ = find_in_collection(collection, term, provisions=provisions)
+    found, _ = find_in_collection(collection, term, provisions=provisions, engine=engine, scheduler=scheduler,
+                                  n_workers=workers)
     seconds = time.perf_counter() - started
     if not found.tables["sentence"]:
         raise UsageError(f"no sentence of the collection {collection} mentions {term!r}; nothing written")

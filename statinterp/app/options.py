@@ -35,6 +35,21 @@ class OutFile(click.Path):
 OUT_FILE = OutFile()
 
 
+def engine_options(dask_work: str):
+    """``--engine``, ``--scheduler`` and ``--workers`` (ingest, find, rank --collection);
+    ``dask_work`` says what ``--engine dask`` spreads over the cluster."""
+    def decorate(func):
+        func = click.option("--workers", type=click.IntRange(1, 256), default=2, show_default=True,
+                            help="With --engine dask and no --scheduler: worker processes of the local cluster.")(func)
+        func = click.option("--scheduler", default=None, metavar="ADDRESS",
+                            help="With --engine dask: the scheduler's address (default: a local cluster of "
+                                 "--workers processes).")(func)
+        return click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+                            help=f"local: everything in this process; dask: {dask_work} on dask.distributed "
+                                 "(the same result either way).")(func)
+    return decorate
+
+
 def _vectors_option(ctx, param, value):
     from statinterp.vectors.provider import parse_vectors_option
 
@@ -147,15 +162,18 @@ def _background_record(opts: dict, prepared) -> dict:
     return {"rule": rule, "collection": collection, "description": prepared.background.description}
 
 
-def _prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None):
-    """Find TERM in a collection and prepare the found sentences with the collection's statistics."""
+def _prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None, engine: str = "local",
+                   scheduler: str | None = None, workers: int = 2):
+    """Find TERM in a collection (on ``engine``) and prepare the found sentences with the
+    collection's statistics."""
     from statinterp.workflow import find_in_collection, prepare_found
 
     if opts["data"] is not None or opts["background"] is not None:
         raise UsageError("give --collection or --data/--background, not both")
     if opts["statistics"] != "background":
         raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
-    found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text)
+    found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text,
+                                       engine=engine, scheduler=scheduler, n_workers=workers)
     if not opts["quiet"]:
         click.echo(f"statinterp: {found.summary()}", err=True)
     if not len(corpus):

@@ -21,6 +21,7 @@ from statinterp.app.options import (
     _ranker_from_options,
     _split_methods,
     common_options,
+    engine_options,
 )
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
 from statinterp.cache import atomic
@@ -46,6 +47,7 @@ from statinterp.errors import StatinterpWarning, UsageError
 @click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
               help="Find TERM in this collection (made by `statinterp ingest`) and rank what is found, with the "
                    "collection's background statistics (instead of --data).")
+@engine_options("segment the matching cases of --collection, in runs of whole cases,")
 @click.option("--dedupe", is_flag=True,
               help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
 @click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
@@ -54,8 +56,8 @@ from statinterp.errors import StatinterpWarning, UsageError
               help="Re-rank with your labels of this term's sentences: a JSON-lines file of "
                    '{"sentence_id": ..., "label": ...} or a labelled term zip. A learner fitted on them is '
                    "blended with the method's (or model's) scores.")
-def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, dedupe,
-         dedupe_threshold, feedback_file, **opts):
+def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, engine, scheduler,
+         workers, dedupe, dedupe_threshold, feedback_file, **opts):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -87,8 +89,10 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     if out is not None:
         atomic.check_writable(out, force)
     if collection is not None:
-        prepared = _prepare_found(opts, collection, term, provision_text)
+        prepared = _prepare_found(opts, collection, term, provision_text, engine, scheduler, workers)
     else:
+        if engine != "local" or scheduler is not None:
+            raise UsageError("--engine and --scheduler apply to --collection only")
         prepared = _prepare(opts, provision_override=override, require_term=term)
     index = prepared[term]
     if feedback_labels is not None:

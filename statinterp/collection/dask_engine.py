@@ -1,19 +1,27 @@
-"""``--engine dask``: partitions are parsed and analysed on ``dask.distributed`` workers.
+"""``--engine dask``: ingest's partitions and find's runs of cases on ``dask.distributed`` workers.
 
-Each task prepares one partition (one source file) and returns its prepared cases and skipped
-records; the calling process is the single writer and stores the results in partition order,
-so ids and statistics equal those of ``--engine local``. A task whose worker dies is run
+Ingest: each task prepares one partition (one source file) and returns its prepared cases and
+skipped records; the calling process is the single writer and stores the results in partition
+order, so ids and statistics equal those of ``--engine local``. A task whose worker dies is run
 again by the scheduler (up to its ``allowed-failures``); since only the writer stores results,
 and it takes each partition's result once, a retried partition adds nothing twice.
+
+find (:func:`statinterp.collection.find.find_on_dask`) runs its runs of whole cases through
+:func:`dask_client` and :func:`results_in_order` as well.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 from statinterp.errors import UsageError
 from statinterp.sources import Partition
+
+#: The engines of ``ingest`` and ``find``: everything in the calling process, or on Dask.
+ENGINES = ("local", "dask")
 
 #: Partitions submitted ahead of the one being written (bounds the results held in memory).
 WINDOW = 8
@@ -31,9 +39,18 @@ def prepare_whole_partition(partition: Partition, citations: bool, statistics: b
     return list(prepare_partition(partition, citations, None, _ANALYZER if statistics else None, statistics))
 
 
-def dask_streams(partitions: list[Partition], citations: bool, scheduler: str | None, n_workers: int,
-                 task=prepare_whole_partition, statistics: bool = True) -> Iterator[tuple[Partition, list]]:
-    """(partition, items) in partition order, computed on a cluster (``task`` runs one partition)."""
+def check_engine(engine: str, scheduler: str | None) -> None:
+    """Fail with one line for an unknown engine, or a scheduler without ``engine="dask"``."""
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    if scheduler is not None and engine != "dask":
+        raise UsageError("--scheduler needs --engine dask")
+
+
+@contextmanager
+def dask_client(scheduler: str | None, n_workers: int) -> Iterator[Any]:
+    """A ``distributed.Client`` of the scheduler at ``scheduler``, else of a local cluster of
+    ``n_workers`` single-threaded processes (closed, with its cluster, on leaving)."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -49,17 +66,30 @@ def dask_streams(partitions: list[Partition], citations: bool, scheduler: str | 
         except (OSError, TimeoutError) as exc:
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
     try:
-        futures: list = []
-        nxt = 0
-        for i, partition in enumerate(partitions):
-            while nxt < len(partitions) and nxt < i + WINDOW:
-                args = (partitions[nxt], citations) if statistics else (partitions[nxt], citations, False)
-                futures.append(client.submit(task, *args, pure=False, key=f"partition-{nxt}"))
-                nxt += 1
-            items = futures[i].result()
-            futures[i] = None  # release the result on the cluster
-            yield partition, items
+        yield client
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def results_in_order(client: Any, task: Callable, arguments: Sequence[tuple], name: str) -> Iterator[Any]:
+    """``task(*args)`` for each of ``arguments``, run on the cluster, yielded in order; at most
+    :data:`WINDOW` tasks are submitted ahead of the one yielded (bounds the results held)."""
+    futures: list = []
+    nxt = 0
+    for i in range(len(arguments)):
+        while nxt < len(arguments) and nxt < i + WINDOW:
+            futures.append(client.submit(task, *arguments[nxt], pure=False, key=f"{name}-{nxt}"))
+            nxt += 1
+        result = futures[i].result()
+        futures[i] = None  # release the result on the cluster
+        yield result
+
+
+def dask_streams(partitions: list[Partition], citations: bool, scheduler: str | None, n_workers: int,
+                 task=prepare_whole_partition, statistics: bool = True) -> Iterator[tuple[Partition, list]]:
+    """(partition, items) in partition order, computed on a cluster (``task`` runs one partition)."""
+    arguments = [(p, citations) if statistics else (p, citations, False) for p in partitions]
+    with dask_client(scheduler, n_workers) as client:
+        yield from zip(partitions, results_in_order(client, task, arguments, "partition"), strict=True)

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +41,8 @@ from statinterp.corpus.writer import tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
 from statinterp.text.term_match import fts_exact_query, term_pattern
 
-__all__ = ["FoundTerm", "candidate_paragraphs", "find_term", "write_term_zip", "term_data_from_tables"]
+__all__ = ["FoundTerm", "FoundTables", "MatchingOpinion", "candidate_paragraphs", "find_term", "matching_opinions",
+           "merge_found_tables", "sentences_around", "write_term_zip", "term_data_from_tables"]
 
 #: At most this many lines are joined to a matching line on each side.
 MAX_JOIN_LINES = 12
@@ -112,33 +114,55 @@ def candidate_paragraphs(collection: Collection, term: str) -> Iterator[Paragrap
     return iter(()) if query is None else collection.paragraphs_matching(query)
 
 
-def find_term(collection: Collection, term: str, *, progress: Callable[[int], None] | None = None) -> FoundTerm:
-    """Every sentence of ``collection`` that mentions ``term`` (see the module docstring).
+@dataclass(frozen=True)
+class MatchingOpinion:
+    """An opinion with a paragraph (line) that mentions the term: its id, its case's id and the
+    ids of its matching paragraphs, in position order."""
 
-    ``progress`` is called with the number of matching cases done after each case.
-    """
-    key = term_key(term)
-    pattern = term_pattern(query_of(key))
-    nlp = _joining_pipeline()
+    opinion_id: int
+    case_id: int
+    paragraph_ids: tuple[int, ...]
 
-    # Matching paragraphs, grouped by opinion (rows come in case / opinion / position order).
+
+def matching_opinions(collection: Collection, term: str) -> tuple[list[MatchingOpinion], int, int]:
+    """The opinions of ``collection`` with a paragraph that ``term``'s exact pattern matches, in
+    case / opinion / position order, with the number of paragraphs the full-text lookup returned
+    and the number of those the pattern matched."""
+    pattern = term_pattern(query_of(term_key(term)))
     by_opinion: dict[int, list[int]] = {}
     case_of_opinion: dict[int, int] = {}
     searched = matched = 0
-    for row in candidate_paragraphs(collection, query_of(key)):
+    for row in candidate_paragraphs(collection, query_of(term_key(term))):
         searched += 1
         if pattern.search(row.text) is None:
             continue
         matched += 1
         by_opinion.setdefault(row.opinion_id, []).append(row.paragraph_id)
         case_of_opinion[row.opinion_id] = row.case_id
+    opinions = [MatchingOpinion(oid, case_of_opinion[oid], tuple(pids)) for oid, pids in by_opinion.items()]
+    return opinions, searched, matched
 
+
+#: The data set's four tables (``case``, ``opinion``, ``paragraph``, ``sentence``: id -> record)
+#: and, per sentence id, the collection id of its case.
+FoundTables = tuple[dict[str, dict[str, dict]], dict[str, int]]
+
+
+def sentences_around(collection: Collection, term: str, opinions: list[MatchingOpinion], *,
+                     progress: Callable[[int], None] | None = None) -> FoundTables:
+    """The sentences of ``opinions`` (from :func:`matching_opinions`) that mention ``term``, with
+    their paragraphs, opinions and cases, as the data set's tables. Every case's opinions must all
+    be in ``opinions`` together (tables of consecutive runs of the list, merged in order, equal
+    the tables of the whole list: :func:`merge_found_tables`). ``progress`` is called with 1
+    after each case."""
+    pattern = term_pattern(query_of(term_key(term)))
+    nlp = _joining_pipeline()
     tables: dict[str, dict[str, dict]] = {kind: {} for kind in KINDS}
     sentence_case: dict[str, int] = {}
     cases_done: set[int] = set()
     per_paragraph: dict[str, int] = {}
-    for opinion_id, paragraph_ids in by_opinion.items():
-        case_id = case_of_opinion[opinion_id]
+    for matching in opinions:
+        opinion_id, case_id, paragraph_ids = matching.opinion_id, matching.case_id, matching.paragraph_ids
         rows = collection.opinion_paragraphs(opinion_id)
         lines = [r.text for r in rows]
         line_of = {r.paragraph_id: k for k, r in enumerate(rows)}
@@ -146,7 +170,6 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
         for text in lines:
             starts.append(starts[-1] + len(text) + 1)  # lines joined by "\n"
         opinion_text = "\n".join(lines)
-
         # Windows around the matching lines (merged where they overlap), segmented together.
         windows: list[tuple[int, int, list[int]]] = []
         for paragraph_id in paragraph_ids:
@@ -176,9 +199,9 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
         cid = f"c{case_id}"
         if case_id not in cases_done:
             cases_done.add(case_id)
-            opinions = collection.opinions(case_id)
-            tables["case"][cid] = collection.case(case_id, opinions)
-            for op in opinions:
+            case_opinions = collection.opinions(case_id)
+            tables["case"][cid] = collection.case(case_id, case_opinions)
+            for op in case_opinions:
                 tables["opinion"][f"o{op['id']}"] = {"case_id": cid, "author": op["author"], "type": op["type"],
                                                     "position": op["position"], "text": op["text"]}
             if progress is not None:
@@ -196,6 +219,90 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
             tables["sentence"][sid] = {"case_id": cid, "opinion_id": oid, "paragraph_id": pid,
                                        "position": position, "text": opinion_text[start:end]}
             sentence_case[sid] = case_id
+    return tables, sentence_case
+
+
+def merge_found_tables(parts: Iterable[FoundTables]) -> FoundTables:
+    """The tables of consecutive runs of a list of matching opinions, merged in order: equal,
+    insertion order included, to :func:`sentences_around` of the whole list."""
+    tables: dict[str, dict[str, dict]] = {kind: {} for kind in KINDS}
+    sentence_case: dict[str, int] = {}
+    for part_tables, part_cases in parts:
+        for kind in KINDS:
+            tables[kind].update(part_tables[kind])
+        sentence_case.update(part_cases)
+    return tables, sentence_case
+
+
+#: find's runs: about this many per worker (small runs balance the load; each costs a task).
+RUNS_PER_WORKER = 4
+
+
+def find_runs(opinions: list[MatchingOpinion], n_runs: int) -> list[list[MatchingOpinion]]:
+    """``opinions`` (in case order) cut into at most ``n_runs`` consecutive runs of about equal
+    numbers of cases, never inside a case."""
+    cases = list(dict.fromkeys(o.case_id for o in opinions))
+    per_run = max(1, math.ceil(len(cases) / max(1, n_runs)))
+    run_of_case = {case_id: i // per_run for i, case_id in enumerate(cases)}
+    runs: list[list[MatchingOpinion]] = []
+    for opinion in opinions:
+        k = run_of_case[opinion.case_id]
+        if k == len(runs):
+            runs.append([])
+        runs[k].append(opinion)
+    return runs
+
+
+def find_run(folder: str, term: str, opinions: list[MatchingOpinion]) -> FoundTables:
+    """One run's tables (:func:`sentences_around`); runs on a worker."""
+    with Collection.open(folder) as collection:
+        return sentences_around(collection, term, opinions)
+
+
+def find_on_dask(folder: str | Path, term: str, opinions: list[MatchingOpinion], scheduler: str | None,
+                 n_workers: int, *, progress: Callable[[int], None] | None = None,
+                 task: Callable = find_run) -> FoundTables:
+    """:func:`sentences_around` of ``opinions`` on ``dask.distributed``: runs of whole cases
+    (:func:`find_runs`), each segmented by a task that reads the collection itself (the workers
+    must see its folder), merged in run order: the same tables as in one process. ``progress``
+    is called with the number of cases of each run as it arrives."""
+    from statinterp.collection.dask_engine import dask_client, results_in_order
+
+    if not opinions:
+        return merge_found_tables([])
+    runs = find_runs(opinions, RUNS_PER_WORKER * n_workers)
+    arguments = [(str(folder), term, run) for run in runs]
+
+    def arrived() -> Iterator[FoundTables]:
+        with dask_client(scheduler, n_workers) as client:
+            for run, part in zip(runs, results_in_order(client, task, arguments, "find"), strict=True):
+                if progress is not None:
+                    progress(len({o.case_id for o in run}))
+                yield part
+
+    return merge_found_tables(arrived())
+
+
+def find_term(collection: Collection, term: str, *, progress: Callable[[int], None] | None = None,
+              engine: str = "local", scheduler: str | None = None, n_workers: int = 2) -> FoundTerm:
+    """Every sentence of ``collection`` that mentions ``term`` (see the module docstring).
+
+    ``progress`` is called with the number of matching cases done after each case.
+    ``engine="dask"`` segments the matching opinions on ``dask.distributed`` (the scheduler at
+    ``scheduler``, else a local cluster of ``n_workers`` processes), in runs of whole cases
+    (:func:`find_on_dask`); the result is the same as with
+    ``"local"``.
+    """
+    from statinterp.collection.dask_engine import check_engine
+
+    check_engine(engine, scheduler)
+    key = term_key(term)
+    opinions, searched, matched = matching_opinions(collection, key)
+    if engine == "local":
+        tables, sentence_case = sentences_around(collection, key, opinions, progress=progress)
+    else:
+        tables, sentence_case = find_on_dask(collection.folder, key, opinions, scheduler, n_workers,
+                                             progress=progress)
     return FoundTerm(key, query_of(key), tables, searched, matched, str(collection.folder), sentence_case)
 
 

@@ -19,13 +19,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from statinterp.collection.dask_engine import check_engine
 from statinterp.collection.prepare import PreparedCase, new_analyzer, prepare_cases, prepare_partition
 from statinterp.collection.store import CollectionWriter
-from statinterp.errors import UsageError
 from statinterp.sources import Partition, discover
 from statinterp.sources.records import CaseRecord, SkippedRecord
-
-ENGINES = ("local", "dask")
 
 
 @dataclass
@@ -76,10 +74,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     cluster of ``n_workers`` processes); the collection is the same as with ``"local"``.
     ``statistics=False`` stores cases without analysing them (no statistics: for measuring the
     cost of parsing and storing alone; such a collection cannot later receive statistics)."""
-    if engine not in ENGINES:
-        raise UsageError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
-    if scheduler is not None and engine != "dask":
-        raise UsageError("--scheduler needs --engine dask")
+    check_engine(engine, scheduler)
     started = time.perf_counter()
     partitions = discover(list(sources), fmt)  # unreadable or unknown sources fail before anything is written
     summary = IngestSummary(partitions=len(partitions), engine=engine)
