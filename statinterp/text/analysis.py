@@ -108,8 +108,14 @@ class _LocalAnalysis:
     sentences: np.ndarray
 
 
+#: :class:`LemmaTable` forgets its memo when it holds this many forms (memory stays bounded over a
+#: long ingest, where real case law keeps bringing new forms).
+MAX_MEMO_FORMS = 500_000
+
+
 class LemmaTable:
-    """Form -> lower-cased lemma via spaCy's lookup table, memoised per distinct form."""
+    """Form -> lower-cased lemma via spaCy's lookup table, memoised per distinct form (at most
+    :data:`MAX_MEMO_FORMS` at a time)."""
 
     def __init__(self, nlp) -> None:
         self._table = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_lookup")
@@ -129,6 +135,8 @@ class LemmaTable:
                 lower = form.lower()
                 lemma = self._table.get(lower, lower)
             out = lemma.lower()
+        if len(self._memo) >= MAX_MEMO_FORMS:
+            self._memo.clear()
         self._memo[form] = out
         return out
 
@@ -143,9 +151,13 @@ class _Worker:
         self.disabled = [name for name in self.nlp.pipe_names if name == "lemmatizer"]
 
     def run(self, texts: Sequence[str], batch_size: int = 32) -> list[_LocalAnalysis]:
+        """The analyses of ``texts``. Inside a spaCy memory zone: the strings and lexemes the
+        texts add to spaCy's vocabulary are freed afterwards (the results hold no spaCy object),
+        so a worker's memory does not grow with every new word of a long ingest."""
         out = []
-        for doc in self.nlp.pipe(texts, batch_size=batch_size, disable=self.disabled):
-            out.append(self.convert(doc))
+        with self.nlp.memory_zone():
+            for doc in self.nlp.pipe(texts, batch_size=batch_size, disable=self.disabled):
+                out.append(self.convert(doc))
         return out
 
     def convert(self, doc) -> _LocalAnalysis:

@@ -226,7 +226,10 @@ _ENUMERATOR_TOKEN_RE = re.compile(r"\d{1,3}|[IVXLC]{1,6}")
 
 _LIST_HEAD = 16  # flag bit: the token may begin a list label ("(", "¶", "[", "{", a digit)
 _CLASS_MASK = 15
-_class_cache: dict[int, int] = {}
+_class_cache: dict[int, int] = {}  # token text (spaCy orth hash) -> class code; see MAX_CACHED_CLASSES
+#: :func:`_token_codes` forgets its cache of token classes when it holds this many token texts, so
+#: memory stays bounded over a long ingest (real case law keeps bringing new token texts).
+MAX_CACHED_CLASSES = 500_000
 
 
 def _is_abbreviation(text: str) -> bool:
@@ -274,6 +277,8 @@ def _token_codes(doc: Doc) -> np.ndarray:
     """Class code (plus the ``_LIST_HEAD`` flag) of every token, one dict look-up per distinct text."""
     uniq, inverse = np.unique(doc.to_array(ORTH), return_inverse=True)
     cache = _class_cache
+    if len(cache) > MAX_CACHED_CLASSES:
+        cache.clear()
     ulist = uniq.tolist()
     values = [cache.get(orth) for orth in ulist]
     if None in values:
