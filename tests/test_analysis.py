@@ -235,3 +235,30 @@ def test_tokens_by_offsets_equal_separate_analysis_on_example_data():
         assert by_offsets == an.tokens(text)
         checked += 1
     assert checked == 47 + 42 + 10
+
+
+def test_a_long_run_keeps_spacys_vocabulary_and_the_memos_bounded(monkeypatch):
+    """New words of each batch leave spaCy's string store when the batch is done, and the lemma
+    memo and the segmenter's class cache forget themselves at their limits; the analyses are
+    those of an unbounded run."""
+    from statinterp.text import segmentation
+
+    texts = [f"Case {k}: the zqx{k}word and blorf{k}ing rules. It applied {k * 7} times." for k in range(40)]
+
+    def analysed(an: Analyzer) -> list[tuple[list[str], list[int], list]]:
+        return [([an.vocab.words[i] for i in a.ids], a.starts.tolist(), a.sentences.tolist())
+                for a in an.analyse(texts)]
+
+    expected = analysed(Analyzer(cache_dir=False, n_process=1))
+    monkeypatch.setattr(analysis, "MAX_MEMO_FORMS", 5)
+    monkeypatch.setattr(segmentation, "MAX_CACHED_CLASSES", 5)
+    worker = analysis._Worker(legal_rules=True)
+    strings_before = len(worker.nlp.vocab.strings)
+    for batch in (texts[:20], texts[20:]):
+        worker.run(batch)
+        assert len(worker.nlp.vocab.strings) == strings_before  # the batch's new words are gone
+        assert len(worker.lemmas._memo) <= 5
+        assert len(segmentation._class_cache) <= 5 + 20  # the limit, plus one text's distinct tokens
+    assert analysed(Analyzer(cache_dir=False, n_process=1)) == expected
+    assert any("zqx3word" in words for words, _, _ in expected)
+    assert len({w for words, _, _ in expected for w in words}) > 100  # unbounded, the caches would hold them all
