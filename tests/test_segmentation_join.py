@@ -104,3 +104,40 @@ def test_the_default_segmentation_ignores_these_rules():
     assert spans(nlp, COLON_LOWER)[:2] == [
         "The statute defines a mask work as:", "a series of related images, however fixed."]
     assert spans(nlp, COMMA_LABEL)[0].startswith("The benefit is based on the participant’s (i) final average")
+    assert spans(nlp, "It is affirmed.\nMemorandum: This action arises.")[1] == "Memorandum: This action arises."
+    assert spans(nlp, "It prohibits a device that—\n(A)is primarily designed.") == [
+        "It prohibits a device that—", "(A)is primarily designed."]
+
+
+def test_a_closing_double_quote_after_other_characters_than_a_letter_ends_the_sentence(joined):
+    assert spans(joined, "It is known as ‘Wild Horse Valley/ ” Id. It was “pretty good,” R.6-314, and “hard.” So.") == [
+        "It is known as ‘Wild Horse Valley/ ”", "Id.",
+        # after a comma the quotation goes on
+        "It was “pretty good,” R.6-314, and “hard.”", "So."]
+
+
+def test_a_single_word_and_a_colon_opening_a_line_end_a_sentence(joined):
+    assert spans(joined, "It is affirmed.\nMemorandum: This action arises out of a fire. It held: The rule.") == [
+        "It is affirmed.", "Memorandum:", "This action arises out of a fire.", "It held: The rule."]
+
+
+def test_a_label_glued_to_its_first_word_continues_an_unfinished_line(joined):
+    text = ("It prohibits a device that—\n(A)is primarily designed for it; or\n(4)engaging in any activity;\n"
+            "(3)Sums paid in recognition of services.")
+    assert spans(joined, text) == [text]
+    assert spans(joined, "A transaction that—\n(A)(i) is a wash sale.") == [
+        "A transaction that—\n(A)(i) is a wash sale."]
+    # a bracketed letter glued to a word is an alteration, not a label
+    assert spans(joined, "It is defined\n[C]ircumvent means to avoid.") == [
+        "It is defined", "[C]ircumvent means to avoid."]
+    assert lines_may_join("such a measure; or", "(4)engaging in any activity")
+
+
+def test_a_numbered_item_opening_with_a_gerund_continues_a_list_after_a_semicolon(joined):
+    text = ("They are enjoined from:\n3. Circumventing the measure in a work;\n4. Using the trademarks;\n"
+            "5. Manufacturing devices.")
+    assert spans(joined, text) == [
+        "They are enjoined from:", "3.", "Circumventing the measure in a work;\n4.", "Using the trademarks;\n5.",
+        "Manufacturing devices."]
+    assert lines_may_join("the measure in a work;", "4. Using the trademarks")
+    assert not lines_may_join("of damage;", "3. The inmate")

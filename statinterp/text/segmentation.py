@@ -49,15 +49,18 @@ that opens a list item inside a sentence ends the sentence before it, the label 
 that sentence ("... threats; or\n“(3)" | "Substantial deterioration ...", "... spreads: (1)" |
 "Those transactions ..."); at a line start a lower-case letter label ("b.") and a footnote's
 number ("3 A service-connected ...") are split off like "(d)". More of the data set's conventions,
-in line-joining mode only: a closing double quote after a lower-case word ends a sentence before a
-capitalised word ('... protected under”' | 'Title 17, whereas ...'); a closing quote set off by a
+in line-joining mode only: a closing double quote after a word ends a sentence before a capitalised
+word ('... protected under”' | 'Title 17, whereas ...'); so does a colon after a single word opening a
+line ("Memorandum:" | "This action ..."); a closing quote set off by a
 space after final punctuation opens the next sentence ('... owner.... ”' | '” 17 U.S.C. § 1201.'),
 unless a sentence opener follows it; a closing parenthesis after a number ends a sentence before a
 capitalised word ('... Dep. at 104)' | 'Plaintiffs criticism ...'); a label after a comma (", (ii)",
 ", or (ii)") continues the sentence; a heading line (ending with a letter) is joined to a numbered
-paragraph after it, the number staying with the heading ("... Programs\n72." | "SCC admits ..."); and
-a line ending with a colon is joined to a line starting with a lower-case word ("... defines a mask
-work as:\na series of ..."). None of this changes the default segmentation.
+paragraph after it, the number staying with the heading ("... Programs\n72." | "SCC admits ..."), and
+a line ending with a semicolon to a numbered item opening with a gerund (";\n4." | "Using ..."); a
+line ending with a colon is joined to a line starting with a lower-case word ("... defines a mask
+work as:\na series of ..."); and a label glued to the next word ("(A)is ...", "(A)(i) is ...",
+"(3)Sums ...") continues an unfinished line. None of this changes the default segmentation.
 
 :func:`sentence_spans` returns the whitespace-trimmed character spans of the
 sentences; it works for both pipelines.
@@ -368,6 +371,7 @@ def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
     if join_lines:
         _regex_starts(doc, _QUOTE_END_RE, starts)
         _regex_starts(doc, _NUMBER_PAREN_END_RE, starts)
+        _regex_starts(doc, _LEAD_WORD_COLON_RE, starts)
 
     # 4. Star-page-marker lines ("*457", "[*12]") never form a sentence of their own.
     if (classes == _STAR).any():
@@ -395,10 +399,11 @@ def _line_ends_sentence(doc: Doc, classes: np.ndarray, first: int, last: int) ->
 # letter, or nothing at all after a label (a dangling "(B)").
 _CONTINUATION_RE = re.compile(
     r"[“\"‘'«]*"
-    r"(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|\[(?:\d{1,3}|[A-Za-z]{1,4})\])(?:[ \t]+|$))*"
+    r"(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)(?:[ \t]+|$|(?=[(a-z]))|\[(?:\d{1,3}|[A-Za-z]{1,4})\](?:[ \t]+|$))*"
     r"[“\"‘'«\[(]*"
 )
 _FOOTNOTE_LINE_RE = re.compile(r"\d{1,3}")
+_GLUED_LABEL_RE = re.compile(r"[“\"‘'«]*\((?:\d{1,3}|[A-Za-z]{1,4})\)[A-Z]")
 
 
 def _continues(line: str, after_footnote: bool) -> bool:
@@ -409,6 +414,8 @@ def _continues(line: str, after_footnote: bool) -> bool:
     ...") or when only a list label is left ("(B)").  After a footnote-number line any
     start but a capital letter continues ("$117,089 is attributable ...").
     """
+    if _GLUED_LABEL_RE.match(line):
+        return True  # a label glued to a capitalised word is no label to the data set: "(3)Sums paid ..."
     m = _CONTINUATION_RE.match(line)
     rest = line[m.end():] if m else line
     if not rest:
@@ -480,8 +487,16 @@ _LOWER_WORD_RE = re.compile(r"[a-z]+(?=[\s,;]|$)")
 _PARAGRAPH_NUMBER_RE = re.compile(r"\d{1,3}\.[ \t]+(?=[“\"‘']?[A-Z])")
 
 
+# After a line ending with a semicolon, a numbered item that opens with a gerund continues a list of acts
+# ("... enjoined from: ...;\n4. Using SCEA's trademarks ..."): joined, the number staying with the line before.
+_GERUND_ITEM_RE = re.compile(r"\d{1,3}\.[ \t]+[A-Z][a-z]+ing\b")
+
+
 def _heading_then_number(line: str, next_line: str) -> bool:
-    """``line`` (stripped) ends with a letter and ``next_line`` starts with a paragraph number and a capital."""
+    """``line`` (stripped) ends with a letter and ``next_line`` starts with a paragraph number and a capital,
+    or ``line`` ends with a semicolon and ``next_line`` is a numbered item opening with a gerund."""
+    if line.endswith(";") and _GERUND_ITEM_RE.match(next_line):
+        return True
     return line[-1:].isalpha() and bool(_PARAGRAPH_NUMBER_JOIN_RE.match(next_line))
 
 
@@ -600,9 +615,13 @@ def _attach_page_lines(doc: Doc, classes: np.ndarray, nl: np.ndarray, starts: np
 
 
 # Line-joining mode only: in-line boundaries of the annotated data set (see the module docstring).
-# A closing double quote after a lower-case word, before a capitalised word ('... protected under”' |
-# 'Title 17, whereas ...', 'to “deem”' | 'Dowling to have ...').
-_QUOTE_END_RE = re.compile(r"(?<=[a-z])”[ \t]+(?=[A-Z])")
+# A closing double quote after a word (not after a comma, a colon or final punctuation: the punctuation
+# rules decide there), before a capitalised word ('... protected under”' | 'Title 17, whereas ...',
+# 'to “deem”' | 'Dowling to have ...', '... known as ‘Wild Horse Valley/ ”' | 'Id.').
+_QUOTE_END_RE = re.compile(r"(?<=[^\s,;:.!?…])[ \t]?”[ \t]+(?=[A-Z])")
+# A line that opens with a single word and a colon, before a capitalised word ("Memorandum:" | "This
+# action arises ...", "dissenting:" | "The prevailing opinion ...").
+_LEAD_WORD_COLON_RE = re.compile(r"(?:^|(?<=\n))[A-Za-z]+:[ \t]+(?=[A-Z])")
 # A closing parenthesis after a number, before a capitalised word: the end of a citation or of a numbered
 # label ('... Conant Dep. at 104)' | 'Plaintiffs criticism ...', '“(2)' | 'Does the will ...').
 _NUMBER_PAREN_END_RE = re.compile(r"(?<=[0-9])\)[ \t]+(?=[A-Z][a-z])")
