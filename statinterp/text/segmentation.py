@@ -48,8 +48,19 @@ it (:func:`_breaking_newlines`), and follows the data set's list-label conventio
 that opens a list item inside a sentence ends the sentence before it, the label staying with
 that sentence ("... threats; or\n“(3)" | "Substantial deterioration ...", "... spreads: (1)" |
 "Those transactions ..."); at a line start a lower-case letter label ("b.") and a footnote's
-number ("3 A service-connected ...") are split off like "(d)". None of this changes the
-default segmentation.
+number ("3 A service-connected ...") are split off like "(d)". More of the data set's conventions,
+in line-joining mode only: a closing double quote after a word ends a sentence before a capitalised
+word ('... protected under”' | 'Title 17, whereas ...'); so does a colon after a single word opening a
+line ("Memorandum:" | "This action ..."); a closing quote set off by a
+space after final punctuation opens the next sentence ('... owner.... ”' | '” 17 U.S.C. § 1201.'),
+unless a sentence opener follows it; a closing parenthesis after a number ends a sentence before a
+capitalised word ('... Dep. at 104)' | 'Plaintiffs criticism ...'); a label after a comma (", (ii)",
+", or (ii)") continues the sentence; a heading line (ending with a letter) is joined to a numbered
+paragraph after it, the number staying with the heading ("... Programs\n72." | "SCC admits ..."), and
+a line ending with a semicolon to a numbered item opening with a gerund (";\n4." | "Using ..."); a
+line ending with a colon is joined to a line starting with a lower-case word ("... defines a mask
+work as:\na series of ..."); and a label glued to the next word ("(A)is ...", "(A)(i) is ...",
+"(3)Sums ...") continues an unfinished line. None of this changes the default segmentation.
 
 :func:`sentence_spans` returns the whitespace-trimmed character spans of the
 sentences; it works for both pipelines.
@@ -351,6 +362,7 @@ def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
         joined_starts = np.setdiff1d(all_line_starts, line_starts)
         if len(joined_starts):
             _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _ATTACH_LABEL_RE)
+            _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _PARAGRAPH_NUMBER_RE)
         _midline_label_boundaries(doc, starts)
     else:
         heads = line_starts[(codes[line_starts] & _LIST_HEAD) != 0]
@@ -360,7 +372,11 @@ def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
     # 3. Sentence-final punctuation and sentence-final abbreviations.
     candidates = np.flatnonzero((classes == _TERM) | (classes == _ABBR_END))
     if len(candidates):
-        _punctuation_boundaries(doc, classes, candidates.tolist(), starts)
+        _punctuation_boundaries(doc, classes, candidates.tolist(), starts, join_lines)
+    if join_lines:
+        _regex_starts(doc, _QUOTE_END_RE, starts)
+        _regex_starts(doc, _NUMBER_PAREN_END_RE, starts)
+        _regex_starts(doc, _LEAD_WORD_COLON_RE, starts)
 
     # 4. Star-page-marker lines ("*457", "[*12]") never form a sentence of their own.
     if (classes == _STAR).any():
@@ -388,10 +404,11 @@ def _line_ends_sentence(doc: Doc, classes: np.ndarray, first: int, last: int) ->
 # letter, or nothing at all after a label (a dangling "(B)").
 _CONTINUATION_RE = re.compile(
     r"[“\"‘'«]*"
-    r"(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|\[(?:\d{1,3}|[A-Za-z]{1,4})\])(?:[ \t]+|$))*"
+    r"(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)(?:[ \t]+|$|(?=[(a-z]))|\[(?:\d{1,3}|[A-Za-z]{1,4})\](?:[ \t]+|$))*"
     r"[“\"‘'«\[(]*"
 )
 _FOOTNOTE_LINE_RE = re.compile(r"\d{1,3}")
+_GLUED_LABEL_RE = re.compile(r"[“\"‘'«]*\((?:\d{1,3}|[A-Za-z]{1,4})\)[A-Z]")
 
 
 def _continues(line: str, after_footnote: bool) -> bool:
@@ -402,6 +419,8 @@ def _continues(line: str, after_footnote: bool) -> bool:
     ...") or when only a list label is left ("(B)").  After a footnote-number line any
     start but a capital letter continues ("$117,089 is attributable ...").
     """
+    if _GLUED_LABEL_RE.match(line):
+        return True  # a label glued to a capitalised word is no label to the data set: "(3)Sums paid ..."
     m = _CONTINUATION_RE.match(line)
     rest = line[m.end():] if m else line
     if not rest:
@@ -423,7 +442,11 @@ def lines_may_join(line: str, next_line: str) -> bool:
     ends a sentence.
     """
     a, b = line.strip(), next_line.strip()
-    if not a or not b or _FINISHED_LINE_RE.search(a):
+    if not a or not b:
+        return False
+    if _colon_then_lower(a, b) or _heading_then_number(a, b):
+        return True
+    if _FINISHED_LINE_RE.search(a):
         return False
     return (bool(_FOOTNOTE_LINE_RE.fullmatch(b)) or _continues(b, bool(_FOOTNOTE_LINE_RE.fullmatch(a)))
             or bool(_ATTACH_LABEL_RE.match(b)))
@@ -457,16 +480,41 @@ _MIDLINE_LABEL_RE = re.compile(
     r"(?<=[^\s])[ \t]+[“\"‘']?(?:\((?:\d{1,3}|[A-Za-z]|[ivx]{1,5}|[IVX]{1,5})\))+[ \t]+(?=[“\"‘']?[A-Z][a-z])")
 
 
+# A label after a comma (", (ii)", ", or (ii)") continues a list inside the sentence ("... based on the
+# participant's (i) final average compensation, (ii) Social Security benefit, and (iii) ...").
+_AFTER_COMMA_RE = re.compile(r",(?:[ \t]+(?:or|and))?$")
+# A line ending a heading (with a letter) followed by a numbered paragraph ("... Toner Loading Programs\n72.
+# SCC admits ...") is joined, the number staying with the heading ("... Programs 72." | "SCC admits ...");
+# so is a line ending with a colon followed by a lower-case word ("The statute defines a mask work as:\na
+# series of related images ...").
+_PARAGRAPH_NUMBER_JOIN_RE = re.compile(r"\d{1,3}\.(?:[ \t]+)?(?=[“\"‘']?[A-Z])")
+_LOWER_WORD_RE = re.compile(r"[a-z]+(?=[\s,;]|$)")
+_PARAGRAPH_NUMBER_RE = re.compile(r"\d{1,3}\.[ \t]+(?=[“\"‘']?[A-Z])")
+
+
+# After a line ending with a semicolon, a numbered item that opens with a gerund continues a list of acts
+# ("... enjoined from: ...;\n4. Using SCEA's trademarks ..."): joined, the number staying with the line before.
+_GERUND_ITEM_RE = re.compile(r"\d{1,3}\.[ \t]+[A-Z][a-z]+ing\b")
+
+
+def _heading_then_number(line: str, next_line: str) -> bool:
+    """``line`` (stripped) ends with a letter and ``next_line`` starts with a paragraph number and a capital,
+    or ``line`` ends with a semicolon and ``next_line`` is a numbered item opening with a gerund."""
+    if line.endswith(";") and _GERUND_ITEM_RE.match(next_line):
+        return True
+    return line[-1:].isalpha() and bool(_PARAGRAPH_NUMBER_JOIN_RE.match(next_line))
+
+
+def _colon_then_lower(line: str, next_line: str) -> bool:
+    """``line`` (stripped) ends with a colon and ``next_line`` starts with a lower-case word (not a label, "b.")."""
+    return line.endswith(":") and bool(_LOWER_WORD_RE.match(next_line))
+
+
 def _midline_label_boundaries(doc: Doc, starts: np.ndarray) -> None:
     """A sentence starts after each list label inside a line (:data:`_MIDLINE_LABEL_RE`)."""
-    offsets = [m.end() for m in _MIDLINE_LABEL_RE.finditer(doc.text)]
-    if not offsets:
-        return
-    idx = doc.to_array("IDX")
-    for offset in offsets:
-        k = int(np.searchsorted(idx, offset))
-        if k < len(doc) and idx[k] == offset:
-            starts[k] = True
+    text = doc.text
+    _starts_at(doc, [m.end() for m in _MIDLINE_LABEL_RE.finditer(text)
+                     if not _AFTER_COMMA_RE.search(text, max(0, m.start() - 8), m.start())], starts)
 
 
 def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndarray:
@@ -513,6 +561,8 @@ def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndar
             unfinished = not _line_ends_sentence(doc, classes, line_first[k], line_last[k])
             join = unfinished and (_continues(lines[k + 1], False)
                                    or bool(_ATTACH_LABEL_RE.match(lines[k + 1])))
+            if not join:
+                join = _heading_then_number(lines[k], lines[k + 1]) or _colon_then_lower(lines[k], lines[k + 1])
         if not join:
             keep.append(i)
     return np.array(keep, dtype=nl.dtype)
@@ -569,7 +619,38 @@ def _attach_page_lines(doc: Doc, classes: np.ndarray, nl: np.ndarray, starts: np
             starts[e + 1] = False  # first line of the doc: glue the next line to it instead
 
 
-def _punctuation_boundaries(doc: Doc, classes: np.ndarray, candidates: list[int], starts: np.ndarray) -> None:
+# Line-joining mode only: in-line boundaries of the annotated data set (see the module docstring).
+# A closing double quote after a word (not after a comma, a colon or final punctuation: the punctuation
+# rules decide there), before a capitalised word ('... protected under”' | 'Title 17, whereas ...',
+# 'to “deem”' | 'Dowling to have ...', '... known as ‘Wild Horse Valley/ ”' | 'Id.').
+_QUOTE_END_RE = re.compile(r"(?<=[^\s,;:.!?…])[ \t]?”[ \t]+(?=[A-Z])")
+# A line that opens with a single word and a colon, before a capitalised word ("Memorandum:" | "This
+# action arises ...", "dissenting:" | "The prevailing opinion ...").
+_LEAD_WORD_COLON_RE = re.compile(r"(?:^|(?<=\n))[A-Za-z]+:[ \t]+(?=[A-Z])")
+# A closing parenthesis after a number, before a capitalised word: the end of a citation or of a numbered
+# label ('... Conant Dep. at 104)' | 'Plaintiffs criticism ...', '“(2)' | 'Does the will ...').
+_NUMBER_PAREN_END_RE = re.compile(r"(?<=[0-9])\)[ \t]+(?=[A-Z][a-z])")
+# Closing quotes that open the next sentence when a space sets them off from a sentence's final punctuation.
+_DETACHED_QUOTES = frozenset(["”", "’", "’’", "''", '"', "'"])
+
+
+def _regex_starts(doc: Doc, pattern: re.Pattern[str], starts: np.ndarray) -> None:
+    """A sentence starts at the end of each match of ``pattern`` in the text (when a token starts there)."""
+    _starts_at(doc, [m.end() for m in pattern.finditer(doc.text)], starts)
+
+
+def _starts_at(doc: Doc, offsets: list[int], starts: np.ndarray) -> None:
+    if not offsets:
+        return
+    idx = doc.to_array("IDX")
+    for offset in offsets:
+        k = int(np.searchsorted(idx, offset))
+        if k < len(doc) and idx[k] == offset:
+            starts[k] = True
+
+
+def _punctuation_boundaries(doc: Doc, classes: np.ndarray, candidates: list[int], starts: np.ndarray,
+                            join_lines: bool = False) -> None:
     n = len(doc)
     cls = classes.tobytes()  # fast per-item access (ints)
     last = -1
@@ -597,8 +678,14 @@ def _punctuation_boundaries(doc: Doc, classes: np.ndarray, candidates: list[int]
         # Skip what still belongs to the ending sentence: more terminal punctuation,
         # closing brackets and quotes, a star-page marker glued on ("*457").
         j = i + 1
+        detached = False
         while j < n:
             cj = cls[j]
+            if (join_lines and cls[j - 1] == _TERM and doc[j - 1].whitespace_
+                    and ((cj == _CLOSE and doc[j].text in _DETACHED_QUOTES)
+                         or (cj == _QUOTE and (doc[j].whitespace_ or j + 1 == n)))):
+                detached = True
+                break
             if cj == _TERM or cj == _CLOSE:
                 j += 1
             elif cj == _QUOTE and not doc[j - 1].whitespace_:
@@ -608,6 +695,18 @@ def _punctuation_boundaries(doc: Doc, classes: np.ndarray, candidates: list[int]
             else:
                 break
         last = j - 1
+        if detached:
+            # a closing quote set off by a space after the final punctuation opens the next sentence
+            # ('... the copyright owner.... ”' | '” 17 U.S.C. § 1201(3)(A).'), unless a sentence opener
+            # follows it ('... this title.... ” Although ...': then it closes this sentence)
+            nxt = j + 1
+            while nxt < n and cls[nxt] == _SPACE:
+                nxt += 1
+            if not (nxt < n and cls[nxt] == _OTHER and doc[nxt].text.lower() in _SENTENCE_OPENERS):
+                starts[j] = True
+                continue
+            j += 1  # before a sentence opener the quote closes the ending sentence
+            last = j - 1
         while j < n and cls[j] == _SPACE:
             j += 1
         if j >= n or cls[j] == _NL:
