@@ -309,9 +309,9 @@ def _growth_reading(res: dict) -> list[str]:
         out.append(f"Ingest {kind}, {sizes} cases: CPU ~ N^{b:.2f}; peak memory {memory} MB.")
     if out:
         out += ["", "Memory does not grow with the number of cases: readers stream one case at a time, batches are "
-                "committed as they come, and the analysis forgets what a batch added (spaCy's strings and lexemes "
-                "inside `nlp.memory_zone()`, the lemma memo and the segmenter's class cache at 500,000 entries); "
-                "what remains grows with the distinct words seen, up to those bounds."]
+                "committed as they come, and what the analysis keeps of the words it has seen is bounded (the spaCy "
+                "pipeline is built afresh past 1,000,000 strings, the lemma memo and the segmenter's class cache "
+                "forget themselves at 500,000 entries); below those bounds it grows with the distinct words seen."]
     return out
 
 

@@ -238,7 +238,7 @@ def test_tokens_by_offsets_equal_separate_analysis_on_example_data():
 
 
 def test_a_long_run_keeps_spacys_vocabulary_and_the_memos_bounded(monkeypatch):
-    """New words of each batch leave spaCy's string store when the batch is done, and the lemma
+    """spaCy's pipeline is built afresh when its string store passes the limit, and the lemma
     memo and the segmenter's class cache forget themselves at their limits; the analyses are
     those of an unbounded run."""
     from statinterp.text import segmentation
@@ -253,10 +253,11 @@ def test_a_long_run_keeps_spacys_vocabulary_and_the_memos_bounded(monkeypatch):
     monkeypatch.setattr(analysis, "MAX_MEMO_FORMS", 5)
     monkeypatch.setattr(segmentation, "MAX_CACHED_CLASSES", 5)
     worker = analysis._Worker(legal_rules=True)
-    strings_before = len(worker.nlp.vocab.strings)
+    strings_fresh = len(worker.nlp.vocab.strings)
+    monkeypatch.setattr(analysis, "MAX_SPACY_STRINGS", strings_fresh + 10)
     for batch in (texts[:20], texts[20:]):
         worker.run(batch)
-        assert len(worker.nlp.vocab.strings) == strings_before  # the batch's new words are gone
+        assert len(worker.nlp.vocab.strings) == strings_fresh  # a pipeline built afresh: the new words are gone
         assert len(worker.lemmas._memo) <= 5
         assert len(segmentation._class_cache) <= 5 + 20  # the limit, plus one text's distinct tokens
     assert analysed(Analyzer(cache_dir=False, n_process=1)) == expected

@@ -108,6 +108,10 @@ class _LocalAnalysis:
     sentences: np.ndarray
 
 
+#: A worker builds its spaCy pipeline afresh once the string store holds more than this many
+#: strings (spaCy keeps every string and lexeme it has seen: over a long ingest of real case law
+#: that grows with every new word).
+MAX_SPACY_STRINGS = 1_000_000
 #: :class:`LemmaTable` forgets its memo when it holds this many forms (memory stays bounded over a
 #: long ingest, where real case law keeps bringing new forms).
 MAX_MEMO_FORMS = 500_000
@@ -145,19 +149,25 @@ class _Worker:
     """Runs the spaCy pipeline and turns docs into compact arrays (also inside subprocesses)."""
 
     def __init__(self, legal_rules: bool):
-        self.nlp = build_pipeline(legal_rules=legal_rules)
+        self.legal_rules = legal_rules
+        self._build()
+
+    def _build(self) -> None:
+        self.nlp = build_pipeline(legal_rules=self.legal_rules)
         self.nlp.max_length = max(self.nlp.max_length, MAX_TEXT_CHARS + 1)
         self.lemmas = LemmaTable(self.nlp)
         self.disabled = [name for name in self.nlp.pipe_names if name == "lemmatizer"]
 
     def run(self, texts: Sequence[str], batch_size: int = 32) -> list[_LocalAnalysis]:
-        """The analyses of ``texts``. Inside a spaCy memory zone: the strings and lexemes the
-        texts add to spaCy's vocabulary are freed afterwards (the results hold no spaCy object),
-        so a worker's memory does not grow with every new word of a long ingest."""
+        """The analyses of ``texts``. When spaCy's string store has grown past
+        :data:`MAX_SPACY_STRINGS`, the pipeline is built afresh afterwards (the results hold no
+        spaCy object, and tokenizing does not depend on what was seen before), so a worker's
+        memory does not grow with every new word of a long ingest."""
         out = []
-        with self.nlp.memory_zone():
-            for doc in self.nlp.pipe(texts, batch_size=batch_size, disable=self.disabled):
-                out.append(self.convert(doc))
+        for doc in self.nlp.pipe(texts, batch_size=batch_size, disable=self.disabled):
+            out.append(self.convert(doc))
+        if len(self.nlp.vocab.strings) > MAX_SPACY_STRINGS:
+            self._build()
         return out
 
     def convert(self, doc) -> _LocalAnalysis:
