@@ -360,11 +360,14 @@ def _invariants_hold(db: sqlite3.Connection) -> bool:
         n_op_units = db.execute("SELECT n_units FROM level_totals WHERE level = 'opinion'").fetchone()[0]
         n_paras = db.execute("SELECT count(*) FROM paragraphs").fetchone()[0]
         n_fts = db.execute("SELECT count(*) FROM paragraphs_fts WHERE paragraphs_fts MATCH 'copy'").fetchone()[0]
+        n_pairs = db.execute("SELECT count(*) FROM paragraph_pairs WHERE paragraph_pairs MATCH "
+                             "'\"copy|number\"'").fetchone()[0]
         orphans = db.execute("SELECT count(*) FROM cases c WHERE NOT EXISTS "
                              "(SELECT 1 FROM paragraphs p WHERE p.case_id = c.id)").fetchone()[0]
     finally:
         db.execute("COMMIT")
-    return n_cases == n_case_units and n_ops == n_op_units and n_fts == n_cases and orphans == 0 and n_paras >= n_cases
+    return (n_cases == n_case_units and n_ops == n_op_units and n_fts == n_pairs == n_cases and orphans == 0
+            and n_paras >= n_cases)
 
 
 def _start_ingest(src: Path, col: Path) -> subprocess.Popen:
