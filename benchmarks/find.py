@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {"command": "python -m benchmarks.find " + " ".join(shown), "design": args.design,
                      "sizes": [], "existing": [],
                      "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                                 "sqlite": sqlite3.sqlite_version, "load_average": os.getloadavg(),
+                                 "sqlite": sqlite3.sqlite_version, "load_average": os.getloadavg(), "nice": os.nice(0),
                                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}}
     for n in [int(x) for x in args.sizes.split(",") if x]:
         collection, built = build(args.design, n, args.workdir, records, terms)
@@ -311,7 +311,7 @@ def markdown(everything: dict) -> str:
             f"DATA: `../shared/data/statutory_interpretation`; WORK: a scratch folder (here on the machine's local "
             f"disk). {m['date']}; {m['cpus']} CPUs shared with other engineers' jobs (load average "
             f"{m['load_average'][0]:.1f} at the start, {res.get('load_average_end', [0])[0]:.1f} at the end), "
-            f"run under `nice -n 10`; Python {m['python']}, SQLite {m['sqlite']}.", "",
+            f"run under `nice -n {m.get('nice', 10)}`; Python {m['python']}, SQLite {m['sqlite']}.", "",
             "**Realistic design.** The 985 distinct real cases of the data set once, spread evenly among filler "
             "cases, so each term's matches are the data set's whatever the size (in CAP a term's mentions depend "
             "on how often courts use it: the data set's terms have 18-616 sentences in all 6.7 M cases). Filler "
@@ -328,7 +328,8 @@ def markdown(everything: dict) -> str:
             "term found once: **cold** (disk reads included; wall seconds, CPU in brackets); then 3 times more, "
             "each with a fresh `Collection.open`: **warm**, the least CPU seconds (`time.process_time`: the machine "
             "is shared, CPU time is what other jobs disturb least). *Lookup* = the FTS5 part alone "
-            "(`find.candidate_paragraphs`: which of the term's spellings occur, then their phrases); *find* = lookup + "
+            "(`find.candidate_paragraphs`: which of the term's spellings occur, then, for a term of several words in a "
+            "collection of format 2, the pair index's query, else the phrases); *find* = lookup + "
             "pattern + segmentation of the lines around matches + case records. The spaCy pipeline `find` builds "
             "once per process is timed apart (not in the figures: "
             f"{statistics.median(s['pipeline_seconds'] for s in res['sizes']):.1f} s).", ""] + _tables(res)

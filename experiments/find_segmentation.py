@@ -88,7 +88,10 @@ class MemoryCollection:
         here (find checks each with the exact pattern anyway)."""
         return set(phrases)
 
-    def paragraphs_matching(self, fts_query: str):
+    #: No pair index: ``find`` asks for the phrase query, which :meth:`paragraphs_matching` ignores.
+    has_pairs = False
+
+    def paragraphs_matching(self, fts_query: str, pairs: bool = False):
         return iter(self._all)
 
     def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:

@@ -164,3 +164,102 @@ def test_occurring_and_candidate_paragraphs(handmade_collection):
         assert [r for r in new if pattern.search(r.text)] == [r for r in old if pattern.search(r.text)]
         assert len([r for r in new if pattern.search(r.text)]) == 3 and len(new) < len(old)  # no testimony
         assert list(candidate_paragraphs(collection, "zeppelin testing")) == []
+
+
+# --------------------------------------------------------------------------------------------
+# fts_pair_query: the pair index (paragraph_pairs), a superset too
+
+
+def _pair_collection(paragraphs: list[str]) -> Collection:
+    """An in-memory collection (the store's schema) holding ``paragraphs`` as one opinion's lines,
+    indexed as the writer indexes them."""
+    from statinterp.collection.store import SCHEMA
+    from statinterp.text.term_match import fts_pairs_text
+
+    db = sqlite3.connect(":memory:", check_same_thread=False)
+    db.executescript(SCHEMA)
+    db.execute("INSERT INTO opinions (id, case_id, position, type) VALUES (1, 1, 0, 'majority')")
+    for pid, text in enumerate(paragraphs):
+        db.execute("INSERT INTO paragraphs (id, case_id, opinion_id, position, text) VALUES (?, 1, 1, ?, ?)",
+                   (pid, pid, text))
+        db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
+        db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (pid, fts_pairs_text(text)))
+    return Collection(Path(":memory:"), db)
+
+
+def _pair_hits(term: str, texts: list[str]) -> set[int]:
+    """Rows the collection's lookup returns for ``term`` (the pair query for two words or more)."""
+    from statinterp.collection.find import candidate_paragraphs
+
+    collection = _pair_collection(texts)
+    assert collection.has_pairs
+    return {r.paragraph_id for r in candidate_paragraphs(collection, term)}
+
+
+def test_fts_pairs_text_and_pair_query():
+    from statinterp.text.term_match import fts_pair_query, fts_pairs_text
+
+    assert fts_pairs_text("Dependent on hours, on hours worked.") == (
+        "dependent|on on|hours hours|on hours|worked")
+    assert fts_pairs_text("a_b c") == "a_b|c" and fts_pairs_text("one") == ""
+    with pytest.raises(ValueError, match="one word"):
+        fts_pair_query("cybercrime", lambda phrases: phrases)
+    assert fts_pair_query("hybrid instrument", lambda phrases: set()) is None
+    db = _fts(["hybrid instrument", "the hybrid's instruments"])
+    assert fts_pair_query("hybrid instrument", _known(db)) == (
+        '("hybrid|instrument" OR "hybrid|instruments" OR ("hybrid|s" AND "s|instrument") OR '
+        '("hybrid|s" AND "s|instruments"))')
+    # one condition per boundary: sizes add up over the words (no product of phrases)
+    query = fts_pair_query("dependent on hours worked", lambda phrases: phrases)
+    assert query is not None and query.count(") AND (") == 2
+
+
+def test_pair_query_finds_the_variants_and_not_the_words_apart():
+    texts = ["the navigation's equipment", "navigation equipments were", "Navigation, Equipment",
+             "his equipment", "navigation of ships; equipment", "the pre-employment testing rule",
+             "preemployment tests", "pre employment testing", "employment testing before pre-trial"]
+    assert _pair_hits("navigation equipment", texts) == {0, 1, 2}
+    assert _pair_hits("preemployment testing", texts) == {5, 6, 7}
+    assert _pair_hits("distributive share of the income", ["their distributive shares of the income",
+                                                           "the distributive share of income"]) == {0}
+
+
+@settings(max_examples=150, deadline=None)
+@given(words=st.lists(_WORD, min_size=2, max_size=4), gaps=st.lists(_GAP, min_size=3, max_size=3),
+       endings=st.lists(_ENDING, min_size=4, max_size=4), upper=st.booleans(),
+       before=st.sampled_from(["", "The ", "(", "“", "of the "]), after=st.sampled_from(["", " is", ".", ")", "”,"]),
+       small=st.lists(st.sampled_from(["of", "the", "on", "an", "in"]), max_size=2))
+def test_property_pair_query_is_a_superset(words, gaps, endings, upper, before, after, small):
+    """As the phrase query's property, with short words ("of", "the": never inflected) in the term."""
+    words = words[:1] + small + words[1:]
+    term = " ".join(words)
+    written = ""
+    for i, w in enumerate(words):
+        written += (gaps[(i - 1) % 3] if i else "") + w + (endings[i % 4] if len(w) > 3 else "")
+    text = before + (written.upper() if upper else written) + after
+    if not term_pattern(term).search(text):
+        return
+    assert 0 in _pair_hits(term, [text, "unrelated words only"]), (term, text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(term=st.lists(_WORD, min_size=2, max_size=3).map(" ".join),
+       text=st.text(alphabet="abcdefghijklmnoprstuvw -,.\n'’_", max_size=80))
+def test_property_pair_query_pattern_matches_imply_hit(term, text):
+    if term_pattern(term).search(text) is None:
+        return
+    assert _pair_hits(term, [text]) == {0}
+
+
+def test_pair_lookup_returns_the_phrase_lookups_matches(handmade_collection):
+    """In a collection of format 2 the pair query's matches are the phrase query's."""
+    from statinterp.collection.find import candidate_paragraphs
+
+    with Collection.open(handmade_collection) as collection:
+        assert collection.has_pairs
+        for term in ("preemployment testing", "district court", "employer testing", "the term at all"):
+            pattern = term_pattern(term)
+            query = fts_exact_query(term, collection.occurring)
+            old = [r for r in collection.paragraphs_matching(query)] if query else []
+            new = list(candidate_paragraphs(collection, term))
+            assert [r for r in new if pattern.search(r.text)] == [r for r in old if pattern.search(r.text)], term

@@ -281,7 +281,73 @@ def test_ingest_is_idempotent_and_a_changed_case_replaces_the_old(tmp_path):
     with Collection.open(tmp_path / "col") as c:
         assert len(c.case_ids()) == 5
         assert [r.text for r in c.paragraphs_matching("zeppelin")] == ["A wholly new opinion about a zeppelin."]
+        assert [r.text for r in c.paragraphs_matching('"about|a" AND "a|zeppelin"', pairs=True)] == [
+            "A wholly new opinion about a zeppelin."]
         assert c.token_statistics("case", ["zeppelin"])["zeppelin"] == (1, 1)
+        assert _pair_index_is_exact(c.db)  # the replaced case's pairs were deleted
+
+
+def _pair_index_is_exact(db: sqlite3.Connection) -> bool:
+    """The pair index holds exactly the stored paragraphs' pairs (no more: deleted cases are gone)."""
+    from statinterp.text.term_match import fts_pairs_text
+
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.pairs_check USING fts5vocab(main, paragraph_pairs, instance)")
+    stored = set(db.execute("SELECT term, doc FROM temp.pairs_check"))
+    return stored == {(pair, pid) for pid, text in db.execute("SELECT id, text FROM paragraphs")
+                      for pair in fts_pairs_text(text).split()}
+
+
+def _make_format_1(folder: Path) -> None:
+    """Turn a collection into one of format 1, as statinterp wrote before the pair index."""
+    db = sqlite3.connect(folder / "collection.sqlite", isolation_level=None)
+    db.execute("DROP TABLE paragraph_pairs")
+    db.execute("UPDATE meta SET value = '1' WHERE key = 'format'")
+    db.close()
+
+
+def test_a_collection_of_format_1_is_found_with_phrases_and_the_next_ingest_adds_the_pair_index(tmp_path,
+                                                                                               monkeypatch):
+    from statinterp.collection import store
+    from statinterp.collection.find import find_term
+
+    write_cap_volume(copies(6), tmp_path / "v1" / "vol")
+    ingest([tmp_path / "v1"], tmp_path / "col", citations=False)
+    with Collection.open(tmp_path / "col") as c:
+        assert c.has_pairs and c.info()["format"] == 2
+        new = find_term(c, "motor vehicle")
+    _make_format_1(tmp_path / "col")
+    with Collection.open(tmp_path / "col") as c:
+        assert not c.has_pairs and c.info()["format"] == 1
+        old = find_term(c, "motor vehicle")  # the phrase query
+        with pytest.raises(Exception, match="no pair index"):
+            list(c.paragraphs_matching('"motor|vehicle"', pairs=True))
+    assert old.tables == new.tables and old.paragraphs_matched == new.paragraphs_matched > 0
+
+    # an upgrade that fails half-way leaves format 1, whole
+    real, calls = store.fts_pairs_text, []
+
+    def failing(text: str) -> str:
+        calls.append(text)
+        if len(calls) > 3:
+            raise KeyboardInterrupt  # as a Ctrl-C in the middle of the upgrade
+        return real(text)
+
+    monkeypatch.setattr(store, "fts_pairs_text", failing)
+    with pytest.raises(KeyboardInterrupt):
+        ingest([tmp_path / "v1"], tmp_path / "col", citations=False)
+    monkeypatch.setattr(store, "fts_pairs_text", real)
+    with Collection.open(tmp_path / "col") as c:
+        assert not c.has_pairs and c.info()["format"] == 1
+
+    # the next ingest adds the pair index (with the new cases): as a collection built at once
+    write_cap_volume(copies(8)[6:], tmp_path / "v2" / "vol")
+    summary = ingest([tmp_path / "v1", tmp_path / "v2"], tmp_path / "col", citations=False)
+    assert (summary.added, summary.unchanged) == (2, 6)
+    ingest([tmp_path / "v1", tmp_path / "v2"], tmp_path / "fresh", citations=False)
+    assert list(canonical_dump(tmp_path / "col")) == list(canonical_dump(tmp_path / "fresh"))
+    with Collection.open(tmp_path / "col") as c:
+        assert c.has_pairs and c.info()["format"] == 2 and _pair_index_is_exact(c.db)
+        assert find_term(c, "motor vehicle").paragraphs_matched > new.paragraphs_matched
 
 
 def _invariants_hold(db: sqlite3.Connection) -> bool:
@@ -294,11 +360,14 @@ def _invariants_hold(db: sqlite3.Connection) -> bool:
         n_op_units = db.execute("SELECT n_units FROM level_totals WHERE level = 'opinion'").fetchone()[0]
         n_paras = db.execute("SELECT count(*) FROM paragraphs").fetchone()[0]
         n_fts = db.execute("SELECT count(*) FROM paragraphs_fts WHERE paragraphs_fts MATCH 'copy'").fetchone()[0]
+        n_pairs = db.execute("SELECT count(*) FROM paragraph_pairs WHERE paragraph_pairs MATCH "
+                             "'\"copy|number\"'").fetchone()[0]
         orphans = db.execute("SELECT count(*) FROM cases c WHERE NOT EXISTS "
                              "(SELECT 1 FROM paragraphs p WHERE p.case_id = c.id)").fetchone()[0]
     finally:
         db.execute("COMMIT")
-    return n_cases == n_case_units and n_ops == n_op_units and n_fts == n_cases and orphans == 0 and n_paras >= n_cases
+    return (n_cases == n_case_units and n_ops == n_op_units and n_fts == n_pairs == n_cases and orphans == 0
+            and n_paras >= n_cases)
 
 
 def _start_ingest(src: Path, col: Path) -> subprocess.Popen:

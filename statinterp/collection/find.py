@@ -1,8 +1,10 @@
 """Find every sentence of a collection that mentions a term, in the data set's format.
 
-:func:`find_term` asks the collection's FTS5 index for the paragraphs that may mention the
-term (:func:`candidate_paragraphs`: :func:`~statinterp.text.term_match.fts_exact_query`, a
-superset made of the spellings that occur in the collection), checks them with the exact
+:func:`find_term` asks the collection's FTS5 indexes for the paragraphs that may mention the
+term (:func:`candidate_paragraphs`: a superset made of the spellings that occur in the
+collection; for a term of several words, from the index of adjacent word pairs,
+:func:`~statinterp.text.term_match.fts_pair_query`, else
+:func:`~statinterp.text.term_match.fts_exact_query`'s phrases), checks them with the exact
 pattern (:func:`~statinterp.text.term_match.term_pattern`), segments the text around each
 matching paragraph into sentences and keeps the sentences holding a match.
 
@@ -39,7 +41,7 @@ from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence,
 from statinterp.corpus.provisions import Provision
 from statinterp.corpus.writer import tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
-from statinterp.text.term_match import fts_exact_query, term_pattern
+from statinterp.text.term_match import fts_exact_query, fts_pair_query, fts_word_options, term_pattern
 
 __all__ = ["FoundTerm", "FoundTables", "MatchingOpinion", "candidate_paragraphs", "find_term", "matching_opinions",
            "merge_found_tables", "sentences_around", "write_term_zip", "term_data_from_tables"]
@@ -107,11 +109,14 @@ def _window(lines: list[str], i: int) -> tuple[int, int]:
 
 
 def candidate_paragraphs(collection: Collection, term: str) -> Iterator[ParagraphRow]:
-    """The paragraphs of ``collection`` in which ``term``'s pattern may match (a superset): the
-    FTS5 query of :func:`~statinterp.text.term_match.fts_exact_query` over the spellings that
-    occur in the collection; none when a word of the term has no spelling there."""
-    query = fts_exact_query(term, collection.occurring)
-    return iter(()) if query is None else collection.paragraphs_matching(query)
+    """The paragraphs of ``collection`` in which ``term``'s pattern may match (a superset), made of
+    the spellings that occur in the collection: for a term of several words in a collection with
+    the pair index, the pair query (:func:`~statinterp.text.term_match.fts_pair_query`), else the
+    phrase query (:func:`~statinterp.text.term_match.fts_exact_query`); none when a word of the
+    term has no spelling there."""
+    pairs = collection.has_pairs and len(fts_word_options(term)) > 1
+    query = (fts_pair_query if pairs else fts_exact_query)(term, collection.occurring)
+    return iter(()) if query is None else collection.paragraphs_matching(query, pairs=pairs)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,9 @@ Tables (every id an integer given in insertion order, so the same ingest gives t
 ``opinions``        case_id, position (0, 1, ... in the case), type, author
 ``paragraphs``      case_id, opinion_id, position (index of the line in the opinion text), text
 ``paragraphs_fts``  FTS5 index over paragraph text (external content: the text is stored once)
+``paragraph_pairs`` FTS5 index of each paragraph's adjacent word pairs, rowids only (contentless;
+                    :func:`~statinterp.text.term_match.fts_pairs_text`; ``find``'s lookup of terms
+                    of several words, :func:`~statinterp.text.term_match.fts_pair_query`)
 ``citations``       per paragraph: kind (case / statute / journal), offsets, text, normalized
 ``token_stats``     per unit level and token (lower-cased lemma): df and cf over the collection
 ``level_totals``    per unit level: N (units holding a token) and total tokens
@@ -23,6 +26,7 @@ sees whole batches of cases with their statistics, never part of one.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import json
 import os
 import sqlite3
@@ -33,12 +37,16 @@ from pathlib import Path
 from statinterp.errors import InputError, OutputError, UsageError
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
+from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pair, fts_pairs_text
 
 FILENAME = "collection.sqlite"
-#: Bump when the schema or the meaning of a stored value changes.
-FORMAT_VERSION = 1
+#: Bump when the schema or the meaning of a stored value changes. Format 2 added ``paragraph_pairs``.
+FORMAT_VERSION = 2
+#: Formats this statinterp reads; a collection of format 1 is found with the phrase query alone, and
+#: the next ``ingest`` into it upgrades it (:meth:`CollectionWriter._add_pair_index`).
+READABLE_FORMATS = (1, 2)
 
-SCHEMA = """
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources (path TEXT NOT NULL, format TEXT NOT NULL, cases INTEGER NOT NULL,
     skipped INTEGER NOT NULL, ingested_at TEXT NOT NULL, PRIMARY KEY (path, format));
@@ -58,6 +66,7 @@ CREATE INDEX IF NOT EXISTS paragraphs_by_opinion ON paragraphs (opinion_id, posi
 CREATE INDEX IF NOT EXISTS paragraphs_by_case ON paragraphs (case_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS paragraphs_fts USING fts5(
     text, content='paragraphs', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS paragraph_pairs USING fts5(pairs, content='', {PAIR_INDEX_OPTIONS});
 CREATE TABLE IF NOT EXISTS citations (
     paragraph_id INTEGER NOT NULL REFERENCES paragraphs(id), start INTEGER NOT NULL, end INTEGER NOT NULL,
     kind TEXT NOT NULL, text TEXT NOT NULL, normalized TEXT NOT NULL, PRIMARY KEY (paragraph_id, start, end, kind))
@@ -104,6 +113,8 @@ class Collection:
     def __init__(self, folder: Path, db: sqlite3.Connection):
         self.folder = folder
         self.db = db
+        #: Whether the collection has the pair index (format 2; :meth:`paragraphs_matching`'s ``pairs``).
+        self.has_pairs = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'paragraph_pairs'").fetchone() is not None
 
     @classmethod
     def open(cls, folder: str | Path) -> Collection:
@@ -118,10 +129,11 @@ class Collection:
             row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
         except sqlite3.DatabaseError as exc:
             raise InputError(path, f"is not a readable collection database ({exc})") from None
-        if row is None or row[0] != str(FORMAT_VERSION):
+        if row is None or row[0] not in {str(f) for f in READABLE_FORMATS}:
             db.close()
             raise InputError(path, f"has collection format {row[0] if row else 'unknown'}, this statinterp reads "
-                             f"format {FORMAT_VERSION}; ingest the sources again into a new folder")
+                             f"formats {', '.join(map(str, READABLE_FORMATS))}; ingest the sources again into a new "
+                             "folder")
         return cls(folder, db)
 
     def close(self) -> None:
@@ -134,12 +146,16 @@ class Collection:
         self.close()
 
     # -- lookup -------------------------------------------------------------------------------
-    def paragraphs_matching(self, fts_query: str) -> Iterator[ParagraphRow]:
-        """Paragraphs whose text matches an FTS5 query, in (case, opinion position, paragraph
+    def paragraphs_matching(self, fts_query: str, pairs: bool = False) -> Iterator[ParagraphRow]:
+        """Paragraphs whose text matches an FTS5 query (``pairs``: a query of the pair index,
+        :func:`~statinterp.text.term_match.fts_pair_query`), in (case, opinion position, paragraph
         position) order."""
-        sql = ("SELECT p.case_id, p.opinion_id, p.id, p.position, p.text FROM paragraphs_fts "
-               "JOIN paragraphs p ON p.id = paragraphs_fts.rowid JOIN opinions o ON o.id = p.opinion_id "
-               "WHERE paragraphs_fts MATCH ? ORDER BY p.case_id, o.position, p.position")
+        table = "paragraph_pairs" if pairs else "paragraphs_fts"
+        if pairs and not self.has_pairs:
+            raise UsageError(f"the collection {self.folder} has no pair index (format 1); ingest into it to add one")
+        sql = (f"SELECT p.case_id, p.opinion_id, p.id, p.position, p.text FROM {table} "
+               f"JOIN paragraphs p ON p.id = {table}.rowid JOIN opinions o ON o.id = p.opinion_id "
+               f"WHERE {table} MATCH ? ORDER BY p.case_id, o.position, p.position")
         try:
             cursor = self.db.execute(sql, (fts_query,))
         except sqlite3.OperationalError as exc:
@@ -149,18 +165,29 @@ class Collection:
 
     def occurring(self, phrases: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
         """Those of ``phrases`` (sequences of single words) that occur in some paragraph: one FTS5
-        lookup per distinct word, then one phrase lookup per sequence of words that all occur."""
+        lookup per distinct word, then, per sequence of several words that all occur, one lookup:
+        with the pair index, of a paragraph holding all its adjacent pairs (which keeps a sequence
+        that may not occur: a superset, as the queries built from it allow), else of the phrase."""
         phrases = set(phrases)
         words = {w for p in phrases for w in p}
         for word in words:
             if not word.isalnum():
                 raise UsageError(f"not a single word: {word!r}")
         known = {w for w in words if self._first_match(f'"{w}"')}
-        return {p for p in phrases if p and all(w in known for w in p)
-                and (len(p) == 1 or self._first_match(" + ".join(f'"{w}"' for w in p)))}
 
-    def _first_match(self, fts_query: str) -> bool:
-        return self.db.execute("SELECT 1 FROM paragraphs_fts WHERE paragraphs_fts MATCH ? LIMIT 1",
+        def occurs(p: tuple[str, ...]) -> bool:
+            if len(p) == 1:
+                return True
+            if self.has_pairs:
+                return self._first_match(" AND ".join(f'"{fts_pair(a, b)}"' for a, b in itertools.pairwise(p)),
+                                         pairs=True)
+            return self._first_match(" + ".join(f'"{w}"' for w in p))
+
+        return {p for p in phrases if p and all(w in known for w in p) and occurs(p)}
+
+    def _first_match(self, fts_query: str, pairs: bool = False) -> bool:
+        table = "paragraph_pairs" if pairs else "paragraphs_fts"
+        return self.db.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1",
                                (fts_query,)).fetchone() is not None
 
     def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
@@ -306,6 +333,11 @@ def canonical_dump(folder: str | Path) -> Iterator[str]:
                              ("level_totals", "level")):
             for row in db.execute(f"SELECT * FROM {table} ORDER BY {order}"):
                 yield f"{table}\t" + json.dumps(row, ensure_ascii=False)
+        if c.has_pairs:  # contentless: its content is what its vocabulary says (pair, paragraph id)
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.pair_instances "
+                       "USING fts5vocab(main, paragraph_pairs, instance)")
+            for row in db.execute("SELECT term, doc FROM temp.pair_instances ORDER BY term, doc"):
+                yield "paragraph_pairs\t" + json.dumps(row, ensure_ascii=False)
 
 
 class CollectionWriter:
@@ -336,7 +368,7 @@ class CollectionWriter:
                     ("format", str(FORMAT_VERSION)), ("created_at", now), ("statistics_date", now),
                     ("analysis", json.dumps(analysis or {}, sort_keys=True))])
                 self.db.executemany("INSERT INTO level_totals VALUES (?, 0, 0)", [(lvl,) for lvl in LEVELS])
-            elif found[0] != str(FORMAT_VERSION):
+            elif found[0] not in {str(f) for f in READABLE_FORMATS}:
                 self.db.execute("ROLLBACK")
                 raise InputError(self.folder, f"holds a collection of format {found[0]}; this statinterp writes "
                                  f"format {FORMAT_VERSION}: use a new folder")
@@ -346,9 +378,23 @@ class CollectionWriter:
                     self.db.execute("ROLLBACK")
                     raise UsageError(f"{self.folder}: the collection's statistics were made with other analysis "
                                      f"settings ({stored}); ingest into a new folder")
+                if found[0] == "1":
+                    try:
+                        self._add_pair_index()
+                    except BaseException:
+                        self.db.execute("ROLLBACK")
+                        raise
             self.db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             raise InputError(database_path(self.folder), f"is not a usable collection database ({exc})") from None
+
+    def _add_pair_index(self) -> None:
+        """Upgrade a collection of format 1 to format 2: index the stored paragraphs' pairs (in the
+        caller's transaction, which SCHEMA has just made the empty table in: a crash leaves format 1)."""
+        db = self.db
+        for pid, text in db.execute("SELECT id, text FROM paragraphs ORDER BY id"):  # streamed, not held
+            db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (pid, fts_pairs_text(text)))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (str(FORMAT_VERSION),))
 
     def close(self) -> None:
         self.db.close()
@@ -449,6 +495,7 @@ class CollectionWriter:
                 pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text) VALUES (?, ?, ?, ?)",
                                  (case_id, oid, j, text)).lastrowid or 0
                 db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
+                db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (pid, fts_pairs_text(text)))
                 paragraph_ids[(i, j)] = pid
                 n_paras += 1
         db.executemany("INSERT OR IGNORE INTO citations VALUES (?, ?, ?, ?, ?, ?)",
@@ -460,8 +507,10 @@ class CollectionWriter:
         db = self.db
         db.execute("DELETE FROM citations WHERE paragraph_id IN (SELECT id FROM paragraphs WHERE case_id = ?)",
                    (case_id,))
-        db.executemany("INSERT INTO paragraphs_fts (paragraphs_fts, rowid, text) VALUES ('delete', ?, ?)",
-                       db.execute("SELECT id, text FROM paragraphs WHERE case_id = ?", (case_id,)).fetchall())
+        rows = db.execute("SELECT id, text FROM paragraphs WHERE case_id = ?", (case_id,)).fetchall()
+        db.executemany("INSERT INTO paragraphs_fts (paragraphs_fts, rowid, text) VALUES ('delete', ?, ?)", rows)
+        db.executemany("INSERT INTO paragraph_pairs (paragraph_pairs, rowid, pairs) VALUES ('delete', ?, ?)",
+                       [(pid, fts_pairs_text(text)) for pid, text in rows])
         db.execute("DELETE FROM paragraphs WHERE case_id = ?", (case_id,))
         db.execute("DELETE FROM opinions WHERE case_id = ?", (case_id,))
         db.execute("DELETE FROM cases WHERE id = ?", (case_id,))

@@ -27,6 +27,12 @@ token sequences occur (``find`` asks the collection): every spelling the pattern
 by token (:func:`fts_word_options`), keeping only those that occur. A prefix such
 as ``"co" *`` (the first part of "compensation") or ``"the" *`` makes FTS5 merge the postings
 of every word it begins, which grows with the collection; exact tokens are looked up directly.
+
+:func:`fts_pair_query` is the same superset for an index of adjacent token pairs (the collection's
+``paragraph_pairs`` table, one token per pair, :func:`fts_pair`, no positions): the ``AND`` over the
+term's word boundaries of the ``OR`` of the pairs its spellings allow there. A phrase query must
+walk the position lists of every token of every phrase, and those of "of", "the" or "on" grow with
+the collection; a pair such as ``on|hours`` is as rare as the words together are.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ import math
 import re
 from collections.abc import Callable
 
-__all__ = ["JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query", "term_parts"]
+__all__ = ["JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query", "term_parts",
+           "fts_pair", "fts_pairs_text", "fts_pair_query"]
 
 # Prefixes that case law writes closed, hyphenated or spaced ("preemployment",
 # "pre-employment", "pre employment").  Only split off when at least three letters follow.
@@ -222,17 +229,11 @@ MAX_EXACT_SPELLINGS = 256
 Phrase = tuple[str, ...]
 
 
-def fts_exact_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> str | None:
-    """FTS5 query finding every paragraph in which :func:`term_pattern` can match (a superset, as
-    :func:`fts_query`) with exact tokens only; ``None`` when no paragraph can match.
-
-    ``occurring(phrases)`` tells which of the token sequences occur in the index. Each word's
-    spellings (:func:`fts_word_options`) that occur are kept, and, for a word before the last that
-    may take a possessive ("leadership's role"), each kept spelling followed by the ``s`` token
-    when that occurs; the query is the ``OR`` of the phrases of every combination of the kept
-    spellings (a spelling that occurs nowhere cannot be part of a match). More than
-    :data:`MAX_EXACT_SPELLINGS` combinations fall back to :func:`fts_query`.
-    """
+def _kept_spellings(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> list[list[Phrase]] | None:
+    """Per word of ``term``, its spellings (:func:`fts_word_options`) that ``occurring`` keeps, and, for
+    a word before the last that may take a possessive ("leadership's role"), each kept spelling
+    followed by the ``s`` token when that is kept too; ``None`` when a word keeps none (then no
+    paragraph can match)."""
     words = fts_word_options(term)
     last = len(words) - 1
     candidates = {o for options, _ in words for o in options}
@@ -245,9 +246,73 @@ def fts_exact_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) 
         if possessive and i < last:
             here += [o + ("s",) for o in here if o + ("s",) in found]
         kept.append(here)
-    if not all(kept):
+    return kept if all(kept) else None
+
+
+def fts_exact_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> str | None:
+    """FTS5 query finding every paragraph in which :func:`term_pattern` can match (a superset, as
+    :func:`fts_query`) with exact tokens only; ``None`` when no paragraph can match.
+
+    ``occurring(phrases)`` tells which of the token sequences occur in the index (it may keep more:
+    a superset). Each word's spellings (:func:`fts_word_options`) that occur are kept, and, for a word
+    before the last that may take a possessive ("leadership's role"), each kept spelling followed by
+    the ``s`` token when that occurs; the query is the ``OR`` of the phrases of every combination of
+    the kept spellings (a spelling that occurs nowhere cannot be part of a match). More than
+    :data:`MAX_EXACT_SPELLINGS` combinations fall back to :func:`fts_query`.
+    """
+    kept = _kept_spellings(term, occurring)
+    if kept is None:
         return None
     if math.prod(len(k) for k in kept) > MAX_EXACT_SPELLINGS:
         return fts_query(term)
     return " OR ".join("(" + " + ".join(f'"{t}"' for option in combo for t in option) + ")"
                        for combo in itertools.product(*kept))
+
+
+#: Joins the two tokens of a pair in the pair index: not a word character, so ``a|b`` is never
+#: another pair (tokens hold letters, digits and ``_``); the index's tokenizer keeps it in the token.
+PAIR_SEPARATOR = "|"
+#: The FTS5 options of the pair index: one token per pair (``ascii`` splits at ASCII punctuation
+#: and spaces only, and folds nothing the pairs hold: they are lower-cased already), rowids only.
+PAIR_INDEX_OPTIONS = f"detail=none, tokenize=\"ascii tokenchars '_{PAIR_SEPARATOR}'\""
+
+
+def fts_pair(first: str, second: str) -> str:
+    """The pair index's token for the adjacent tokens ``first second`` (as :func:`_fts_tokens` makes them)."""
+    return f"{first}{PAIR_SEPARATOR}{second}"
+
+
+def fts_pairs_text(text: str) -> str:
+    """What the pair index holds for a paragraph: its distinct adjacent token pairs (:func:`fts_pair`
+    of :func:`_fts_tokens`), space-separated, in order of first occurrence (the same text gives the
+    same value, which is what deleting it from a contentless index needs)."""
+    tokens = _fts_tokens(text)
+    return " ".join(dict.fromkeys(fts_pair(a, b) for a, b in itertools.pairwise(tokens)))
+
+
+def _pairs(tokens: Phrase) -> list[str]:
+    return [fts_pair(a, b) for a, b in itertools.pairwise(tokens)]
+
+
+def fts_pair_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> str | None:
+    """FTS5 query over the pair index (:func:`fts_pairs_text`) finding every paragraph in which
+    :func:`term_pattern` can match (a superset); ``None`` when no paragraph can match. For a term
+    of two words or more (one word has no boundary: use :func:`fts_exact_query`).
+
+    With each word's kept spellings (as :func:`fts_exact_query`, ``occurring`` alike), a match is
+    a run of tokens made of one spelling per word, so its paragraph holds, for each boundary
+    between two words, all the pairs of one spelling of the first word followed by one of the
+    second ("navigation s equipment": ``navigation|s``, ``s|equipment``). The query is the ``AND``
+    over the boundaries of the ``OR`` of those: its size adds up over the boundaries, where the
+    phrases of :func:`fts_exact_query` multiply over the words.
+    """
+    if len(fts_word_options(term)) < 2:
+        raise ValueError(f"term {term!r} has one word: a pair query needs two or more")
+    kept = _kept_spellings(term, occurring)
+    if kept is None:
+        return None
+    conditions = []
+    for before, after in itertools.pairwise(kept):
+        both = dict.fromkeys(" AND ".join(f'"{p}"' for p in _pairs(a + b)) for a in before for b in after)
+        conditions.append(" OR ".join(f"({c})" if " " in c else c for c in both))
+    return " AND ".join(f"({c})" for c in conditions)
