@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import shutil
@@ -48,7 +47,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.ingest import _vm_hwm_mb, real_records, realistic, synthetic, write_source
+from benchmarks.ingest import _vm_hwm_mb, real_records, realistic, slope, synthetic, write_source
 from benchmarks.ingest import run_child as ingest_child
 
 #: Each term is looked up and found this many times; the least time is the figure (the first is kept too).
@@ -135,13 +134,6 @@ def run_child(collection: Path, terms: list[str]) -> dict:
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
-
-
-def slope(xs: list[float], ys: list[float]) -> float:
-    lx = [math.log(x) for x in xs]
-    ly = [math.log(max(y, 1e-6)) for y in ys]
-    mx, my = statistics.fmean(lx), statistics.fmean(ly)
-    return sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True)) / sum((a - mx) ** 2 for a in lx)
 
 
 DESIGNS = ("copies", "realistic")

@@ -30,6 +30,7 @@ import math
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -287,12 +288,12 @@ def main(argv=None) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def _exponent(points: list[tuple[float, float]]) -> float:
-    """``b`` of ``y ~ x^b``: least squares on logs (two or more points)."""
-    xs = [math.log(x) for x, _ in points]
-    ys = [math.log(y) for _, y in points]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+def slope(xs: list[float], ys: list[float]) -> float:
+    """The growth exponent ``b`` of ``y ~ x^b``: least squares on logs (two or more points)."""
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(max(y, 1e-6)) for y in ys]
+    mx, my = statistics.fmean(lx), statistics.fmean(ly)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True)) / sum((a - mx) ** 2 for a in lx)
 
 
 def _growth_reading(res: dict) -> list[str]:
@@ -303,7 +304,7 @@ def _growth_reading(res: dict) -> list[str]:
         rows = [g for g in res.get(key, []) if g["n"] >= 1000]
         if len(rows) < 2:
             continue
-        b = _exponent([(g["n"], g[run]["cpu"]) for g in rows])
+        b = slope([g["n"] for g in rows], [g[run]["cpu"] for g in rows])
         sizes = " → ".join(f"{g['n']:,}" for g in rows)
         memory = " / ".join(f"{g[run]['peak_mb']:.0f}" for g in rows)
         out.append(f"Ingest {kind}, {sizes} cases: CPU ~ N^{b:.2f}; peak memory {memory} MB.")
