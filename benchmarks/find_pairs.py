@@ -12,12 +12,13 @@ index", has the figures of the realistic 10 k collection).
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import sys
 import time
 
-from statinterp.text.term_match import PAIR_INDEX_OPTIONS, _fts_tokens, fts_pair
+from statinterp.text.term_match import PAIR_INDEX_OPTIONS, _fts_tokens, fts_pairs
 
 #: Function words (77): the commonest tokens of English case law, whose phrase lookups grow with the collection.
 STOP_WORDS = frozenset("""a an the of to in on at by for from with as or and but not no nor is be are was were been
@@ -39,7 +40,7 @@ def main(argv: list[str]) -> int:
     scratch.execute("BEGIN")
     for pid, text in db.execute("SELECT id, text FROM paragraphs"):
         tokens = _fts_tokens(text)
-        kept = [fts_pair(a, b) for a, b in zip(tokens, tokens[1:], strict=False)
+        kept = [pair for pair, (a, b) in zip(fts_pairs(tokens), itertools.pairwise(tokens), strict=True)
                 if mode == "all" or a in STOP_WORDS or b in STOP_WORDS]
         pairs += len(kept)
         scratch.execute("INSERT INTO p (rowid, pairs) VALUES (?, ?)", (pid, " ".join(kept)))

@@ -133,11 +133,12 @@ def matching_opinions(collection: Collection, term: str) -> tuple[list[MatchingO
     """The opinions of ``collection`` with a paragraph that ``term``'s exact pattern matches, in
     case / opinion / position order, with the number of paragraphs the full-text lookup returned
     and the number of those the pattern matched."""
-    pattern = term_pattern(query_of(term_key(term)))
+    query = query_of(term_key(term))
+    pattern = term_pattern(query)
     by_opinion: dict[int, list[int]] = {}
     case_of_opinion: dict[int, int] = {}
     searched = matched = 0
-    for row in candidate_paragraphs(collection, query_of(term_key(term))):
+    for row in candidate_paragraphs(collection, query):
         searched += 1
         if pattern.search(row.text) is None:
             continue

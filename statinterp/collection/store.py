@@ -26,7 +26,6 @@ sees whole batches of cases with their statistics, never part of one.
 from __future__ import annotations
 
 import datetime as _dt
-import itertools
 import json
 import os
 import sqlite3
@@ -37,7 +36,7 @@ from pathlib import Path
 from statinterp.errors import InputError, OutputError, UsageError
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
-from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pair, fts_pairs_text
+from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pairs, fts_pairs_text
 
 FILENAME = "collection.sqlite"
 #: Bump when the schema or the meaning of a stored value changes. Format 2 added ``paragraph_pairs``.
@@ -179,7 +178,7 @@ class Collection:
             if len(p) == 1:
                 return True
             if self.has_pairs:
-                return self._first_match(" AND ".join(f'"{fts_pair(a, b)}"' for a, b in itertools.pairwise(p)),
+                return self._first_match(" AND ".join(f'"{pair}"' for pair in fts_pairs(p)),
                                          pairs=True)
             return self._first_match(" + ".join(f'"{w}"' for w in p))
 
@@ -340,6 +339,12 @@ def canonical_dump(folder: str | Path) -> Iterator[str]:
                 yield "paragraph_pairs\t" + json.dumps(row, ensure_ascii=False)
 
 
+def _index_pairs(db: sqlite3.Connection, paragraph_id: int, text: str) -> None:
+    """Add a paragraph's adjacent word pairs to the pair index (removed with the same
+    :func:`~statinterp.text.term_match.fts_pairs_text` and FTS5's ``'delete'``)."""
+    db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (paragraph_id, fts_pairs_text(text)))
+
+
 class CollectionWriter:
     """Adds prepared cases to a collection folder (creating it), one transaction per batch."""
 
@@ -393,7 +398,7 @@ class CollectionWriter:
         caller's transaction, which SCHEMA has just made the empty table in: a crash leaves format 1)."""
         db = self.db
         for pid, text in db.execute("SELECT id, text FROM paragraphs ORDER BY id"):  # streamed, not held
-            db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (pid, fts_pairs_text(text)))
+            _index_pairs(db, pid, text)
         db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (str(FORMAT_VERSION),))
 
     def close(self) -> None:
@@ -495,7 +500,7 @@ class CollectionWriter:
                 pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text) VALUES (?, ?, ?, ?)",
                                  (case_id, oid, j, text)).lastrowid or 0
                 db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
-                db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (pid, fts_pairs_text(text)))
+                _index_pairs(db, pid, text)
                 paragraph_ids[(i, j)] = pid
                 n_paras += 1
         db.executemany("INSERT OR IGNORE INTO citations VALUES (?, ?, ?, ?, ?, ?)",

@@ -41,10 +41,10 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 __all__ = ["JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query", "term_parts",
-           "fts_pair", "fts_pairs_text", "fts_pair_query"]
+           "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query"]
 
 # Prefixes that case law writes closed, hyphenated or spaced ("preemployment",
 # "pre-employment", "pre employment").  Only split off when at least three letters follow.
@@ -282,16 +282,16 @@ def fts_pair(first: str, second: str) -> str:
     return f"{first}{PAIR_SEPARATOR}{second}"
 
 
+def fts_pairs(tokens: Sequence[str]) -> list[str]:
+    """The pair index's tokens (:func:`fts_pair`) of each two adjacent tokens of ``tokens``, in order."""
+    return [fts_pair(a, b) for a, b in itertools.pairwise(tokens)]
+
+
 def fts_pairs_text(text: str) -> str:
-    """What the pair index holds for a paragraph: its distinct adjacent token pairs (:func:`fts_pair`
+    """What the pair index holds for a paragraph: its distinct adjacent token pairs (:func:`fts_pairs`
     of :func:`_fts_tokens`), space-separated, in order of first occurrence (the same text gives the
     same value, which is what deleting it from a contentless index needs)."""
-    tokens = _fts_tokens(text)
-    return " ".join(dict.fromkeys(fts_pair(a, b) for a, b in itertools.pairwise(tokens)))
-
-
-def _pairs(tokens: Phrase) -> list[str]:
-    return [fts_pair(a, b) for a, b in itertools.pairwise(tokens)]
+    return " ".join(dict.fromkeys(fts_pairs(_fts_tokens(text))))
 
 
 def fts_pair_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> str | None:
@@ -313,6 +313,6 @@ def fts_pair_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -
         return None
     conditions = []
     for before, after in itertools.pairwise(kept):
-        both = dict.fromkeys(" AND ".join(f'"{p}"' for p in _pairs(a + b)) for a in before for b in after)
+        both = dict.fromkeys(" AND ".join(f'"{p}"' for p in fts_pairs(a + b)) for a in before for b in after)
         conditions.append(" OR ".join(f"({c})" if " " in c else c for c in both))
     return " AND ".join(f"({c})" for c in conditions)
