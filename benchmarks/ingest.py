@@ -316,6 +316,18 @@ def _growth_reading(res: dict) -> list[str]:
     return out
 
 
+def _citations_lines(res: dict) -> list[str]:
+    """The citations paragraph, or nothing when the run measured no citations (``--only throughput``
+    into an empty WORK)."""
+    if "citations" not in res:
+        return []
+    c = res["citations"]
+    return [f"Citations (eyecite, paragraph by paragraph) on {res['citation_source']['cases']} cases: analysed "
+            f"ingest {c['analysed']['cpu']:.1f} CPU s, with citations {c['citations']['cpu']:.1f} CPU s "
+            f"(× {c['citations']['cpu'] / c['analysed']['cpu']:.2f}): eyecite costs more than the analysis; "
+            "`--no-citations` leaves it out.", ""]
+
+
 def markdown(res: dict) -> str:
     """The RESULTS.md section. Per-core rates use CPU seconds: the machine's 2 cores were shared
     with other jobs, so wall times (shown too) are inflated by waiting for a core."""
@@ -328,8 +340,6 @@ def markdown(res: dict) -> str:
         return (f"| {name} | {r['wall']:.1f} s | {r['cpu']:.1f} s | {n / r['cpu']:.1f} | {mb / r['cpu']:.2f} | "
                 f"{r['cpu'] / floor['cpu']:.2f} | {r['wall'] / floor['wall']:.2f} | {r['peak_mb']:.0f} MB |")
 
-    c = res["citations"]
-    cn = res["citation_source"]["cases"]
     ratio = t["analysed"]["cpu"] / floor["cpu"]
     cmds = res.get("commands", [res["command"]])
     commands = ("Commands: " if len(cmds) > 1 else "Command: ") + "; then ".join(f"`{c}`" for c in cmds)
@@ -361,10 +371,7 @@ def markdown(res: dict) -> str:
         f"ingest without analysis measures (parse, store, both FTS5 indexes), the analysis and statistics take "
         f"{(t['analysed']['cpu'] - t['store']['cpu']) / floor['cpu']:.2f} bare spaCy passes.",
         "",
-        f"Citations (eyecite, paragraph by paragraph) on {cn} cases: analysed ingest {c['analysed']['cpu']:.1f} CPU s, "
-        f"with citations {c['citations']['cpu']:.1f} CPU s (× {c['citations']['cpu'] / c['analysed']['cpu']:.2f}): "
-        "eyecite costs more than the analysis; `--no-citations` leaves it out.",
-        "",
+        *_citations_lines(res),
         "### Growth",
         "",
         "| cases | characters | run | wall | CPU | cases/s (CPU) | peak memory | size on disk | per case |",
