@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from statinterp.cache.location import default_cache_dir
 from statinterp.corpus.dataset import load_corpus
@@ -263,3 +265,58 @@ def test_a_long_run_keeps_spacys_vocabulary_and_the_memos_bounded(monkeypatch):
     assert analysed(Analyzer(cache_dir=False, n_process=1)) == expected
     assert any("zqx3word" in words for words, _, _ in expected)
     assert len({w for words, _, _ in expected for w in words}) > 100  # unbounded, the caches would hold them all
+
+
+# --------------------------------------------------------------------------------------------
+# The tokenizer cache warmer (spaCy's cache is skipped after a text's first special case)
+
+_CHUNKS = ["U.S.", "can't", "Cir.", "(a)", "F.3d", "§", "1201(a)(3).", "don't", "Mr.", "e.g.,", "pre-employment",
+           "“quoted”", "http://x.com/a.", "--", "Id.", "id", "Co.,", ":)", "U.S.C.", "'s", "court's", "word",
+           "Word.", "(1)", "*457", "i.e.", "St.", "$1,000.00", "10%.", "A/B", "Supp.", "2d", "¶", "3.", "...",
+           "vehicles,", "Vehicles;", "Ill.", "ill."]
+
+
+def _tokens(nlp, texts: list[str]) -> list[list[tuple[str, str, bool]]]:
+    return [[(t.text, t.whitespace_, bool(t.is_sent_start)) for t in doc] for doc in nlp.pipe(texts)]
+
+
+@pytest.fixture(scope="module")
+def plain_nlp():
+    from statinterp.text.segmentation import build_pipeline
+
+    return build_pipeline()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(_CHUNKS), st.sampled_from([" ", "  ", "\n", " \n", "\t"])),
+                         max_size=40), min_size=1, max_size=4))
+def test_warming_the_tokenizer_cache_changes_no_token(plain_nlp, chunked):
+    """Tokens and sentences of warmed texts are those of a fresh pipeline's (cache as spaCy fills it)."""
+    from statinterp.text.segmentation import build_pipeline
+
+    texts = ["".join(c + gap for c, gap in text) for text in chunked]
+    warmed = build_pipeline()
+    analysis.TokenizerCacheWarmer(warmed).warm(texts)
+    assert _tokens(warmed, texts) == _tokens(plain_nlp, texts)
+
+
+def test_warmed_analysis_of_real_case_text_equals_a_plain_spacy_pass(plain_nlp, real_corpus):
+    """On real case texts (special cases early in each: the case spaCy's cache skips), the
+    worker's warmed pass gives the tokens and sentences of a plain pass, and its tokenizer has
+    taken every chunk of the texts."""
+    term = real_corpus.term("technological measure")
+    texts = [term.cases[c].text for c in sorted(term.cases)[:6]]
+    worker = analysis._Worker(legal_rules=True)
+    worker.run(texts)
+    assert worker.tokenizer_cache._seen == {chunk for t in texts for chunk in t.split()}
+    assert worker.nlp.tokenizer.max_cache_size >= analysis.MAX_WARM_CHUNKS
+    assert _tokens(worker.nlp, texts) == _tokens(plain_nlp, texts)
+
+
+def test_the_warmer_stops_at_its_limit():
+    from statinterp.text.segmentation import build_pipeline
+
+    warmer = analysis.TokenizerCacheWarmer(build_pipeline(), max_chunks=10)
+    texts = [" ".join(f"w{k}x{i}" for i in range(8)) for k in range(5)]
+    warmer.warm(texts)
+    assert len(warmer._seen) == 16  # two texts' chunks: the limit was passed within the second

@@ -393,10 +393,15 @@ def _wait_for_cases(col: Path, proc: subprocess.Popen, at_least: int, timeout: f
     raise AssertionError("ingest made no progress")
 
 
+#: Cases of the ingests killed or read while they run: enough that the ingest is still writing
+#: after its first batch is visible (the example cases are short; 600 take ~2 s on one core).
+LONG_INGEST_CASES = 600
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_killed_ingest_leaves_a_consistent_collection_and_rerun_completes_it(tmp_path, sig):
     src = tmp_path / "src"
-    write_cap_volume(copies(100), src / "vol")
+    write_cap_volume(copies(LONG_INGEST_CASES), src / "vol")
     col = tmp_path / "col"
     proc = _start_ingest(src, col)
     try:
@@ -412,18 +417,18 @@ def test_killed_ingest_leaves_a_consistent_collection_and_rerun_completes_it(tmp
     assert _invariants_hold(db)
     partial = db.execute("SELECT count(*) FROM cases").fetchone()[0]
     db.close()
-    assert 1 <= partial < 100
+    assert 1 <= partial < LONG_INGEST_CASES
     if sig == signal.SIGTERM:
         assert proc.returncode == 143
     summary = ingest([src], col, citations=False)
-    assert summary.added == 100 - partial and summary.unchanged == partial
+    assert summary.added == LONG_INGEST_CASES - partial and summary.unchanged == partial
     ingest([src], tmp_path / "clean", citations=False)
     assert list(canonical_dump(col)) == list(canonical_dump(tmp_path / "clean"))
 
 
 def test_a_reader_sees_whole_batches_while_an_ingest_writes(tmp_path):
     src = tmp_path / "src"
-    write_cap_volume(copies(100), src / "vol")
+    write_cap_volume(copies(LONG_INGEST_CASES), src / "vol")
     col = tmp_path / "col"
     proc = _start_ingest(src, col)
     try:
@@ -439,7 +444,7 @@ def test_a_reader_sees_whole_batches_while_an_ingest_writes(tmp_path):
         _out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     with Collection.open(col) as c:
-        assert _invariants_hold(c.db) and len(c.case_ids()) == 100
+        assert _invariants_hold(c.db) and len(c.case_ids()) == LONG_INGEST_CASES
 
 
 # --------------------------------------------------------------------------------------------

@@ -421,7 +421,7 @@ class CollectionWriter:
         unchanged ones are left alone. Returns counts of added / replaced / unchanged cases and
         of the opinions and paragraphs added."""
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
-        stats: dict[tuple[str, str], list[int]] = {}
+        stats: dict[str, dict[str, list[int]]] = {}
         totals = {lvl: [0, 0] for lvl in LEVELS}
         db = self.db
         db.execute("BEGIN IMMEDIATE")
@@ -459,23 +459,27 @@ class CollectionWriter:
 
     @staticmethod
     def _add_counts(stats: dict, totals: dict, counts: dict, sign: int) -> None:
+        """Add ``sign`` × a case's counts to ``stats`` (level -> token -> [df, cf]) and ``totals``."""
         for lvl, c in counts.items():
             totals[lvl][0] += sign * c.n_units
             totals[lvl][1] += sign * c.total_tokens
+            level = stats.setdefault(lvl, {})
             for word, df, cf in zip(c.words, c.df.tolist(), c.cf.tolist(), strict=True):
-                entry = stats.get((lvl, word))
+                entry = level.get(word)
                 if entry is None:
-                    stats[(lvl, word)] = [sign * df, sign * cf]
+                    level[word] = [sign * df, sign * cf]
                 else:
                     entry[0] += sign * df
                     entry[1] += sign * cf
 
     def _apply_stats(self, stats: dict, totals: dict) -> None:
         db = self.db
-        rows = [(lvl, word, v[0], v[1]) for (lvl, word), v in sorted(stats.items()) if v[0] or v[1]]
+        # in key order: the upserts walk token_stats' B-tree once, front to back
+        rows = [(lvl, word, v[0], v[1]) for lvl in sorted(stats) for word, v in sorted(stats[lvl].items())
+                if v[0] or v[1]]
         db.executemany("INSERT INTO token_stats VALUES (?, ?, ?, ?) ON CONFLICT (level, token) DO UPDATE SET "
                        "df = df + excluded.df, cf = cf + excluded.cf", rows)
-        if any(v[0] < 0 or v[1] < 0 for v in stats.values()):
+        if any(v[0] < 0 or v[1] < 0 for level in stats.values() for v in level.values()):
             db.execute("DELETE FROM token_stats WHERE df <= 0")
         db.executemany("UPDATE level_totals SET n_units = n_units + ?, total_tokens = total_tokens + ? "
                        "WHERE level = ?", [(n, t, lvl) for lvl, (n, t) in totals.items()])

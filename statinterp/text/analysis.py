@@ -145,6 +145,41 @@ class LemmaTable:
         return out
 
 
+#: Distinct whitespace-separated chunks :class:`TokenizerCacheWarmer` puts in the tokenizer's cache
+#: (spaCy's own limit is 10,000): what it keeps stays bounded over a long ingest.
+MAX_WARM_CHUNKS = 300_000
+
+
+class TokenizerCacheWarmer:
+    """Fills a spaCy tokenizer's cache chunk by chunk, so long texts are tokenized from the cache.
+
+    spaCy's tokenizer caches how it split each whitespace-separated chunk, but once a text has
+    hit one special case ("U.S.", "Cir.", "can't": every case text does, early) it caches nothing
+    more of that text (explosion/spaCy#13950, open as of spaCy 3.8.18): the affix rules run again
+    for every chunk of every long text. :meth:`warm` tokenizes each chunk not seen before on its
+    own, where the cache does save it, so the texts' own pass finds their chunks cached. The cache
+    maps a chunk to the tokens it gives wherever it stands, so the tokens are the same; only the
+    time changes (tests compare token for token).
+    """
+
+    def __init__(self, nlp, max_chunks: int = MAX_WARM_CHUNKS):
+        self.tokenizer = nlp.tokenizer
+        self.tokenizer.max_cache_size = max(self.tokenizer.max_cache_size, max_chunks)
+        self.max_chunks = max_chunks
+        self._seen: set[str] = set()
+
+    def warm(self, texts: Iterable[str]) -> None:
+        """Cache the chunks of ``texts`` not seen before (until :attr:`max_chunks` have been seen)."""
+        tokenizer, seen = self.tokenizer, self._seen
+        for text in texts:
+            if len(seen) >= self.max_chunks:
+                return
+            new = set(text.split()).difference(seen)
+            for chunk in new:
+                tokenizer(chunk)
+            seen.update(new)
+
+
 class _Worker:
     """Runs the spaCy pipeline and turns docs into compact arrays (also inside subprocesses)."""
 
@@ -156,6 +191,7 @@ class _Worker:
         self.nlp = build_pipeline(legal_rules=self.legal_rules)
         self.nlp.max_length = max(self.nlp.max_length, MAX_TEXT_CHARS + 1)
         self.lemmas = LemmaTable(self.nlp)
+        self.tokenizer_cache = TokenizerCacheWarmer(self.nlp)
         self.disabled = [name for name in self.nlp.pipe_names if name == "lemmatizer"]
 
     def run(self, texts: Sequence[str], batch_size: int = 32) -> list[_LocalAnalysis]:
@@ -164,6 +200,7 @@ class _Worker:
         spaCy object, and tokenizing does not depend on what was seen before), so a worker's
         memory does not grow with every new word of a long ingest."""
         out = []
+        self.tokenizer_cache.warm(texts)
         for doc in self.nlp.pipe(texts, batch_size=batch_size, disable=self.disabled):
             out.append(self.convert(doc))
         if len(self.nlp.vocab.strings) > MAX_SPACY_STRINGS:
