@@ -317,10 +317,15 @@ def _growth_reading(res: dict) -> list[str]:
         memory = " / ".join(f"{g[run]['peak_mb']:.0f}" for g in rows)
         out.append(f"Ingest {kind}, {sizes} cases: CPU ~ N^{b:.2f}; peak memory {memory} MB.")
     if out:
+        from statinterp.text.analysis import MAX_MEMO_FORMS, MAX_SPACY_STRINGS, MAX_WARM_CHUNKS
+        from statinterp.text.segmentation import MAX_CACHED_CLASSES
+
         out += ["", "Memory: readers stream one case at a time and batches are committed as they come, so nothing "
                 "is held per case; what the analysis keeps of the words it has seen is bounded (the spaCy pipeline "
-                "is built afresh past 1,000,000 strings, the lemma memo and the segmenter's class cache forget "
-                "themselves at 500,000 entries), and below those bounds grows with the distinct words seen."]
+                f"is built afresh past {MAX_SPACY_STRINGS:,} strings, the lemma memo and the segmenter's class cache "
+                f"forget themselves at {MAX_MEMO_FORMS:,} and {MAX_CACHED_CLASSES:,} entries, the tokenizer cache "
+                f"warmer stops at {MAX_WARM_CHUNKS:,} chunks), and below those bounds grows with the distinct words "
+                "seen."]
     return out
 
 
