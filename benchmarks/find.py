@@ -49,6 +49,7 @@ from pathlib import Path
 
 from benchmarks.ingest import _vm_hwm_mb, real_records, realistic, slope, synthetic, write_source
 from benchmarks.ingest import run_child as ingest_child
+from benchmarks.results_file import shown_command
 
 #: Each term is looked up and found this many times; the least time is the figure (the first is kept too).
 REPEATS = 3
@@ -186,8 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     terms = sorted(p.name[:-4] for p in args.data.glob("*.zip"))
     args.workdir.mkdir(parents=True, exist_ok=True)
     records = real_records(args.data)
-    shown = [("DATA" if a == str(args.data) else "WORK" if a == str(args.workdir) else a) for a in argv]
-    results: dict = {"command": "python -m benchmarks.find " + " ".join(shown), "design": args.design,
+    command = shown_command("python -m benchmarks.find", argv, {str(args.data): "DATA", str(args.workdir): "WORK"})
+    results: dict = {"command": command, "design": args.design,
                      "sizes": [], "existing": [],
                      "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                  "sqlite": sqlite3.sqlite_version, "load_average": os.getloadavg(), "nice": os.nice(0),

@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.results_file import INGEST_HEADING, splice_section
+from benchmarks.results_file import INGEST_HEADING, shown_command, splice_section
 
 CAP_CASES = 6_700_000
 VOLUME_CASES = 500
@@ -183,15 +183,6 @@ def run_child(mode: str, source: Path, collection: Path | None = None) -> dict:
 # --------------------------------------------------------------------------------------------
 
 
-def _shown_path(arg: str, names: dict[str, str]) -> str:
-    """``arg`` with a leading folder of ``names`` written as its name (``WORK/RESULTS.md``): no
-    machine path in a recorded command."""
-    for folder, name in names.items():
-        if arg == folder or arg.startswith(folder.rstrip("/") + "/"):
-            return name + arg[len(folder.rstrip("/")):]
-    return arg
-
-
 def write_results(path: Path, res: dict) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else "# statinterp performance results\n"
     path.write_text(splice_section(text, INGEST_HEADING, markdown(res)), encoding="utf-8")
@@ -242,9 +233,9 @@ def main(argv=None) -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.time()
     records = real_records(args.data)
-    shown = [_shown_path(a, {str(args.data): "DATA", str(args.workdir): "WORK"}) for a in argv]
     only = set(args.only.split(","))
-    res: dict = {"command": "python -m benchmarks.ingest " + " ".join(shown), "versions": versions(),
+    command = shown_command("python -m benchmarks.ingest", argv, {str(args.data): "DATA", str(args.workdir): "WORK"})
+    res: dict = {"command": command, "versions": versions(),
                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "real_cases": len(records),
                  "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                  "loadavg_start": os.getloadavg()}

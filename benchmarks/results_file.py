@@ -17,6 +17,22 @@ FIND_HEADING = "## find: latency per term"
 KEPT_BY_RUN = (INGEST_HEADING, FIND_HEADING)
 
 
+def shown_command(program: str, argv: list[str], names: dict[str, str]) -> str:
+    """The command ``program argv...`` as RESULTS.md records it: an argument that is, or lies under,
+    a folder of ``names`` (path -> name, e.g. the work folder -> ``WORK``) is written with the
+    name (``WORK/RESULTS.md``), so no machine's path is recorded."""
+    def shown(arg: str) -> str:
+        for folder, name in names.items():
+            folder = folder.rstrip("/")
+            if arg.rstrip("/") == folder:
+                return name
+            if arg.startswith(folder + "/"):
+                return name + arg[len(folder):]
+        return arg
+
+    return " ".join([program, *(shown(a) for a in argv)])
+
+
 def section_of(text: str, heading: str) -> str | None:
     """The section of ``text`` whose heading line starts with ``heading`` (through the line before
     the next ``## `` heading, or the end), or ``None`` when there is none."""

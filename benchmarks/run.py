@@ -47,6 +47,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.results_file import keep_sections, shown_command
 from statinterp.provenance import provenance_lines
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -592,7 +593,7 @@ def main(argv=None) -> int:
             res["floor"]["summary"] = summarise_floor(res["floor"])  # this version's summary of the raw runs
         text = report(res)
         out = args.out or str(Path(args.render).with_suffix(".md"))
-        Path(out).write_text(text, encoding="utf-8")
+        Path(out).write_text(keep_sections(Path(out), text), encoding="utf-8")  # keeps ingest's and find's sections
         print(text)
         return 0
     only = set(args.only.split(","))
@@ -602,7 +603,8 @@ def main(argv=None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     res: dict = {"machine": machine(), "loadavg_start": loadavg(), "data": shown_data(args.data),
                  "terms_label": f"{len(terms)} terms ({', '.join(terms)})" if terms else "the 14 terms",
-                 "command": "python -m benchmarks.run " + " ".join(argv if argv is not None else sys.argv[1:])}
+                 "command": shown_command("python -m benchmarks.run", list(argv if argv is not None else sys.argv[1:]),
+                                          {str(workdir): "WORK", str(args.data): "DATA"})}
     log(f"load average {res['loadavg_start']}; work folder {workdir}")
     if "floor" in only:
         prepared, ready = ensure_domain_vectors(args.data, terms, workdir, train=not args.no_vectors)
@@ -649,8 +651,6 @@ def main(argv=None) -> int:
     text = report(res)
     print(text)
     if out:
-        from benchmarks.results_file import keep_sections
-
         Path(out).write_text(keep_sections(Path(out), text), encoding="utf-8")  # keeps ingest's and find's sections
         Path(out).with_suffix(".json").write_text(json.dumps(res, indent=1, default=str), encoding="utf-8")
         log(f"wrote {out}")

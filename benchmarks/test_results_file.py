@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from benchmarks.results_file import FIND_HEADING, INGEST_HEADING, keep_sections, section_of, splice_section
 
 OLD = (f"# results\n\n## Performance\n\nold run\n\n{INGEST_HEADING}: throughput\n\ningest figures\n\n"
@@ -35,3 +37,27 @@ def test_keep_sections_carries_ingest_and_find_into_a_rewritten_file(tmp_path):
 def test_a_heading_mentioned_inside_a_line_is_not_a_section():
     text = f"# results\n\nsee `{INGEST_HEADING}` below\n"
     assert section_of(text, INGEST_HEADING) is None
+
+
+def test_a_recorded_command_names_folders_instead_of_machine_paths():
+    from benchmarks.results_file import shown_command
+
+    argv = ["--workdir", "/tmp/w/", "--out", "/tmp/w/R.md", "--data", "/d/data", "--x", "/tmp/wx"]
+    command = shown_command("python -m benchmarks.run", argv, {"/tmp/w/": "WORK", "/d/data": "DATA"})
+    assert command == "python -m benchmarks.run --workdir WORK --out WORK/R.md --data DATA --x /tmp/wx"
+
+
+def test_rendering_the_run_report_again_keeps_the_ingest_and_find_sections(tmp_path, capsys):
+    import shutil
+
+    from benchmarks import run
+
+    figures = tmp_path / "RESULTS.json"
+    shutil.copy(Path(__file__).parent / "RESULTS.json", figures)
+    out = tmp_path / "RESULTS.md"
+    out.write_text(f"# old\n\n{INGEST_HEADING}: kept\n\ningest body\n\n{FIND_HEADING}: kept\n\nfind body\n")
+    assert run.main(["--render", str(figures), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "## 1–2. Floor ratio" in text
+    assert section_of(text, INGEST_HEADING) == f"{INGEST_HEADING}: kept\n\ningest body\n\n"
+    assert section_of(text, FIND_HEADING).startswith(f"{FIND_HEADING}: kept\n\nfind body")
