@@ -296,8 +296,7 @@ def find_term(collection: Collection, term: str, *, progress: Callable[[int], No
     ``progress`` is called with the number of matching cases done after each case.
     ``engine="dask"`` segments the matching opinions on ``dask.distributed`` (the scheduler at
     ``scheduler``, else a local cluster of ``n_workers`` processes), in runs of whole cases
-    (:func:`find_on_dask`); the result is the same as with
-    ``"local"``.
+    (:func:`find_on_dask`); the result is the same as with ``"local"``.
     """
     from statinterp.collection.dask_engine import check_engine
 
