@@ -95,7 +95,7 @@ def citations_of(record: CaseRecord) -> tuple[Citation, ...]:
     (:func:`statinterp.text.citations.find_citations`), paragraph by paragraph."""
     out = []
     for i, op in enumerate(record.opinions):
-        for j, para in enumerate(op.paragraphs):
+        for j, para in enumerate(op.lines):
             if not any(ch.isdigit() for ch in para):  # every citation stored holds a number
                 continue
             for cite in find_citations(para):

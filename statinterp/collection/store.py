@@ -500,7 +500,7 @@ class CollectionWriter:
         for i, op in enumerate(r.opinions):
             oid = db.execute("INSERT INTO opinions (case_id, position, type, author) VALUES (?, ?, ?, ?)",
                              (case_id, i, op.type, op.author)).lastrowid or 0
-            for j, text in enumerate(op.paragraphs):
+            for j, text in enumerate(op.lines):
                 pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text) VALUES (?, ?, ?, ?)",
                                  (case_id, oid, j, text)).lastrowid or 0
                 db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))

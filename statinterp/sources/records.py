@@ -13,18 +13,37 @@ import json
 from dataclasses import asdict, dataclass
 
 
+#: Where a reporter page starts: (character offset inside a paragraph, page label such as "583").
+PageStart = tuple[int, str]
+
+
 @dataclass(frozen=True)
 class OpinionRecord:
-    """One opinion: its type (majority, concurrence, dissent, ...), author and paragraphs."""
+    """One opinion: its type (majority, concurrence, dissent, ...), author and paragraphs.
+
+    ``footnotes`` are the opinion's footnotes (their text, without the mark), kept apart from the
+    paragraphs so that no sentence mixes a footnote with the text it annotates; they follow the
+    paragraphs in :attr:`text`. ``page_starts`` is empty when the source has no page labels;
+    otherwise it has one entry per paragraph of ``paragraphs`` then of ``footnotes``: the pages
+    that start inside that paragraph, as ``(offset, label)`` in order (offset 0: the paragraph
+    opens the page). A paragraph with no entry continues the page the text before it was on.
+    """
 
     type: str
     author: str | None
     paragraphs: tuple[str, ...]
+    footnotes: tuple[str, ...] = ()
+    page_starts: tuple[tuple[PageStart, ...], ...] = ()
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The paragraphs, then the footnotes: what is stored, one line each."""
+        return self.paragraphs + self.footnotes
 
     @property
     def text(self) -> str:
-        """The opinion's text: its paragraphs, one per line."""
-        return "\n".join(self.paragraphs)
+        """The opinion's text: its paragraphs, then its footnotes, one per line."""
+        return "\n".join(self.lines)
 
 
 @dataclass(frozen=True)
@@ -49,7 +68,12 @@ class CaseRecord:
     @property
     def content_hash(self) -> str:
         """SHA-256 of the record's canonical JSON (sorted keys, no spaces, UTF-8)."""
-        raw = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        fields = asdict(self)
+        for opinion in fields["opinions"]:  # fields added later hash as before while empty
+            for key in ("footnotes", "page_starts"):
+                if not opinion[key]:
+                    del opinion[key]
+        raw = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
     @property
