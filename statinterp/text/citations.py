@@ -94,7 +94,7 @@ def _use_fast_court_lookup() -> None:
     import eyecite.helpers
 
     _eyecite_court_by_paren()
-    eyecite.helpers.get_court_by_paren = court_by_paren  # type: ignore[assignment]
+    eyecite.helpers.get_court_by_paren = court_by_paren
     logging.getLogger("eyecite").setLevel(logging.ERROR)  # it logs every overlap it resolves
 
 
