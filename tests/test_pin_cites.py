@@ -108,7 +108,8 @@ BROWN = CaseRecord(
 
 JONES = CaseRecord(
     source="courtlistener", source_id="3", name="State v. Jones", name_abbreviation="State v. Jones",
-    decision_date="2019-02-11", docket_number="", citations=(("official", "2019-NMSC-005"), ("parallel", "435 P.3d 1219")),
+    decision_date="2019-02-11", docket_number="",
+    citations=(("official", "2019-NMSC-005"), ("parallel", "435 P.3d 1219")),
     court="Supreme Court of New Mexico", jurisdiction="N.M.", head_matter="", judges="", parties="", attorneys="",
     opinions=(OpinionRecord("majority", None, ("{21} The facts are plain.", "{22} Here the motor vehicle was a car.",
                                                "So a motor vehicle it was."),
@@ -154,7 +155,7 @@ def test_stored_pages_and_the_record_round_trip(paged):
         assert rows[1].page_starts == ((PAGE_BREAK, "298"),)
         assert rows[1].page_at(PAGE_BREAK - 1) == "297" and rows[1].page_at(PAGE_BREAK) == "298"
     dump = "\n".join(canonical_dump(paged))
-    assert json.dumps(f'[[{PAGE_BREAK}, "298"]]') in dump  # the dump lists the pages: two collections differing in them differ
+    assert json.dumps(f'[[{PAGE_BREAK}, "298"]]') in dump  # collections differing only in pages differ
 
 
 def test_found_sentences_carry_their_pin_pages_and_cites(paged, tmp_path):

@@ -21,9 +21,12 @@ The output (:class:`FoundTerm`) holds the data set's four tables, ``case``, ``op
 ``paragraph`` and ``sentence`` (no labels), each a dict ``id -> record`` with the data set's
 fields: cases with their whole text, every opinion of a case that has a match, one paragraph
 per line range a found sentence spans (a line, or the lines a joined sentence crosses), and
-the sentences. :func:`write_term_zip` writes them as ``TERM.zip``, which every command reads
-with ``--data``. Ids: case ``c<case id>``, opinion ``o<opinion id>``, paragraph
-``o<opinion id>-l<first line>[-<last line>]``, sentence ``<paragraph id>-s<position>``.
+the sentences, each with its ``pin_cite`` (:mod:`statinterp.corpus.pin_cites`) and, when the
+collection knows it, its ``pin_page``: the page at the sentence's first character
+(:meth:`~statinterp.collection.store.ParagraphRow.page_at`). :func:`write_term_zip` writes
+them as ``TERM.zip``, which every command reads with ``--data``. Ids: case ``c<case id>``,
+opinion ``o<opinion id>``, paragraph ``o<opinion id>-l<first line>[-<last line>]``, sentence
+``<paragraph id>-s<position>``.
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ from pathlib import Path
 
 from statinterp.cache import atomic
 from statinterp.collection.store import Collection, ParagraphRow
-from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
 from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key
+from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
 from statinterp.corpus.provisions import Provision
 from statinterp.corpus.writer import tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
