@@ -47,6 +47,12 @@ from statinterp.sources.records import CaseRecord, OpinionRecord
      "State v. Jones, 120 N.M. 5, 7 (1995)"),
     (("State v. Lee", "120 N.M. 50", "Court of Appeals of New Mexico", "1995-02-11"), {"page": "52"},
      "State v. Lee, 120 N.M. 50, 52 (Ct. App. 1995)"),
+    (("People v. Brown", "294 Mich. App. 377", "Michigan Court of Appeals", "2011-09-01"), {"page": "380"},
+     "People v. Brown, 294 Mich. App. 377, 380 (2011)"),
+    (("State v. Payne", "121 Conn. App. 308", "", "2010-05-04"), {"short_court": "Conn. App. Ct."},
+     "State v. Payne, 121 Conn. App. 308 (2010)"),
+    (("People v. Western Express", "85 A.D.3d 1", "", "2011-05-05"), {"short_court": "N.Y. App. Div."},
+     "People v. Western Express, 85 A.D.3d 1 (N.Y. App. Div. 2011)"),
     # a source's own court abbreviation wins (the data set's short_court)
     (("Michelson v. Merrill Lynch", "619 F. Supp. 727", "United States District Court for the Southern District "
       "of New York", "1985-10-02"), {"short_court": "S.D.N.Y.", "page": "730", "footnote": 4},

@@ -26,18 +26,20 @@ How it decides:
   ``citation_string`` of the court named by the stored court (a CourtListener court id such
   as ``cadc``, or a court name courts-db's patterns recognise); ambiguous or unknown courts
   are written as stored, in full. The court is left out where the reporter says it: the
-  Supreme Court's reporters (U.S., S. Ct., L. Ed.) and, for a state's own reporter
-  (reporters-db kind ``state``, e.g. N.M., Cal. App. 4th), the state's part of the court
-  abbreviation (``N.M.`` -> nothing, ``N.M. Ct. App.`` -> ``Ct. App.``). Regional and federal
-  reporters (P.3d, F.3d, F. Supp.) keep the whole court.
+  Supreme Court's reporters (U.S., S. Ct., L. Ed.); a state's own reporter (reporters-db kind
+  ``state``) whose name starts with the court's state: a reporter named by the state alone
+  (N.M., Cal., Mass.) drops the state's part of the court (``N.M.`` -> nothing, ``N.M. Ct. App.``
+  -> ``Ct. App.``), a reporter named by the state and a court (Cal. App., Conn. App., Ohio St.)
+  drops the whole court. Regional and federal reporters (P.3d, F.3d, F. Supp.) and state
+  reporters named otherwise (A.D., Misc., N.Y.S.) keep the whole court.
 - **The year** is the first four digits of the decision date.
 
 Not covered: subsequent history, parallel citations, the Bluebook's abbreviation of words in
 case names (the stored short name is used as given: CAP's and CourtListener's short names are
-already abbreviated), courts courts-db does not know (written in full), a reporter limited to an
-intermediate court (``Cal. App. 4th``: written ``(Ct. App. 2002)`` where the Bluebook writes
-``(2002)``), and page labels from another reporter than the citation's (labels are taken to be
-pages of the case's first citation).
+already abbreviated), courts courts-db does not know (written in full), unofficial reporters
+named by a state and a court (``Ohio Law Abs.``: the court is dropped where the Bluebook keeps
+it), and page labels from another reporter than the citation's (labels are taken to be pages
+of the case's first citation).
 """
 
 from __future__ import annotations
@@ -160,28 +162,39 @@ def _courts_db_court(court: str) -> dict | None:
     return None
 
 
-def court_abbreviation(court: str, short_court: str = "") -> tuple[str, str]:
-    """The court's abbreviation for a parenthetical and its courts-db id (``""`` if unknown):
-    ``short_court`` when the source gave one, else courts-db's ``citation_string``, else the
-    court as stored."""
-    found = _courts_db_court(court) if court else None
-    court_id = found["id"] if found is not None else ""
+def court_abbreviation(court: str, short_court: str = "") -> str:
+    """The court's abbreviation for a parenthetical: ``short_court`` when the source gave one,
+    else courts-db's ``citation_string`` of the court, else the court as stored."""
     if short_court.strip():
-        return short_court.strip(), court_id
+        return short_court.strip()
+    found = _courts_db_court(court)
     if found is not None and found.get("citation_string"):
-        return found["citation_string"], court_id
-    return court.strip(), court_id
+        return found["citation_string"]
+    return court.strip()
+
+
+def _is_supreme_court(court: str, abbr: str) -> bool:
+    """Whether a court is the Supreme Court of the United States (or unknown: none stored)."""
+    if not court.strip() or abbr in ("U.S.", "SCOTUS"):
+        return True
+    found = _courts_db_court(court)
+    return found is not None and found["id"] == SUPREME_COURT
 
 
 def _court_in_parenthetical(parsed: ParsedCite | None, court: str, short_court: str) -> str:
-    abbr, court_id = court_abbreviation(court, short_court)
+    abbr = court_abbreviation(court, short_court)
     if parsed is None:
         return abbr
     if parsed.reporter in SUPREME_COURT_REPORTERS or parsed.root in SUPREME_COURT_REPORTERS:
-        return "" if court_id in (SUPREME_COURT, "") or abbr in ("U.S.", "SCOTUS") else abbr
-    if parsed.kind == "state":  # the state's own reporter names the state
-        state = _common_words(abbr, parsed.root or parsed.reporter)
-        return abbr[len(state):].strip() if state else abbr
+        return "" if _is_supreme_court(court, abbr) else abbr
+    if parsed.kind == "state":  # a state's own reporter names the state, or the state and its court
+        root = parsed.root or parsed.reporter
+        state = _common_words(abbr, root)
+        if not state:
+            return abbr
+        if state == abbr or len(root.split()) > 1:  # N.M. in N.M.; Conn. App. Ct. in Conn. App.
+            return ""
+        return abbr[len(state):].strip()  # N.M. Ct. App. in N.M. -> Ct. App.
     return abbr
 
 
