@@ -117,6 +117,8 @@ def line_pages(record: CaseRecord) -> list[list[str | None]]:
     it ended on; the first page of the case is the first page of its official citation when no
     label precedes the first paragraph. Footnotes, stored after an opinion's paragraphs, run on
     from the page its paragraphs end on, and do not move the text's page."""
+    if not any(op.page_starts for op in record.opinions):  # no labels: no pages (and no citation to parse)
+        return [[None] * len(op.lines) for op in record.opinions]
     page = first_page(record.official_citation) if record.citations else None
     out: list[list[str | None]] = []
     for op in record.opinions:
