@@ -192,7 +192,7 @@ def found_zip(paged, tmp_path_factory) -> Path:
     return out
 
 
-def test_find_out_writes_the_fields_and_the_loader_reads_them(found_zip):
+def test_find_out_writes_the_fields_and_the_loader_reads_them(found_zip, tmp_path):
     with zipfile.ZipFile(found_zip) as zf:
         sentences = json.loads(zf.read("motor_vehicle-sentence.json"))
     by_text = {s["text"]: s for s in sentences.values()}
@@ -203,6 +203,11 @@ def test_find_out_writes_the_fields_and_the_loader_reads_them(found_zip):
     assert loaded["Each motor vehicle must be registered."] == (
         "298", "Fisher v. University of Tex. at Austin, 570 U.S. 297, 298 (2013)")
     assert loaded["A motor vehicle without pages."] == ("", "Doe v. Roe, 203 F.2d 34 (D.C. Cir. 2001)")
+    # a term written back (the review's export) keeps them
+    from statinterp.corpus.writer import write_term_zip
+
+    again = load_corpus(write_term_zip(term, tmp_path / "motor_vehicle.zip")).term("motor vehicle")
+    assert {s.text: (s.pin_page, s.pin_cite) for s in again.sentences} == loaded
 
 
 def _rank(args: list[str], capsys) -> str:
@@ -230,6 +235,18 @@ def test_rank_shows_the_pin_cite_in_json_csv_and_table(found_zip, capsys):
     text = _rank(["--data", str(found_zip)], capsys)
     assert "Brown v. Smith, 123 F.3d 45, 46 (D.C. Cir. 1997)" in text
     assert "Fisher v. University of Tex. at Austin, 570 U.S. 297, 299 n.1 (2013)" in text
+
+
+def test_rank_collection_gives_the_pin_cite(tmp_path, capsys):
+    """``rank --collection`` finds and ranks in one go: the found sentences' pin cites are shown."""
+    from statinterp.collection.prepare import new_analyzer
+
+    with CollectionWriter(tmp_path / "col", analysis_settings()) as writer:
+        writer.write(prepare_cases(RECORDS, new_analyzer(), citations=False))
+    data = json.loads(_rank(["--collection", str(tmp_path / "col"), "--format", "json"], capsys))
+    rows = {r["text"]: (r["pin_page"], r["pin_cite"]) for r in data["results"]}
+    assert rows["A motor vehicle needs a licence."] == ("46", "Brown v. Smith, 123 F.3d 45, 46 (D.C. Cir. 1997)")
+    assert len(rows) == 10
 
 
 def test_rank_of_data_without_pages_gives_the_citation_without_pin(capsys):
