@@ -20,6 +20,7 @@ opinions in file order (or by ``ordering_key`` when given).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import sqlite3
@@ -117,7 +118,11 @@ def opinion_paragraphs(row: dict) -> tuple[str, ...]:
     name, value = opinion_text(row)
     if not name:
         return ()
-    return plain_paragraphs(value) if name == "plain_text" else markup_paragraphs(value)
+    if name == "plain_text":
+        return plain_paragraphs(value)
+    if value.lstrip().startswith("&lt;"):  # markup stored escaped (seen in bulk xml_harvard): unescape it first
+        value = html.unescape(value)
+    return markup_paragraphs(value)
 
 
 # --------------------------------------------------------------------------------------------

@@ -201,3 +201,28 @@ def looks_like_courtlistener_json(path: Path) -> bool:
 def folder_json_files(folder: Path) -> list[Path]:
     """The CourtListener ``.json`` files of one folder, in name order."""
     return sorted(p for p in folder.glob("*.json") if p.is_file() and looks_like_courtlistener_json(p))
+
+
+def _pg_field(value: object) -> str:
+    """One field as PostgreSQL's ``COPY ... (FORMAT csv, ESCAPE '\\', FORCE_QUOTE *)`` writes it:
+    NULL (None) unquoted and empty, anything else quoted with ``\\`` before ``"`` and ``\\``."""
+    if value is None:
+        return ""
+    text = ("t" if value else "f") if isinstance(value, bool) else str(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def write_bulk_csv(path: Path, columns: list[str], rows: Iterator[dict] | list[dict]) -> int:
+    """Write rows as CourtListener's bulk files are written (header unquoted, every value quoted,
+    backslash escapes; bz2/gz/xz by the name's suffix); returns the number of rows. For tests and
+    benchmarks: the reader's dialect has one writer here."""
+    name = path.name.lower()
+    opener = bz2.open if name.endswith(".bz2") else gzip.open if name.endswith(".gz") else (
+        lzma.open if name.endswith(".xz") else open)
+    n = 0
+    with opener(path, "wt", encoding="utf-8", newline="") as fh:
+        fh.write(",".join(columns) + "\n")
+        for row in rows:
+            fh.write(",".join(_pg_field(row.get(c)) for c in columns) + "\n")
+            n += 1
+    return n
