@@ -13,7 +13,6 @@ from statinterp.app.options import engine_options
 from statinterp.cache import atomic
 
 
-
 class SourceFormatChoice(click.Choice):
     """``--format``'s choices: the formats registered in :mod:`statinterp.sources.registry` when the
     command runs (a format registered after start-up is offered too)."""
@@ -21,7 +20,7 @@ class SourceFormatChoice(click.Choice):
     def __init__(self) -> None:
         super().__init__(())
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         from statinterp.sources.registry import format_names
 
@@ -35,7 +34,7 @@ class SourceFormatChoice(click.Choice):
 class SourceFormatOption(click.Option):
     """``--format``: its help lists the registered formats with their descriptions."""
 
-    @property  # type: ignore[override]
+    @property
     def help(self) -> str:
         from statinterp.sources.registry import format_help
 

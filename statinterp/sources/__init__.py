@@ -65,7 +65,7 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
     """Partitions under a folder: folders a format takes whole (bags, volume folders); loose files
     of a grouped format one partition per folder; any other file one partition each."""
     out: list[Partition] = []
-    folder_sniffers = [f for f in registered() if f.sniff_folder is not None]
+    folder_sniffers = [(f, f.sniff_folder) for f in registered() if f.sniff_folder is not None]
 
     def want(f: str) -> bool:
         return fmt is None or fmt == f
@@ -74,7 +74,7 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
         dirs.sort()
         here = Path(folder)
         dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
-        whole = next(((f, p) for f in folder_sniffers if (p := f.sniff_folder(here, files)) is not None), None)
+        whole = next(((f, p) for f, sniff in folder_sniffers if (p := sniff(here, files)) is not None), None)
         if whole is not None:
             if want(whole[0].name):
                 out.append(Partition(str(whole[1]), whole[0].name))
@@ -139,8 +139,8 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
         out.extend(p for p in found if p not in out)
     for name, companions in given.items():
         if not any(p.format == name for p in out):
-            path, what = companions[0]
-            raise InputError(path, f"is {what}: it describes the cases of a {name} source, it holds none itself; "
+            first, what = companions[0]
+            raise InputError(first, f"is {what}: it describes the cases of a {name} source, it holds none itself; "
                              "give it together with that source (see docs/data-format.md)")
     return [_with_companions(p, [c for c, _ in given.get(p.format, [])]) for p in out]
 

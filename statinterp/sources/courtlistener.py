@@ -29,11 +29,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp.errors import json_type
-from statinterp.sources.courtlistener_files import (folder_json_files, is_tar, looks_like_courtlistener_json,
-                                                    read_records, strip_compression)
+from statinterp.sources.courtlistener_files import (
+    folder_json_files,
+    is_tar,
+    looks_like_courtlistener_json,
+    read_records,
+    strip_compression,
+)
 from statinterp.sources.fields import BadField, text_of
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
-from statinterp.sources.registry import Partition, SourceFormat, register
+from statinterp.sources.registry import SourceFormat, register
 
 #: CourtListener's text fields in its order of preference (``OPINION_TEXT_SOURCE_FIELDS``), then
 #: ``plain_text`` (its fallback).

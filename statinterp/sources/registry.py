@@ -51,8 +51,8 @@ class SourceFormat:
     """One bulk case-law format.
 
     * ``sniff_file(path)``: is this file (zips included) of the format?
-    * ``sniff_folder(path, names)``: is this folder (with these file names) one whole partition of
-      the format (a bag, a volume folder)? Its subfolders are then not walked.
+    * ``sniff_folder(path, names)``: the partition (a bag, a volume folder) this folder, with these
+      file names, makes whole, or None; its subfolders are then not walked.
     * ``group(path)``: this file is read with the other such files of its folder, as one partition
       (the folder), and ``files(folder)`` lists them; other files are one partition each.
     * ``companion(path)``: a description when the file is not a source but is read beside one
@@ -66,7 +66,7 @@ class SourceFormat:
     description: str
     read: Callable[[Partition], Iterator[CaseRecord | SkippedRecord]]
     sniff_file: Callable[[Path], bool]
-    sniff_folder: Callable[[Path, list[str]], bool] | None = None
+    sniff_folder: Callable[[Path, list[str]], Path | None] | None = None
     group: Callable[[Path], bool] | None = None
     files: Callable[[Path], list[Path]] | None = None
     companion: Callable[[Path], str | None] | None = None
