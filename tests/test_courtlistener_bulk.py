@@ -274,3 +274,17 @@ def test_a_format_registered_elsewhere_is_sniffed_read_and_listed(tmp_path, caps
     finally:
         unregister("memo-test")
     assert "memo-test" not in sources.FORMATS
+
+
+def test_invented_bulk_files_of_the_benchmark_ingest_whole(tmp_path):
+    from benchmarks.courtlistener_bulk import write_invented
+
+    counts = write_invented(tmp_path / "cl", 30)
+    parts = discover([tmp_path / "cl"])
+    assert len(parts) == 1 and len(parts[0].companions) == 4
+    cases, skipped = read_all(parts)
+    assert skipped == [] and len(cases) == 30
+    assert sum(len(c.opinions) for c in cases) == counts["opinions"]
+    assert all(c.name.startswith('Invented "') and c.court and c.docket_number and c.decision_date for c in cases)
+    assert all([k for k, _ in c.citations] == ["official", "parallel"] for c in cases)
+    assert any("\\ note" in c.text for c in cases) and any('"quoted"' in c.text for c in cases)
