@@ -111,10 +111,14 @@ def _file_records(path: Path, raw, advance) -> Iterator[Item]:
     base = strip_compression(name)
     if base.endswith(".csv"):
         text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-        for i, row in enumerate(csv_rows(text), 1):
-            yield f"row {i}", row, None
-            if i % 256 == 0:
-                tick()
+        i = 0
+        try:
+            for i, row in enumerate(csv_rows(text), 1):
+                yield f"row {i}", row, None
+                if i % 256 == 0:
+                    tick()
+        except csv.Error as exc:
+            raise InputError(path, f"row {i + 1} cannot be read ({exc})") from None
     elif base.endswith(".json"):
         data = read_limited(stream, MAX_MEMBER_BYTES)
         yield from _json_document(data, path.name)
