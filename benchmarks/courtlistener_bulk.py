@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.ingest import _vm_hwm_mb
 from benchmarks.results_file import CL_BULK_HEADING, shown_command, splice_section
 
 DATE = "2030-01-01"
@@ -108,14 +109,6 @@ def write_invented(folder: Path, n_clusters: int, seed: int = 0, extra: int = 2)
     return counts
 
 
-def _vm_hwm_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def child(argv: list[str]) -> None:
     mode, source, collection = argv[0], argv[1], argv[2] if len(argv) > 2 else None
     from statinterp.collection.ingest import ingest
@@ -139,8 +132,8 @@ def run_child(mode: str, source: Path, collection: Path | None = None) -> dict:
     cmd += [str(collection)] if collection is not None else []
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     res = json.loads(next(x for x in out.splitlines() if x.startswith("RESULT "))[len("RESULT "):])
-    print(f"  {mode:6s} {source.parent.name}: {res['wall']:.1f} s wall, {res['cpu']:.1f} s CPU, {res['peak_mb']:.0f} MB",
-          file=sys.stderr, flush=True)
+    print(f"  {mode:6s} {source.parent.name}: {res['wall']:.1f} s wall, {res['cpu']:.1f} s CPU, "
+          f"{res['peak_mb']:.0f} MB", file=sys.stderr, flush=True)
     return res
 
 
