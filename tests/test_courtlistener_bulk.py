@@ -186,6 +186,11 @@ def test_a_companion_alone_is_a_clear_message_not_skipped_rows(tmp_path, capsys)
     err = capsys.readouterr().err
     assert code == 2 and "opinion-clusters-2026-11-25.csv.bz2" in err and "CourtListener clusters file" in err
     assert not (tmp_path / "c").exists()
+    folder = tmp_path / "only-companions"
+    folder.mkdir()
+    shutil.copy(COMPANIONS[1], folder)
+    with pytest.raises(InputError, match="holds a CourtListener dockets file .* but no courtlistener source"):
+        discover([folder])
 
 
 def test_reporter_citations_official_first_in_courtlistener_order():

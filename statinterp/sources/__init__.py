@@ -133,6 +133,10 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
                 raise InputError(path, f"is not a case-law file of a known format; give --format ({', '.join(names)})")
             found = [Partition(str(path), kind)]
         if not found:
+            companion = next((c for f in sorted(path.rglob("*")) if (c := _companion(f, fmt))), None)
+            if companion is not None:
+                raise InputError(path, f"holds {companion[1]} but no {companion[0].name} source it describes "
+                                 "(see docs/data-format.md)")
             what = f"{fmt} " if fmt else ""
             raise InputError(path, f"holds no {what}case files (formats: {', '.join(names)}; "
                              "see docs/data-format.md)")
