@@ -115,13 +115,15 @@ def child(argv: list[str]) -> None:
     from statinterp.sources import discover, read_partition
     from statinterp.sources.records import CaseRecord
 
+    load = os.getloadavg()[0]
     start, cpu = time.perf_counter(), time.process_time()
     if mode == "read":
         cases = sum(isinstance(r, CaseRecord) for p in discover([source]) for r in read_partition(p))
         result: dict = {"cases_read": cases}
     else:
         result = ingest([source], collection, statistics=False, citations=False).as_dict()
-    result.update(mode=mode, wall=time.perf_counter() - start, cpu=time.process_time() - cpu, peak_mb=_vm_hwm_mb())
+    result.update(mode=mode, wall=time.perf_counter() - start, cpu=time.process_time() - cpu, peak_mb=_vm_hwm_mb(),
+                  load=load)
     print("RESULT " + json.dumps(result), flush=True)
 
 
@@ -145,21 +147,24 @@ def markdown(res: dict) -> str:
              "companions three times as large as the opinions need. `read`: the join alone (`read_partition`); "
              "`store`: `ingest(..., statistics=False, citations=False)` (without the analysis, which is the same "
              "for every format: see the Ingest section).", "",
-             "| clusters | opinions | bz2 input | mode | wall s | CPU s | clusters/CPU s | input MB/CPU s | peak MB |",
-             "|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+             "| clusters | opinions | bz2 input | mode | wall s | CPU s | clusters/CPU s | input MB/CPU s | peak MB | "
+             "load |", "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for size in res["sizes"]:
         files = size["files"]
         for run in size["runs"]:
             lines.append(f"| {files['clusters_with_opinions']:,} | {files['opinions']:,} | "
                          f"{files['bytes'] / 1e6:.1f} MB | {run['mode']} | {run['wall']:.1f} | {run['cpu']:.1f} | "
                          f"{files['clusters_with_opinions'] / max(run['cpu'], 1e-9):.0f} | "
-                         f"{files['bytes'] / 1e6 / max(run['cpu'], 1e-9):.2f} | {run['peak_mb']:.0f} |")
+                         f"{files['bytes'] / 1e6 / max(run['cpu'], 1e-9):.2f} | {run['peak_mb']:.0f} | "
+                         f"{run.get('load', float('nan')):.1f} |")
     peaks = {run["mode"]: [] for s in res["sizes"] for run in s["runs"]}
     for s in res["sizes"]:
         for run in s["runs"]:
             peaks[run["mode"]].append(run["peak_mb"])
     lines += ["", "Peak memory from the smallest to the largest size: " + "; ".join(
-        f"{mode} {v[0]:.0f} -> {v[-1]:.0f} MB" for mode, v in peaks.items()) + "."]
+        f"{mode} {v[0]:.0f} -> {v[-1]:.0f} MB" for mode, v in peaks.items()) + ". `load`: the machine's "
+        "one-minute load average when the run started (2 cores; other work ran beside it, so CPU seconds "
+        "are inflated when it is high: bz2 decompression is about 40 % of the join's CPU)."]
     return "\n".join(lines) + "\n"
 
 
@@ -183,7 +188,12 @@ def main(argv=None) -> int:
     for n in (int(x) for x in args.sizes.split(",")):
         folder = args.workdir / f"cl-{n}"
         print(f"writing {n} clusters to {folder}", file=sys.stderr, flush=True)
-        files = write_invented(folder, n)
+        saved = folder / "files.json"
+        if saved.exists():  # written by an earlier run (the generator is deterministic)
+            files = json.loads(saved.read_text())
+        else:
+            files = write_invented(folder, n)
+            saved.write_text(json.dumps(files))
         source = folder / f"opinions-{DATE}.csv.bz2"
         runs = [run_child(mode, source, args.workdir / f"coll-{n}" if mode == "store" else None)
                 for mode in args.modes.split(",")]
