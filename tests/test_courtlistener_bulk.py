@@ -176,6 +176,13 @@ def test_companions_beside_prefer_the_opinions_files_date(tmp_path):
                    [{"id": 2001, "case_name": "Wrong date", "docket_id": ""}])
     cases, _ = read_all(discover([tmp_path]))
     assert next(c for c in cases if c.source_id == "2001").name == "Right date"
+    given = tmp_path / "elsewhere" / "opinion-clusters-2031-01-01.csv"
+    given.parent.mkdir()
+    write_bulk_csv(given, ["id", "case_name", "docket_id"], [{"id": 2001, "case_name": "Given", "docket_id": ""}])
+    (part,) = discover([tmp_path / "opinions-2026-11-25.csv.bz2", given])
+    assert part.companions == (str(given),)  # a kind given is not also taken from beside
+    cases, _ = read_all([part])
+    assert next(c for c in cases if c.source_id == "2001").name == "Given"
 
 
 def test_a_companion_alone_is_a_clear_message_not_skipped_rows(tmp_path, capsys):

@@ -157,14 +157,16 @@ def _date_of(name: str) -> str:
 
 
 def companions_of(path: str, given: list[str]) -> tuple[str, ...]:
-    """The companion files an opinions file is joined with: those given, and those beside it by
-    CourtListener's prefixes (of the opinions file's date when there are several)."""
+    """The companion files an opinions file is joined with: those given, and for each kind none is
+    given of, those beside it by CourtListener's prefixes (of the opinions file's date when there
+    are several, else the newest)."""
     here = Path(path)
     folder = here if here.is_dir() else here.parent
     beside = sorted(f for f in folder.iterdir() if f.is_file() and companion_kind(f))
     date = _date_of(here.name)
+    given_kinds = {companion_kind(Path(g)) for g in given}
     picked: list[Path] = []
-    for kind in COMPANIONS.values():
+    for kind in (k for k in COMPANIONS.values() if k not in given_kinds):
         of_kind = [f for f in beside if companion_kind(f) == kind]
         same_date = [f for f in of_kind if date and _date_of(f.name) == date]
         picked.extend(same_date or of_kind[-1:])  # else the newest (names sort by date)
