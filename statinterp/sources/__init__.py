@@ -27,6 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp.errors import InputError, UsageError
+
+# The shipped formats register themselves on import (the registry never imports them).
+from statinterp.sources import cap, courtlistener, dataset, plaintext  # noqa: F401
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from statinterp.sources.registry import Partition, SourceFormat, format_names, get, register, registered
 

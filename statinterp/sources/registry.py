@@ -90,24 +90,17 @@ def unregister(name: str) -> None:
 
 def registered() -> list[SourceFormat]:
     """The formats in sniffing order (then by name)."""
-    _load_builtin()
     return sorted(_FORMATS.values(), key=lambda f: (f.order, f.name))
 
 
 def format_names() -> tuple[str, ...]:
     """The names of the formats, in the order they are listed (registration order)."""
-    _load_builtin()
     return tuple(_FORMATS)
 
 
 def get(name: str) -> SourceFormat | None:
-    _load_builtin()
     return _FORMATS.get(name)
 
-
-def _load_builtin() -> None:
-    """Import the shipped format modules (each registers itself on import)."""
-    from statinterp.sources import cap, courtlistener, dataset, plaintext  # noqa: F401
 
 
 def format_help() -> str:
