@@ -36,7 +36,8 @@ from statinterp.learned.continuous import (
     rerank_rest,
 )
 
-__all__ = ["FOUND_AFTER", "POLICIES", "RECALLS", "TermRun", "macro", "simulate_term"]
+__all__ = ["FOUND_AFTER", "POLICIES", "RECALLS", "TermRun", "against", "format_table", "macro", "simulate", "simulate_term",
+           "term_runs"]
 
 POLICIES = ("static", "button-20", "continuous")
 RECALLS = (0.5, 0.8, 1.0)
@@ -137,3 +138,95 @@ def macro(results: Sequence[Mapping]) -> dict:
     out["checkpoints"] = cps
     out["coverage_pooled"] = round(covered / cps, 4) if cps else None
     return out
+
+
+def term_runs(prepared, ranker) -> list[TermRun]:
+    """One :class:`TermRun` per labelled term of ``prepared``, its prior ranked by ``ranker``."""
+    from statinterp.learned.feedback import ranker_scores, term_features
+    from statinterp.progress import task
+
+    indices = [ix for ix in prepared if ix.term.labelled]
+    out = []
+    with task(len(indices), "preparing terms for the simulation", unit="terms") as advance:
+        for ix in indices:
+            out.append(TermRun.from_index(ix, term_features(ix).X, ranker_scores(ranker, ix)))
+            advance(1)
+    return out
+
+
+def simulate(runs: Sequence[TermRun], policies: Sequence[str] = POLICIES,
+             settings: ContinuousSettings | None = None, *, checkpoint_every: int = 10) -> dict:
+    """Every policy on every term: ``{"settings", "policies": {policy: {"per_term", "macro"}},
+    "against_static": {policy: {...}}}`` (field names: README, ``simulate-review``)."""
+    from statinterp.progress import task
+
+    settings = settings or ContinuousSettings()
+    for p in policies:
+        if p not in POLICIES:
+            raise UsageError(f"unknown review policy {p!r}; valid: {', '.join(POLICIES)}")
+    result: dict = {"settings": settings.to_dict(), "checkpoint_every": checkpoint_every, "policies": {}}
+    with task(len(runs) * len(policies), "simulated reviews", unit="terms") as advance:
+        for p in policies:
+            per_term = []
+            for run in runs:
+                per_term.append(simulate_term(run, p, settings, checkpoint_every=checkpoint_every))
+                advance(1)
+            result["policies"][p] = {"per_term": per_term, "macro": macro(per_term)}
+    if "static" in result["policies"]:
+        base = {r["term"]: r for r in result["policies"]["static"]["per_term"]}
+        result["against_static"] = {p: against(base, v["per_term"]) for p, v in result["policies"].items()
+                                    if p != "static"}
+    return result
+
+
+def against(base: Mapping[str, Mapping], per_term: Sequence[Mapping], recall: int = 80) -> dict:
+    """How many fewer sentences ``per_term`` reads than ``base`` (term -> static figures) to find
+    ``recall`` % of the valuable sentences: ``reduction`` = 1 - mean(read) / mean(static read) over
+    the terms with a valuable sentence, ``mean_term_reduction`` the mean of the per-term
+    reductions, terms ``better`` / ``worse`` / ``same``."""
+    key = f"read_to_{recall}"
+    pairs = [(r[key], base[r["term"]][key]) for r in per_term if r[key] is not None]
+    if not pairs:
+        return {"terms": 0}
+    mine, theirs = np.array([a for a, _ in pairs], float), np.array([b for _, b in pairs], float)
+    return {"recall": recall, "terms": len(pairs), "read": round(float(mine.mean()), 2),
+            "static_read": round(float(theirs.mean()), 2),
+            "reduction": round(1.0 - float(mine.mean() / theirs.mean()), 4),
+            "mean_term_reduction": round(float(np.mean(1.0 - mine / theirs)), 4),
+            "better": int((mine < theirs).sum()), "worse": int((mine > theirs).sum()),
+            "same": int((mine == theirs).sum())}
+
+
+def format_table(result: Mapping) -> str:
+    """``result`` of :func:`simulate` as plain-text tables (one per policy, then the comparison)."""
+    cols = [("sentences", "n"), ("valuable", "valuable"), ("read_to_50", "50%"), ("read_to_80", "80%"),
+            ("read_to_100", "100%"), ("share_to_80", "80% share"), ("found_after_10", "@10"),
+            ("found_after_20", "@20"), ("found_after_50", "@50"), ("coverage", "coverage"),
+            ("stop_suggested_at", "stop at")]
+
+    def cell(v) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, float) and not float(v).is_integer() or isinstance(v, float) and v < 1:
+            return f"{v:.3f}"
+        return str(int(v))
+
+    lines = []
+    for policy, res in result["policies"].items():
+        rows = [[r["term"], *(cell(r.get(k)) for k, _ in cols)] for r in res["per_term"]]
+        m = res["macro"]
+        rows.append(["macro", "", "", *(cell(m.get(k)) for k, _ in cols[2:])])
+        head = ["term", *(h for _, h in cols)]
+        widths = [max(len(str(x[i])) for x in [head, *rows]) for i in range(len(head))]
+        lines.append(f"policy {policy}: sentences read to find 50/80/100 % of the high- and certain-value "
+                     "sentences; valuable found after reading 10/20/50; stopping estimate coverage")
+        for row in [head, *rows]:
+            lines.append("  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
+                                   for i, (x, w) in enumerate(zip(row, widths, strict=True))))
+        lines.append("")
+    for policy, cmp in result.get("against_static", {}).items():
+        if cmp.get("terms"):
+            lines.append(f"{policy} against static, to 80 %: {cmp['read']:.1f} vs {cmp['static_read']:.1f} sentences "
+                         f"(mean over {cmp['terms']} terms), {cmp['reduction']:+.1%} fewer; per-term mean "
+                         f"{cmp['mean_term_reduction']:+.1%}; better on {cmp['better']}, worse on {cmp['worse']}")
+    return "\n".join(lines).rstrip() + "\n"

@@ -161,8 +161,11 @@ class ContinuousModel:
         A = self._szz - n * np.outer(mz, mz)
         b = self._szy - n * mz * mean_y
         A[np.diag_indices_from(A)] += self.settings.alpha
-        coef = np.linalg.solve(A, b)
-        return (self.Z - mz) @ coef
+        from statinterp.learned.model import one_blas_thread
+
+        with one_blas_thread():  # a 125 x 125 solve: threads on a loaded machine cost 30x more than they save
+            coef = np.linalg.solve(A, b)
+            return (self.Z - mz) @ coef
 
     def own_scores(self) -> np.ndarray | None:
         """The learner's scores (None while the labels do not differ); refitted when ``refit_every``
