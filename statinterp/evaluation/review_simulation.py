@@ -75,19 +75,23 @@ def reading_order(run: TermRun, policy: str, settings: ContinuousSettings | None
     settings = settings or ContinuousSettings()
     n = len(run.gains)
     model = ContinuousModel(run.X, run.prior, settings)
-    order = rerank_rest(np.arange(n), 0, model.z_prior, run.ids)
+    scores = model.z_prior
+    order = rerank_rest(np.arange(n), 0, scores, run.ids)
     read = np.zeros(n, dtype=bool)
+    score_when_read = np.zeros(n)
     estimates: list[dict] = []
     valuable = run.gains >= VALUABLE_GAIN
     for pos in range(n):
         row = int(order[pos])
         read[row] = True
+        score_when_read[row] = scores[row]
         model.add({row: int(run.gains[row])})
         done = pos + 1
         if done < n and (policy == "continuous" or (policy == "button-20" and done == BUTTON_AT)):
-            order = rerank_rest(order, done, model.scores(), run.ids)
+            scores = model.scores()
+            order = rerank_rest(order, done, scores, run.ids)
         if estimate_every and done % estimate_every == 0 and done < n:
-            est = estimate_remaining(model.z_prior, read, run.gains, seed=seed + done)
+            est = estimate_remaining(np.where(read, score_when_read, scores), read, run.gains, seed=seed + done)
             truth = int(valuable[~read].sum())
             estimates.append({"read": done, "true": truth, **est.to_dict(),
                               "covered": est.low <= truth <= est.high})
