@@ -23,9 +23,9 @@ from statinterp.app.options import (
 from statinterp.cache import atomic
 from statinterp.errors import StatinterpWarning, UsageError
 
-LABELS_HELP = ("Label store (SQLite) to read and write. Default: beside the data (statinterp-labels.sqlite in a "
-               "data folder, NAME.labels.sqlite beside a term zip), or under ~/.local/share/statinterp/labels/ "
-               "for the shipped example or a read-only data folder.")
+LABELS_HELP = ("Label store (SQLite) to read and write. Default: under ~/.local/share/statinterp/labels/ "
+               "($XDG_DATA_HOME), one file per data folder, zip or collection (never inside the data); a "
+               "statinterp-labels.sqlite an earlier version left beside the data is still used.")
 
 
 def _label_store_path(data, labels_file) -> Path:
@@ -45,7 +45,7 @@ def _label_store_path(data, labels_file) -> Path:
 @click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
 @click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
               help="Find TERM in this collection (made by `statinterp ingest`) and review what is found, ranked with "
-                   "the collection's statistics (instead of --data); labels go beside the collection.")
+                   "the collection's statistics (instead of --data).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
 @click.option("--host", default=None,

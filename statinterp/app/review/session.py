@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from statinterp.app.review.errors import NotFound
 from statinterp.corpus.label_store import LabelRecord, LabelStore, parse_label
 from statinterp.corpus.labels import LABEL_GAINS
 from statinterp.errors import UsageError
@@ -38,10 +39,6 @@ REVIEW_METHODS = ("TF-ISF-p", "Tp-Nr", "Tp-Tg-Nr", "BM25-p", "QLLM-p", "TF-ISF",
 #: Labels in the order of the keys 1-4.
 LABEL_KEYS = ("high value", "certain value", "potential value", "no value")
 PER_PAGE = 20
-
-
-class NotFound(LookupError):
-    """An unknown term, sentence or method in a request (the app answers 404)."""
 
 
 def year_of(date: str) -> str:
