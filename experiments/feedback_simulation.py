@@ -294,9 +294,10 @@ def main(argv=None) -> int:
     lines += ["", "## 5. The stopping estimate", "",
               "At every 10th sentence read: a logistic curve P(high or certain value | score) fitted to the sentences "
               "read so far, each with the score it had *when it was read* (so no label has moved it), applied to the "
-              "unread sentences' current scores; a bootstrap of the read sentences (300 draws) with a Bernoulli draw "
-              "per unread sentence gives the 90 % interval (5th-95th percentile of the simulated remainder). Stop is "
-              "suggested when the interval's top is 0. Coverage: the share of checkpoints at which the true "
+              "unread sentences' current scores; a bootstrap of the read sentences (300 draws, plus one valuable and "
+              "one non-valuable pseudo-sentence at their mean score) with a Bernoulli draw per unread sentence gives "
+              "the 90 % interval (5th-95th percentile of the simulated remainder). Stop is suggested when the rest "
+              "holds none with probability >= 0.9 (`statinterp.learned.continuous`). Coverage: the share of checkpoints at which the true "
               "remainder lay inside the interval (pooled over terms; per-term means in the JSON)."]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)

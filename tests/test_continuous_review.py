@@ -113,7 +113,7 @@ def test_estimate_brackets_a_known_remainder_and_suggests_stopping():
     gains2 = np.concatenate([np.tile([3.0, 0.0], 25), np.zeros(50)])
     read2 = np.arange(100) < 90
     est2 = estimate_remaining(score2, read2, gains2)
-    assert est2.stop and est2.high == 0
+    assert est2.stop and est2.low == 0 and est2.p_none >= 0.9
     assert estimate_remaining(score2, np.ones(100, bool), gains2).to_dict()["unread"] == 0
 
 

@@ -214,7 +214,7 @@ def test_labels_persist_across_a_server_restart_and_tabs_share_them(vehicle, tmp
     html = tab1.get("/term/vehicle").text  # the first tab sees it on refresh
     assert f'data-sid="{ids[0]}" data-label="high value"' in html
     assert ">1</strong> of 47" not in html and ">2</strong> of 47 sentences labelled" in html
-    assert "45 of 47 sentences" in tab1.get("/term/vehicle?unlabelled=1").text
+    assert "45 of 47 rows shown" in tab1.get("/term/vehicle?unlabelled=1").text
     assert len(sentence_ids(tab1.get("/term/vehicle?label=high+value").text)) == 1
     r = post_label(tab1, token, [ids[0]], "")  # clearing (undo of a first label)
     assert r.json()["labels"] == {ids[0]: None} and r.json()["counts"]["labelled"] == 1
@@ -422,7 +422,7 @@ def test_rerank_route_orders_by_feedback_scores_and_marks_moves(vehicle, tmp_pat
     module = types.ModuleType("statinterp.learned.feedback")
     module.feedback_scores = reversed_prior
     monkeypatch.setitem(sys.modules, "statinterp.learned.feedback", module)
-    session = ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite"))
+    session = ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite"), continuous=False)  # the button alone
     client = client_for(session)
     token, ids = start(client)
     post_label(client, token, [ids[0]], "high value")
@@ -675,3 +675,45 @@ def test_review_a_term_found_in_a_collection(tmp_path, review_server, capsys):
     assert main(["labels", "export", "vehicle", "--collection", str(collection), "--data", str(tmp_path),
                  "--out", str(tmp_path / "x.zip")]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ continuous mode
+
+
+def test_continuous_mode_reranks_the_rest_below_the_last_label(vehicle, tmp_path):
+    """Each label refits and re-ranks what is below the reviewer's last label; what is above stays;
+    the answer carries the labels the order rests on, the estimate of what is left and the new
+    places of the shown sentences; the page numbers its rows without gaps."""
+    session = ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite"), method="TF-ISF-p")
+    client = client_for(session)
+    token, ids = start(client)
+    html = client.get("/term/vehicle").text
+    assert 'id="cont-labels">0</strong>' in html and "Left unread" in html
+    first = list(session.continuous_state().order)
+    estimates = []
+    read = []
+    for k, label in enumerate(["high value", "no value", "certain value", "no value"]):
+        sid = vehicle.sentences[int(session.continuous_state().order[k])].id  # the next one, as the page shows it
+        read.append(sid)
+        r = client.post("/term/vehicle/labels", json={"sentence_ids": [sid], "label": label, "shown": ids},
+                        headers={"X-CSRF-Token": token})
+        assert r.status_code == 200
+        cont = r.json()["continuous"]
+        estimates.append(cont["remaining"]["expected"])
+    assert cont["labels"] == 4 and cont["position"] == 4 and cont["remaining"]["unread"] == 43
+    places = cont["places"]
+    assert set(places) == set(ids) and len(set(places.values())) == len(ids)
+    assert [places[sid] for sid in read if sid in places] == [i + 1 for i, sid in enumerate(read) if sid in places]
+    state = session.continuous_state()
+    assert [vehicle.sentences[int(c)].id for c in state.order[:4]] == read  # read: stays where it was read
+    rest_before = [c for c in first if vehicle.sentences[int(c)].id not in read]
+    assert list(state.order[4:]) != rest_before and sorted(state.order[4:]) == sorted(rest_before)  # re-ranked
+    assert len(set(estimates)) > 1  # the estimate moves with the labels
+    html = client.get("/term/vehicle").text
+    assert 'id="cont-labels">4</strong>' in html
+    assert sentence_ids(html)[:4] == read and sentence_ids(html)[4:] != ids[4:len(sentence_ids(html))]
+    ranks = [int(x) for x in re.findall(r'class="rank">(\d+)<', html)]
+    assert ranks == list(range(1, len(ranks) + 1))
+    # the explicit button stays
+    r = client.post("/term/vehicle/rerank", params={"csrf": token}, data={"method": "TF-ISF-p"})
+    assert r.status_code == 200 and "Re-ranked the unlabelled sentences with your 4 labels" in r.text

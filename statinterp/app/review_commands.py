@@ -55,7 +55,12 @@ def _label_store_path(data, labels_file) -> Path:
 @click.option("--show-labels", is_flag=True,
               help="Show the data set's own labels beside each sentence (hidden by default, so that a reviewer "
                    "can test themselves; they are never used for re-ranking or export).")
-def review(term, method, model_file, labels_file, collection, port, host, no_browser, show_labels, **opts):
+@click.option("--continuous/--fixed-order", default=True, show_default=True,
+              help="Continuous: after every label the sentences below your last label are re-ranked with all your "
+                   "labels, and the page estimates how many valuable sentences are left. Fixed order: the method's "
+                   "order until you press \"Re-rank with my labels\".")
+def review(term, method, model_file, labels_file, collection, port, host, no_browser, show_labels, continuous,
+           **opts):
     """Review TERM's ranked sentences in the browser: read them in context, label, re-rank.
 
     Labels are written to the label store (--labels) the moment they are given; reopening
@@ -79,7 +84,7 @@ def review(term, method, model_file, labels_file, collection, port, host, no_bro
     index = prepared[term]
     session = ReviewSession(index, store, method=method or "TF-ISF-p",
                             model=ranker if model_file is not None or method is None else None,
-                            show_data_labels=show_labels)
+                            show_data_labels=show_labels, continuous=continuous)
     if not opts["quiet"]:
         click.echo(f"Ranking {len(index)} sentences of {index.term.query!r} with {session.default_method} ...",
                    err=True)

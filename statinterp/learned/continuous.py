@@ -19,12 +19,15 @@ The target is the gain (``target="gain"``) or 1 for high/certain value, else 0 (
 
 **What is left** (:func:`estimate_remaining`): how many high- or certain-value sentences the
 unread rest still holds, with a 90 % interval. A logistic curve P(valuable | score) is fitted to
-the labelled sentences (one feature: the standardised *prior* score, which no label has moved, so
-the labelled rows are not scored in-sample) and applied to the unread ones; the interval comes from
-a bootstrap of the labelled rows (the curve's uncertainty) with a Bernoulli draw per unread
-sentence (the outcome's): 5th and 95th percentiles of the simulated remainder. It suggests stopping
-when the 95th percentile is 0 (the rest very likely holds none). How often the interval holds the
-true remainder is measured by ``statinterp simulate-review`` (``reports/feedback.md``).
+the read sentences, each with the score it had *when it was read* (before its own label could move
+it), and applied to the unread sentences' current scores. The interval comes from a bootstrap of
+the read sentences (the curve's uncertainty; two pseudo-sentences, one valuable and one not, at
+the read sentences' mean score keep the curve finite while the labels are few or all alike) with a
+Bernoulli draw per unread sentence (the outcome's): the 5th and 95th percentiles of the simulated
+remainder. It suggests stopping when the rest holds none with probability >= 0.9 (the mean over
+the draws of the product of the unread sentences' 1 - p).
+How often the interval holds the true remainder is measured by ``statinterp simulate-review``
+(``reports/feedback.md``).
 
 Nothing here reads or writes files.
 """
@@ -39,11 +42,13 @@ import numpy as np
 from statinterp.errors import UsageError
 from statinterp.learned.features import zscore
 
-__all__ = ["VALUABLE_GAIN", "ContinuousModel", "ContinuousSettings", "Remaining", "estimate_remaining",
+__all__ = ["STOP_P_NONE", "VALUABLE_GAIN", "ContinuousModel", "ContinuousSettings", "Remaining", "estimate_remaining",
            "rerank_rest"]
 
 #: Gains that count as valuable (certain value 2, high value 3).
 VALUABLE_GAIN = 2
+#: Stopping is suggested when the rest holds no valuable sentence with at least this probability.
+STOP_P_NONE = 0.9
 
 
 @dataclass(frozen=True)
@@ -207,15 +212,16 @@ class Remaining:
     unread: int
     labelled: int
     level: float = 0.9
+    p_none: float = 0.0  # the probability that the rest holds none
 
     @property
     def stop(self) -> bool:
-        """True when the rest very likely holds no valuable sentence (the interval's top is 0)."""
-        return self.high == 0
+        """True when the rest very likely holds no valuable sentence (probability of none >= 0.9)."""
+        return self.p_none >= STOP_P_NONE
 
     def to_dict(self) -> dict:
         return {"expected": round(self.expected, 2), "low": self.low, "high": self.high, "unread": self.unread,
-                "labelled": self.labelled, "level": self.level, "stop": self.stop}
+                "labelled": self.labelled, "level": self.level, "p_none": round(self.p_none, 3), "stop": self.stop}
 
 
 def _logistic_fits(x: np.ndarray, y: np.ndarray, ridge: float = 1.0, iters: int = 30) -> np.ndarray:
@@ -225,7 +231,7 @@ def _logistic_fits(x: np.ndarray, y: np.ndarray, ridge: float = 1.0, iters: int 
     a = np.log((k + 0.5) / (y.shape[1] - k + 0.5))
     b = np.zeros_like(a)
     for _ in range(iters):
-        p = 1.0 / (1.0 + np.exp(-(a[:, None] + b[:, None] * x)))
+        p = 1.0 / (1.0 + np.exp(-np.clip(a[:, None] + b[:, None] * x, -40, 40)))
         w = p * (1 - p)
         ga, gb = (y - p).sum(axis=1), ((y - p) * x).sum(axis=1) - ridge * b
         haa, hab, hbb = w.sum(axis=1) + 1e-9, (w * x).sum(axis=1), (w * x * x).sum(axis=1) + ridge
@@ -241,7 +247,7 @@ def estimate_remaining(score: np.ndarray, labelled: np.ndarray, gains: np.ndarra
                        level: float = 0.9, seed: int = 0) -> Remaining:
     """How many valuable sentences the unread candidates hold (see the module docstring).
 
-    ``score``: one calibration score per candidate (the standardised prior); ``labelled``: boolean
+    ``score``: one score per candidate (for a read one, its score when it was read); ``labelled``: boolean
     mask of the read candidates; ``gains``: their gains (values elsewhere are ignored).
     """
     score = np.asarray(score, dtype=np.float64)
@@ -250,7 +256,7 @@ def estimate_remaining(score: np.ndarray, labelled: np.ndarray, gains: np.ndarra
     n_unread = int(unread.sum())
     n_lab = int(labelled.sum())
     if n_unread == 0:
-        return Remaining(0.0, 0, 0, 0, n_lab, level)
+        return Remaining(0.0, 0, 0, 0, n_lab, level, 1.0)
     x, y = score[labelled], (np.asarray(gains, dtype=np.float64)[labelled] >= VALUABLE_GAIN).astype(float)
     xu = score[unread]
     rng = np.random.default_rng(seed)
@@ -258,9 +264,14 @@ def estimate_remaining(score: np.ndarray, labelled: np.ndarray, gains: np.ndarra
         p = np.full((draws, n_unread), 0.5)
     else:
         pick = rng.integers(0, n_lab, (draws, n_lab))
-        ab = _logistic_fits(x[pick], y[pick])
-        p = 1.0 / (1.0 + np.exp(-(ab[:, :1] + ab[:, 1:] * xu[None, :])))
+        # two pseudo-sentences at the read sentences' mean score, one valuable and one not: with few
+        # (or uniform) labels the curve stays finite instead of running to 0 or 1
+        pseudo_x = np.full((draws, 2), x.mean())
+        pseudo_y = np.tile([1.0, 0.0], (draws, 1))
+        ab = _logistic_fits(np.hstack([x[pick], pseudo_x]), np.hstack([y[pick], pseudo_y]))
+        p = 1.0 / (1.0 + np.exp(-np.clip(ab[:, :1] + ab[:, 1:] * xu[None, :], -40, 40)))
     totals = (rng.random(p.shape) < p).sum(axis=1)
     tail = (1.0 - level) / 2
     return Remaining(float(p.sum(axis=1).mean()), int(np.quantile(totals, tail)),
-                     int(np.ceil(np.quantile(totals, 1.0 - tail))), n_unread, n_lab, level)
+                     int(np.ceil(np.quantile(totals, 1.0 - tail))), n_unread, n_lab, level,
+                     float(np.mean(np.exp(np.log1p(-np.minimum(p, 1 - 1e-12)).sum(axis=1)))))

@@ -164,6 +164,14 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
             raise BadRequest(f"{name} is not valid text (a lone surrogate)") from None
         return value
 
+    def continuous_json(state, shown: list[str]) -> dict[str, Any]:
+        """What the page shows of the continuous order: labels it rests on, the estimate of what
+        is left, and the new place (1-based, in the whole order) of each sentence id in ``shown``."""
+        place = {c: r for r, (c, _) in enumerate(session.groups(state.method), start=1)}  # the page's numbers
+        return {"labels": state.n_labels, "position": state.position, "remaining": state.remaining.to_dict(),
+                "seconds": round(state.seconds, 4),
+                "places": {sid: place[session.by_id[sid]] for sid in shown if session.by_id.get(sid) in place}}
+
     def filters_from(request: Request) -> tuple[Filters, int]:
         q = request.query_params
         try:
@@ -217,12 +225,22 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
             raise BadRequest("sentence_ids must be a non-empty list of sentence ids")
         label = text_field(data, "label", optional=True)
         note = text_field(data, "note", optional=True)
+        method = text_field(data, "method", optional=True)
+        shown = data.get("shown") or []
+        if not isinstance(shown, list) or not all(isinstance(x, str) for x in shown) or len(shown) > 1000:
+            raise BadRequest("shown must be a list of sentence ids")
         before = session.records()
         at = session.label(ids, label, note=note, source="browser")
         records = session.records()
         previous = {sid: before[sid].label if sid in before else None for sid in ids}
-        return JSONResponse({"ok": True, "at": at, "counts": session.counts(records), "previous": previous,
-                             "labels": {sid: records[sid].label for sid in ids}})
+        answer: dict[str, Any] = {"ok": True, "at": at, "counts": session.counts(records), "previous": previous,
+                                  "labels": {sid: records[sid].label for sid in ids}}
+        if session.continuous:
+            from starlette.concurrency import run_in_threadpool
+
+            state = await run_in_threadpool(session.update_continuous, method or None)  # off the event loop
+            answer["continuous"] = continuous_json(state, shown)
+        return JSONResponse(answer)
 
     async def note(request: Request):
         check_term(request)

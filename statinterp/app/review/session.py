@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
     from statinterp.rankers.base import Ranker
 
-__all__ = ["REVIEW_METHODS", "Filters", "Item", "NotFound", "Page", "Reranked", "ReviewSession", "year_of"]
+__all__ = ["REVIEW_METHODS", "Continuous", "Filters", "Item", "NotFound", "Page", "Reranked", "ReviewSession", "year_of"]
 
 #: Methods offered in the page's method menu (none needs word vectors, so switching is quick).
 REVIEW_METHODS = ("TF-ISF-p", "Tp-Nr", "Tp-Tg-Nr", "BM25-p", "QLLM-p", "TF-ISF", "NWR", "Random")
@@ -73,6 +73,21 @@ class Reranked:
 
 
 @dataclass
+class Continuous:
+    """The continuous order of one method: re-ranked below the reviewer's position after every label."""
+
+    method: str
+    model: Any  # statinterp.learned.continuous.ContinuousModel
+    order: np.ndarray
+    scores: np.ndarray
+    score_when_read: np.ndarray
+    n_labels: int = 0
+    position: int = 0  # candidates above this place in ``order`` stay where they are
+    remaining: Any = None  # statinterp.learned.continuous.Remaining
+    seconds: float = 0.0  # time of the last update
+
+
+@dataclass
 class Item:
     """One row of the ranking page: a sentence (the best copy of its group) and what is shown with it."""
 
@@ -106,6 +121,7 @@ class Page:
     method: str
     reranked: Reranked | None
     counts: dict[str, int] = field(default_factory=dict)
+    continuous: Continuous | None = None
 
 
 class ReviewSession:
@@ -113,7 +129,7 @@ class ReviewSession:
 
     def __init__(self, index: TermIndex, store: LabelStore, *, method: str = "TF-ISF-p",
                  model: Ranker | None = None, show_data_labels: bool = False, dedupe_threshold: float = 0.9,
-                 methods: tuple[str, ...] = REVIEW_METHODS):
+                 methods: tuple[str, ...] = REVIEW_METHODS, continuous: bool = True):
         from statinterp.rankers.grammar import build_method
 
         self.index = index
@@ -135,6 +151,8 @@ class ReviewSession:
         self._groups: dict[tuple[str, bool], list[tuple[int, list[int]]]] = {}
         self._reranked: dict[str, Reranked] = {}
         self._sets: list[frozenset] | None = None
+        self.continuous = continuous
+        self._continuous: dict[str, Continuous] = {}
         self.courts = sorted({c.court for c in self.term.cases.values() if c.court})
         self.years = sorted({year_of(c.date) for c in self.term.cases.values()} - {""})
 
@@ -178,6 +196,9 @@ class ReviewSession:
         if reranked and method in self._reranked:
             r = self._reranked[method]
             return r.order, r.scores
+        if self.continuous and not reranked:
+            state = self.continuous_state(method)
+            return state.order, state.scores
         ranking = self.ranking(method)
         return ranking.order, ranking.scores
 
@@ -236,7 +257,6 @@ class ReviewSession:
             parse_label(filters.label)  # a UsageError for an unknown label
         reranked = reranked and method in self._reranked
         order, scores = self._order(method, reranked)
-        rank_of = {int(c): r for r, c in enumerate(order, start=1)}
         records = self.records()
         sentences = self.index.sentences
         cases = self.term.cases
@@ -263,6 +283,7 @@ class ReviewSession:
             return True
 
         groups = self.groups(method, reranked, filters.collapse)
+        rank_of = {c: r for r, (c, _) in enumerate(groups, start=1)}  # rows numbered without gaps
         matching = [(c, members) for c, members in groups if keep(c)]
         pages = max(1, math.ceil(len(matching) / per_page))
         if number < 1 or number > pages:
@@ -276,7 +297,8 @@ class ReviewSession:
                 opinion=self.term.opinions.get(s.opinion_id), record=records.get(s.id),
                 copies=[sentences[m].id for m in members[1:]], moved=moved.get(c) if reranked else None))
         return Page(items, number, pages, len(matching), len(groups), filters, method,
-                    self._reranked.get(method) if reranked else None, self.counts(records))
+                    self._reranked.get(method) if reranked else None, self.counts(records),
+                    self.continuous_state(method) if self.continuous and not reranked else None)
 
     # ----------------------------------------------------------------------------- labelling
 
@@ -325,6 +347,61 @@ class ReviewSession:
             self._reranked[prior.method] = result
             self._groups = {k: v for k, v in self._groups.items() if k != (prior.method, True)}
         return result
+
+    # ----------------------------------------------------------------------------- continuous mode
+
+    def continuous_state(self, method: str | None = None) -> Continuous:
+        """The continuous order of ``method`` (made on first use from its ranking, brought up to date
+        with the label store by :meth:`update_continuous`)."""
+        name = self.ranker(method).name
+        with self._lock:
+            state = self._continuous.get(name)
+        if state is None:
+            state = self.update_continuous(name)
+        return state
+
+    def update_continuous(self, method: str | None = None) -> Continuous:
+        """Refit the continuous learner with every label in the store and re-rank the candidates
+        below the reviewer's position (the last labelled sentence of the current order); what is
+        above stays. Also re-estimates how many valuable sentences the unread rest holds."""
+        import time
+
+        from statinterp.learned.continuous import ContinuousModel, estimate_remaining, rerank_rest
+        from statinterp.learned.feedback import ranker_scores, term_features
+
+        ranker = self.ranker(method)
+        with self._lock:
+            started = time.perf_counter()
+            ids = self.index.sentence_ids.astype(str)
+            state = self._continuous.get(ranker.name)
+            if state is None:
+                ranking = self.ranking(ranker.name)
+                model = ContinuousModel(term_features(self.index).X, ranker_scores(ranker, self.index))
+                state = Continuous(ranker.name, model, np.asarray(ranking.order), model.z_prior.copy(),
+                                   model.z_prior.copy())
+                self._continuous[ranker.name] = state
+            labels = self.feedback_labels()
+            if labels != {r: int(g) for r, g in state.model.labels.items()} or state.remaining is None:
+                new = [r for r in labels if r not in state.model.labels]
+                state.score_when_read[new] = state.scores[new]
+                state.model.set_labels(labels)
+                rank_in_order = np.empty(len(state.order), dtype=np.int64)
+                rank_in_order[state.order] = np.arange(len(state.order))
+                position = int(max((rank_in_order[r] for r in labels), default=-1)) + 1
+                state.scores = state.model.scores()
+                state.order = rerank_rest(state.order, position, state.scores, ids)
+                state.position = position
+                state.n_labels = len(labels)
+                read = np.zeros(len(ids), dtype=bool)
+                read[list(labels)] = True
+                gains = np.zeros(len(ids))
+                for r, g in labels.items():
+                    gains[r] = g
+                state.remaining = estimate_remaining(np.where(read, state.score_when_read, state.scores), read,
+                                                     gains)
+                self._groups = {k: v for k, v in self._groups.items() if k[0] != ranker.name or k[1]}
+            state.seconds = time.perf_counter() - started
+            return state
 
     # ----------------------------------------------------------------------------- context, explain, export
 
