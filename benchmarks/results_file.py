@@ -1,7 +1,7 @@
-"""benchmarks/RESULTS.md is written by three benchmarks, each owning sections of its own.
+"""benchmarks/RESULTS.md is written by four benchmarks, each owning sections of its own.
 
-``benchmarks.run`` rewrites the whole file; ``benchmarks.ingest`` and ``benchmarks.find`` each
-replace only their section (a ``## `` heading and everything up to the next one).  This module is
+``benchmarks.run`` rewrites the whole file; ``benchmarks.ingest``, ``benchmarks.find`` and
+``benchmarks.review`` each replace only their section (a ``## `` heading and everything up to the next one).  This module is
 the one place that knows the headings and how a section is replaced or kept.
 """
 
@@ -13,8 +13,10 @@ from pathlib import Path
 INGEST_HEADING = "## Ingest (`statinterp ingest`)"
 #: Heading of the section ``benchmarks.find`` writes.
 FIND_HEADING = "## find: latency per term"
+#: Heading of the section ``benchmarks.review`` writes.
+REVIEW_HEADING = "## review: a label in continuous mode, an explanation"
 #: The sections ``benchmarks.run`` does not make and keeps when it rewrites the file, in order.
-KEPT_BY_RUN = (INGEST_HEADING, FIND_HEADING)
+KEPT_BY_RUN = (INGEST_HEADING, FIND_HEADING, REVIEW_HEADING)
 
 
 def shown_command(program: str, argv: list[str], names: dict[str, str]) -> str:

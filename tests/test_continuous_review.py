@@ -37,7 +37,7 @@ def _synthetic(n=120, seed=0):
 def test_incremental_ridge_equals_a_fresh_fit():
     """Labels added one by one, replaced and removed give the same scores as one fit on the final labels."""
     run = _synthetic()
-    s = ContinuousSettings(prior_weight=0.3)
+    s = ContinuousSettings(target="gain", alpha=30.0, prior_weight=0.3, prior_half_life=None)
     a = ContinuousModel(run.X, run.prior, s)
     for i in range(30):
         a.add({i: int(run.gains[i])})
@@ -73,7 +73,7 @@ def test_nothing_to_learn_gives_the_prior_and_set_labels_syncs():
 
 def test_refit_every_k_and_prior_decay():
     run = _synthetic()
-    m = ContinuousModel(run.X, run.prior, ContinuousSettings(refit_every=5))
+    m = ContinuousModel(run.X, run.prior, ContinuousSettings(refit_every=5, prior_half_life=None))
     m.add({0: int(run.gains[0]), 1: 3, 2: 0})
     first = m.scores().copy()
     m.add({3: 3})  # 4 labels since... the last fit was at 3: not yet refitted
@@ -133,8 +133,8 @@ def test_static_order_and_figures_by_hand():
 def test_continuous_learns_what_static_cannot():
     run = _synthetic(200)
     static = simulate_term(run, "static", checkpoint_every=0)
-    cont = simulate_term(run, "continuous", ContinuousSettings(prior_weight=0.0), checkpoint_every=20)
-    button = simulate_term(run, "button-20", ContinuousSettings(prior_weight=0.0), checkpoint_every=0)
+    cont = simulate_term(run, "continuous", ContinuousSettings(prior_weight=0.0, alpha=30.0), checkpoint_every=20)
+    button = simulate_term(run, "button-20", ContinuousSettings(prior_weight=0.0, alpha=30.0), checkpoint_every=0)
     assert cont["read_to_80"] < 0.7 * static["read_to_80"]
     assert button["read_to_80"] < static["read_to_80"]
     assert cont["checkpoints"] == 9 and 0.0 <= cont["coverage"] <= 1.0
@@ -165,3 +165,33 @@ def test_simulate_review_cli_json_and_table():
     assert res.exit_code == 0 and "prior: learned:default" in res.stdout and "policy static" in res.stdout
     bad = runner.invoke(cli, ["simulate-review", "--data", str(example_data_path()), "--policy", "nope"])
     assert bad.exit_code == 2
+
+
+def test_plain_reasons_from_the_features_that_moved_the_score():
+    from statinterp.evaluation.explain import plain_reasons
+
+    contributions = [
+        {"feature": "cues:cue:means", "value": 1.0, "contribution": 0.9},
+        {"feature": "citations:case", "value": 3.0, "contribution": 0.5},
+        {"feature": "cues:cue:defined", "value": 1.0, "contribution": 0.4},  # same reason: once
+        {"feature": "cues:cue:for_example", "value": 0.0, "contribution": 0.3},  # absent: no reason
+        {"feature": "quotes:prov_run_tokens", "value": 6.0, "contribution": -0.2},  # pushed down: no reason
+        {"feature": "cues:par_means", "value": 1.0, "contribution": 0.1},
+    ]
+    assert plain_reasons(contributions) == ["it says what the term means", "it cites 3 cases",
+                                            "its paragraph discusses the provision"]
+    assert plain_reasons([{"feature": "citations:case", "value": 1.0, "contribution": 0.1}]) == ["it cites 1 case"]
+
+
+def test_explain_defaults_to_learned_default_with_reasons_first():
+    from statinterp.app.cli import cli as app
+
+    res = CliRunner().invoke(app, ["explain", "vehicle", "case-07-op1-p008-s0", "--quiet"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("learned:default: sentence case-07-op1-p008-s0")
+    assert lines[3].startswith("Why it ranks here: ") and res.stdout.index("Why it ranks") < res.stdout.index("Components")
+    listed = CliRunner().invoke(app, ["methods"]).stdout
+    assert "learned:default" in listed.split("Direct:")[0]
+    ranked = CliRunner().invoke(app, ["rank", "vehicle", "-m", "learned:default", "-n", "1", "--quiet"])
+    assert ranked.exit_code == 0 and "learned:default ranking" in ranked.stdout

@@ -600,7 +600,9 @@ def test_the_shipped_model_is_the_default_and_other_methods_are_offered(vehicle,
     assert sentence_ids(html)[0] == session.ranking().rows(1)[0].sentence_id
     assert not session.trained_on_term() and "was trained on this term" not in html
     sid = sentence_ids(html)[0]
-    assert "feature" in client.get(f"/term/vehicle/sentence/{sid}/explain").text  # a model's contributions
+    panel = client.get(f"/term/vehicle/sentence/{sid}/explain").text
+    assert "feature" in panel  # a model's contributions ...
+    assert panel.index("Ranked here because") < panel.index("<details>") < panel.index("feature")  # ... one click away
 
 
 def test_near_duplicates_collapse_and_can_be_labelled_together(example_with_copy, analysis_cache_dir, tmp_path):

@@ -55,10 +55,10 @@ STOP_P_NONE = 0.9
 class ContinuousSettings:
     """The learner of continuous review (defaults chosen by the held-apart study in reports/feedback.md)."""
 
-    target: str = "gain"  # "gain" (0..3) or "valuable" (1 if gain >= 2)
-    alpha: float = 30.0  # ridge penalty (features standardised over the term)
-    prior_weight: float = 0.5
-    prior_half_life: float | None = None  # labels after which the prior's weight is halved; None: fixed
+    target: str = "valuable"  # "gain" (0..3) or "valuable" (1 if gain >= 2)
+    alpha: float = 1000.0  # ridge penalty (features standardised over the term)
+    prior_weight: float = 0.25
+    prior_half_life: float | None = 30.0  # labels after which the prior's weight is halved; None: fixed
     refit_every: int = 1  # refit after every k-th label (the sums are updated with every label)
 
     def __post_init__(self):

@@ -213,8 +213,8 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
     def explain(request: Request):
         check_term(request)
         sid = request.path_params["sid"]
-        text = session.explain(sid, request.query_params.get("method") or None)
-        return render(request, "explain.html", explanation=text)
+        reasons, text = session.explain(sid, request.query_params.get("method") or None)
+        return render(request, "explain.html", reasons=reasons, explanation=text)
 
     async def labels(request: Request):
         check_term(request)

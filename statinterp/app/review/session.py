@@ -433,7 +433,8 @@ class ReviewSession:
         out["opinion_html"] = o_html
         return out
 
-    def explain(self, sentence_id: str, method: str | None = None) -> str:
+    def explain(self, sentence_id: str, method: str | None = None) -> tuple[list[str], str]:
+        """Plain-language reasons (learned models; empty for a method) and the full explanation as text."""
         from statinterp.evaluation.explain import explain_sentence, format_explanation
 
         self.position(sentence_id)
@@ -441,7 +442,7 @@ class ReviewSession:
         if not self.show_data_labels:  # the data set's label stays hidden: show the reviewer's
             record = self.records().get(sentence_id)
             expl["label"] = None if record is None else record.label
-        return format_explanation(expl)
+        return list(expl.get("reasons", [])), format_explanation(expl)
 
     def export_bytes(self) -> bytes:
         """The term as a term zip with the reviewer's labels."""
