@@ -82,7 +82,7 @@ class Continuous:
     scores: np.ndarray
     score_when_read: np.ndarray
     n_labels: int = 0
-    position: int = 0  # candidates above this place in ``order`` stay where they are
+    position: int = 0  # the first ``position`` of ``order`` are the labelled sentences, in the order read
     remaining: Any = None  # statinterp.learned.continuous.Remaining
     seconds: float = 0.0  # time of the last update
 
@@ -361,9 +361,10 @@ class ReviewSession:
         return state
 
     def update_continuous(self, method: str | None = None) -> Continuous:
-        """Refit the continuous learner with every label in the store and re-rank the candidates
-        below the reviewer's position (the last labelled sentence of the current order); what is
-        above stays. Also re-estimates how many valuable sentences the unread rest holds."""
+        """Refit the continuous learner with every label in the store and re-rank the unread
+        candidates below the reviewer's position: the labelled sentences stay on top in the order
+        they were read (a cleared label returns its sentence to the rest). Also re-estimates how
+        many valuable sentences the unread rest holds."""
         import time
 
         from statinterp.learned.continuous import ContinuousModel, estimate_remaining, rerank_rest
@@ -382,14 +383,18 @@ class ReviewSession:
                 self._continuous[ranker.name] = state
             labels = self.feedback_labels()
             if labels != {r: int(g) for r, g in state.model.labels.items()} or state.remaining is None:
-                new = [r for r in labels if r not in state.model.labels]
-                state.score_when_read[new] = state.scores[new]
-                state.model.set_labels(labels)
                 rank_in_order = np.empty(len(state.order), dtype=np.int64)
                 rank_in_order[state.order] = np.arange(len(state.order))
-                position = int(max((rank_in_order[r] for r in labels), default=-1)) + 1
+                new = sorted((r for r in labels if r not in state.model.labels), key=lambda r: rank_in_order[r])
+                state.score_when_read[new] = state.scores[new]
+                state.model.set_labels(labels)
+                # the read sentences first, in the order they were read; the rest re-ranked below them
+                read_order = [int(c) for c in state.order[:state.position] if int(c) in labels] + new
+                position = len(read_order)
+                unread = np.asarray([c for c in state.order if int(c) not in labels], dtype=np.int64)
                 state.scores = state.model.scores()
-                state.order = rerank_rest(state.order, position, state.scores, ids)
+                state.order = rerank_rest(np.concatenate([np.asarray(read_order, dtype=np.int64), unread]), position,
+                                          state.scores, ids)
                 state.position = position
                 state.n_labels = len(labels)
                 read = np.zeros(len(ids), dtype=bool)
