@@ -1,7 +1,8 @@
 """benchmarks/RESULTS.md is written by four benchmarks, each owning sections of its own.
 
 ``benchmarks.run`` rewrites the whole file; ``benchmarks.ingest``, ``benchmarks.find`` and
-``benchmarks.review`` each replace only their section (a ``## `` heading and everything up to the next one).  This module is
+``benchmarks.review`` each replace only their
+section (a ``## `` heading and everything up to the next one).  This module is
 the one place that knows the headings and how a section is replaced or kept.
 """
 

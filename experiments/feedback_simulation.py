@@ -236,7 +236,8 @@ def main(argv=None) -> int:
 
     def policy_table(res) -> list[str]:
         out = ["| policy | sentences read to 50 % | to 80 % | to 100 % | share read to 80 % | found after 10 / 20 / 50 "
-               "| estimate coverage (pooled) | recall when stop suggested |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+               "| estimate coverage (pooled) | recall when stop suggested |",
+               "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for p in ("static", "button-20", "continuous"):
             m = res["macro"][p]
             ras = "-" if m["recall_at_stop"] is None else f"{m['recall_at_stop']:.2f}"
@@ -292,7 +293,8 @@ def main(argv=None) -> int:
                   "the held-apart figures of section 1 are the honest estimate of choosing this way."]
     lines += ["", "## 4. Cost of a label", "",
               f"One label and the re-rank of the rest in continuous mode ({timing['term']}, {timing['sentences']} "
-              f"sentences, shipped settings, a whole review replayed, best of 3): mean {timing['mean_s'] * 1000:.1f} ms, "
+              f"sentences, shipped settings, a whole review replayed, best of 3): "
+              f"mean {timing['mean_s'] * 1000:.1f} ms, "
               f"95th percentile {timing['p95_s'] * 1000:.1f} ms, worst {timing['max_s'] * 1000:.1f} ms, on the shared "
               "machine under load. The learner keeps the sums of the labelled rows, so a label is an O(d²) update "
               "and a refit one 125×125 solve; refitting after every label needs no batching."]
@@ -302,7 +304,8 @@ def main(argv=None) -> int:
               "unread sentences' current scores; a bootstrap of the read sentences (300 draws, plus one valuable and "
               "one non-valuable pseudo-sentence at their mean score) with a Bernoulli draw per unread sentence gives "
               "the 90 % interval (5th-95th percentile of the simulated remainder). Stop is suggested when the rest "
-              "holds none with probability >= 0.9 (`statinterp.learned.continuous`). Coverage: the share of checkpoints at which the true "
+              "holds none with probability >= 0.9 (`statinterp.learned.continuous`). Coverage: the share of "
+              "checkpoints at which the true "
               "remainder lay inside the interval (pooled over terms; per-term means in the JSON)."]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)

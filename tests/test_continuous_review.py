@@ -190,7 +190,8 @@ def test_explain_defaults_to_learned_default_with_reasons_first():
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert lines[0].startswith("learned:default: sentence case-07-op1-p008-s0")
-    assert lines[3].startswith("Why it ranks here: ") and res.stdout.index("Why it ranks") < res.stdout.index("Components")
+    assert lines[3].startswith("Why it ranks here: ")
+    assert res.stdout.index("Why it ranks") < res.stdout.index("Components")
     listed = CliRunner().invoke(app, ["methods"]).stdout
     assert "learned:default" in listed.split("Direct:")[0]
     ranked = CliRunner().invoke(app, ["rank", "vehicle", "-m", "learned:default", "-n", "1", "--quiet"])

@@ -370,10 +370,10 @@ def test_deep_json_and_lone_surrogates_are_400(vehicle, tmp_path):
     deep = b'{"sentence_ids": ' + b"[" * 30000 + b"]" * 30000 + b"}"
     r = client.post("/term/vehicle/labels", content=deep, headers=headers)
     assert r.status_code == 400 and "nested" in r.json()["error"]
-    body = ('{"sentence_ids": ["%s"], "label": "high value", "note": "a \\ud800 b"}' % ids[0]).encode()
+    body = ('{"sentence_ids": ["' + ids[0] + '"], "label": "high value", "note": "a \\ud800 b"}').encode()
     r = client.post("/term/vehicle/labels", content=body, headers=headers)
     assert r.status_code == 400 and "surrogate" in r.json()["error"]
-    r = client.post("/term/vehicle/note", content=('{"sentence_id": "%s", "note": "\\udfff"}' % ids[0]).encode(),
+    r = client.post("/term/vehicle/note", content=('{"sentence_id": "' + ids[0] + '", "note": "\\udfff"}').encode(),
                     headers=headers)
     assert r.status_code == 400
     assert store.labels("vehicle") == {}

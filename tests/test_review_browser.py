@@ -3,7 +3,8 @@
 Fixed order: opens the page, labels three sentences with the keyboard (with a move and an undo
 on the way), opens a sentence's context, re-ranks with the labels, exports the term zip through
 the button and checks the file. Continuous mode (the default): labels by keyboard, sees the rest
-re-ranked and the estimate of what is left move with every label, reloads and resumes. Saves docs/review-ranking.png and docs/review-context.png (the
+re-ranked and the estimate of what is left move with every label, reloads and resumes. Saves
+docs/review-ranking.png and docs/review-context.png (the
 README shows them). Skips, saying why, where /usr/bin/chromium (``apt-get install chromium``)
 or the playwright package is missing; never downloads a browser.
 """

@@ -74,7 +74,8 @@ class _StderrLog(logging.Handler):
             self.handleError(record)
 
 
-for _command in (rank, evaluate, qrels, methods, example, tune, reproduce, train, cv, explain, review, labels, simulate_review):
+for _command in (rank, evaluate, qrels, methods, example, tune, reproduce, train, cv, explain, review, labels,
+                 simulate_review):
     cli.add_command(_command)
 cli.add_command(_ingest_command)
 cli.add_command(_collection_group)

@@ -235,9 +235,8 @@ def methods():
 
     A name marked (example) shows how to compose your own BASE+GATE+... method.
     """
-    from statinterp.rankers.grammar import COMPOUND_EXAMPLE, method_sections
-
     from statinterp.app.options import DEFAULT_MODEL_NAME
+    from statinterp.rankers.grammar import COMPOUND_EXAMPLE, method_sections
 
     sections = [("Learned model (the default of rank, explain, review, simulate-review)",
                  [(DEFAULT_MODEL_NAME, "the shipped learned model (ensemble on 125 no-vector features, trained on "

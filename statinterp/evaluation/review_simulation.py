@@ -36,8 +36,8 @@ from statinterp.learned.continuous import (
     rerank_rest,
 )
 
-__all__ = ["FOUND_AFTER", "POLICIES", "RECALLS", "TermRun", "against", "format_table", "macro", "simulate", "simulate_term",
-           "term_runs"]
+__all__ = ["FOUND_AFTER", "POLICIES", "RECALLS", "TermRun", "against", "format_table", "macro", "simulate",
+           "simulate_term", "term_runs"]
 
 POLICIES = ("static", "button-20", "continuous")
 RECALLS = (0.5, 0.8, 1.0)

@@ -151,11 +151,13 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
             raise BadRequest("the form is not UTF-8") from None
         return dict(parse_qsl(text, max_num_fields=20))
 
-    def text_field(data: dict, name: str, optional: bool = False) -> str | None:
+    def optional_text(data: dict, name: str) -> str | None:
+        """A string field of a JSON body, or None when absent."""
+        return None if data.get(name) is None else text_field(data, name)
+
+    def text_field(data: dict, name: str) -> str:
         """A string field of a JSON body that can be stored (UTF-8: no lone surrogates)."""
         value = data.get(name)
-        if value is None and optional:
-            return None
         if not isinstance(value, str):
             raise BadRequest(f"{name} must be a string")
         try:
@@ -223,9 +225,9 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
         ids = data.get("sentence_ids")
         if not isinstance(ids, list) or not ids or not all(isinstance(x, str) for x in ids) or len(ids) > 1000:
             raise BadRequest("sentence_ids must be a non-empty list of sentence ids")
-        label = text_field(data, "label", optional=True)
-        note = text_field(data, "note", optional=True)
-        method = text_field(data, "method", optional=True)
+        label = optional_text(data, "label")
+        note = optional_text(data, "note")
+        method = optional_text(data, "method")
         shown = data.get("shown") or []
         if not isinstance(shown, list) or not all(isinstance(x, str) for x in shown) or len(shown) > 1000:
             raise BadRequest("shown must be a list of sentence ids")

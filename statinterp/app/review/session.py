@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
     from statinterp.rankers.base import Ranker
 
-__all__ = ["REVIEW_METHODS", "Continuous", "Filters", "Item", "NotFound", "Page", "Reranked", "ReviewSession", "year_of"]
+__all__ = ["REVIEW_METHODS", "Continuous", "Filters",
+           "Item", "NotFound", "Page", "Reranked", "ReviewSession", "year_of"]
 
 #: Methods offered in the page's method menu (none needs word vectors, so switching is quick).
 REVIEW_METHODS = ("TF-ISF-p", "Tp-Nr", "Tp-Tg-Nr", "BM25-p", "QLLM-p", "TF-ISF", "NWR", "Random")
