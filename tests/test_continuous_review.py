@@ -196,3 +196,21 @@ def test_explain_defaults_to_learned_default_with_reasons_first():
     assert "learned:default" in listed.split("Direct:")[0]
     ranked = CliRunner().invoke(app, ["rank", "vehicle", "-m", "learned:default", "-n", "1", "--quiet"])
     assert ranked.exit_code == 0 and "learned:default ranking" in ranked.stdout
+
+
+@pytest.mark.parametrize("method", ["learned:default", "TF-ISF-p"])
+def test_review_accepts_learned_default_by_name(method, monkeypatch, tmp_path):
+    """`statinterp review -m learned:default` starts on the shipped model (the server is not run here)."""
+    import statinterp.app.review.server as server
+
+    started = {}
+
+    def fake_serve(app, sock, url, open_browser=True):
+        started.update(url=url)
+        sock.close()
+
+    monkeypatch.setattr(server, "serve", fake_serve)
+    res = CliRunner().invoke(cli, ["review", "vehicle", "-m", method, "--port", "0", "--no-browser",
+                                   "--labels", str(tmp_path / "l.sqlite")])
+    assert res.exit_code == 0, res.output
+    assert f"with {method}" in res.stderr and started["url"].endswith("/term/vehicle")

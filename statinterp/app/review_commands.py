@@ -82,8 +82,7 @@ def review(term, method, model_file, labels_file, collection, port, host, no_bro
     else:
         prepared = _prepare(opts, require_term=term)
     index = prepared[term]
-    session = ReviewSession(index, store, method=method or "TF-ISF-p",
-                            model=ranker if model_file is not None or method is None else None,
+    session = ReviewSession(index, store, model=ranker,  # a method name, learned:default or --model
                             show_data_labels=show_labels, continuous=continuous)
     if not opts["quiet"]:
         click.echo(f"Ranking {len(index)} sentences of {index.term.query!r} with {session.default_method} ...",
