@@ -219,31 +219,21 @@ def test_limits_label_consistency_and_log_fit():
 # experiments/feedback_simulation.py: the simulated reviewer
 
 
-def test_simulated_reviewer_on_the_example():
-    from experiments.feedback_simulation import simulate
-    from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, rank_order
-    from statinterp.learned import feedback as fb
-    from statinterp.rankers.grammar import build_method
-    from statinterp.workflow import prepare_corpus
+def test_held_apart_choice_uses_the_other_half():
+    from experiments.feedback_simulation import halves, held_apart
 
-    example_index = prepare_corpus(open_corpus())["vehicle"]
+    class R:
+        def __init__(self, key):
+            self.key = key
 
-    prior = build_method("TF-ISF-p").score(example_index)
-    fm = fb.term_features(example_index)
-    run = simulate(example_index, fm, prior, "ridge", 0.5, 5, (10, 20), DEFAULT_METRICS)
-    assert sorted(run) == [10, 20]
-    assert run[10]["rest"] == 37 and run[20]["rest"] == 27
-    # the first five labels revealed are the prior's top five: replay the loop by hand
-    gains, ids = example_index.gains, example_index.sentence_ids.astype(str)
-    shown: list[int] = []
-    scores = prior
-    while len(shown) < 10:
-        shown += [int(i) for i in rank_order(scores, ids) if int(i) not in shown][:5]
-        scores = fb.feedback_scores(example_index, prior, {i: int(gains[i]) for i in shown}, features=fm,
-                                    learner="ridge", prior_weight=0.5)
-    rest = np.setdiff1d(np.arange(len(gains)), shown)
-    assert run[10]["prior"] == evaluate_scores(prior[rest], gains[rest], ids[rest], DEFAULT_METRICS)
-    assert run[10]["feedback"] == evaluate_scores(scores[rest], gains[rest], ids[rest], DEFAULT_METRICS)
+    runs = [R(k) for k in "abcd"]
+    static = {"a": 10, "b": 10, "c": 10, "d": 10}
+    # setting x is best on a and c, setting y on b and d: each half gets the other half's pick
+    grid = {"x": {"a": 5, "b": 20, "c": 5, "d": 20}, "y": {"a": 20, "b": 5, "c": 20, "d": 5}}
+    assert halves(["d", "c", "b", "a"]) == (["a", "c"], ["b", "d"])
+    choice, picks = held_apart(runs, static, grid)
+    assert choice == {"b": "x", "d": "x", "a": "y", "c": "y"}
+    assert {v["choice_cost"] for v in picks.values()} == {0.5}
 
 
 def test_find_segmentation_memory_collection_and_gap_classes():

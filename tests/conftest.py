@@ -44,6 +44,8 @@ def analysis_cache_dir(tmp_path_factory) -> Path:
         mp.setenv("STATINTERP_CACHE", str(folder))
         # belt and braces: anything that falls back to the XDG cache lands in a temporary folder
         mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        # and the default label store (statinterp review) in another
+        mp.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
         yield folder
 
 

@@ -176,7 +176,9 @@ def test_methods_lists_every_name_section_by_section():
         elif ln.strip():
             assert current is not None, ln
             current.append(ln.split()[0])
-    assert list(sections)[:5] == ["Direct", "Context", "Query expansion", "Novelty", "Compound"]
+    learned = "Learned model (the default of rank, explain, review, simulate-review)"
+    assert list(sections)[:6] == [learned, "Direct", "Context", "Query expansion", "Novelty", "Compound"]
+    assert sections.pop(learned) == ["learned:default"]  # listed first: the default ranker
     assert sections == {s: [n for n, _ in entries] for s, entries in method_sections()}
     names = [n for n, _ in list_methods()]
     for name in CORE:

@@ -1,8 +1,10 @@
 """End to end in a real browser: `statinterp review` driven by Playwright with the system Chromium.
 
-Opens the page, labels three sentences with the keyboard (with a move and an undo on the
-way), opens a sentence's context, re-ranks with the labels, exports the term zip through the
-button and checks the file. Saves docs/review-ranking.png and docs/review-context.png (the
+Fixed order: opens the page, labels three sentences with the keyboard (with a move and an undo
+on the way), opens a sentence's context, re-ranks with the labels, exports the term zip through
+the button and checks the file. Continuous mode (the default): labels by keyboard, sees the rest
+re-ranked and the estimate of what is left move with every label, reloads and resumes. Saves
+docs/review-ranking.png and docs/review-context.png (the
 README shows them). Skips, saying why, where /usr/bin/chromium (``apt-get install chromium``)
 or the playwright package is missing; never downloads a browser.
 """
@@ -40,7 +42,7 @@ def browser():
 
 def test_label_rerank_export_in_chromium(browser, review_server, example_with_copy, tmp_path):
     labels = tmp_path / "labels.sqlite"
-    _, url = review_server("vehicle", "--data", str(example_with_copy), "--labels", str(labels))
+    _, url = review_server("vehicle", "--data", str(example_with_copy), "--labels", str(labels), "--fixed-order")
     page = browser.new_page(viewport={"width": 1200, "height": 900}, accept_downloads=True)
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
@@ -117,4 +119,45 @@ def test_label_rerank_export_in_chromium(browser, review_server, example_with_co
     assert len(dialogs) == before + 1 and "Also label its 1 near-duplicate" in dialogs[-1]
     with LabelStore(labels) as store:
         assert [store.labels("vehicle").get(sid) for sid in pair] == ["high value", "high value"]
+    assert not problems, problems
+
+
+def test_continuous_mode_in_chromium(browser, review_server, tmp_path):
+    labels = tmp_path / "labels.sqlite"
+    _, url = review_server("vehicle", "--labels", str(labels), "-m", "TF-ISF-p")
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(url)
+    cards = page.locator("li.card")
+    resting = page.locator("#cont-labels")
+    assert resting.inner_text() == "0"
+
+    def shown() -> list[str]:
+        return [cards.nth(i).get_attribute("data-sid") for i in range(cards.count())]
+
+    before = shown()
+    estimates = [page.locator("#left-expected").inner_text()]
+    for n, key in enumerate(["1", "4", "2", "4", "4"], start=1):
+        page.keyboard.press(key)  # label the current card; the rest below it is re-ranked
+        resting.filter(has_text=str(n)).wait_for()
+        estimates.append(page.locator("#left-expected").inner_text())
+    read = shown()[:5]
+    assert all(cards.nth(i).get_attribute("data-label") for i in range(5))
+    assert int(page.locator("#ranking").get_attribute("data-reranks")) == 5
+    assert shown()[5:] != [sid for sid in before if sid not in read]  # the rest moved
+    assert len(set(estimates)) > 1  # the estimate of what is left moves with the labels
+    with LabelStore(labels) as store:
+        assert set(store.labels("vehicle")) == set(read)
+
+    page.reload()  # resume: the order rests on the 5 labels, what was read stays on top
+    assert resting.inner_text() == "5"
+    assert shown()[:5] == read and not cards.nth(5).get_attribute("data-label")
+    for _ in range(5):
+        page.keyboard.press("j")
+    page.keyboard.press("3")
+    resting.filter(has_text="6").wait_for()
+    with LabelStore(labels) as store:
+        assert len(store.labels("vehicle")) == 6
     assert not problems, problems

@@ -11,6 +11,9 @@ import click
 from statinterp.cache import atomic
 from statinterp.errors import UsageError, closest_names, did_you_mean
 
+#: The shipped learned model, accepted by --method wherever a method is.
+DEFAULT_MODEL_NAME = "learned:default"
+
 DATA_HELP = ("A term zip, a folder of TERM-*.json files, or a folder of term zips. Default: the example data "
              "(`statinterp example` prints its folder, a model of the format; docs/data-format.md gives it field by "
              "field).")
@@ -237,8 +240,14 @@ def _resolve_method(name: str) -> str:
 
 
 def _build_method(name: str):
-    """The ranker of a method name given on the command line (see :func:`_resolve_method`)."""
+    """The ranker of a method name given on the command line (see :func:`_resolve_method`);
+    ``learned:default`` is the shipped learned model."""
     from statinterp.rankers.grammar import build_method
+
+    if name.strip().lower() == DEFAULT_MODEL_NAME:
+        from statinterp.learned.default_model import default_ranker
+
+        return default_ranker()
 
     return build_method(_resolve_method(name))
 

@@ -11,11 +11,12 @@ killed server (SIGKILL), a closed tab or a power cut after the response loses no
 * ``journal`` keeps every write (append-only), so nothing a reviewer did is ever lost, even a
   label later overwritten or cleared.
 
-Where the store lives by default (:func:`default_store_path`): beside the data, as
-``statinterp-labels.sqlite`` in a data folder or ``NAME.labels.sqlite`` beside a term zip; when
-that folder is not writable, or the data is the shipped example, in the user's data folder
+Where the store lives by default (:func:`default_store_path`): never in the data (an annotated
+data set or a collection is not written to), but in the user's data folder
 (``$XDG_DATA_HOME/statinterp/labels/``, default ``~/.local/share/statinterp/labels/``) under a
-name made from the data's name and a hash of its absolute path. ``--labels FILE`` overrides it.
+name made from the data's name and a hash of its absolute path. A store that an earlier version
+left beside the data (``statinterp-labels.sqlite`` in a data folder, ``NAME.labels.sqlite`` beside
+a term zip) is still used, so old labels are not lost. ``--labels FILE`` overrides it.
 """
 
 from __future__ import annotations
@@ -89,19 +90,14 @@ def _user_data_dir() -> Path:
     return Path(base) / "statinterp" / "labels"
 
 
-def _writable_dir(folder: Path) -> bool:
-    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
-
-
 def default_store_path(data: str | Path | None) -> Path:
     """Where the labels of ``data`` (a folder, a term zip; ``None`` = the shipped example) go by default."""
     example = Path(str(resources.files("statinterp.data").joinpath("example"))).resolve()
     path = Path(data).resolve() if data is not None else example
-    if path != example:
-        if path.is_dir() and _writable_dir(path):
-            return path / "statinterp-labels.sqlite"
-        if path.is_file() and _writable_dir(path.parent):
-            return path.parent / f"{path.stem}.labels.sqlite"
+    if path != example:  # a store left beside the data by an earlier version: keep using it
+        legacy = path / "statinterp-labels.sqlite" if path.is_dir() else path.parent / f"{path.stem}.labels.sqlite"
+        if legacy.is_file():
+            return legacy
     digest = hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return _user_data_dir() / f"{path.stem or 'data'}-{digest}.sqlite"
 

@@ -19,7 +19,25 @@ if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
     from statinterp.rankers.base import Ranker
 
-__all__ = ["candidate_position", "explain_sentence", "format_explanation"]
+__all__ = ["candidate_position", "explain_sentence", "format_explanation", "plain_reasons"]
+
+#: Plain-language reasons, each from the learned features that carry it (prefixes of feature
+#: names). A reason is given when one of its features moved the score up and is present in the
+#: sentence (value > 0; for standardised ``#z`` features: above the term's mean).
+REASONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("it quotes the provision", ("quotes:prov_run", "citations:source_section", "citations:source_full")),
+    ("it says what the term means", ("cues:cue:means", "cues:cue:defined", "cues:cue:refers_to",
+                                  "cues:cue:copular_term", "cues:cue:term_within_meaning", "cues:cue:interpret")),
+    ("it gives an example", ("cues:cue:for_example", "cues:cue:such_as", "cues:cue:includes",
+                          "cues:cue:example_noun")),
+    ("it applies the term to facts", ("cues:cue:because", "cues:cue:whether", "cues:cue:holding",
+                                   "cues:cue:requires", "cues:cue:term_subject", "cues:cue:party_subject",
+                                   "cues:cue:test", "cues:cue:factors", "cues:cue:determining")),
+    ("it cites {n} case{s}", ("citations:case",)),
+    ("its paragraph discusses the provision", ("scores:provision:", "citations:par_source", "neighbours:par:",
+                                               "cues:par_")),
+    ("its words match the term and its provision closely", ("scores:",)),
+)
 
 
 def candidate_position(index: TermIndex, sentence_id: str) -> int:
@@ -40,8 +58,10 @@ def explain_sentence(ranker: Ranker, index: TermIndex, sentence_id: str, top: in
     ranking = rank(ranker, index)
     position = int(np.flatnonzero(ranking.order == i)[0]) + 1
     components = ranker.explain(index, i)
+    reasons: list[str] = []
     for key, value in components.items():  # a learned model lists every feature's contribution, largest first
         if isinstance(value, list) and value and all(isinstance(v, dict) and "contribution" in v for v in value):
+            reasons = plain_reasons(value)  # from every feature, not just the top shown
             components[key] = value[:top]
     s = index.sentences[i]
     return {
@@ -53,8 +73,31 @@ def explain_sentence(ranker: Ranker, index: TermIndex, sentence_id: str, top: in
         "rank": position,
         "candidates": len(index),
         "score": float(ranking.scores[i]),
+        "reasons": reasons,
         "components": components,
     }
+
+
+def plain_reasons(contributions: list[dict]) -> list[str]:
+    """Plain-language reasons (:data:`REASONS`) from a learned model's feature contributions
+    (``{"feature", "value", "contribution"}``, largest first): each reason once, in the order of
+    its largest upward contribution."""
+    out: list[tuple[float, str]] = []
+    seen = set()
+    for c in contributions:
+        name, value, contribution = c["feature"], float(c["value"]), float(c["contribution"])
+        if contribution <= 0 or value <= 0:
+            continue
+        for text, prefixes in REASONS:
+            if text in seen or not any(name.startswith(p) for p in prefixes):
+                continue
+            if "{n}" in text:
+                n = int(round(value))
+                text = text.format(n=n, s="" if n == 1 else "s")
+            seen.add(text)
+            out.append((contribution, text))
+            break
+    return [t for _, t in sorted(out, key=lambda x: -x[0])]
 
 
 def _plain(value: Any) -> Any:
@@ -108,5 +151,8 @@ def format_explanation(expl: dict, fmt: str = "text") -> str:
         return json.dumps(expl, indent=2, ensure_ascii=False) + "\n"
     head = [f"{expl['method']}: sentence {expl['sentence']} of {expl['term']!r} ranks {expl['rank']} of "
             f"{expl['candidates']} (score {expl['score']:.6g}; label: {expl['label'] or 'unlabelled'})",
-            f"  {expl['text']}", "", "Components:"]
+            f"  {expl['text']}", ""]
+    if expl.get("reasons"):
+        head += ["Why it ranks here: " + "; ".join(expl["reasons"]) + ".", ""]
+    head.append("Components:")
     return "\n".join(head + _lines(expl["components"], 1)) + "\n"

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
 
 __all__ = ["DEFAULT_LEARNER", "DEFAULT_PRIOR_WEIGHT", "FEEDBACK_FEATURES", "FEEDBACK_LEARNERS", "FeedbackRanker",
-           "feedback_scores", "fit_within_term", "term_features"]
+           "feedback_scores", "fit_within_term", "ranker_scores", "term_features"]
 
 #: Within-term learners (all from :mod:`.model`).
 FEEDBACK_LEARNERS = {
@@ -175,6 +175,16 @@ def feedback_scores(index: TermIndex, prior_scores: np.ndarray, labels: Mapping[
 # ============================================================================ as a ranker
 
 
+def ranker_scores(ranker: Ranker, index: TermIndex) -> np.ndarray:
+    """``ranker``'s scores of ``index``; a learned model reuses the features cached for the term."""
+    from statinterp.learned.model import LearnedRanker
+
+    if isinstance(ranker, LearnedRanker):
+        fm = term_features(index, ranker.settings)
+        return ranker.score_matrix(fm.select(ranker.feature_names).X)
+    return ranker.score(index)
+
+
 @dataclass(frozen=True)
 class FeedbackRanker(Ranker):
     """``prior`` re-ranked with a reviewer's ``labels`` (sentence id -> gain 0..3) of one term.
@@ -206,12 +216,7 @@ class FeedbackRanker(Ranker):
 
     def prior_scores(self, index: TermIndex) -> np.ndarray:
         """The prior's scores; a learned prior reuses the features cached for the term."""
-        from statinterp.learned.model import LearnedRanker
-
-        if isinstance(self.prior, LearnedRanker):
-            fm = term_features(index, self.prior.settings)
-            return self.prior.score_matrix(fm.select(self.prior.feature_names).X)
-        return self.prior.score(index)
+        return ranker_scores(self.prior, index)
 
     def score(self, index: TermIndex) -> np.ndarray:
         return feedback_scores(index, self.prior_scores(index), self.positions(index), learner=self.learner,

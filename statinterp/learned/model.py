@@ -229,7 +229,12 @@ class LearnedRanker(Ranker):
 
     # -- scoring -----------------------------------------------------------------------------
     def features(self, index: TermIndex) -> FeatureMatrix:
-        return extract_features(index, self.settings, names=self.feature_names)
+        """The model's features of ``index``, computed once per index object and kept while it lives
+        (:func:`statinterp.learned.feedback.term_features`), so scoring and explaining a term's
+        sentences one after another do not extract them again."""
+        from statinterp.learned.feedback import term_features
+
+        return term_features(index, self.settings).select(self.feature_names)
 
     def score_matrix(self, X: np.ndarray) -> np.ndarray:
         """Scores of one term's candidates from their feature matrix (columns = ``feature_names``)."""

@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from statinterp.app.review.errors import BadRequest, Forbidden, HTTPError, NotFound, PayloadTooLarge
 from statinterp.app.review.markup import highlight_term
-from statinterp.app.review.session import LABEL_KEYS, Filters, NotFound, ReviewSession
+from statinterp.app.review.session import LABEL_KEYS, Filters, ReviewSession
 from statinterp.corpus.dataset import term_key
 from statinterp.errors import StatinterpError, UsageError
 
@@ -108,30 +109,77 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
         if request.path_params["key"] != session.key:
             raise NotFound(f"no term {request.path_params['key']!r} in this review (reviewing {session.key!r})")
 
-    async def check_csrf(request: Request, form_token: str | None = None) -> None:
+    def check_csrf(request: Request) -> None:
+        """The token from the ``X-CSRF-Token`` header or the ``csrf`` query parameter -- checked
+        before any body is read, so a request without it costs nothing."""
         cookie = request.cookies.get(SESSION_COOKIE)
-        given = request.headers.get("x-csrf-token") or form_token or ""
+        given = request.headers.get("x-csrf-token") or request.query_params.get("csrf") or ""
         if not cookie or not hmac.compare_digest(given, csrf_token(cookie)):
-            raise PermissionError("missing or wrong CSRF token: reload the page and try again")
+            raise Forbidden("missing or wrong CSRF token: reload the page and try again")
+
+    async def read_body(request: Request) -> bytes:
+        """The body, read up to :data:`MAX_BODY` bytes (a longer one is refused while it arrives)."""
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY:
+            raise PayloadTooLarge(f"request body over {MAX_BODY} bytes")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise PayloadTooLarge(f"request body over {MAX_BODY} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def read_json(request: Request) -> dict:
-        body = await request.body()
-        if len(body) > MAX_BODY:
-            raise UsageError(f"request body over {MAX_BODY} bytes")
+        body = await read_body(request)
         try:
             data = json.loads(body or b"{}")
         except (ValueError, UnicodeDecodeError):
-            raise UsageError("the request body is not valid JSON") from None
+            raise BadRequest("the request body is not valid JSON") from None
+        except RecursionError:
+            raise BadRequest("the request body is nested too deeply") from None
         if not isinstance(data, dict):
-            raise UsageError("the request body must be a JSON object")
+            raise BadRequest("the request body must be a JSON object")
         return data
+
+    async def read_form(request: Request) -> dict[str, str]:
+        from urllib.parse import parse_qsl
+
+        try:
+            text = (await read_body(request)).decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest("the form is not UTF-8") from None
+        return dict(parse_qsl(text, max_num_fields=20))
+
+    def optional_text(data: dict, name: str) -> str | None:
+        """A string field of a JSON body, or None when absent."""
+        return None if data.get(name) is None else text_field(data, name)
+
+    def text_field(data: dict, name: str) -> str:
+        """A string field of a JSON body that can be stored (UTF-8: no lone surrogates)."""
+        value = data.get(name)
+        if not isinstance(value, str):
+            raise BadRequest(f"{name} must be a string")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadRequest(f"{name} is not valid text (a lone surrogate)") from None
+        return value
+
+    def continuous_json(state, shown: list[str]) -> dict[str, Any]:
+        """What the page shows of the continuous order: labels it rests on, the estimate of what
+        is left, and the new place (1-based, in the whole order) of each sentence id in ``shown``."""
+        place = {c: r for r, (c, _) in enumerate(session.groups(state.method), start=1)}  # the page's numbers
+        return {"labels": state.n_labels, "position": state.position, "remaining": state.remaining.to_dict(),
+                "seconds": round(state.seconds, 4),
+                "places": {sid: place[session.by_id[sid]] for sid in shown if session.by_id.get(sid) in place}}
 
     def filters_from(request: Request) -> tuple[Filters, int]:
         q = request.query_params
         try:
             number = int(q.get("page", "1"))
         except ValueError:
-            raise UsageError(f"page must be a number, not {q.get('page')!r}") from None
+            raise BadRequest(f"page must be a number, not {q.get('page')!r}") from None
         return Filters(unlabelled=q.get("unlabelled") == "1", label=q.get("label", ""), court=q.get("court", ""),
                        year=q.get("year", ""), search=q.get("q", "")[:200], collapse=q.get("all") != "1"), number
 
@@ -167,44 +215,48 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
     def explain(request: Request):
         check_term(request)
         sid = request.path_params["sid"]
-        text = session.explain(sid, request.query_params.get("method") or None)
-        return render(request, "explain.html", explanation=text)
+        reasons, text = session.explain(sid, request.query_params.get("method") or None)
+        return render(request, "explain.html", reasons=reasons, explanation=text)
 
     async def labels(request: Request):
         check_term(request)
-        await check_csrf(request)
+        check_csrf(request)
         data = await read_json(request)
         ids = data.get("sentence_ids")
         if not isinstance(ids, list) or not ids or not all(isinstance(x, str) for x in ids) or len(ids) > 1000:
-            raise UsageError("sentence_ids must be a non-empty list of sentence ids")
-        label = data.get("label")
-        if label is not None and not isinstance(label, str):
-            raise UsageError(f"label must be a string, not {label!r}")
-        note = data.get("note")
-        if note is not None and not isinstance(note, str):
-            raise UsageError("note must be a string")
+            raise BadRequest("sentence_ids must be a non-empty list of sentence ids")
+        label = optional_text(data, "label")
+        note = optional_text(data, "note")
+        method = optional_text(data, "method")
+        shown = data.get("shown") or []
+        if not isinstance(shown, list) or not all(isinstance(x, str) for x in shown) or len(shown) > 1000:
+            raise BadRequest("shown must be a list of sentence ids")
         before = session.records()
         at = session.label(ids, label, note=note, source="browser")
         records = session.records()
         previous = {sid: before[sid].label if sid in before else None for sid in ids}
-        return JSONResponse({"ok": True, "at": at, "counts": session.counts(records), "previous": previous,
-                             "labels": {sid: records[sid].label for sid in ids}})
+        answer: dict[str, Any] = {"ok": True, "at": at, "counts": session.counts(records), "previous": previous,
+                                  "labels": {sid: records[sid].label for sid in ids}}
+        if session.continuous:
+            from starlette.concurrency import run_in_threadpool
+
+            state = await run_in_threadpool(session.update_continuous, method or None)  # off the event loop
+            answer["continuous"] = continuous_json(state, shown)
+        return JSONResponse(answer)
 
     async def note(request: Request):
         check_term(request)
-        await check_csrf(request)
+        check_csrf(request)
         data = await read_json(request)
-        sid, text = data.get("sentence_id"), data.get("note")
-        if not isinstance(sid, str) or not isinstance(text, str):
-            raise UsageError("give sentence_id and note as strings")
+        sid, text = text_field(data, "sentence_id"), text_field(data, "note")
         at = session.set_note(sid, text, source="browser")
         return JSONResponse({"ok": True, "at": at})
 
     async def rerank(request: Request):
         check_term(request)
-        form = await request.form()
-        await check_csrf(request, str(form.get("csrf", "")))
-        method = str(form.get("method", "")) or session.default_method
+        check_csrf(request)  # before the body is read
+        form = await read_form(request)
+        method = form.get("method", "") or session.default_method
         session.rerank(method)
         query = {"method": method, "order": "feedback", "unlabelled": "1"}  # what to read next
         return RedirectResponse(f"/term/{session.key}?" + urlencode(query), status_code=303)
@@ -223,14 +275,19 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
         return error_page(request, exc.status_code, exc.detail if exc.detail and exc.status_code not in messages
                           else messages.get(exc.status_code, str(exc.detail)))
 
-    async def on_not_found(request: Request, exc: Exception) -> Response:
-        return error_page(request, 404, str(exc.args[0] if exc.args else exc))
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPError)
+        if exc.status >= 500:
+            print(f"statinterp review: error: {exc.message}", file=sys.stderr)
+        return error_page(request, exc.status, exc.message)
 
     async def on_usage(request: Request, exc: Exception) -> Response:
-        return error_page(request, 400, str(exc))
-
-    async def on_forbidden(request: Request, exc: Exception) -> Response:
-        return error_page(request, 403, str(exc))
+        """The session refused what the request asked (an unknown label, a note too long): 400;
+        any other statinterp error (a label store that cannot be written) is the server's: 500."""
+        if isinstance(exc, UsageError):
+            return error_page(request, 400, str(exc))
+        print(f"statinterp review: error: {exc}", file=sys.stderr)
+        return error_page(request, 500, str(exc))
 
     class CatchAll:
         """A bug in a request: one line in the server log and a 500 page, not a traceback."""
@@ -295,7 +352,7 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
         Mount("/static", StaticFiles(directory=str(_package_dir("static"))), name="static"),
     ]
     return Starlette(routes=routes, middleware=middleware, exception_handlers={
-        HTTPException: on_http, NotFound: on_not_found, StatinterpError: on_usage, PermissionError: on_forbidden})
+        HTTPException: on_http, HTTPError: on_http_error, StatinterpError: on_usage})
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

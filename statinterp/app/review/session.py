@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from statinterp.app.review.errors import NotFound
 from statinterp.corpus.label_store import LabelRecord, LabelStore, parse_label
 from statinterp.corpus.labels import LABEL_GAINS
 from statinterp.errors import UsageError
@@ -31,17 +32,14 @@ if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
     from statinterp.rankers.base import Ranker
 
-__all__ = ["REVIEW_METHODS", "Filters", "Item", "NotFound", "Page", "Reranked", "ReviewSession", "year_of"]
+__all__ = ["REVIEW_METHODS", "Continuous", "Filters",
+           "Item", "NotFound", "Page", "Reranked", "ReviewSession", "year_of"]
 
 #: Methods offered in the page's method menu (none needs word vectors, so switching is quick).
 REVIEW_METHODS = ("TF-ISF-p", "Tp-Nr", "Tp-Tg-Nr", "BM25-p", "QLLM-p", "TF-ISF", "NWR", "Random")
 #: Labels in the order of the keys 1-4.
 LABEL_KEYS = ("high value", "certain value", "potential value", "no value")
 PER_PAGE = 20
-
-
-class NotFound(LookupError):
-    """An unknown term, sentence or method in a request (the app answers 404)."""
 
 
 def year_of(date: str) -> str:
@@ -73,6 +71,21 @@ class Reranked:
     n_labels: int
     moved: dict[int, int]  # candidate -> places moved up (negative: down) among the unlabelled
     distinct_gains: int = 0  # how many different labels the learner saw (fewer than 2: nothing to learn)
+
+
+@dataclass
+class Continuous:
+    """The continuous order of one method: re-ranked below the reviewer's position after every label."""
+
+    method: str
+    model: Any  # statinterp.learned.continuous.ContinuousModel
+    order: np.ndarray
+    scores: np.ndarray
+    score_when_read: np.ndarray
+    n_labels: int = 0
+    position: int = 0  # the first ``position`` of ``order`` are the labelled sentences, in the order read
+    remaining: Any = None  # statinterp.learned.continuous.Remaining
+    seconds: float = 0.0  # time of the last update
 
 
 @dataclass
@@ -109,6 +122,7 @@ class Page:
     method: str
     reranked: Reranked | None
     counts: dict[str, int] = field(default_factory=dict)
+    continuous: Continuous | None = None
 
 
 class ReviewSession:
@@ -116,7 +130,7 @@ class ReviewSession:
 
     def __init__(self, index: TermIndex, store: LabelStore, *, method: str = "TF-ISF-p",
                  model: Ranker | None = None, show_data_labels: bool = False, dedupe_threshold: float = 0.9,
-                 methods: tuple[str, ...] = REVIEW_METHODS):
+                 methods: tuple[str, ...] = REVIEW_METHODS, continuous: bool = True):
         from statinterp.rankers.grammar import build_method
 
         self.index = index
@@ -138,6 +152,8 @@ class ReviewSession:
         self._groups: dict[tuple[str, bool], list[tuple[int, list[int]]]] = {}
         self._reranked: dict[str, Reranked] = {}
         self._sets: list[frozenset] | None = None
+        self.continuous = continuous
+        self._continuous: dict[str, Continuous] = {}
         self.courts = sorted({c.court for c in self.term.cases.values() if c.court})
         self.years = sorted({year_of(c.date) for c in self.term.cases.values()} - {""})
 
@@ -181,6 +197,9 @@ class ReviewSession:
         if reranked and method in self._reranked:
             r = self._reranked[method]
             return r.order, r.scores
+        if self.continuous and not reranked:
+            state = self.continuous_state(method)
+            return state.order, state.scores
         ranking = self.ranking(method)
         return ranking.order, ranking.scores
 
@@ -246,7 +265,6 @@ class ReviewSession:
             parse_label(filters.label)  # a UsageError for an unknown label
         reranked = reranked and method in self._reranked
         order, scores = self._order(method, reranked)
-        rank_of = {int(c): r for r, c in enumerate(order, start=1)}
         records = self.records()
         sentences = self.index.sentences
         cases = self.term.cases
@@ -273,6 +291,7 @@ class ReviewSession:
             return True
 
         groups = self.groups(method, reranked, filters.collapse)
+        rank_of = {c: r for r, (c, _) in enumerate(groups, start=1)}  # rows numbered without gaps
         matching = [(c, members) for c, members in groups if keep(c)]
         pages = max(1, math.ceil(len(matching) / per_page))
         if number < 1 or number > pages:
@@ -286,7 +305,8 @@ class ReviewSession:
                 opinion=self.term.opinions.get(s.opinion_id), record=records.get(s.id),
                 copies=[sentences[m].id for m in members[1:]], moved=moved.get(c) if reranked else None))
         return Page(items, number, pages, len(matching), len(groups), filters, method,
-                    self._reranked.get(method) if reranked else None, self.counts(records))
+                    self._reranked.get(method) if reranked else None, self.counts(records),
+                    self.continuous_state(method) if self.continuous and not reranked else None)
 
     # ----------------------------------------------------------------------------- labelling
 
@@ -336,6 +356,66 @@ class ReviewSession:
             self._groups = {k: v for k, v in self._groups.items() if k != (prior.method, True)}
         return result
 
+    # ----------------------------------------------------------------------------- continuous mode
+
+    def continuous_state(self, method: str | None = None) -> Continuous:
+        """The continuous order of ``method`` (made on first use from its ranking, brought up to date
+        with the label store by :meth:`update_continuous`)."""
+        name = self.ranker(method).name
+        with self._lock:
+            state = self._continuous.get(name)
+        if state is None:
+            state = self.update_continuous(name)
+        return state
+
+    def update_continuous(self, method: str | None = None) -> Continuous:
+        """Refit the continuous learner with every label in the store and re-rank the unread
+        candidates below the reviewer's position: the labelled sentences stay on top in the order
+        they were read (a cleared label returns its sentence to the rest). Also re-estimates how
+        many valuable sentences the unread rest holds."""
+        import time
+
+        from statinterp.learned.continuous import ContinuousModel, estimate_remaining, rerank_rest
+        from statinterp.learned.feedback import ranker_scores, term_features
+
+        ranker = self.ranker(method)
+        with self._lock:
+            started = time.perf_counter()
+            ids = self.index.sentence_ids.astype(str)
+            state = self._continuous.get(ranker.name)
+            if state is None:
+                ranking = self.ranking(ranker.name)
+                model = ContinuousModel(term_features(self.index).X, ranker_scores(ranker, self.index))
+                state = Continuous(ranker.name, model, np.asarray(ranking.order), model.z_prior.copy(),
+                                   model.z_prior.copy())
+                self._continuous[ranker.name] = state
+            labels = self.feedback_labels()
+            if labels != {r: int(g) for r, g in state.model.labels.items()} or state.remaining is None:
+                rank_in_order = np.empty(len(state.order), dtype=np.int64)
+                rank_in_order[state.order] = np.arange(len(state.order))
+                new = sorted((r for r in labels if r not in state.model.labels), key=lambda r: rank_in_order[r])
+                state.score_when_read[new] = state.scores[new]
+                state.model.set_labels(labels)
+                # the read sentences first, in the order they were read; the rest re-ranked below them
+                read_order = [int(c) for c in state.order[:state.position] if int(c) in labels] + new
+                position = len(read_order)
+                unread = np.asarray([c for c in state.order if int(c) not in labels], dtype=np.int64)
+                state.scores = state.model.scores()
+                state.order = rerank_rest(np.concatenate([np.asarray(read_order, dtype=np.int64), unread]), position,
+                                          state.scores, ids)
+                state.position = position
+                state.n_labels = len(labels)
+                read = np.zeros(len(ids), dtype=bool)
+                read[list(labels)] = True
+                gains = np.zeros(len(ids))
+                for r, g in labels.items():
+                    gains[r] = g
+                state.remaining = estimate_remaining(np.where(read, state.score_when_read, state.scores), read,
+                                                     gains)
+                self._groups = {k: v for k, v in self._groups.items() if k[0] != ranker.name or k[1]}
+            state.seconds = time.perf_counter() - started
+            return state
+
     # ----------------------------------------------------------------------------- context, explain, export
 
     def context(self, sentence_id: str) -> dict[str, Any]:
@@ -366,7 +446,8 @@ class ReviewSession:
         out["opinion_html"] = o_html
         return out
 
-    def explain(self, sentence_id: str, method: str | None = None) -> str:
+    def explain(self, sentence_id: str, method: str | None = None) -> tuple[list[str], str]:
+        """Plain-language reasons (learned models; empty for a method) and the full explanation as text."""
         from statinterp.evaluation.explain import explain_sentence, format_explanation
 
         self.position(sentence_id)
@@ -374,7 +455,7 @@ class ReviewSession:
         if not self.show_data_labels:  # the data set's label stays hidden: show the reviewer's
             record = self.records().get(sentence_id)
             expl["label"] = None if record is None else record.label
-        return format_explanation(expl)
+        return list(expl.get("reasons", [])), format_explanation(expl)
 
     def export_bytes(self) -> bytes:
         """The term as a term zip with the reviewer's labels."""

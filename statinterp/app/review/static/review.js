@@ -72,12 +72,41 @@
   // Give `label` (null clears) to the sentences `ids`; the server answers with their labels
   // before the change, which `remember` keeps for undo.
   function setLabels(ids, label, remember) {
-    return post("/labels", {sentence_ids: ids, label: label}).then(function (data) {
+    var shown = cards.map(function (c) { return c.dataset.sid; });
+    return post("/labels", {sentence_ids: ids, label: label, method: method, shown: shown}).then(function (data) {
       ids.forEach(function (sid) { var c = cardOf(sid); if (c) { showLabel(c, data.labels[sid]); } });
       showCounts(data.counts);
+      if (data.continuous) { showContinuous(data.continuous); }
       if (remember) { undoStack.push({ids: ids, previous: data.previous}); }
       return data;
     }).catch(function (err) { toast("Not saved: " + err.message, true); throw err; });
+  }
+
+  // Continuous mode: the server re-ranked the rest below the reviewer's last label. Show the
+  // estimate of what is left and move the cards below the current one to their new places.
+  var contBox = document.getElementById("continuous");
+  function showContinuous(cont) {
+    if (!contBox) { return; }
+    document.getElementById("cont-labels").textContent = cont.labels;
+    var left = cont.remaining;
+    document.getElementById("left-expected").textContent = Math.round(left.expected);
+    document.getElementById("left-low").textContent = left.low;
+    document.getElementById("left-high").textContent = left.high;
+    document.getElementById("left-unread").textContent = left.unread;
+    document.getElementById("stop-hint").hidden = !left.stop;
+    var places = cont.places || {};
+    var below = cards.slice(current + 1).filter(function (c) { return places[c.dataset.sid] !== undefined; });
+    if (!below.length) { return; }
+    var anchor = below[0].previousElementSibling;
+    below.sort(function (a, b) { return places[a.dataset.sid] - places[b.dataset.sid]; });
+    below.forEach(function (c) {
+      var rank = c.querySelector(".rank");
+      if (rank) { rank.textContent = places[c.dataset.sid]; }
+      if (anchor) { anchor.after(c); } else { list.prepend(c); }
+      anchor = c;
+    });
+    cards = Array.prototype.slice.call(list.querySelectorAll("li.card"));
+    list.dataset.reranks = String(Number(list.dataset.reranks || "0") + 1);
   }
 
   function labelCard(card, label) {
