@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from statinterp.cache.files import special_kind
 from statinterp.errors import InputError, UsageError
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 
@@ -105,6 +106,9 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
     for folder, dirs, files in os.walk(root, onerror=_raise_walk_error):
         dirs.sort()
         here = Path(folder)
+        for name in files:
+            if not name.startswith("."):
+                _refuse_special(here / name)
         dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
         if "bagit.txt" in files:
             if want("cap-bulk"):
@@ -143,6 +147,16 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
     return sorted(out, key=lambda p: (Path(p.path).parts, p.format))  # path order, whatever the walk's
 
 
+def _refuse_special(path: Path) -> None:
+    """Refuse a FIFO, a device or a socket (reading one would block forever or never end)."""
+    try:
+        kind = special_kind(path)
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if kind is not None:
+        raise InputError(path, f"is {kind}, not a case-law file; only regular files and folders are read")
+
+
 def _raise_walk_error(exc: OSError) -> None:
     raise InputError(exc.filename or "?", f"cannot be read ({exc.strerror or exc})")
 
@@ -161,6 +175,7 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
             raise InputError(path, "does not exist")
         if not os.access(path, os.R_OK):
             raise InputError(path, "cannot be read (permission denied)")
+        _refuse_special(path)
         if path.is_dir():
             if fmt == "cap-bulk" or (fmt is None and (path / "bagit.txt").exists()):
                 found = [Partition(str(path), "cap-bulk")]
@@ -180,8 +195,43 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
     return out
 
 
+#: Formats whose files can hold one case id twice (two case files or lines with the same ``id``).
+_REPEATABLE_IDS = ("cap", "cap-bulk")
+
+
 def read_partition(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
-    """Stream the records of one partition (raises :class:`InputError` if it cannot be read)."""
+    """Stream the records of one partition (raises :class:`InputError` if it cannot be read).
+
+    Each record is checked against the limits of :mod:`statinterp.sources.limits` (one over a
+    limit comes as a :class:`SkippedRecord`). A case id that occurs twice in the partition: the
+    last record with that id is kept, the earlier ones come as skipped records, whatever is
+    stored already (so re-runs find the kept one unchanged). For that, CAP partitions are read
+    twice: once for the ids, once for the records."""
+    from statinterp.sources.limits import check_record
+
+    def checked() -> Iterator[CaseRecord | SkippedRecord]:
+        return (check_record(item, partition.path) for item in _read(partition))
+
+    if partition.format not in _REPEATABLE_IDS:
+        return checked()
+    last: dict[str, int] = {}
+    for i, item in enumerate(checked()):
+        if isinstance(item, CaseRecord):
+            last[item.source_id] = i
+    return _last_wins(checked(), last, partition.path)
+
+
+def _last_wins(items: Iterator[CaseRecord | SkippedRecord], last: dict[str, int], where: str
+               ) -> Iterator[CaseRecord | SkippedRecord]:
+    for i, item in enumerate(items):
+        if isinstance(item, CaseRecord) and last.get(item.source_id, i) != i:
+            yield SkippedRecord(where, item.source_id, "id", "occurs again later in this source: the last record "
+                                "with this id is the one stored")
+            continue
+        yield item
+
+
+def _read(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
     path = Path(partition.path)
     fmt = partition.format
     if fmt == "cap":

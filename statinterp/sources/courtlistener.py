@@ -24,6 +24,7 @@ from pathlib import Path
 
 from statinterp.errors import InputError, json_type
 from statinterp.sources.fields import BadField, text_of
+from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines, id_problem, sqlite_integer
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 
 MARKUP_FIELDS = ("html_with_citations", "html", "html_lawbox", "html_columbia", "xml_harvard")
@@ -95,31 +96,56 @@ def opinion_paragraphs(row: dict) -> tuple[str, ...]:
     return ()
 
 
-def _open_text(path: Path):
+def _open_binary(path: Path):
     name = path.name.lower()
     opener = gzip.open if name.endswith(".gz") else bz2.open if name.endswith(".bz2") else (
         lzma.open if name.endswith(".xz") else open)
-    return opener(path, "rt", encoding="utf-8", newline="")
+    return opener(path, "rb")
 
 
-def _rows(path: Path) -> Iterator[tuple[str, dict | None, str | None]]:
-    """(record label, row or None, problem) per opinion of the file."""
+def _rows(path: Path, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[str, dict | None, str | None]]:
+    """(record label, row or None, problem) per opinion of the file; lines are read in bounded
+    pieces (:func:`~statinterp.sources.limits.bounded_lines`): a line over ``max_line`` bytes
+    is a skipped record, never held whole."""
     is_csv = ".csv" in path.name.lower()
+    too_long = f"holds a line longer than {max_line} bytes"
     try:
-        fh = _open_text(path)
+        fh = _open_binary(path)
         with fh:
             if is_csv:
+                dropped = [0]
+
+                def text_lines() -> Iterator[str]:
+                    for _, raw in bounded_lines(fh, max_line):
+                        if raw is None:
+                            dropped[0] += 1  # the row being read is skipped (below)
+                            continue
+                        yield raw.decode("utf-8")
+
                 csv.field_size_limit(sys.maxsize)
-                reader = csv.DictReader(fh)
+                reader = csv.DictReader(text_lines())
+                seen = 0
                 for i, row in enumerate(reader, 1):
+                    if dropped[0] != seen:
+                        seen = dropped[0]
+                        yield f"row {i}", None, too_long
+                        continue
                     yield f"row {i}", row, None
                 return
-            for i, line in enumerate(fh, 1):
+            for i, raw in bounded_lines(fh, max_line):
+                if raw is None:
+                    yield f"line {i}", None, too_long
+                    continue
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    yield f"line {i}", None, f"not UTF-8 text (bad byte at offset {exc.start})"
+                    continue
                 if not line.strip():
                     continue
                 try:
                     obj = json.loads(line)
-                except (json.JSONDecodeError, RecursionError) as exc:
+                except (ValueError, RecursionError) as exc:  # ValueError: also a number of over 4300 digits
                     yield f"line {i}", None, f"malformed JSON ({exc})"
                     continue
                 if not isinstance(obj, dict):
@@ -149,8 +175,15 @@ def read_courtlistener(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
                                     f"expected an id, found {json_type(cluster)}")
                 continue
             cluster = str(cluster).strip()
-            order = row.get("ordering_key")
-            order = int(order) if isinstance(order, int) or (isinstance(order, str) and order.isdigit()) else None
+            problem = id_problem(cluster)
+            if problem is not None:
+                yield SkippedRecord(where, rid, "cluster_id", problem)
+                continue
+            try:
+                order = sqlite_integer(row.get("ordering_key"))
+            except ValueError as exc:
+                yield SkippedRecord(where, rid, "ordering_key", str(exc))
+                continue
             db.execute("INSERT OR IGNORE INTO cl VALUES (?, ?)", (cluster, seq))
             db.execute("INSERT INTO op VALUES (?, ?, ?, ?)", (seq, cluster, order, json.dumps(row)))
         db.commit()

@@ -100,5 +100,10 @@ class SkippedRecord:
     field: str
     reason: str
 
+    def __post_init__(self) -> None:  # a lone surrogate in an id or a message is shown escaped: always writable
+        for name in ("file", "record", "field", "reason"):
+            value = str(getattr(self, name))
+            object.__setattr__(self, name, value.encode("utf-8", "backslashreplace").decode("utf-8"))
+
     def line(self) -> str:
         return f"{self.file}: record {self.record!r}: field {self.field!r}: {self.reason}"
