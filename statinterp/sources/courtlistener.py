@@ -117,8 +117,9 @@ def _rows(path: Path, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[str, dic
 
                 def text_lines() -> Iterator[str]:
                     for _, raw in bounded_lines(fh, max_line):
-                        if raw is None:
-                            dropped[0] += 1  # the row being read is skipped (below)
+                        if raw is None:  # the row this line is part of (or stands for) is skipped below
+                            dropped[0] += 1
+                            yield "line too long\n"
                             continue
                         yield raw.decode("utf-8")
 
