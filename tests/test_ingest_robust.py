@@ -399,7 +399,6 @@ def test_a_damaged_collection_is_one_line_and_exit_2(tmp_path, capsys):
 # Dask
 
 
-@pytest.mark.slow
 def test_a_dask_task_failure_is_one_line(tmp_path):
     bag = tmp_path / "bag.zip"
     with zipfile.ZipFile(bag, "w") as zf:
