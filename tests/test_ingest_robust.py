@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from test_ingest import copies
 
 from statinterp.app.cli import main
 from statinterp.collection.ingest import MOSTLY_SKIPPED_MIN, ingest
@@ -27,7 +28,6 @@ from statinterp.sources.cap import to_cap_json, write_cap_volume
 from statinterp.sources.courtlistener import _rows
 from statinterp.sources.limits import MAX_CASE_CHARS, MAX_LINE_CHARS, bounded_lines
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
-from test_ingest import copies
 
 REPO = Path(__file__).parents[1]
 
@@ -361,12 +361,15 @@ def test_a_collection_on_a_read_only_mount_is_read(tmp_path, capsys):
     script = (f"mount --bind {col} {col} && mount -o remount,ro,bind {col} {col} && "
               f"! touch {col}/probe 2>/dev/null && "  # really read-only, for root too
               f"{python} collection info {col} --format json && "
-              f"{python} find vehicle --collection {col} --out {tmp_path}/vehicle.zip")
+              f"{python} find vehicle --collection {col} --out {tmp_path}/vehicle.zip && "
+              f"! {python} ingest {tmp_path}/vol --collection {tmp_path}/col2 -q --errors-out {col}/e.jsonl")
     proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300,
                           cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout[:proc.stdout.rindex("}") + 1])["cases"] == 3
     assert (tmp_path / "vehicle.zip").exists()
+    assert f"cannot write {col}/e.jsonl: {col} is not writable" in proc.stderr  # before the ingest:
+    assert not (tmp_path / "col2").exists()
 
 
 def _damage_paragraphs(col: Path) -> None:

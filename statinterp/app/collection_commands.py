@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import click
 
 from statinterp.app.options import engine_options
 from statinterp.cache import atomic
-from statinterp.errors import InputError
+from statinterp.errors import InputError, OutputError
 
 FORMAT_HELP = ("Source format (default: sniffed per file): cap (CAP per-case JSON: REPORTER/VOLUME/cases/*.json "
                "or a volume zip), cap-bulk (CAP legacy BagIt folder or zip), courtlistener (opinions .jsonl or "
@@ -62,8 +63,11 @@ def ingest(sources, collection, fmt, errors_out, force, allow_skips, engine, sch
 
     from statinterp.collection.ingest import ingest as run_ingest
 
-    if errors_out is not None:
+    if errors_out is not None:  # checked before the ingest, not after it
         atomic.check_writable(errors_out, force)
+        folder = next(p for p in errors_out.absolute().parents if p.exists())
+        if not os.access(folder, os.W_OK):  # e.g. a read-only mount (root too)
+            raise OutputError(f"cannot write {errors_out}: {folder} is not writable")
     if not sources:
         sources = (example_sources(),)
         click.echo(f"no SOURCE given: ingesting the example sources in {sources[0]}", err=True)
