@@ -372,22 +372,23 @@ def test_a_collection_on_a_read_only_mount_is_read(tmp_path, capsys):
     assert not (tmp_path / "col2").exists()
 
 
-def _damage_paragraphs(col: Path) -> None:
-    """Overwrite the root page of the paragraphs table with garbage."""
+def _damage(col: Path, table: str) -> None:
+    """Overwrite the root page of ``table`` with garbage."""
     db = sqlite3.connect(col / "collection.sqlite")
     page_size = db.execute("PRAGMA page_size").fetchone()[0]
-    root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'paragraphs'").fetchone()[0]
+    root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
     db.close()
     with open(col / "collection.sqlite", "r+b") as fh:
         fh.seek((root - 1) * page_size)
         fh.write(b"\xa5" * page_size)
 
 
-def test_a_damaged_collection_is_one_line_and_exit_2(tmp_path, capsys):
+@pytest.mark.parametrize("table", ["paragraphs", "paragraphs_fts_data"])
+def test_a_damaged_collection_is_one_line_and_exit_2(tmp_path, capsys, table):
     col = tmp_path / "col"
     src = write_cap_volume(copies(40), tmp_path / "vol")
     ingest([src], col, citations=False)
-    _damage_paragraphs(col)
+    _damage(col, table)
     commands = [["collection", "info", str(col)],
                 ["find", "vehicle", "--collection", str(col), "--out", str(tmp_path / "v.zip")],
                 ["rank", "vehicle", "--collection", str(col)],
@@ -412,3 +413,17 @@ def test_a_dask_task_failure_is_one_line(tmp_path):
                           capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "cannot be decompressed" in proc.stderr, proc.stderr
+
+
+def test_source_names_that_are_not_utf8_are_stored_escaped(tmp_path, capsys):
+    folder = os.fsencode(tmp_path) + b"/caf\xe9"
+    os.makedirs(folder)
+    text = "Smith v. Jones\n\nThe vehicle was parked.\n"
+    for name in (b"/good.txt", b"/b\xe9d.txt"):
+        with open(folder + name, "w") as fh:
+            fh.write(text)
+    code, out, err = run_cli(["ingest", str(tmp_path), "--collection", str(tmp_path / "col"), "-q",
+                              "--no-citations"], capsys)
+    assert code == 0 and "1 added" in out and "field 'id': contains a lone surrogate" in out, (out, err)
+    with Collection.open(tmp_path / "col") as c:
+        assert c.info()["sources"][0]["path"].endswith("caf\\xe9")

@@ -101,9 +101,8 @@ def database_path(folder: str | Path) -> Path:
 
 def is_damage(exc: BaseException) -> bool:
     """Whether an SQLite error says the database file is damaged (not a bug in a query)."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    return isinstance(exc, sqlite3.DatabaseError) and (name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
-                                                       or "malformed" in str(exc))
+    name = getattr(exc, "sqlite_errorname", "") or ""  # SQLITE_CORRUPT_VTAB too: a damaged FTS5 index
+    return isinstance(exc, sqlite3.DatabaseError) and name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
 
 
 @contextmanager
@@ -516,8 +515,9 @@ class CollectionWriter:
         return counts
 
     def record_source(self, path: str, fmt: str, cases: int, skipped: int) -> None:
-        self.db.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)",
-                        (os.path.abspath(path), fmt, cases, skipped, _now()))
+        # a path that is not UTF-8 (its bytes kept by Python as lone surrogates) is stored with them escaped
+        stored = os.path.abspath(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        self.db.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)", (stored, fmt, cases, skipped, _now()))
 
     @staticmethod
     def _add_counts(stats: dict, totals: dict, counts: dict, sign: int) -> None:
