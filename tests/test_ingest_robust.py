@@ -263,6 +263,17 @@ def test_a_fifo_among_the_sources_is_refused_without_hanging(tmp_path, name):
     assert code == 2
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
+def test_a_fifo_as_the_data_of_a_bag_folder_is_refused_without_hanging(tmp_path):
+    bag = tmp_path / "bag"
+    (bag / "data").mkdir(parents=True)
+    (bag / "bagit.txt").write_text("BagIt-Version: 0.97\n")
+    os.mkfifo(bag / "data" / "data.jsonl")
+    proc = subprocess.run([sys.executable, "-m", "statinterp.app.cli", "ingest", str(bag), "--collection",
+                           str(tmp_path / "col"), "-q"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 2 and "data.jsonl: is a FIFO" in proc.stderr, proc.stderr
+
+
 # --------------------------------------------------------------------------------------------
 # Repeated ids, bulk mis-parses
 

@@ -108,7 +108,7 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
         here = Path(folder)
         for name in files:
             if not name.startswith("."):
-                _refuse_special(here / name)
+                refuse_special(here / name)
         dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
         if "bagit.txt" in files:
             if want("cap-bulk"):
@@ -147,7 +147,7 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
     return sorted(out, key=lambda p: (Path(p.path).parts, p.format))  # path order, whatever the walk's
 
 
-def _refuse_special(path: Path) -> None:
+def refuse_special(path: Path) -> None:
     """Refuse a FIFO, a device or a socket (reading one would block forever or never end)."""
     try:
         kind = special_kind(path)
@@ -175,7 +175,7 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
             raise InputError(path, "does not exist")
         if not os.access(path, os.R_OK):
             raise InputError(path, "cannot be read (permission denied)")
-        _refuse_special(path)
+        refuse_special(path)
         if path.is_dir():
             if fmt == "cap-bulk" or (fmt is None and (path / "bagit.txt").exists()):
                 found = [Partition(str(path), "cap-bulk")]

@@ -143,6 +143,9 @@ def read_cap_bag(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
         data = path / "data" / "data.jsonl.xz"
         plain = path / "data" / "data.jsonl"
         target = data if data.exists() else plain
+        from statinterp.sources import refuse_special
+
+        refuse_special(target)  # a FIFO there would block the read forever
         try:
             fh = lzma.open(target, "rb") if target.suffix == ".xz" else open(target, "rb")
         except OSError as exc:
