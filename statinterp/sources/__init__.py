@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from statinterp.cache.files import special_kind
 from statinterp.errors import InputError, UsageError
+from statinterp.sources.limits import refuse_special
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 
 __all__ = ["FORMATS", "CaseRecord", "OpinionRecord", "Partition", "SkippedRecord", "discover", "read_partition"]
@@ -145,16 +145,6 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
         if kinds.get("dataset") and want("dataset") and any(n.endswith("-case.json") for n in kinds["dataset"]):
             out.append(Partition(str(here), "dataset"))
     return sorted(out, key=lambda p: (Path(p.path).parts, p.format))  # path order, whatever the walk's
-
-
-def refuse_special(path: Path) -> None:
-    """Refuse a FIFO, a device or a socket (reading one would block forever or never end)."""
-    try:
-        kind = special_kind(path)
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    if kind is not None:
-        raise InputError(path, f"is {kind}, not a case-law file; only regular files and folders are read")
 
 
 def _raise_walk_error(exc: OSError) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from statinterp.corpus.dataset import MAX_MEMBER_BYTES
 from statinterp.errors import InputError, read_limited
 from statinterp.sources.fields import BadField, cap_case, record_id
-from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines
+from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines, refuse_special
 from statinterp.sources.records import CaseRecord, SkippedRecord
 
 #: Metadata files of a CAP volume that are not cases.
@@ -143,8 +143,6 @@ def read_cap_bag(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
         data = path / "data" / "data.jsonl.xz"
         plain = path / "data" / "data.jsonl"
         target = data if data.exists() else plain
-        from statinterp.sources import refuse_special
-
         refuse_special(target)  # a FIFO there would block the read forever
         try:
             fh = lzma.open(target, "rb") if target.suffix == ".xz" else open(target, "rb")

@@ -17,7 +17,8 @@ lone surrogates             SQLite and every output file need valid Unicode (``\
                             (:func:`bounded_lines` never holds more of it)
 ==========================  ==================================================================
 
-Integers a later step stores (CourtListener's ``ordering_key``) are checked against SQLite's
+A FIFO, a device or a socket among the sources is refused before anything is read
+(:func:`refuse_special`). Integers a later step stores (CourtListener's ``ordering_key``) are checked against SQLite's
 range by their reader (:func:`sqlite_integer`).
 """
 
@@ -25,8 +26,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
+from statinterp.cache.files import special_kind
 from statinterp.corpus.dataset import MAX_TEXT_CHARS
+from statinterp.errors import InputError
 from statinterp.sources.records import CaseRecord, SkippedRecord
 
 #: All the text of one case (head matter and opinions): what the analysis accepts.
@@ -148,3 +152,13 @@ def bounded_lines(fh, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes 
             yield n, None
             continue
         yield n, line
+
+
+def refuse_special(path: Path) -> None:
+    """Refuse a FIFO, a device or a socket (reading one would block forever or never end)."""
+    try:
+        kind = special_kind(path)
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if kind is not None:
+        raise InputError(path, f"is {kind}, not a case-law file; only regular files and folders are read")
