@@ -436,5 +436,6 @@ def test_source_names_that_are_not_utf8_are_stored_escaped(tmp_path, capsys):
     code, out, err = run_cli(["ingest", str(tmp_path), "--collection", str(tmp_path / "col"), "-q",
                               "--no-citations"], capsys)
     assert code == 0 and "1 added" in out and "field 'id': contains a lone surrogate" in out, (out, err)
+    assert "caf\\xe9: record" in out  # the bad byte, escaped as in the store
     with Collection.open(tmp_path / "col") as c:
         assert c.info()["sources"][0]["path"].endswith("caf\\xe9")

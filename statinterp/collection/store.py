@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from statinterp.errors import InputError, OutputError, UsageError
+from statinterp.errors import InputError, OutputError, UsageError, printable
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pairs, fts_pairs_text
@@ -516,8 +516,8 @@ class CollectionWriter:
 
     def record_source(self, path: str, fmt: str, cases: int, skipped: int) -> None:
         # a path that is not UTF-8 (its bytes kept by Python as lone surrogates) is stored with them escaped
-        stored = os.path.abspath(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        self.db.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)", (stored, fmt, cases, skipped, _now()))
+        self.db.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)",
+                        (printable(os.path.abspath(path)), fmt, cases, skipped, _now()))
 
     @staticmethod
     def _add_counts(stats: dict, totals: dict, counts: dict, sign: int) -> None:
