@@ -25,7 +25,7 @@ from statinterp.collection.ingest import MOSTLY_SKIPPED_MIN, ingest
 from statinterp.collection.store import Collection
 from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources.cap import to_cap_json, write_cap_volume
-from statinterp.sources.courtlistener import _rows
+from statinterp.sources.courtlistener_files import read_records
 from statinterp.sources.limits import MAX_CASE_CHARS, MAX_LINE_CHARS, bounded_lines
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 
@@ -213,7 +213,7 @@ def test_courtlistener_reads_a_huge_compressed_line_in_bounded_pieces(tmp_path, 
         body = b"z" * 3_000_000 + b"\n" + cl_line(7, "A good opinion.").encode() + b"\n"
     path.write_bytes(gzip.compress(body))
     tracemalloc.start()
-    rows = list(_rows(path, max_line=100_000))
+    rows = list(read_records(path, max_line=100_000))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 2_000_000, peak  # the 3 MB line was never held whole

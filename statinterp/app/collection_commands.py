@@ -14,10 +14,37 @@ from statinterp.app.options import engine_options
 from statinterp.cache import atomic
 from statinterp.errors import InputError, OutputError
 
-FORMAT_HELP = ("Source format (default: sniffed per file): cap (CAP per-case JSON: REPORTER/VOLUME/cases/*.json "
-               "or a volume zip), cap-bulk (CAP legacy BagIt folder or zip), courtlistener (opinions .jsonl or "
-               ".csv, optionally compressed), text (.txt files, one case each), dataset (the annotated data set's "
-               "term zips).")
+
+class SourceFormatChoice(click.Choice):
+    """``--format``'s choices: the formats registered in :mod:`statinterp.sources.registry` when the
+    command runs (a format registered after start-up is offered too)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from statinterp.sources.registry import format_names
+
+        return format_names()
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
+
+
+class SourceFormatOption(click.Option):
+    """``--format``: its help lists the registered formats with their descriptions."""
+
+    @property
+    def help(self) -> str:
+        from statinterp.sources.registry import format_help
+
+        return f"Source format (default: sniffed per file): {format_help()}."
+
+    @help.setter
+    def help(self, value) -> None:
+        pass
 
 
 def example_sources() -> Path:
@@ -30,8 +57,7 @@ def example_sources() -> Path:
 @click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--collection", "collection", type=click.Path(path_type=Path), required=True,
               help="The collection folder (created if new; ingesting again adds only new or changed cases).")
-@click.option("--format", "fmt", type=click.Choice(["cap", "cap-bulk", "courtlistener", "text", "dataset"]),
-              default=None, help=FORMAT_HELP)
+@click.option("--format", "fmt", cls=SourceFormatOption, type=SourceFormatChoice(), default=None)
 @click.option("--errors-out", type=click.Path(path_type=Path), default=None,
               help="Write every skipped record (file, record, field, reason) to this file, one JSON object a line "
                    "(checked before the ingest starts).")
@@ -55,9 +81,12 @@ def ingest(sources, collection, fmt, errors_out, force, allow_skips, engine, sch
     source file most of whose records are skipped ends the command with exit status 2 after the
     ingest (unless --allow-skips). A source that cannot be read stops the command (exit 2) with
     the collection as it was after the last whole batch: run the same command again to complete
-    it. Example:
+    it. CourtListener's bulk opinions file is joined with the clusters, dockets, courts and
+    citations files beside it (or given too). Examples:
 
         statinterp ingest cap/my-reporter/ --collection my-collection
+
+        statinterp ingest opinions-2025-12-02.csv.bz2 --collection my-collection
     """
     from tqdm import tqdm
 

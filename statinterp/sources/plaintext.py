@@ -14,6 +14,7 @@ from pathlib import Path
 from statinterp.corpus.dataset import MAX_TEXT_CHARS
 from statinterp.errors import InputError, read_limited
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from statinterp.sources.registry import SourceFormat, register
 
 
 def text_files(folder: Path) -> list[Path]:
@@ -51,3 +52,9 @@ def read_text(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
             yield SkippedRecord(str(file), file.stem, "(text)", f"over the limit of {MAX_TEXT_CHARS} characters")
             continue
         yield text_case(text.replace("\r\n", "\n"), file.stem)
+
+
+register(SourceFormat(
+    "text", ".txt files, one case each", lambda p: read_text(Path(p.path)),
+    lambda path: path.name.lower().endswith(".txt") and path.name != "bagit.txt",
+    group=lambda path: True, files=text_files, order=40))
