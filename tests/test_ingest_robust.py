@@ -381,6 +381,12 @@ def test_a_collection_on_a_read_only_mount_is_read(tmp_path, capsys):
     assert (tmp_path / "vehicle.zip").exists()
     assert f"cannot write {col}/e.jsonl: {col} is not writable" in proc.stderr  # before the ingest:
     assert not (tmp_path / "col2").exists()
+    # a write-ahead log beside it (writes not merged): reading it immutable would miss them, so it says so
+    (col / "collection.sqlite-wal").write_bytes(b"\0" * 4096)
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount --bind {col} {col} && mount -o remount,ro,bind "
+                           f"{col} {col} && {python} collection info {col}"], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)
+    assert proc.returncode == 2 and "writes not yet merged" in proc.stderr, proc.stderr
 
 
 def _damage(col: Path, table: str) -> None:
