@@ -156,7 +156,7 @@ def check_no_lone_surrogates(data: object, where: object, record: str | None = N
     if path is None:
         return
     field = None
-    parts = [p if isinstance(p, int) else _printable(p) for p in path]
+    parts = [p if isinstance(p, int) else printable(p) for p in path]
     if record is not None:  # the caller names the record (e.g. "line 3"): the path is the field
         parts.insert(0, record)
     if parts:
@@ -170,8 +170,14 @@ def check_no_lone_surrogates(data: object, where: object, record: str | None = N
                      "Unicode text; fix or remove it", record=record, field=field)
 
 
-def _printable(text: str) -> str:
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+def printable(text: str) -> str:
+    """``text`` with what UTF-8 cannot hold escaped: the bytes of a name that is not UTF-8 (which
+    Python keeps as lone surrogates U+DC80..U+DCFF) as backslash-x escapes, any other lone
+    surrogate as a backslash-u escape."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def check_unique_keys(obj: object, where: object, record: str | None = None) -> None:

@@ -182,13 +182,17 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     book's entry for the term, else none). ``engine``, ``scheduler``, ``n_workers``: as
     :func:`~statinterp.collection.find.find_term`."""
     from statinterp.collection.find import find_term
-    from statinterp.collection.store import Collection
+    from statinterp.collection.store import Collection, damage_named
 
+    if not any(ch.isalnum() for ch in term):
+        from statinterp.errors import UsageError
+
+        raise UsageError(f"TERM {term!r} holds no letter or digit: there is nothing to find")
     book = provisions if isinstance(provisions, ProvisionBook) else load_provisions(provisions)
     key = term_key(term)
     if provision_text is not None:
         book = book.with_override(key, provision_text)
-    with Collection.open(collection) as store:
+    with damage_named(collection), Collection.open(collection) as store:
         found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers)
     corpus = Corpus()
     if found.tables["sentence"]:
@@ -200,9 +204,9 @@ def prepare_found(collection: str | Path, corpus: Corpus, **prepare_options: Any
     """:func:`prepare_corpus` of found candidates, scored with the collection's background
     statistics (every unit of every stored case) instead of the loaded cases'."""
     from statinterp.collection.find import use_collection_statistics
-    from statinterp.collection.store import Collection
+    from statinterp.collection.store import Collection, damage_named
 
     prepared = prepare_corpus(corpus, statistics="background", **prepare_options)
-    with Collection.open(collection) as store:
+    with damage_named(collection), Collection.open(collection) as store:
         use_collection_statistics(prepared, store)
     return prepared

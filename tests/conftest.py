@@ -103,6 +103,10 @@ SLOW_TESTS = {
     "test_find.py::test_find_on_dask_gives_the_same_zip_as_local",
     "test_find.py::test_a_dask_worker_that_dies_mid_run_is_retried_and_find_is_unchanged",
     "test_ingest.py::test_a_reader_sees_whole_batches_while_an_ingest_writes",
+    "test_ingest_robust.py::test_a_collection_on_a_read_only_mount_is_read",
+    "test_ingest_robust.py::test_a_dask_task_failure_is_one_line",
+    "test_ingest_robust.py::test_a_fifo_among_the_sources_is_refused_without_hanging",
+    "test_ingest_robust.py::test_a_fifo_as_the_data_of_a_bag_folder_is_refused_without_hanging",
     "test_feedback.py::test_rank_uses_the_default_model",
     "test_feedback.py::test_feedback_ranker_with_the_default_model_prior",
 }

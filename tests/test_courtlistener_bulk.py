@@ -144,7 +144,12 @@ def test_long_fields_are_read_and_the_csv_field_limit_is_bounded(tmp_path, monke
     cases, _ = read_all(discover([path]))
     assert cases[0].opinions[0].paragraphs == (long_text,)
     assert clf.CSV_FIELD_LIMIT < 2**31  # bounded (not sys.maxsize)
-    monkeypatch.setattr(clf, "CSV_FIELD_LIMIT", 100_000)
+    monkeypatch.setattr(clf, "CSV_FIELD_LIMIT", 100_000)  # a one-line field over it: its row is skipped (issue 25)
+    cases, skipped = read_all(discover([path]))
+    assert cases == [] and [(s.record, s.reason) for s in skipped] == [
+        ("row 1", "holds a line longer than 100000 bytes")]
+    write_bulk_csv(path, ["id", "cluster_id", "plain_text"],  # a field of many lines over it: the file stops
+                   [{"id": 1, "cluster_id": 5, "plain_text": "\n".join([long_text[:50_000]] * 3)}])
     with pytest.raises(InputError, match="opinions.csv.*field larger than field limit"):
         read_all(discover([path]))
 

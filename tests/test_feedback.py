@@ -106,14 +106,16 @@ def test_bad_prior_and_settings(example_index):
 
 def test_features_are_extracted_once_per_term(example_index, monkeypatch):
     calls = []
-    real = fb.extract_features
+    from statinterp.learned import features as feature_module
+
+    real = feature_module.extract_features
 
     def counting(index, settings=None, names=None):
         calls.append(index.key)
         return real(index, settings, names)
 
-    monkeypatch.setattr(fb, "extract_features", counting)
-    fb._FEATURES.clear()
+    monkeypatch.setattr(feature_module, "extract_features", counting)
+    feature_module._FEATURES_OF_INDEX.clear()
     gains = example_index.gains
     prior = build_method("TF-ISF-p").score(example_index)
     labels = {i: int(gains[i]) for i in range(12)}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import click
 
 from statinterp.app.options import engine_options
 from statinterp.cache import atomic
+from statinterp.errors import InputError, OutputError
 
 
 class SourceFormatChoice(click.Choice):
@@ -57,7 +59,12 @@ def example_sources() -> Path:
               help="The collection folder (created if new; ingesting again adds only new or changed cases).")
 @click.option("--format", "fmt", cls=SourceFormatOption, type=SourceFormatChoice(), default=None)
 @click.option("--errors-out", type=click.Path(path_type=Path), default=None,
-              help="Write every skipped record (file, record, field, reason) to this file, one JSON object a line.")
+              help="Write every skipped record (file, record, field, reason) to this file, one JSON object a line "
+                   "(checked before the ingest starts).")
+@click.option("--force", is_flag=True, help="Overwrite --errors-out if it exists.")
+@click.option("--allow-skips", is_flag=True,
+              help="Exit 0 even when most records of a source file are skipped (more than half, and at least 10: "
+                   "by default that ends with exit status 2, as the file is probably not of the format read).")
 @engine_options("parse and analyse partitions (one per source file)")
 @click.option("--citations/--no-citations", default=True, show_default=True,
               help="Extract case, statute and journal citations with eyecite (it takes longer than the analysis: "
@@ -65,14 +72,17 @@ def example_sources() -> Path:
 @click.option("--format-summary", "summary_fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="The final summary as text or as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def ingest(sources, collection, fmt, errors_out, engine, scheduler, workers, citations, summary_fmt, quiet):
+def ingest(sources, collection, fmt, errors_out, force, allow_skips, engine, scheduler, workers, citations, summary_fmt,
+           quiet):
     """Read bulk case law (SOURCE: files or folders) into a collection folder.
 
     Without SOURCE, ingests the shipped example sources (invented cases in every format).
-    Malformed records are skipped and listed; a source that cannot be read stops the command
-    (exit 2) with the collection as it was after the last whole batch: run the same command
-    again to complete it. CourtListener's bulk opinions file is joined with the clusters,
-    dockets, courts and citations files beside it (or given too). Examples:
+    Malformed records (and records over a limit: docs/collection.md) are skipped and listed; a
+    source file most of whose records are skipped ends the command with exit status 2 after the
+    ingest (unless --allow-skips). A source that cannot be read stops the command (exit 2) with
+    the collection as it was after the last whole batch: run the same command again to complete
+    it. CourtListener's bulk opinions file is joined with the clusters, dockets, courts and
+    citations files beside it (or given too). Examples:
 
         statinterp ingest cap/my-reporter/ --collection my-collection
 
@@ -82,6 +92,11 @@ def ingest(sources, collection, fmt, errors_out, engine, scheduler, workers, cit
 
     from statinterp.collection.ingest import ingest as run_ingest
 
+    if errors_out is not None:  # checked before the ingest, not after it
+        atomic.check_writable(errors_out, force)
+        folder = next(p for p in errors_out.absolute().parents if p.exists())
+        if not os.access(folder, os.W_OK):  # e.g. a read-only mount (root too)
+            raise OutputError(f"cannot write {errors_out}: {folder} is not writable")
     if not sources:
         sources = (example_sources(),)
         click.echo(f"no SOURCE given: ingesting the example sources in {sources[0]}", err=True)
@@ -94,12 +109,22 @@ def ingest(sources, collection, fmt, errors_out, engine, scheduler, workers, cit
     if errors_out is not None:
         lines = "".join(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
                                    ensure_ascii=False) + "\n" for s in summary.skipped)
-        atomic.write_text(errors_out, lines, force=True)
+        atomic.write_text(errors_out, lines, force=force)
     if summary_fmt == "json":
         out = summary.as_dict()
         out["skipped_records"] = [s.line() for s in summary.skipped]
         click.echo(json.dumps(out, indent=2))
-        return
+    else:
+        _print_summary(summary, collection, engine, errors_out)
+    if summary.mostly_skipped and not allow_skips:
+        path, skipped, total = summary.mostly_skipped[0]
+        more = len(summary.mostly_skipped) - 1
+        others = f" (and {more} more source file{'s' if more > 1 else ''} like it)" if more else ""
+        raise InputError(path, f"{skipped} of its {total} records were skipped{others}: is it of the format it "
+                         "was read as? The cases read are stored; --allow-skips accepts this")
+
+
+def _print_summary(summary, collection: Path, engine: str, errors_out: Path | None) -> None:
     d = summary.as_dict()
     click.echo(f"{collection}: {d['cases_read']} cases read in {d['seconds']:.1f} s "
                f"({d['cases_per_second'] or 0:.1f} cases/s, {d['input_bytes'] / max(d['seconds'], 1e-9) / 1e6:.2f} MB/s"
@@ -122,9 +147,9 @@ def collection():
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def info(folder, fmt):
     """Counts, sources, statistics date and size on disk of a collection."""
-    from statinterp.collection.store import Collection
+    from statinterp.collection.store import Collection, damage_named
 
-    with Collection.open(folder) as c:
+    with damage_named(folder), Collection.open(folder) as c:
         d = c.info()
     if fmt == "json":
         click.echo(json.dumps(d, indent=2, ensure_ascii=False))

@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["NotRegularFile", "TooLarge", "open_regular", "read_regular"]
+__all__ = ["NotRegularFile", "TooLarge", "open_regular", "read_regular", "special_kind"]
 
 
 class NotRegularFile(ValueError):
@@ -40,6 +40,13 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "a special file"
+
+
+def special_kind(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it is neither a regular file nor a folder ("a FIFO", "a character
+    device", ...; a symlink is followed), else None. Only ``stat``: nothing is opened."""
+    mode = os.stat(path).st_mode
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else _kind(mode)
 
 
 def open_regular(path: str | os.PathLike[str], max_bytes: int | None = None):

@@ -13,6 +13,7 @@ find (:func:`statinterp.collection.find.find_on_dask`) runs its runs of whole ca
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -57,8 +58,10 @@ def dask_client(scheduler: str | None, n_workers: int) -> Iterator[Any]:
         raise UsageError("--engine dask needs dask.distributed: pip install 'statinterp[dask]'") from None
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+        with warnings.catch_warnings():  # its HTTP server moves off a port in use: no news to the user
+            warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.CRITICAL)  # a task's error is raised here, as one line
         client = Client(cluster)
     else:
         try:

@@ -56,7 +56,11 @@ MAX_JOIN_LINES = 12
 
 @functools.lru_cache(maxsize=1)
 def _joining_pipeline():
-    return build_pipeline(legal_rules=True, join_lines=True)
+    from statinterp.corpus.dataset import MAX_TEXT_CHARS
+
+    nlp = build_pipeline(legal_rules=True, join_lines=True)
+    nlp.max_length = max(nlp.max_length, MAX_TEXT_CHARS + 1)  # a window of lines lies inside one case text
+    return nlp
 
 
 @dataclass

@@ -10,6 +10,11 @@ A malformed record is skipped and reported (:class:`~statinterp.sources.records.
 a source that cannot be read at all raises :class:`~statinterp.errors.InputError` before any
 case of its current batch is stored (earlier batches stay: the collection is consistent, and
 running the same ingest again completes it).
+
+A source file most of whose records are skipped (:func:`mostly_skipped`: more than half, and at
+least :data:`MOSTLY_SKIPPED_MIN`) is probably not of the format it was read as: the summary
+lists it (:attr:`IngestSummary.mostly_skipped`) and the command ends with exit status 2 unless
+``--allow-skips`` (what was stored stays).
 """
 
 from __future__ import annotations
@@ -21,9 +26,17 @@ from pathlib import Path
 
 from statinterp.collection.dask_engine import check_engine
 from statinterp.collection.prepare import PreparedCase, new_analyzer, prepare_cases, prepare_partition
-from statinterp.collection.store import CollectionWriter
+from statinterp.collection.store import CollectionWriter, damage_named
 from statinterp.sources import Partition, discover
 from statinterp.sources.records import CaseRecord, SkippedRecord
+
+#: A file is "mostly skipped" when more than half of its records, and at least this many, are skipped.
+MOSTLY_SKIPPED_MIN = 10
+
+
+def mostly_skipped(cases: int, skipped: int) -> bool:
+    """Whether a source file with ``cases`` records read and ``skipped`` skipped looks mis-parsed."""
+    return skipped >= MOSTLY_SKIPPED_MIN and skipped > cases
 
 
 @dataclass
@@ -39,6 +52,8 @@ class IngestSummary:
     partitions: int = 0
     engine: str = "local"
     skipped: list[SkippedRecord] = field(default_factory=list)
+    #: (path, records skipped, records in all) of each source file most of whose records were skipped.
+    mostly_skipped: list[tuple[str, int, int]] = field(default_factory=list)
 
     def add(self, counts: dict[str, int]) -> None:
         for key in ("added", "replaced", "unchanged", "opinions", "paragraphs"):
@@ -47,7 +62,9 @@ class IngestSummary:
     def as_dict(self) -> dict:
         return {"cases_read": self.cases_read, "added": self.added, "replaced": self.replaced,
                 "unchanged": self.unchanged, "opinions": self.opinions, "paragraphs": self.paragraphs,
-                "skipped": len(self.skipped), "partitions": self.partitions, "input_bytes": self.input_bytes,
+                "skipped": len(self.skipped),
+                "mostly_skipped": [{"path": p, "skipped": s, "records": n} for p, s, n in self.mostly_skipped],
+                "partitions": self.partitions, "input_bytes": self.input_bytes,
                 "seconds": round(self.seconds, 3), "engine": self.engine,
                 "cases_per_second": round(self.cases_read / self.seconds, 2) if self.seconds else None}
 
@@ -79,7 +96,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     partitions = discover(list(sources), fmt)  # unreadable or unknown sources fail before anything is written
     summary = IngestSummary(partitions=len(partitions), engine=engine)
     settings = analysis_settings(statistics)
-    with CollectionWriter(collection, settings) as writer:
+    with damage_named(collection), CollectionWriter(collection, settings) as writer:
         analyzer = (analyzer or new_analyzer()) if statistics else None
 
         def reprepare(record: CaseRecord) -> PreparedCase:
@@ -111,6 +128,8 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
                 if progress:
                     progress(len(item))
             writer.record_source(partition.path, partition.format, cases, skipped)
+            if mostly_skipped(cases, skipped):
+                summary.mostly_skipped.append((partition.path, skipped, cases + skipped))
             summary.input_bytes += partition.size
     summary.seconds = time.perf_counter() - started
     return summary

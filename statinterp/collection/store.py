@@ -33,11 +33,12 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from statinterp.corpus.pin_cites import first_page, page_at
-from statinterp.errors import InputError, OutputError, UsageError
+from statinterp.errors import InputError, OutputError, UsageError, printable
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pairs, fts_pairs_text
@@ -156,6 +157,55 @@ def database_path(folder: str | Path) -> Path:
     return Path(folder) / FILENAME
 
 
+def is_damage(exc: BaseException) -> bool:
+    """Whether an SQLite error says the database file is damaged (not a bug in a query)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""  # SQLITE_CORRUPT_VTAB too: a damaged FTS5 index
+    return isinstance(exc, sqlite3.DatabaseError) and name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+
+
+@contextmanager
+def damage_named(folder: str | Path) -> Iterator[None]:
+    """Turn an SQLite error saying the collection's database is damaged, raised inside, into one
+    :class:`InputError` naming the file (``find``, ``rank``, ``ingest``, ``collection info``)."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if not is_damage(exc):
+            raise
+        raise InputError(database_path(folder), f"is damaged ({exc}); restore a copy, or ingest its sources "
+                         "again into a new folder") from None
+
+
+def check_integrity(db: sqlite3.Connection, folder: str | Path) -> None:
+    """Raise :class:`InputError` if SQLite's ``quick_check`` finds the collection damaged (it reads
+    every page once: ``ingest`` and ``collection info`` run it)."""
+    problems = [r[0] for r in db.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        raise InputError(database_path(folder), f"is damaged ({'; '.join(problems)}); restore a copy, or ingest its "
+                         "sources again into a new folder")
+
+
+def _read_only_connection(path: Path) -> sqlite3.Connection:
+    """A read-only connection to ``path``. A collection on a read-only folder or mount cannot get
+    the shared-memory file a WAL database is read with: it is then opened ``immutable`` (nothing
+    can write it there), unless a write-ahead log with unmerged writes lies beside it."""
+    uri = path.resolve().as_uri()
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        db.execute("PRAGMA busy_timeout = 30000")
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        db.close()
+        if os.access(path.parent, os.W_OK):  # false on a read-only mount, for root too (EROFS)
+            raise
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise InputError(path, "is in a read-only folder with writes not yet merged into it (its -wal file); "
+                         "open it once where it can be written")
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+
+
 def _lines(value: str) -> list[str]:
     return [line for line in value.split("\n") if line] if value else []
 
@@ -184,8 +234,7 @@ class Collection:
             raise InputError(folder, f"is not a statinterp collection (no {FILENAME}); build one with "
                              "`statinterp ingest SOURCE... --collection DIR`")
         try:
-            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-            db.execute("PRAGMA busy_timeout = 30000")
+            db = _read_only_connection(path)
             row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
         except sqlite3.DatabaseError as exc:
             raise InputError(path, f"is not a readable collection database ({exc})") from None
@@ -347,10 +396,12 @@ class Collection:
         return dict(self.db.execute("SELECT key, value FROM meta"))
 
     def info(self) -> dict:
-        """Counts, sources, statistics date and size on disk (``collection info``)."""
+        """Counts, sources, statistics date and size on disk (``collection info``), after checking
+        that the database is not damaged (:func:`check_integrity`)."""
         def count(table: str) -> int:
             return self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
+        check_integrity(self.db, self.folder)
         meta = self.meta()
         files = [p for p in self.folder.iterdir() if p.name.startswith(FILENAME)]
         size = sum(p.stat().st_size for p in files)
@@ -431,6 +482,8 @@ class CollectionWriter:
                 if statement.strip():
                     self.db.execute(statement)
             found = self.db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            if found is not None:
+                self._check_integrity()
             if found is None:
                 now = _now()
                 self.db.executemany("INSERT INTO meta VALUES (?, ?)", [
@@ -456,6 +509,14 @@ class CollectionWriter:
             self.db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             raise InputError(database_path(self.folder), f"is not a usable collection database ({exc})") from None
+
+    def _check_integrity(self) -> None:
+        """Refuse a damaged collection before writing into it (:func:`check_integrity`)."""
+        try:
+            check_integrity(self.db, self.folder)
+        except InputError:
+            self.db.execute("ROLLBACK")
+            raise
 
     def _upgrade(self, found: int) -> None:
         """Upgrade a collection of format 1 or 2 to the current format, in the caller's transaction
@@ -524,8 +585,9 @@ class CollectionWriter:
         return counts
 
     def record_source(self, path: str, fmt: str, cases: int, skipped: int) -> None:
+        # a path that is not UTF-8 (its bytes kept by Python as lone surrogates) is stored with them escaped
         self.db.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)",
-                        (os.path.abspath(path), fmt, cases, skipped, _now()))
+                        (printable(os.path.abspath(path)), fmt, cases, skipped, _now()))
 
     @staticmethod
     def _add_counts(stats: dict, totals: dict, counts: dict, sign: int) -> None:

@@ -71,8 +71,10 @@ the per-term statistics.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
@@ -627,3 +629,25 @@ def extract_features(index: TermIndex, settings: FeatureSettings | None = None,
 
 #: Called with a TermIndex; used by tests to count extractions.
 Extractor = Callable[["TermIndex"], FeatureMatrix]
+
+
+# ============================================================================ features, cached per term
+
+_FEATURES_OF_INDEX: dict[int, tuple[weakref.ref, dict[str, FeatureMatrix]]] = {}
+
+
+def features_of_index(index: TermIndex, settings: FeatureSettings) -> FeatureMatrix:
+    """The feature matrix of ``index`` under ``settings``, computed once per index object and kept
+    in memory while the index lives (scoring, explaining and re-ranking a term's sentences one
+    after another extract them once)."""
+    key = json.dumps(settings.to_dict(), sort_keys=True)
+    entry = _FEATURES_OF_INDEX.get(id(index))
+    if entry is None or entry[0]() is not index:
+        ident = id(index)
+        entry = (weakref.ref(index), {})
+        _FEATURES_OF_INDEX[ident] = entry
+        weakref.finalize(index, _FEATURES_OF_INDEX.pop, ident, None)
+    cached = entry[1].get(key)
+    if cached is None:
+        cached = entry[1][key] = extract_features(index, settings)
+    return cached

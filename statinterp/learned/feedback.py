@@ -26,7 +26,6 @@ with labels given by sentence id, so ``rank``, ``evaluate`` and the CLI
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -38,7 +37,7 @@ from statinterp.learned.features import (
     FAMILIES,
     FeatureMatrix,
     FeatureSettings,
-    extract_features,
+    features_of_index,
     zscore,
 )
 from statinterp.rankers.base import Ranker
@@ -68,30 +67,11 @@ PAIRWISE_C = 0.01
 
 # ============================================================================ features, cached per term
 
-_FEATURES: dict[int, tuple[weakref.ref, dict[str, FeatureMatrix]]] = {}
-
-
-def _settings_key(settings: FeatureSettings) -> str:
-    import json
-
-    return json.dumps(settings.to_dict(), sort_keys=True)
-
 
 def term_features(index: TermIndex, settings: FeatureSettings | None = None) -> FeatureMatrix:
     """The feature matrix of ``index`` under ``settings`` (default :data:`FEEDBACK_FEATURES`),
-    computed once per index object and kept in memory while the index lives."""
-    settings = settings or FEEDBACK_FEATURES
-    key = _settings_key(settings)
-    entry = _FEATURES.get(id(index))
-    if entry is None or entry[0]() is not index:
-        ident = id(index)
-        entry = (weakref.ref(index), {})
-        _FEATURES[ident] = entry
-        weakref.finalize(index, _FEATURES.pop, ident, None)
-    cached = entry[1].get(key)
-    if cached is None:
-        cached = entry[1][key] = extract_features(index, settings)
-    return cached
+    computed once per index object (:func:`statinterp.learned.features.features_of_index`)."""
+    return features_of_index(index, settings or FEEDBACK_FEATURES)
 
 
 # ============================================================================ the learner

@@ -44,7 +44,7 @@ import numpy as np
 from statinterp.cache import atomic
 from statinterp.cache.files import NotRegularFile, TooLarge, open_regular
 from statinterp.errors import InputError, StatinterpWarning, UsageError, read_limited
-from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features, zscore
+from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features, features_of_index, zscore
 from statinterp.rankers.base import Ranker
 
 if TYPE_CHECKING:
@@ -230,11 +230,9 @@ class LearnedRanker(Ranker):
     # -- scoring -----------------------------------------------------------------------------
     def features(self, index: TermIndex) -> FeatureMatrix:
         """The model's features of ``index``, computed once per index object and kept while it lives
-        (:func:`statinterp.learned.feedback.term_features`), so scoring and explaining a term's
+        (:func:`statinterp.learned.features.features_of_index`), so scoring and explaining a term's
         sentences one after another do not extract them again."""
-        from statinterp.learned.feedback import term_features
-
-        return term_features(index, self.settings).select(self.feature_names)
+        return features_of_index(index, self.settings).select(self.feature_names)
 
     def score_matrix(self, X: np.ndarray) -> np.ndarray:
         """Scores of one term's candidates from their feature matrix (columns = ``feature_names``)."""

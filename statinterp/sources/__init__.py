@@ -30,6 +30,7 @@ from statinterp.errors import InputError, UsageError
 
 # The shipped formats register themselves on import (the registry never imports them).
 from statinterp.sources import cap, courtlistener, dataset, plaintext  # noqa: F401
+from statinterp.sources.limits import refuse_special
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from statinterp.sources.registry import Partition, SourceFormat, format_names, get, register, registered
 
@@ -76,6 +77,9 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
     for folder, dirs, files in os.walk(root, onerror=_raise_walk_error):
         dirs.sort()
         here = Path(folder)
+        for name in files:
+            if not name.startswith("."):
+                refuse_special(here / name)
         dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
         whole = next(((f, p) for f, sniff in folder_sniffers if (p := sniff(here, files)) is not None), None)
         if whole is not None:
@@ -124,6 +128,7 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
             raise InputError(path, "does not exist")
         if not os.access(path, os.R_OK):
             raise InputError(path, "cannot be read (permission denied)")
+        refuse_special(path)
         if path.is_dir():
             found = _walk(path, fmt)
         else:
@@ -159,8 +164,43 @@ def _with_companions(partition: Partition, given: list[str]) -> Partition:
     return Partition(partition.path, partition.format, spec.companions(partition.path, given))
 
 
+#: Formats whose files can hold one case id twice (two case files or lines with the same ``id``).
+_REPEATABLE_IDS = ("cap", "cap-bulk")
+
+
 def read_partition(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
-    """Stream the records of one partition (raises :class:`InputError` if it cannot be read)."""
+    """Stream the records of one partition (raises :class:`InputError` if it cannot be read).
+
+    Each record is checked against the limits of :mod:`statinterp.sources.limits` (one over a
+    limit comes as a :class:`SkippedRecord`). A case id that occurs twice in the partition: the
+    last record with that id is kept, the earlier ones come as skipped records, whatever is
+    stored already (so re-runs find the kept one unchanged). For that, CAP partitions are read
+    twice: once for the ids, once for the records."""
+    from statinterp.sources.limits import check_record
+
+    def checked() -> Iterator[CaseRecord | SkippedRecord]:
+        return (check_record(item, partition.path) for item in _read(partition))
+
+    if partition.format not in _REPEATABLE_IDS:
+        return checked()
+    last: dict[str, int] = {}
+    for i, item in enumerate(checked()):
+        if isinstance(item, CaseRecord):
+            last[item.source_id] = i
+    return _last_wins(checked(), last, partition.path)
+
+
+def _last_wins(items: Iterator[CaseRecord | SkippedRecord], last: dict[str, int], where: str
+               ) -> Iterator[CaseRecord | SkippedRecord]:
+    for i, item in enumerate(items):
+        if isinstance(item, CaseRecord) and last.get(item.source_id, i) != i:
+            yield SkippedRecord(where, item.source_id, "id", "occurs again later in this source: the last record "
+                                "with this id is the one stored")
+            continue
+        yield item
+
+
+def _read(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
     spec = get(partition.format)
     if spec is None:
         raise UsageError(f"unknown source format {partition.format!r}")

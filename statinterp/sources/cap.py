@@ -22,15 +22,14 @@ from pathlib import Path, PurePosixPath
 from statinterp.corpus.dataset import MAX_MEMBER_BYTES
 from statinterp.errors import InputError, read_limited
 from statinterp.sources.fields import BadField, cap_case, record_id
+from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines, refuse_special
 from statinterp.sources.records import CaseRecord, SkippedRecord
 from statinterp.sources.registry import Partition, SourceFormat, register, zip_names
 
 #: Metadata files of a CAP volume that are not cases.
 CAP_METADATA = frozenset({"CasesMetadata.json", "VolumeMetadata.json", "ReporterMetadata.json",
-                          "JurisdictionsMetadata.json", "CourtsMetadata.json", "ReportersMetadata.json"})
-
-#: Refuse one line of a legacy bulk file longer than this (a case is far smaller).
-MAX_LINE_BYTES = 64 * 1024 * 1024
+                          "JurisdictionsMetadata.json", "CourtsMetadata.json", "ReportersMetadata.json",
+                          "VolumesMetadata.json"})
 
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, ValueError, RuntimeError,
                NotImplementedError, OSError)
@@ -41,7 +40,7 @@ def _decode(raw: bytes, where: str, record: str) -> tuple[object | None, Skipped
         return json.loads(raw.decode("utf-8-sig")), None
     except UnicodeDecodeError as exc:
         return None, SkippedRecord(where, record, "(record)", f"not UTF-8 text (bad byte at offset {exc.start})")
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # ValueError: also a number of over 4300 digits
         return None, SkippedRecord(where, record, "(record)", f"malformed JSON ({exc})")
 
 
@@ -116,20 +115,18 @@ def read_cap_zip(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
 
 def _jsonl_lines(fh, where: str, source: str) -> Iterator[CaseRecord | SkippedRecord]:
     n = 0
+    lines = bounded_lines(fh)
     while True:
         try:
-            line = fh.readline(MAX_LINE_BYTES + 1)
+            n, line = next(lines, (n, b""))
         except (lzma.LZMAError, *_ZIP_ERRORS) as exc:
             raise InputError(where, f"cannot be decompressed after line {n} ({exc})") from None
+        if line is None:
+            yield SkippedRecord(where, f"line {n}", "(record)", f"longer than {MAX_LINE_BYTES} bytes")
+            continue
         if not line:
             return
-        n += 1
         if not line.strip():
-            continue
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            yield SkippedRecord(where, f"line {n}", "(record)", f"longer than {MAX_LINE_BYTES} bytes")
-            while line and not line.endswith(b"\n"):  # skip the rest of the line
-                line = fh.readline(MAX_LINE_BYTES)
             continue
         yield _one_case(line, f"{where}:{n}", f"line {n}", source, body_key="data")
 
@@ -147,6 +144,7 @@ def read_cap_bag(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
         data = path / "data" / "data.jsonl.xz"
         plain = path / "data" / "data.jsonl"
         target = data if data.exists() else plain
+        refuse_special(target)  # a FIFO there would block the read forever
         try:
             fh = lzma.open(target, "rb") if target.suffix == ".xz" else open(target, "rb")
         except OSError as exc:

@@ -37,6 +37,7 @@ from statinterp.sources.courtlistener_files import (
     strip_compression,
 )
 from statinterp.sources.fields import BadField, text_of
+from statinterp.sources.limits import id_problem, sqlite_integer
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from statinterp.sources.registry import SourceFormat, register
 
@@ -294,11 +295,17 @@ def read_courtlistener(path: Path, companions: tuple[str, ...] = ()) -> Iterator
                     yield SkippedRecord(where, label, "(record)", problem or "unreadable")
                     continue
                 cluster, why = cluster_of(row)
+                bad_id = id_problem(cluster) if cluster is not None else None
+                if bad_id is not None:
+                    cluster, why = None, bad_id
                 if cluster is None:
                     yield SkippedRecord(where, str(row.get("id") or label), "cluster_id", why)
                     continue
-                order = row.get("ordering_key")
-                order = int(order) if isinstance(order, int) or (isinstance(order, str) and order.isdigit()) else None
+                try:
+                    order = sqlite_integer(row.get("ordering_key"))
+                except ValueError as exc:
+                    yield SkippedRecord(where, str(row.get("id") or label), "ordering_key", str(exc))
+                    continue
                 db.execute("INSERT OR IGNORE INTO cl VALUES (?, ?)", (cluster, seq))
                 db.execute("INSERT INTO op VALUES (?, ?, ?, ?)", (seq, cluster, order, json.dumps(_compact(row))))
                 seq += 1

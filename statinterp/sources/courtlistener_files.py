@@ -18,7 +18,6 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
-import io
 import json
 import lzma
 import re
@@ -30,6 +29,7 @@ from pathlib import Path
 from statinterp import progress
 from statinterp.corpus.dataset import MAX_MEMBER_BYTES, MAX_TEXT_CHARS
 from statinterp.errors import InputError, json_type, read_limited
+from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines
 
 #: csv's limit on one field: bounded (a real opinion's markup exceeds csv's default of 131,072
 #: characters); a field over the text limit is skipped with its cluster, one over this limit
@@ -69,21 +69,23 @@ def _decompress(raw, name: str):
 _ERRORS = (OSError, EOFError, UnicodeDecodeError, lzma.LZMAError, zlib.error, tarfile.TarError, csv.Error)
 
 
-def read_records(path: Path, label: str = "") -> Iterator[Item]:
+def read_records(path: Path, label: str = "", max_line: int = MAX_LINE_BYTES) -> Iterator[Item]:
     """Every record of one CourtListener file (CSV, JSON lines, JSON, tar of JSON) or of a folder
-    of per-opinion JSON files, with progress in bytes read."""
+    of per-opinion JSON files, with progress in bytes read. Lines are read in bounded pieces
+    (:func:`~statinterp.sources.limits.bounded_lines`): a line over ``max_line`` bytes is a
+    skipped record, never held whole."""
     files = folder_json_files(path) if path.is_dir() else [path]
     total = sum(f.stat().st_size for f in files)
     with progress.task(total, label or f"read {path.name}", unit="B") as advance:
         for file in files:
             try:
                 with open(file, "rb") as raw:
-                    yield from _file_records(file, raw, advance)
+                    yield from _file_records(file, raw, advance, max_line)
             except _ERRORS as exc:
                 raise InputError(file, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
 
 
-def _file_records(path: Path, raw, advance) -> Iterator[Item]:
+def _file_records(path: Path, raw, advance, max_line: int = MAX_LINE_BYTES) -> Iterator[Item]:
     name = path.name.lower()
     size = path.stat().st_size
     done = 0
@@ -109,12 +111,28 @@ def _file_records(path: Path, raw, advance) -> Iterator[Item]:
         return
     stream = _decompress(raw, name)
     base = strip_compression(name)
+    if base.endswith(".csv"):  # a line under the field limit: no one-line field can stop the file
+        max_line = min(max_line, CSV_FIELD_LIMIT)
+    too_long = f"holds a line longer than {max_line} bytes"
     if base.endswith(".csv"):
-        text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-        i = 0
+        dropped = [0]
+
+        def text_lines() -> Iterator[str]:  # bounded lines: a longer one stands for its row, skipped below
+            for _, line in bounded_lines(stream, max_line):
+                if line is None:
+                    dropped[0] += 1
+                    yield "line too long\n"
+                    continue
+                yield line.decode("utf-8")
+
+        i = seen = 0
         try:
-            for i, row in enumerate(csv_rows(text), 1):
-                yield f"row {i}", row, None
+            for i, row in enumerate(csv_rows(text_lines()), 1):
+                if dropped[0] != seen:
+                    seen = dropped[0]
+                    yield f"row {i}", None, too_long
+                else:
+                    yield f"row {i}", row, None
                 if i % 256 == 0:
                     tick()
         except csv.Error as exc:
@@ -122,9 +140,11 @@ def _file_records(path: Path, raw, advance) -> Iterator[Item]:
     elif base.endswith(".json"):
         data = read_limited(stream, MAX_MEMBER_BYTES)
         yield from _json_document(data, path.name)
-    else:  # JSON lines
-        for i, line in enumerate(io.TextIOWrapper(stream, encoding="utf-8"), 1):
-            if line.strip():
+    else:  # JSON lines, read in bounded pieces
+        for i, line in bounded_lines(stream, max_line):
+            if line is None:
+                yield f"line {i}", None, too_long
+            elif line.strip():
                 yield from _json_line(line, i)
             if i % 256 == 0:
                 tick()
@@ -144,10 +164,13 @@ def csv_rows(text) -> Iterator[dict]:
             yield dict(zip(header, values, strict=False))
 
 
-def _json_line(line: str, i: int) -> Iterator[Item]:
+def _json_line(line: bytes, i: int) -> Iterator[Item]:
     try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        obj = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        yield f"line {i}", None, f"not UTF-8 text (bad byte at offset {exc.start})"
+        return
+    except (ValueError, RecursionError) as exc:  # ValueError: also a number of over 4300 digits
         yield f"line {i}", None, f"malformed JSON ({exc})"
         return
     yield from _records_of(obj, f"line {i}")
@@ -162,7 +185,7 @@ def _json_document(data: bytes, name: str) -> Iterator[Item]:
     except UnicodeDecodeError as exc:
         yield name, None, f"not UTF-8 text (bad byte at offset {exc.start})"
         return
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # ValueError: also a number of over 4300 digits
         yield name, None, f"malformed JSON ({exc})"
         return
     yield from _records_of(obj, name)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp.corpus.dataset import MAX_TEXT_CHARS
-from statinterp.errors import InputError
+from statinterp.errors import InputError, read_limited
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from statinterp.sources.registry import SourceFormat, register
 
@@ -33,9 +33,13 @@ def read_text(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
     """A folder of ``.txt`` files (that folder only) or one ``.txt`` file."""
     for file in [path] if path.is_file() else text_files(path):
         try:
-            raw = file.read_bytes()
+            with open(file, "rb") as fh:  # never more than the limit (4 bytes per character) is read
+                raw = read_limited(fh, 4 * MAX_TEXT_CHARS)
         except OSError as exc:
             raise InputError(file, f"cannot be read ({exc.strerror or exc})") from None
+        if len(raw) > 4 * MAX_TEXT_CHARS:
+            yield SkippedRecord(str(file), file.stem, "(text)", f"over the limit of {MAX_TEXT_CHARS} characters")
+            continue
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

@@ -12,6 +12,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
+from statinterp.errors import printable
+
 #: Where a reporter page starts: (character offset inside a paragraph, page label such as "583").
 PageStart = tuple[int, str]
 
@@ -98,6 +100,10 @@ class SkippedRecord:
     record: str
     field: str
     reason: str
+
+    def __post_init__(self) -> None:  # a lone surrogate in an id or a message is shown escaped: always writable
+        for name in ("file", "record", "field", "reason"):
+            object.__setattr__(self, name, printable(str(getattr(self, name))))
 
     def line(self) -> str:
         return f"{self.file}: record {self.record!r}: field {self.field!r}: {self.reason}"
