@@ -85,6 +85,53 @@ def test_store_is_durable_keeps_last_write_and_journal(tmp_path):
     db.close()
 
 
+def test_a_store_written_before_schema_versions_is_migrated_and_keeps_everything(tmp_path):
+    """tests/fixtures/label_store/unversioned.sqlite was written by the label store of main at
+    d196342 (no schema version): opening it migrates it to SCHEMA_VERSION in place."""
+    from pathlib import Path
+
+    from statinterp.corpus.label_store import SCHEMA_VERSION
+
+    path = tmp_path / "old.sqlite"
+    shutil.copyfile(Path(__file__).parent / "fixtures" / "label_store" / "unversioned.sqlite", path)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 0
+    db.close()
+    with LabelStore(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 1
+        recs = store.records("example_term")
+        assert recs["s1"].label == "high value" and recs["s1"].note == "quotes the provision"
+        assert recs["s2"].label is None and recs["s3"].label == "no value"
+        assert store.records("other_term")["t1"].note == "to check"
+        assert [(sid, label) for _, sid, label, _, _ in store.journal("example_term")] == [
+            ("s1", "high value"), ("s2", "high value"), ("s3", "no value"), ("s2", None)]
+        store.set_labels("example_term", ["s4"], "certain value")  # writable after the migration
+    db = sqlite3.connect(path)
+    indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "journal_term" in indexes and db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.close()
+    with LabelStore(path) as store:  # opened again: nothing to migrate, nothing lost
+        assert store.labels("example_term") == {"s1": "high value", "s3": "no value", "s4": "certain value"}
+    with LabelStore(tmp_path / "new.sqlite") as store:  # a new store starts at the current version
+        assert store.schema_version == SCHEMA_VERSION
+
+
+def test_a_store_from_a_newer_statinterp_is_refused_untouched(tmp_path):
+    path = tmp_path / "labels.sqlite"
+    with LabelStore(path) as store:
+        store.set_labels("vehicle", ["a"], "high value")
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version=99")
+    db.commit()
+    db.close()
+    with pytest.raises(InputError, match="newer statinterp.*schema 99"):
+        LabelStore(path)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 99
+    assert db.execute("SELECT label FROM labels").fetchall() == [("high value",)]
+    db.close()
+
+
 def test_two_store_handles_on_one_file_see_each_other(tmp_path):
     path = tmp_path / "labels.sqlite"
     with LabelStore(path) as one, LabelStore(path) as two:
