@@ -126,13 +126,28 @@ def halves(terms: list[str]) -> tuple[list[str], list[str]]:
     return ordered[0::2], ordered[1::2]
 
 
-def held_apart(runs, static, grid) -> tuple[dict, dict]:
-    """The setting chosen on the other half, per term, and the per-half picks."""
+#: How a setting is scored on the choosing half: ``per-term`` = the mean over the half of (sentences
+#: read to 80 % under continuous) / (under static), every term weighing the same (the study's
+#: criterion, fixed before its figures were seen); ``total`` = those reads summed over the half /
+#: static's (the measure the 30 % target is stated in), reported beside.
+CRITERIA = ("per-term", "total")
+CRITERION_TEXT = {
+    "per-term": "the mean over the choosing half of (sentences read to 80 % under continuous) / (under static), "
+                "every term weighing the same",
+    "total": "(sentences read to 80 % under continuous, summed over the choosing half) / (the same under static), "
+             "the measure the 30 % target is stated in",
+}
+
+
+def held_apart(runs, static, grid, criterion: str = "per-term") -> tuple[dict, dict]:
+    """The setting chosen on the other half (by ``criterion``), per term, and the per-half picks."""
     terms = [r.key for r in runs]
     a, b = halves(terms)
     picks = {}
     for chooser, applied in ((a, b), (b, a)):
         def cost(name, chooser=chooser):
+            if criterion == "total":
+                return float(sum(grid[name][k] for k in chooser) / sum(static[k] for k in chooser))
             return float(np.mean([grid[name][k] / static[k] for k in chooser if static[k]]))
         best = min(grid, key=cost)
         picks[best if best not in picks else best + " "] = {"chosen_on": chooser, "applied_to": applied,
@@ -196,7 +211,13 @@ def study(runs, grid_settings) -> dict:
         grid[setting_name(s)] = {r.key: simulate_term(r, "continuous", s, checkpoint_every=0)["read_to_80"]
                                  for r in runs}
     settings = {setting_name(s): s for s in grid_settings}
-    choice, picks = held_apart(runs, static_reads, grid)
+    choice, picks = held_apart(runs, static_reads, grid, CRITERIA[0])
+    other = {}  # the other criterion's held-apart figure (reported beside: both were looked at)
+    for criterion in CRITERIA[1:]:
+        alt, alt_picks = held_apart(runs, static_reads, grid, criterion)
+        alt_runs = [simulate_term(by_key[k], "continuous", settings[alt[k]], checkpoint_every=0) for k in by_key]
+        base_alt = {k: {"term": k, "read_to_80": v} for k, v in static_reads.items()}
+        other[criterion] = {"picks": alt_picks, "against_static": against(base_alt, alt_runs)}
     by_estimator = {e: {p: [simulate_term(by_key[k], p, settings[choice[k]], checkpoint_every=CHECKPOINT_EVERY,
                                           estimator=e) for k in by_key] for p in POLICIES}
                     for e in ESTIMATORS}
@@ -206,7 +227,8 @@ def study(runs, grid_settings) -> dict:
         pick = choose_estimator(by_estimator, chooser)
         est_choice.update({k: pick for k in applied})
         est_picks.append({"estimator": pick, "chosen_on": chooser, "applied_to": applied})
-    out = {"choice": choice, "picks": picks, "estimator_choice": est_choice, "estimator_picks": est_picks,
+    out = {"choice": choice, "picks": picks, "other_criteria": other, "estimator_choice": est_choice,
+           "estimator_picks": est_picks,
            "estimators": {e: {p: {"all": estimator_stats(v[p], by_key), **{f"half_{i}": estimator_stats(v[p], h)
                                                                             for i, h in enumerate((a, b))}}
                               for p in POLICIES} for e, v in by_estimator.items()}}
@@ -310,8 +332,8 @@ def main(argv=None) -> int:
               "measure; settings chosen held apart as in section 1.", ""]
     lines += policy_table(results["learned:default"])
     lines += ["", "## 3. The held-apart choice", "",
-              f"Halves: {', '.join(halves(terms)[0])} | {', '.join(halves(terms)[1])}. Criterion: the mean over the "
-              "choosing half of (sentences read to 80 % under continuous) / (under static). "
+              f"Halves: {', '.join(halves(terms)[0])} | {', '.join(halves(terms)[1])}. "
+              f"Criterion: {CRITERION_TEXT[CRITERIA[0]]}. "
               f"{len(grid_settings)} settings (targets {', '.join(TARGETS)}; ridge penalty "
               f"{', '.join(f'{a:g}' for a in ALPHAS)}; prior weight {', '.join(f'{w:g}' for w in PRIOR_WEIGHTS)}; "
               "fixed or halved after 30 labels).", ""]
@@ -319,6 +341,12 @@ def main(argv=None) -> int:
         for pick, v in res["picks"].items():
             lines.append(f"- prior {name}: `{pick.strip()}` chosen on {len(v['chosen_on'])} terms (cost "
                          f"{v['choice_cost']:.3f}), applied to {', '.join(v['applied_to'])}")
+    for criterion, v in main_res["other_criteria"].items():
+        c = v["against_static"]
+        lines.append(f"- held-out prior, criterion `{criterion}` instead ({CRITERION_TEXT[criterion]}): continuous "
+                     f"reads {c['reduction']:+.1%} fewer sentences than static to 80 % (worse on {c['worse']} of "
+                     f"{c['terms']} terms). Tried as a principled alternative (choose on the target's own measure); "
+                     "it does not reach the target either, and the study's criterion stays.")
     ranked = sorted(main_res["grid"].items(), key=lambda kv: -kv[1]["reduction"])
     lines += ["", "The best and worst settings on all 14 terms (held-out prior; reduction in mean sentences read "
               "to 80 % against static, chosen on the same terms, so optimistic):", "",
@@ -383,6 +411,12 @@ def main(argv=None) -> int:
               f"{min(small_reads)}-{max(small_reads)} sentences under every policy: "
               "there is little to save, and they weigh as much as the large terms in the mean of the per-term "
               f"reductions ({cmp['mean_term_reduction']:.1%}).",
+              f"- Choosing on 7 terms costs about what the target misses by: the best single setting on all 14 terms "
+              f"saves {ranked[0][1]['reduction']:.1%} (chosen on them, so optimistic), the setting chosen on the "
+              f"other half {cmp['reduction']:.1%}; the two halves choose different settings (section 3). Choosing "
+              "on the target's own measure instead (criterion `total`, section 3) saves "
+              + ", ".join(f"{v['against_static']['reduction']:.1%}" for v in main_res["other_criteria"].values())
+              + ". No held-apart choice in this grid reaches 30 %.",
               "- A prior that has seen the term (learned:default on its own training terms, section 2) already finds "
               "80 % within a third of the term; a learner fitted on a few dozen of the term's labels adds noise to "
               "it, not information. On a new term the prior is the held-out one of section 1.",
