@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import lzma
 import os
 import signal
@@ -24,6 +25,7 @@ from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import InputError
 from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources.cap import to_cap_json, write_cap_volume
+from statinterp.sources.cleaning import clean_opinion
 from statinterp.sources.courtlistener import markup_paragraphs
 from statinterp.sources.records import CaseRecord, SkippedRecord
 
@@ -35,6 +37,12 @@ SOURCES = EXAMPLE / "sources"
 def example_records() -> list[CaseRecord]:
     """The seven invented vehicle cases, read back from the data-set files."""
     return [r for r in read_partition(Partition(str(EXAMPLE), "dataset")) if isinstance(r, CaseRecord)]
+
+
+def cleaned(record: CaseRecord) -> CaseRecord:
+    """A data-set record as a CAP reader gives it: every opinion through the cleaning step."""
+    return dataclasses.replace(record, opinions=tuple(clean_opinion(o.paragraphs).opinion(o.type, o.author)
+                                                      for o in record.opinions))
 
 
 def copies(n: int) -> list[CaseRecord]:
@@ -62,7 +70,7 @@ def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
 def test_example_sources_hold_every_format_and_reproduce_the_vehicle_cases():
     parts = discover([SOURCES])
     assert sorted({p.format for p in parts}) == ["cap", "cap-bulk", "courtlistener", "text"]
-    want = {r.name_abbreviation: r.text for r in example_records()}
+    want = {r.name_abbreviation: r for r in example_records()}
     seen = {}
     for p in parts:
         for rec in read_partition(p):
@@ -70,14 +78,20 @@ def test_example_sources_hold_every_format_and_reproduce_the_vehicle_cases():
             seen[(p.format, rec.name_abbreviation or rec.name)] = rec
     cap = {k[1]: r for k, r in seen.items() if k[0] in ("cap", "cap-bulk")}
     assert len(cap) == 6
-    for name, rec in cap.items():  # CAP layouts give back exactly the data set's case text
-        assert rec.text == want[name]
+    for name, rec in cap.items():  # CAP layouts give back the data set's case text, cleaned
+        assert rec.head_matter == want[name].head_matter
+        assert [o.lines for o in rec.opinions] == [clean_opinion(o.paragraphs).opinion(o.type, o.author).lines
+                                                   for o in want[name].opinions]
+        assert not re.search(r"^(\*\d+|\d)$", rec.text, re.M)  # no page label or footnote mark of its own
+    labelled = [o for r in cap.values() for o in r.opinions if o.page_starts]  # the "*345" lines became page starts
+    assert len(labelled) >= 6 and all(o.lines[i][off:].split()[0] for o in labelled
+                                      for i, starts in enumerate(o.page_starts) for off, _ in starts)
     cl = [r for k, r in seen.items() if k[0] == "courtlistener"]
     assert len(cl) == 1 and cl[0].source_id == "9007"
     # HTML paragraphs: the same paragraphs (whitespace collapsed) as the original opinion lines
     original = next(r for r in example_records() if r.name_abbreviation == cl[0].name)
-    assert [o.paragraphs for o in cl[0].opinions] == [
-        tuple(" ".join(p.split()) for p in o.paragraphs) for o in original.opinions]
+    assert [o.lines for o in cl[0].opinions] == [
+        clean_opinion(o.paragraphs).opinion(o.type, o.author).lines for o in original.opinions]
     texts = [r for k, r in seen.items() if k[0] == "text"]
     assert len(texts) == 2 and all("vehicle" in r.text for r in texts)
 
@@ -247,8 +261,8 @@ def test_read_api(tmp_path):
         assert any(rows[0].text in o["text"].split("\n") for o in ops)
         assert set(case) >= {"name", "short_name", "date", "official_citation", "court", "jurisdiction",
                              "attorneys", "parties", "judges", "text"}
-        # cases stored from CAP files give back the data set's case text
-        want = {r.name_abbreviation: r.text for r in example_records()}
+        # cases stored from CAP files give back the data set's case text, cleaned (page labels, footnotes)
+        want = {r.name_abbreviation: cleaned(r).text for r in example_records()}
         cap_ids = [i for i in c.case_ids() if c.case(i)["source"] == "cap"]
         assert cap_ids and all(c.case(i)["text"] == want[c.case(i)["short_name"]] for i in cap_ids)
         n_statutes = c.db.execute("SELECT count(*) FROM citations WHERE kind = 'statute'").fetchone()[0]

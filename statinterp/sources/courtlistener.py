@@ -23,8 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp.errors import InputError, json_type
+from statinterp.sources.cleaning import CleanText, clean_markup, clean_plain
 from statinterp.sources.fields import BadField, text_of
-from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from statinterp.sources.records import CaseRecord, SkippedRecord
 
 MARKUP_FIELDS = ("html_with_citations", "html", "html_lawbox", "html_columbia", "xml_harvard")
 
@@ -35,64 +36,21 @@ OPINION_TYPES = {
     "040dissent": "dissent",
 }
 
-_BLOCK = frozenset(["p", "div", "blockquote", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table",
-                    "tr", "td", "th", "dd", "dt", "dl", "section", "article", "center", "br", "hr", "opinion",
-                    "author"])
-
-
 def markup_paragraphs(markup: str) -> tuple[str, ...]:
-    """Paragraphs of an HTML/XML opinion: the text between block elements, whitespace collapsed."""
-    import lxml.html
-
-    try:
-        root = lxml.html.fromstring(markup)
-    except Exception:  # noqa: BLE001 - lxml raises several types for unusable markup
-        return ()
-    out: list[str] = []
-    buf: list[str] = []
-
-    def flush() -> None:
-        text = " ".join("".join(buf).split())
-        if text:
-            out.append(text)
-        buf.clear()
-
-    def walk(el) -> None:
-        tag = el.tag if isinstance(el.tag, str) else ""
-        block = tag.lower() in _BLOCK
-        if block:
-            flush()
-        if tag.lower() == "pre" and el.text:  # preformatted: blank lines separate paragraphs
-            for part in re.split(r"\n\s*\n", el.text_content()):
-                buf.append(part)
-                flush()
-        else:
-            if el.text and tag:
-                buf.append(el.text)
-            for child in el:
-                walk(child)
-                if child.tail:
-                    buf.append(child.tail)
-        if block:
-            flush()
-
-    walk(root)
-    flush()
-    return tuple(out)
+    """Paragraphs of an HTML/XML opinion (:func:`~statinterp.sources.cleaning.clean_markup`)."""
+    return clean_markup(markup).paragraphs
 
 
-def opinion_paragraphs(row: dict) -> tuple[str, ...]:
+def opinion_text(row: dict) -> CleanText:
+    """An opinion's cleaned text: ``plain_text`` when it has one, else the first markup field."""
     plain = text_of(row, "plain_text")
     if plain.strip():
-        paras = tuple(" ".join(p.split()) for p in re.split(r"\n\s*\n", plain) if p.strip())
-        if len(paras) <= 1:  # no blank lines: lines are the paragraphs
-            paras = tuple(line.strip() for line in plain.split("\n") if line.strip())
-        return paras
+        return clean_plain(plain)
     for name in MARKUP_FIELDS:
         markup = text_of(row, name)
         if markup.strip():
-            return markup_paragraphs(markup)
-    return ()
+            return clean_markup(markup)
+    return CleanText(())
 
 
 def _open_text(path: Path):
@@ -170,7 +128,7 @@ def _case(where: str, cluster: str, rows: list[dict]) -> CaseRecord | SkippedRec
             kind = text_of(row, "type")
             kind = OPINION_TYPES.get(kind, re.sub(r"^\d+", "", kind) or "majority")
             author = text_of(row, "author_str") or None
-            opinions.append(OpinionRecord(kind, author, opinion_paragraphs(row)))
+            opinions.append(opinion_text(row).opinion(kind, author))
         first = rows[0]
         if not any(o.paragraphs for o in opinions):
             raise BadField("plain_text", "no opinion of the cluster has any text (plain_text or markup)")

@@ -12,7 +12,6 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
-
 #: Where a reporter page starts: (character offset inside a paragraph, page label such as "583").
 PageStart = tuple[int, str]
 
