@@ -180,6 +180,10 @@ class CleanText:
     footnotes: tuple[str, ...] = ()
     page_starts: tuple[tuple[PageStart, ...], ...] = ()
 
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return self.paragraphs + self.footnotes
+
     def opinion(self, type_: str, author: str | None) -> OpinionRecord:
         return OpinionRecord(type_, author, self.paragraphs, self.footnotes, self.page_starts)
 
@@ -433,7 +437,10 @@ def dehyphenate(text: str, hyphens: Dehyphenator | None = None) -> str:
         between = m.group(0)[len(m.group(1)) + 1:-len(m.group(2))]
         if not between:
             return m.group(0)  # "self-defense" inside a line: nothing to do
-        return fix.join(m.group(1), m.group(2))
+        word = fix.join(m.group(1), m.group(2))
+        if "\n" not in between and "-" in word:
+            return m.group(0)  # "pre- and post-trial": a suspended hyphen stays as written
+        return word
 
     return _SPLIT_WORD.sub(repl, text)
 
@@ -595,7 +602,15 @@ def decode_text(raw: bytes, encoding: str | None = None) -> tuple[str, str | Non
         first = exc
     from charset_normalizer import from_bytes
 
-    best = from_bytes(raw).best()
+    found = from_bytes(raw)
+    english = [m for m in found if m.language == "English"]
+    if english:  # case law is English: a Western single-byte code page is the usual answer
+        try:
+            return raw.decode("cp1252"), "cp1252"
+        except UnicodeDecodeError:
+            best = english[0]
+    else:
+        best = found.best()
     if best is None or best.encoding in ("utf_8", "utf_8_sig"):
         raise first
     return str(best), best.encoding
