@@ -177,7 +177,7 @@ def test_slip_opinion_sentences_read_like_the_opinion(slip):
 
 
 def test_page_break_fragment_of_courtlistener_plain_text():
-    page1 = "\n".join(["   The defendant entered into the terms set out in"] + ["filler line of the page text here"] * 20)
+    page1 = "\n".join(["   The defendant entered into the terms set out in"] + ["filler line of the page text"] * 20)
     text = (page1 + " of\n\f                                    6\n\nthis plea agreement.” The court accepted it.\n"
             + "\n".join(["more text of the next page goes"] * 5) + "\n")
     c = clean_plain(text)
@@ -215,3 +215,20 @@ def test_latin1_text_is_decoded_and_the_guess_recorded():
     forced = next(r for r in read_text(LATIN1, encoding="latin-1") if isinstance(r, CaseRecord))
     assert "eithér" in forced.text
     assert decode_text("plain é".encode()) == ("plain é", None)
+
+
+def test_ingest_reports_the_guessed_encoding_and_takes_a_forced_one(tmp_path, capsys):
+    from statinterp.app.cli import main
+    from statinterp.collection.store import Collection
+
+    code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "a"), "--quiet", "--no-citations"])
+    err = capsys.readouterr().err
+    assert code == 0 and "not UTF-8; decoded as cp1252" in err and "peyton-latin1.txt" in err
+    with Collection.open(tmp_path / "a") as c:
+        assert "eithér" in c.case(c.case_ids()[0])["text"]
+    code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "b"), "--quiet", "--no-citations",
+                 "--encoding", "latin-1"])
+    assert code == 0 and "decoded as" not in capsys.readouterr().err
+    code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "c"), "--encoding", "no-such-codec"])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown text encoding 'no-such-codec'" in err and len(err.strip().splitlines()) == 1

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import lzma
 import os
+import re
 import signal
 import sqlite3
 import subprocess

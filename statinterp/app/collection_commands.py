@@ -30,6 +30,9 @@ def example_sources() -> Path:
               help="The collection folder (created if new; ingesting again adds only new or changed cases).")
 @click.option("--format", "fmt", type=click.Choice(["cap", "cap-bulk", "courtlistener", "text", "dataset"]),
               default=None, help=FORMAT_HELP)
+@click.option("--encoding", default=None, metavar="NAME",
+              help="The text encoding of .txt sources (e.g. latin-1, cp1252). Default: UTF-8; a file that is not "
+                   "UTF-8 is decoded by a guessed encoding, named in a warning.")
 @click.option("--errors-out", type=click.Path(path_type=Path), default=None,
               help="Write every skipped record (file, record, field, reason) to this file, one JSON object a line.")
 @engine_options("parse and analyse partitions (one per source file)")
@@ -39,7 +42,7 @@ def example_sources() -> Path:
 @click.option("--format-summary", "summary_fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="The final summary as text or as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def ingest(sources, collection, fmt, errors_out, engine, scheduler, workers, citations, summary_fmt, quiet):
+def ingest(sources, collection, fmt, encoding, errors_out, engine, scheduler, workers, citations, summary_fmt, quiet):
     """Read bulk case law (SOURCE: files or folders) into a collection folder.
 
     Without SOURCE, ingests the shipped example sources (invented cases in every format).
@@ -59,7 +62,7 @@ def ingest(sources, collection, fmt, errors_out, engine, scheduler, workers, cit
     bar = tqdm(unit=" cases", desc="ingest", file=sys.stderr, disable=quiet or None, dynamic_ncols=True)
     try:
         summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler, citations=citations,
-                             progress=bar.update, n_workers=workers)
+                             progress=bar.update, n_workers=workers, encoding=encoding)
     finally:
         bar.close()
     if errors_out is not None:

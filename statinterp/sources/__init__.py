@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from statinterp.errors import InputError, UsageError
@@ -41,6 +41,7 @@ class Partition:
 
     path: str
     format: str
+    encoding: str | None = None  # forced text encoding (``ingest --encoding``) of a ``text`` partition
 
     @property
     def size(self) -> int:
@@ -147,13 +148,23 @@ def _raise_walk_error(exc: OSError) -> None:
     raise InputError(exc.filename or "?", f"cannot be read ({exc.strerror or exc})")
 
 
-def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]:
+def discover(paths: list[str | Path], fmt: str | None = None, encoding: str | None = None) -> list[Partition]:
     """The partitions of every source path, in argument order then path order.
 
-    Raises :class:`InputError` for a path that does not exist, cannot be read, or holds no
-    case file of a known format (of ``fmt`` when given)."""
+    ``encoding`` forces the text encoding of plain-text partitions (else UTF-8, or a guess for a
+    file that is not UTF-8). Raises :class:`InputError` for a path that does not exist, cannot be
+    read, or holds no case file of a known format (of ``fmt`` when given); :class:`UsageError`
+    for an unknown format or encoding."""
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown source format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if encoding is not None:
+        from statinterp.sources.cleaning import check_encoding
+
+        try:
+            encoding = check_encoding(encoding)
+        except LookupError:
+            raise UsageError(f"unknown text encoding {encoding!r} (--encoding); use a Python codec name such as "
+                             "utf-8, latin-1 or cp1252") from None
     out: list[Partition] = []
     for raw in paths:
         path = Path(raw)
@@ -176,6 +187,8 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
             what = f"{fmt} " if fmt else ""
             raise InputError(path, f"holds no {what}case files (formats: {', '.join(FORMATS)}; "
                              "see docs/data-format.md)")
+        if encoding is not None:
+            found = [replace(p, encoding=encoding) if p.format == "text" else p for p in found]
         out.extend(p for p in found if p not in out)
     return out
 
@@ -199,7 +212,7 @@ def read_partition(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]
     if fmt == "text":
         from statinterp.sources.plaintext import read_text
 
-        return read_text(path)
+        return read_text(path, partition.encoding)
     if fmt == "dataset":
         from statinterp.sources.dataset import read_dataset
 

@@ -586,7 +586,7 @@ def pdf_caption(text: str) -> str | None:
 # --- encodings ---------------------------------------------------------------------------------
 
 def check_encoding(name: str) -> str:
-    """The canonical name of a text encoding; ValueError for an unknown name."""
+    """The canonical name of a text encoding; LookupError for an unknown name."""
     return codecs.lookup(name).name
 
 
@@ -604,13 +604,12 @@ def decode_text(raw: bytes, encoding: str | None = None) -> tuple[str, str | Non
 
     found = from_bytes(raw)
     english = [m for m in found if m.language == "English"]
+    best = english[0] if english else found.best()
     if english:  # case law is English: a Western single-byte code page is the usual answer
         try:
             return raw.decode("cp1252"), "cp1252"
         except UnicodeDecodeError:
-            best = english[0]
-    else:
-        best = found.best()
+            pass
     if best is None or best.encoding in ("utf_8", "utf_8_sig"):
         raise first
     return str(best), best.encoding

@@ -6,7 +6,8 @@ PDF-born text's name is its caption (a slip opinion's "FISHER v. UNIVERSITY OF T
 ET AL.", not its running header). Lines inside a paragraph are joined with a space. The text
 goes through :mod:`statinterp.sources.cleaning` (page labels, footnotes, PDF layout). A file
 that is not UTF-8 is decoded by the encoding ``charset-normalizer`` guesses (or the one given
-with ``statinterp ingest --encoding``); the guess is reported (:data:`DECODED`).
+with ``statinterp ingest --encoding``); the guess is reported as a progress note
+(:func:`statinterp.progress.note`: a ``statinterp: ...`` warning line of ``statinterp ingest``).
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from pathlib import Path
 
 from statinterp.corpus.dataset import MAX_TEXT_CHARS
 from statinterp.errors import InputError
+from statinterp.progress import note
 from statinterp.sources.cleaning import clean_plain, decode_text, is_pdf_text, pdf_caption
 from statinterp.sources.records import CaseRecord, SkippedRecord
-
-#: The ``reason`` prefix of the note a reader yields for a file it decoded by a guessed encoding.
-DECODED = "decoded as"
 
 
 def text_files(folder: Path) -> list[Path]:
@@ -59,4 +58,6 @@ def read_text(path: Path, encoding: str | None = None) -> Iterator[CaseRecord | 
         if len(text) > MAX_TEXT_CHARS:
             yield SkippedRecord(str(file), file.stem, "(text)", f"over the limit of {MAX_TEXT_CHARS} characters")
             continue
+        if used is not None and encoding is None:
+            note(f"{file}: not UTF-8; decoded as {used} (a guess; force another with --encoding)")
         yield text_case(text.replace("\r\n", "\n"), file.stem)
