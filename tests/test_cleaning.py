@@ -232,3 +232,29 @@ def test_ingest_reports_the_guessed_encoding_and_takes_a_forced_one(tmp_path, ca
     code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "c"), "--encoding", "no-such-codec"])
     err = capsys.readouterr().err
     assert code == 2 and "unknown text encoding 'no-such-codec'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cap_volume_reads_page_labels_and_footnotes_from_the_html_beside_the_json(tmp_path):
+    import shutil
+    import zipfile
+
+    vol = tmp_path / "a2d" / "100"
+    (vol / "cases").mkdir(parents=True)
+    (vol / "html").mkdir()
+    shutil.copy(CAP_JSON, vol / "cases" / "0036-01.json")
+    shutil.copy(CAP_HTML, vol / "html" / "0036-01.html")
+    (vol / "CasesMetadata.json").write_text("[]", encoding="utf-8")
+    with zipfile.ZipFile(tmp_path / "100.zip", "w") as zf:  # the release's volume zip: json/ and html/
+        zf.write(CAP_JSON, "json/0036-01.json")
+        zf.write(CAP_HTML, "html/0036-01.html")
+    for part in (Partition(str(vol), "cap"), Partition(str(tmp_path / "100.zip"), "cap")):
+        rec = next(r for r in read_partition(part) if isinstance(r, CaseRecord))
+        op = rec.opinions[0]
+        assert [label for label, _ in starts_ok(op)] == ["38"]
+        label, at = starts_ok(op)[0]
+        html = CAP_HTML.read_text(encoding="utf-8")
+        first_word = re.search(r'data-label="38"[^>]*>\*38</a>\s*(\S+)', html).group(1)
+        assert at.startswith(first_word)
+        assert len(op.footnotes) == 9 and op.footnotes[0] == "Code 1951, 22-1112."
+        assert op.paragraphs[0] == "QUINN, Associate Judge."
+        assert not any(GLUED.search(line) for line in op.lines)
