@@ -258,3 +258,10 @@ def test_cap_volume_reads_page_labels_and_footnotes_from_the_html_beside_the_jso
         assert len(op.footnotes) == 9 and op.footnotes[0] == "Code 1951, 22-1112."
         assert op.paragraphs[0] == "QUINN, Associate Judge."
         assert not any(GLUED.search(line) for line in op.lines)
+
+
+def test_an_enumerated_ending_is_not_taken_for_footnotes():
+    ending = ["We hold:", "1. The ordinance applies.", "2. The fine stands."]
+    assert clean_opinion(ending).paragraphs == tuple(ending)
+    cap_notes = clean_opinion(["Text.", "1 . The record.", "2 . Another."])
+    assert cap_notes.paragraphs == ("Text.",) and cap_notes.footnotes == ("The record.", "Another.")

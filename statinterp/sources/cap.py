@@ -76,7 +76,7 @@ def with_html(record: CaseRecord, html: bytes) -> CaseRecord:
     if len(articles) != len(record.opinions):
         return record
     opinions = []
-    for op, art in zip(record.opinions, articles):
+    for op, art in zip(record.opinions, articles, strict=True):
         clean = clean_markup(lxml.html.tostring(art, encoding="unicode"))
         opinions.append(clean.opinion(op.type, op.author) if clean.paragraphs else op)
     return replace(record, opinions=tuple(opinions))

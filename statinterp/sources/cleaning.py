@@ -48,7 +48,11 @@ _STAR_LABEL = re.compile(r"(?<![\w*])\*(?:Page\s+)?(\d{1,5})")
 #: A footnote mark glued to the end of a word or after its punctuation: "testimony6", "Code.22", "[CFS].”3".
 _GLUED_MARK = re.compile(r"(?<=[A-Za-z][.,;:)\]”’\"']|[a-z][a-z])(\d{1,3})(?=[\s.,;:)—–-]|$)")
 #: A footnote's own text in plain sources: "1 . The record ...", "[2] The ...", "3 The ...", ". Code 1951".
-_NOTE_START = re.compile(r"^(?:\[?(\d{1,3})\]?|\*{1,3}|[†‡])\s*(?:\.\s+|\s+)(?=\S)|^\.\s+(?=\S)")
+#: A footnote line appended to a plain text: CAP's "1 . The" and ". The", "[2] The", "3 The" (a capital,
+#: a quote or a bracket next: "1. The" is an enumerated paragraph, not a footnote), "* The".
+_NOTE_START = re.compile(r"^(?:(\d{1,3})\s+\.\s+|\[(\d{1,3})\]\s*|(\d{1,3})\s+(?=[A-Z“\"‘'(\[])|\*{1,3}\s+|[†‡]\s*|\.\s+)(?=\S)")
+#: The label of a footnote a reader found apart from the text (after a PDF's footnote rule, in markup).
+_LOOSE_NOTE_START = re.compile(r"^(?:\[?(\d{1,3})\]?\s*\.?\s+|\*{1,3}\s*|[†‡]\s*|\.\s+)(?=\S)")
 _LONE_NUMBER = re.compile(r"^\[?(\d{1,3})\]?$")
 
 
@@ -117,12 +121,14 @@ def _split_pages(text: str) -> tuple[str, list[PageStart], list[str]]:
 
 # --- footnote marks ----------------------------------------------------------------------------
 
-def note_label(text: str) -> tuple[str | None, str]:
-    """A footnote line's label and text: "1 . The record" -> ("1", "The record")."""
-    m = _NOTE_START.match(text)
+def note_label(text: str, loose: bool = False) -> tuple[str | None, str]:
+    """A footnote line's label ('' for an unnumbered one, None for no label) and text:
+    "1 . The record" -> ("1", "The record"). ``loose``: a footnote found apart from the text,
+    whose leading number is its label whatever follows ("3 affirming ...")."""
+    m = (_LOOSE_NOTE_START if loose else _NOTE_START).match(text)
     if not m:
         return None, text
-    return (m.group(1) or ""), text[m.end():]
+    return next((g for g in m.groups() if g), ""), text[m.end():]
 
 
 def _drop_glued_marks(paragraphs: list[str], known: set[int]) -> list[str]:
@@ -199,10 +205,11 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
     ("1 . The record ...") are found here."""
     paras = _star_labels([p for p in paragraphs if p.strip()])
     notes = [strip_markers(n) for n in footnotes if strip_markers(n)]
+    loose = bool(notes)
     if notes_in_text and not notes:
         paras, notes = _trailing_notes(paras)
         notes = [strip_markers(n) for n in notes]
-    labels = {int(lab) for lab, _ in map(note_label, notes) if lab}
+    labels = {int(lab) for lab, _ in (note_label(n, loose) for n in notes) if lab}
     labels |= set(range(1, len(notes) + 1)) if notes and not labels else set()
     paras = _drop_glued_marks(paras, labels)
     if labels:  # a footnote's mark standing as its own paragraph
@@ -220,7 +227,7 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
         pending = tail
         out.append(text)
         starts.append(tuple(here))
-    note_lines = [" ".join(note_label(n)[1].split()) or n for n in notes]
+    note_lines = [" ".join(note_label(n, loose)[1].split()) or n for n in notes]
     note_lines = [n for n in note_lines if n]
     if not any(starts):
         return CleanText(tuple(out), tuple(note_lines))
