@@ -50,7 +50,8 @@ _GLUED_MARK = re.compile(r"(?<=[A-Za-z][.,;:)\]”’\"']|[a-z][a-z])(\d{1,3})(?
 #: A footnote's own text in plain sources: "1 . The record ...", "[2] The ...", "3 The ...", ". Code 1951".
 #: A footnote line appended to a plain text: CAP's "1 . The" and ". The", "[2] The", "3 The" (a capital,
 #: a quote or a bracket next: "1. The" is an enumerated paragraph, not a footnote), "* The".
-_NOTE_START = re.compile(r"^(?:(\d{1,3})\s+\.\s+|\[(\d{1,3})\]\s*|(\d{1,3})\s+(?=[A-Z“\"‘'(\[])|\*{1,3}\s+|[†‡]\s*|\.\s+)(?=\S)")
+_NOTE_START = re.compile(r"^(?:(\d{1,3})\s+\.\s+|\[(\d{1,3})\]\s*|(\d{1,3})\s+(?=[A-Z“\"‘'(\[])"
+                         r"|\*{1,3}\s+|[†‡]\s*|\.\s+)(?=\S)")
 #: The label of a footnote a reader found apart from the text (after a PDF's footnote rule, in markup).
 _LOOSE_NOTE_START = re.compile(r"^(?:\[?(\d{1,3})\]?\s*\.?\s+|\*{1,3}\s*|[†‡]\s*|\.\s+)(?=\S)")
 _LONE_NUMBER = re.compile(r"^\[?(\d{1,3})\]?$")
