@@ -34,8 +34,9 @@ CAP_JSON = GENUINE / "cap" / "0036-01.json"
 CL_ROWS = GENUINE / "courtlistener" / "opinions.jsonl"
 LATIN1 = GENUINE / "latin1" / "peyton-latin1.txt"
 
-#: A page label or a footnote number glued to a word, as the defects showed them.
-GLUED = re.compile(r"\*\d|[a-z][.,;”’\"]?\d{1,2}(?=[\s.,;:)]|$)")
+#: A page label or a footnote number glued to a word, as the defects showed them (not a citation
+#: of a footnote: "n.14", "nn.7").
+GLUED = re.compile(r"\*\d|\b(?!nn?\.\d)[A-Za-z]*[a-z][.,;”’\"]?\d{1,2}(?=[\s.,;:)]|$)")
 #: Running headers and footers of a slip opinion.
 HEADER = re.compile(r"Cite as: \d+ U\. ?S\.|\(Slip Opinion\)|OCTOBER TERM, \d{4} +\d|^\d+ +[A-Z ]+ v\. [A-Z]")
 
@@ -265,3 +266,28 @@ def test_an_enumerated_ending_is_not_taken_for_footnotes():
     assert clean_opinion(ending).paragraphs == tuple(ending)
     cap_notes = clean_opinion(["Text.", "1 . The record.", "2 . Another."])
     assert cap_notes.paragraphs == ("Text.",) and cap_notes.footnotes == ("The record.", "Another.")
+
+
+def test_a_label_inside_a_word_does_not_split_it():
+    c = clean_markup('<p>The secu<span class="star-pagination">*12</span>rity and <span class="star-pagination">'
+                     '*13</span> more.</p><p>End.<span class="star-pagination">*14</span></p><p>Next.</p>')
+    assert c.paragraphs == ("The security and more.", "End.", "Next.")
+    assert starts_ok(c) == [("12", "rity and more."), ("13", "more."), ("14", "Next.")]
+
+
+@pytest.mark.slow
+def test_pdf_texts_through_every_plain_reader(tmp_path):
+    """The slip opinion as CourtListener's plain_text and as a .txt file, the D.C. Circuit text as
+    a .txt file: no hyphen-split word whose joined form occurs, no header, no glued mark."""
+    slip = SLIP.read_text(encoding="utf-8")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"id": 1, "cluster_id": 7, "type": "020lead", "plain_text": slip}) + "\n",
+                    encoding="utf-8")
+    cl = next(r for r in read_courtlistener(rows) if isinstance(r, CaseRecord)).opinions[0]
+    assert cl.lines == clean_plain(slip).lines
+    for path in (SLIP, DC_CIRCUIT):
+        op = next(r for r in read_text(path) if isinstance(r, CaseRecord)).opinions[0]
+        words = set(re.findall(r"[a-z]+", op.text.lower()))
+        assert not [m.group(0) for m in re.finditer(r"\b([a-z]+)-([a-z]+)\b", op.text)
+                    if m.group(1) + m.group(2) in words]
+        assert not [s for s in sentences(op.lines) if HEADER.search(s) or GLUED.search(s)]

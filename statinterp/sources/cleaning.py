@@ -94,30 +94,38 @@ def _star_labels(paragraphs: Sequence[str]) -> list[str]:
 
 def _split_pages(text: str) -> tuple[str, list[PageStart], list[str]]:
     """One paragraph's text with its markers removed, whitespace collapsed: (text, page starts
-    inside it, labels that end it -- they start the next paragraph)."""
+    inside it -- each at the first character of the page's text --, labels that end it: they
+    start the next paragraph)."""
     labels = _MARKER.findall(text)
     if not labels:
         return " ".join(text.split()), [], []
-    s = " ".join(_MARKER.sub(f" {_SENTINEL} ", text).split())
-    buf: list[str] = []
-    starts: list[PageStart] = []
-    k = 0
-    i = 0
-    while i < len(s):
-        ch = s[i]
+    chars: list[str] = []
+    at: list[int] = []  # where each label was, in ``chars``
+    for ch in " ".join(_MARKER.sub(_SENTINEL, text).split()):
         if ch == _SENTINEL:
-            if i + 1 < len(s) and s[i + 1] == " " and (not buf or buf[-1] == " "):
-                i += 1  # "word * word": one space stays
-            starts.append((len(buf), labels[k]))
-            k += 1
+            at.append(len(chars))
         else:
-            buf.append(ch)
-        i += 1
-    out = "".join(buf).strip()
-    lead = len("".join(buf)) - len("".join(buf).lstrip())
-    starts = [(max(0, o - lead), label) for o, label in starts]
-    tail = [label for o, label in starts if o >= len(out)]
-    return out, [(o, label) for o, label in starts if o < len(out)], tail
+            chars.append(ch)
+    out: list[str] = []
+    moved: list[int] = []  # index in ``out`` of each index in ``chars`` (the spaces a label left collapse)
+    for ch in chars:
+        moved.append(len(out))
+        if ch == " " and (not out or out[-1] == " "):
+            continue
+        out.append(ch)
+    moved.append(len(out))
+    result = "".join(out).rstrip()
+    inside: list[PageStart] = []
+    tail: list[str] = []
+    for pos, label in zip(at, labels, strict=True):
+        o = moved[pos]
+        while o < len(result) and result[o] == " ":
+            o += 1
+        if o < len(result):
+            inside.append((o, label))
+        else:
+            tail.append(label)
+    return result, inside, tail
 
 
 # --- footnote marks ----------------------------------------------------------------------------
@@ -134,12 +142,13 @@ def note_label(text: str, loose: bool = False) -> tuple[str | None, str]:
 
 def _drop_glued_marks(paragraphs: list[str], known: set[int]) -> list[str]:
     """Remove footnote marks glued to words: those that count up (1, 2, 3, ...; one number may
-    be missing) or, when the opinion's footnotes are known, that name one of them."""
+    be missing, two when the opinion's footnotes are known and name it)."""
     expected = [1]
+    reach = 3 if known else 2
 
     def repl(m: re.Match) -> str:
         n = int(m.group(1))
-        if n in (expected[0], expected[0] + 1) and (not known or n in known):
+        if expected[0] <= n < expected[0] + reach and (not known or n in known):
             expected[0] = n + 1
             return ""
         return m.group(0)
@@ -302,7 +311,7 @@ def clean_markup(markup: str) -> CleanText:
     def walk(el, into: list[str]) -> None:
         tag = el.tag.lower() if isinstance(el.tag, str) else ""
         if _is_page_label(el, tag):
-            buf.append(" " + page_marker(el.get("label") or el.get("data-label") or el.text_content()) + " ")
+            buf.append(page_marker(el.get("label") or el.get("data-label") or el.text_content()))
             return
         if _is_mark(el, tag):
             return
