@@ -41,7 +41,7 @@ def example_records() -> list[CaseRecord]:
 
 def cleaned(record: CaseRecord) -> CaseRecord:
     """A data-set record as a CAP reader gives it: every opinion through the cleaning step."""
-    return dataclasses.replace(record, opinions=tuple(clean_opinion(o.paragraphs).opinion(o.type, o.author)
+    return dataclasses.replace(record, opinions=tuple(clean_opinion(o.paragraphs, kind=o.type, author=o.author)
                                                       for o in record.opinions))
 
 
@@ -80,7 +80,7 @@ def test_example_sources_hold_every_format_and_reproduce_the_vehicle_cases():
     assert len(cap) == 6
     for name, rec in cap.items():  # CAP layouts give back the data set's case text, cleaned
         assert rec.head_matter == want[name].head_matter
-        assert [o.lines for o in rec.opinions] == [clean_opinion(o.paragraphs).opinion(o.type, o.author).lines
+        assert [o.lines for o in rec.opinions] == [clean_opinion(o.paragraphs, kind=o.type, author=o.author).lines
                                                    for o in want[name].opinions]
         assert not re.search(r"^(\*\d+|\d)$", rec.text, re.M)  # no page label or footnote mark of its own
     labelled = [o for r in cap.values() for o in r.opinions if o.page_starts]  # the "*345" lines became page starts
@@ -91,7 +91,7 @@ def test_example_sources_hold_every_format_and_reproduce_the_vehicle_cases():
     # HTML paragraphs: the same paragraphs (whitespace collapsed) as the original opinion lines
     original = next(r for r in example_records() if r.name_abbreviation == cl[0].name)
     assert [o.lines for o in cl[0].opinions] == [
-        clean_opinion(o.paragraphs).opinion(o.type, o.author).lines for o in original.opinions]
+        clean_opinion(o.paragraphs, kind=o.type, author=o.author).lines for o in original.opinions]
     texts = [r for k, r in seen.items() if k[0] == "text"]
     assert len(texts) == 2 and all("vehicle" in r.text for r in texts)
 

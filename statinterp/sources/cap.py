@@ -77,8 +77,8 @@ def with_html(record: CaseRecord, html: bytes) -> CaseRecord:
         return record
     opinions = []
     for op, art in zip(record.opinions, articles, strict=True):
-        clean = clean_markup(lxml.html.tostring(art, encoding="unicode"))
-        opinions.append(clean.opinion(op.type, op.author) if clean.paragraphs else op)
+        clean = clean_markup(lxml.html.tostring(art, encoding="unicode"), kind=op.type, author=op.author)
+        opinions.append(clean if clean.paragraphs else op)
     return replace(record, opinions=tuple(opinions))
 
 

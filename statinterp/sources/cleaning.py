@@ -34,7 +34,6 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from statinterp.sources.records import OpinionRecord, PageStart
 
@@ -188,26 +187,10 @@ def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
 
 # --- the step ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class CleanText:
-    """An opinion's cleaned text, ready for :class:`OpinionRecord`."""
-
-    paragraphs: tuple[str, ...]
-    footnotes: tuple[str, ...] = ()
-    page_starts: tuple[tuple[PageStart, ...], ...] = ()
-
-    @property
-    def lines(self) -> tuple[str, ...]:
-        return self.paragraphs + self.footnotes
-
-    def opinion(self, type_: str, author: str | None) -> OpinionRecord:
-        return OpinionRecord(type_, author, self.paragraphs, self.footnotes, self.page_starts)
-
-
-def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), notes_in_text: bool = True
-                  ) -> CleanText:
+def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), notes_in_text: bool = True, *,
+                  kind: str = "majority", author: str | None = None) -> OpinionRecord:
     """The one cleaning step: page labels out of the text into page starts, footnote marks out of
-    words, footnotes after the paragraphs.
+    words, footnotes after the paragraphs; the opinion of type ``kind`` by ``author``.
 
     ``paragraphs`` may hold :func:`page_marker` markers and plain ``*583`` labels; ``footnotes``
     are the footnotes a reader found in the markup (their text, label first or not). With
@@ -240,8 +223,8 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
     note_lines = [" ".join(note_label(n, loose)[1].split()) or n for n in notes]
     note_lines = [n for n in note_lines if n]
     if not any(starts):
-        return CleanText(tuple(out), tuple(note_lines))
-    return CleanText(tuple(out), tuple(note_lines), tuple(starts) + ((),) * len(note_lines))
+        return OpinionRecord(kind, author, tuple(out), tuple(note_lines))
+    return OpinionRecord(kind, author, tuple(out), tuple(note_lines), tuple(starts) + ((),) * len(note_lines))
 
 
 # --- markup (CourtListener's HTML fields, Harvard XML, CAP HTML) ------------------------------
@@ -289,7 +272,7 @@ def _is_mark(el, tag: str) -> bool:
     return False
 
 
-def clean_markup(markup: str) -> CleanText:
+def clean_markup(markup: str, *, kind: str = "majority", author: str | None = None) -> OpinionRecord:
     """An HTML/XML opinion -> cleaned text: one paragraph per block element, whitespace
     collapsed; page labels -> page starts; footnote marks dropped; footnotes after the text."""
     import lxml.html
@@ -297,7 +280,7 @@ def clean_markup(markup: str) -> CleanText:
     try:
         root = lxml.html.fromstring(markup)
     except Exception:  # noqa: BLE001 - lxml raises several types for unusable markup
-        return CleanText(())
+        return OpinionRecord(kind, author, ())
     out: list[str] = []
     notes: list[str] = []
     buf: list[str] = []
@@ -354,7 +337,7 @@ def clean_markup(markup: str) -> CleanText:
 
     walk(root, out)
     flush(out)
-    return clean_opinion(out, notes)
+    return clean_opinion(out, notes, kind=kind, author=author)
 
 
 # --- plain text and PDF-born text --------------------------------------------------------------
@@ -567,10 +550,10 @@ def plain_paragraphs(text: str) -> tuple[list[str], list[str]]:
     return out, []
 
 
-def clean_plain(text: str) -> CleanText:
-    """Plain text (a ``.txt`` file, CourtListener's ``plain_text``) -> cleaned opinion text."""
+def clean_plain(text: str, *, kind: str = "majority", author: str | None = None) -> OpinionRecord:
+    """Plain text (a ``.txt`` file, CourtListener's ``plain_text``) -> the cleaned opinion."""
     paras, notes = plain_paragraphs(text)
-    return clean_opinion(paras, notes)
+    return clean_opinion(paras, notes, kind=kind, author=author)
 
 
 # --- captions ----------------------------------------------------------------------------------

@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp.errors import InputError, json_type
-from statinterp.sources.cleaning import CleanText, clean_markup, clean_plain
+from statinterp.sources.cleaning import clean_markup, clean_plain
 from statinterp.sources.fields import BadField, text_of
-from statinterp.sources.records import CaseRecord, SkippedRecord
+from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 
 MARKUP_FIELDS = ("html_with_citations", "html", "html_lawbox", "html_columbia", "xml_harvard")
 
@@ -41,16 +41,16 @@ def markup_paragraphs(markup: str) -> tuple[str, ...]:
     return clean_markup(markup).paragraphs
 
 
-def opinion_text(row: dict) -> CleanText:
-    """An opinion's cleaned text: ``plain_text`` when it has one, else the first markup field."""
+def opinion_text(row: dict, kind: str, author: str | None) -> OpinionRecord:
+    """An opinion, its text cleaned: ``plain_text`` when it has one, else the first markup field."""
     plain = text_of(row, "plain_text")
     if plain.strip():
-        return clean_plain(plain)
+        return clean_plain(plain, kind=kind, author=author)
     for name in MARKUP_FIELDS:
         markup = text_of(row, name)
         if markup.strip():
-            return clean_markup(markup)
-    return CleanText(())
+            return clean_markup(markup, kind=kind, author=author)
+    return OpinionRecord(kind, author, ())
 
 
 def _open_text(path: Path):
@@ -128,7 +128,7 @@ def _case(where: str, cluster: str, rows: list[dict]) -> CaseRecord | SkippedRec
             kind = text_of(row, "type")
             kind = OPINION_TYPES.get(kind, re.sub(r"^\d+", "", kind) or "majority")
             author = text_of(row, "author_str") or None
-            opinions.append(opinion_text(row).opinion(kind, author))
+            opinions.append(opinion_text(row, kind, author))
         first = rows[0]
         if not any(o.paragraphs for o in opinions):
             raise BadField("plain_text", "no opinion of the cluster has any text (plain_text or markup)")

@@ -106,7 +106,7 @@ def cap_case(obj: object, source: str, body_key: str | None = None) -> CaseRecor
             raise BadField(at[:-1], f"expected an object, found {json_type(op)}")
         text = text_of(op, "text", at, numbers=False)
         author = text_of(op, "author", at) or None
-        opinions.append(clean_opinion(split_lines(text)).opinion(text_of(op, "type", at) or "majority", author))
+        opinions.append(clean_opinion(split_lines(text), kind=text_of(op, "type", at) or "majority", author=author))
     if not any(o.paragraphs for o in opinions):
         raise BadField(where + "opinions", "no opinion has any text")
     cites = obj.get("citations") or []

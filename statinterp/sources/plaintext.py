@@ -34,7 +34,7 @@ def text_case(text: str, case_id: str) -> CaseRecord:
         caption = paragraphs[0] if paragraphs and len(paragraphs[0]) <= 200 and len(paragraphs) > 1 else case_id
     return CaseRecord(source="text", source_id=case_id, name=caption, name_abbreviation="", decision_date="",
                       docket_number="", citations=(), court="", jurisdiction="", head_matter="", judges="",
-                      parties="", attorneys="", opinions=(clean.opinion("majority", None),))
+                      parties="", attorneys="", opinions=(clean,))
 
 
 def read_text(path: Path, encoding: str | None = None) -> Iterator[CaseRecord | SkippedRecord]:
