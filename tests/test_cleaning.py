@@ -291,3 +291,15 @@ def test_pdf_texts_through_every_plain_reader(tmp_path):
         assert not [m.group(0) for m in re.finditer(r"\b([a-z]+)-([a-z]+)\b", op.text)
                     if m.group(1) + m.group(2) in words]
         assert not [s for s in sentences(op.lines) if HEADER.search(s) or GLUED.search(s)]
+
+
+def test_pin_cites_and_references_are_not_labels_or_marks():
+    """Seen in the data set's CAP texts: database star pages, a lone starred number, subdivisions,
+    page and paragraph numbers."""
+    text = ["Amanuel, 2006 WL 266560, at *3. Carter, 2005 U.S. Dist. LEXIS 21348 at *26-27; id. at *20-*21.",
+            "Laws for Juvenile Sex Offenders *9 (May 1, 2009).",
+            "See Wis. Adm. Code § ETF 11.08(2)(b)3 which applies (R. 39, p.2).",
+            "Costs under paragraph II.4 of this Agreement.1", "1 . A note."]
+    c = clean_opinion(text)
+    assert c.paragraphs == tuple(text[:3]) + ("Costs under paragraph II.4 of this Agreement.",)
+    assert c.page_starts == () and c.footnotes == ("A note.",)

@@ -42,10 +42,16 @@ PAGE_OPEN, PAGE_CLOSE = "\ue000", "\ue001"
 _MARKER = re.compile(f"{PAGE_OPEN}([^{PAGE_CLOSE}]*){PAGE_CLOSE}")
 _SENTINEL = "\ue002"
 
-#: ``*583`` in text: a star, digits; not part of a word before it, not a footnote star ("**").
-_STAR_LABEL = re.compile(r"(?<![\w*])\*(?:Page\s+)?(\d{1,5})")
+#: ``*583`` in text: a star, digits; not part of a word before it, not a footnote star ("**"), not a
+#: pin cite to a database's star page ("2006 WL 266560, at *3", "LEXIS 21348 at *26-27", "*20-*21").
+_STAR_LABEL = re.compile(r"(?<![\w*,;\-–])(?<!\bat )(?<![,;] )(?<!\d )(?<![\-–] )"
+                         r"\*(?:Page\s+)?(\d{1,5})(?![\d\-–]*\s*[\-–])")
 #: A footnote mark glued to the end of a word or after its punctuation: "testimony6", "Code.22", "[CFS].”3".
-_GLUED_MARK = re.compile(r"(?<=[A-Za-z][.,;:)\]”’\"']|[a-z][a-z])(\d{1,3})(?=[\s.,;:)—–-]|$)")
+_GLUED_MARK = re.compile(r"(?<=[a-z][.,;:”’\"']|[a-z][a-z]|[.,;:)\]][.,;:”’\"'])(\d{1,3})(?=[\s.,;:)]|[—–-](?!\d)|$)")
+#: "p.2", "n.7", "No.3", "ch.5": a number after a short abbreviation is a reference, not a mark.
+_ABBREVIATION_BEFORE = re.compile(r"(?:^|[^A-Za-z])[A-Za-z]{1,3}\.$")
+#: Only after a lower-case word ("testimony6"), for an opinion whose footnotes are not known.
+_WORD_MARK = re.compile(r"(?<=[a-z][a-z])(\d{1,3})(?=[\s.,;:)]|[—–-](?!\d)|$)")
 #: A footnote's own text in plain sources: "1 . The record ...", "[2] The ...", "3 The ...", ". Code 1951".
 #: A footnote line appended to a plain text: CAP's "1 . The" and ". The", "[2] The", "3 The" (a capital,
 #: a quote or a bracket next: "1. The" is an enumerated paragraph, not a footnote), "* The".
@@ -71,23 +77,36 @@ def strip_markers(text: str) -> str:
 # --- page labels -------------------------------------------------------------------------------
 
 def _star_labels(paragraphs: Sequence[str]) -> list[str]:
-    """``*583`` labels in plain text -> markers; a label glued to digits ("*58456(b)") is split
-    after the page that follows the previous label."""
-    out: list[str] = []
-    last: list[int] = []
+    """``*583`` labels in plain text -> markers. A label is taken when it is a paragraph of its
+    own or when the page before or after it is labelled too (pages run 583, 584, ...: a lone
+    "Offenders *9 (May 2009)" is not a label); a label glued to digits ("*58456(b)" after *583)
+    is split after the page that follows."""
+    found = [(i, m) for i, p in enumerate(paragraphs) if "*" in p for m in _STAR_LABEL.finditer(p)]
+    if not found:
+        return list(paragraphs)
+    whole = {int(m.group(1)) for _, m in found}
+    parts = {int(m.group(1)[:k]) for _, m in found for k in range(1, len(m.group(1)) + 1)}
 
-    def repl(m: re.Match) -> str:
+    def label(i: int, m: re.Match) -> str | None:
         digits = m.group(1)
-        if last:
-            nxt = str(last[-1] + 1)
-            if digits.startswith(nxt) and len(digits) > len(nxt):
-                last.append(int(nxt))
-                return page_marker(nxt) + " " + digits[len(nxt):]
-        last.append(int(digits))
-        return page_marker(digits) + " "
+        if m.group(0) == paragraphs[i].strip():
+            return digits
+        if int(digits) - 1 in parts or int(digits) + 1 in parts:
+            return digits
+        for k in range(len(digits) - 1, 0, -1):  # "*58456(b)": page 584 then "56(b)"
+            if int(digits[:k]) - 1 in whole:
+                return digits[:k]
+        return None
 
-    for p in paragraphs:
-        out.append(_STAR_LABEL.sub(repl, p) if "*" in p else p)
+    out = list(paragraphs)
+    for i in sorted({i for i, _ in found}, reverse=True):
+        text = out[i]
+        for m in reversed([m for j, m in found if j == i]):
+            page = label(i, m)
+            if page is not None:
+                rest = m.group(1)[len(page):]
+                text = text[:m.start()] + page_marker(page) + (" " + rest if rest else " ") + text[m.end():]
+        out[i] = text
     return out
 
 
@@ -141,18 +160,22 @@ def note_label(text: str, loose: bool = False) -> tuple[str | None, str]:
 
 def _drop_glued_marks(paragraphs: list[str], known: set[int]) -> list[str]:
     """Remove footnote marks glued to words: those that count up (1, 2, 3, ...; one number may
-    be missing, two when the opinion's footnotes are known and name it)."""
+    be missing, two when the opinion's footnotes are known and name it). Without known footnotes
+    only a number glued to a lower-case word counts ("testimony6", not "Code.22" or "II.4")."""
     expected = [1]
     reach = 3 if known else 2
 
     def repl(m: re.Match) -> str:
         n = int(m.group(1))
+        if _ABBREVIATION_BEFORE.search(m.string[max(0, m.start() - 5):m.start()]):
+            return m.group(0)
         if expected[0] <= n < expected[0] + reach and (not known or n in known):
             expected[0] = n + 1
             return ""
         return m.group(0)
 
-    return [_GLUED_MARK.sub(repl, p) if any(c.isdigit() for c in p) else p for p in paragraphs]
+    pattern = _GLUED_MARK if known else _WORD_MARK  # "II.4" is a paragraph number, not a mark
+    return [pattern.sub(repl, p) if any(c.isdigit() for c in p) else p for p in paragraphs]
 
 
 def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
