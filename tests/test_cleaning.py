@@ -35,8 +35,8 @@ CL_ROWS = GENUINE / "courtlistener" / "opinions.jsonl"
 LATIN1 = GENUINE / "latin1" / "peyton-latin1.txt"
 
 #: A page label or a footnote number glued to a word, as the defects showed them (not a citation
-#: of a footnote: "n.14", "nn.7").
-GLUED = re.compile(r"\*\d|\b(?!nn?\.\d)[A-Za-z]*[a-z][.,;”’\"]?\d{1,2}(?=[\s.,;:)]|$)")
+#: of a footnote, "n.14", "nn.7", nor a database pin cite, "2010 WL 2817220, *4").
+GLUED = re.compile(r"(?<!, )(?<!at )\*\d|\b(?!nn?\.\d)[A-Za-z]*[a-z][.,;”’\"]?\d{1,2}(?=[\s.,;:)]|$)")
 #: Running headers and footers of a slip opinion.
 HEADER = re.compile(r"Cite as: \d+ U\. ?S\.|\(Slip Opinion\)|OCTOBER TERM, \d{4} +\d|^\d+ +[A-Z ]+ v\. [A-Z]")
 
@@ -303,3 +303,9 @@ def test_pin_cites_and_references_are_not_labels_or_marks():
     c = clean_opinion(text)
     assert c.paragraphs == tuple(text[:3]) + ("Costs under paragraph II.4 of this Agreement.",)
     assert c.page_starts == () and c.footnotes == ("A note.",)
+
+
+def test_a_single_page_break_label_followed_by_a_word():
+    c = clean_opinion(["The court held *584 that the lien attached."])
+    assert c.paragraphs == ("The court held that the lien attached.",)
+    assert starts_ok(c) == [("584", "that the lien attach")]

@@ -49,7 +49,8 @@ _STAR_LABEL = re.compile(r"(?<![\w*,;\-–])(?<!\bat )(?<![,;] )(?<!\d )(?<![\-�
 #: A footnote mark glued to the end of a word or after its punctuation: "testimony6", "Code.22", "[CFS].”3".
 _GLUED_MARK = re.compile(r"(?<=[a-z][.,;:”’\"']|[a-z][a-z]|[.,;:)\]][.,;:”’\"'])(\d{1,3})(?=[\s.,;:)]|[—–-](?!\d)|$)")
 #: "p.2", "n.7", "No.3", "ch.5": a number after a short abbreviation is a reference, not a mark.
-_ABBREVIATION_BEFORE = re.compile(r"(?:^|[^A-Za-z])[A-Za-z]{1,3}\.$")
+_ABBREVIATION_BEFORE = re.compile(r"(?:^|[^A-Za-z])(?:p|pp|n|nn|no|nos|ch|art|arts|vol|sec|cl|par|para|subd|tit|r)\.$",
+                                  re.IGNORECASE)
 #: Only after a lower-case word ("testimony6"), for an opinion whose footnotes are not known.
 _WORD_MARK = re.compile(r"(?<=[a-z][a-z])(\d{1,3})(?=[\s.,;:)]|[—–-](?!\d)|$)")
 #: A footnote's own text in plain sources: "1 . The record ...", "[2] The ...", "3 The ...", ". Code 1951".
@@ -78,9 +79,9 @@ def strip_markers(text: str) -> str:
 
 def _star_labels(paragraphs: Sequence[str]) -> list[str]:
     """``*583`` labels in plain text -> markers. A label is taken when it is a paragraph of its
-    own or when the page before or after it is labelled too (pages run 583, 584, ...: a lone
-    "Offenders *9 (May 2009)" is not a label); a label glued to digits ("*58456(b)" after *583)
-    is split after the page that follows."""
+    own, when a word follows it, or when the page before or after it is labelled too (pages run
+    583, 584, ...: a lone "Offenders *9 (May 2009)" is not a label); a label glued to digits
+    ("*58456(b)" after *583) is split after the page that follows."""
     found = [(i, m) for i, p in enumerate(paragraphs) if "*" in p for m in _STAR_LABEL.finditer(p)]
     if not found:
         return list(paragraphs)
@@ -89,8 +90,8 @@ def _star_labels(paragraphs: Sequence[str]) -> list[str]:
 
     def label(i: int, m: re.Match) -> str | None:
         digits = m.group(1)
-        if m.group(0) == paragraphs[i].strip():
-            return digits
+        if m.group(0) == paragraphs[i].strip() or re.match(r" ?[A-Za-z]", paragraphs[i][m.end():m.end() + 2]):
+            return digits  # a line of its own, or a page's first word follows: "*583 the", "*583in"
         if int(digits) - 1 in parts or int(digits) + 1 in parts:
             return digits
         for k in range(len(digits) - 1, 0, -1):  # "*58456(b)": page 584 then "56(b)"
@@ -167,7 +168,7 @@ def _drop_glued_marks(paragraphs: list[str], known: set[int]) -> list[str]:
 
     def repl(m: re.Match) -> str:
         n = int(m.group(1))
-        if _ABBREVIATION_BEFORE.search(m.string[max(0, m.start() - 5):m.start()]):
+        if _ABBREVIATION_BEFORE.search(m.string[max(0, m.start() - 6):m.start()]):
             return m.group(0)
         if expected[0] <= n < expected[0] + reach and (not known or n in known):
             expected[0] = n + 1
