@@ -309,3 +309,19 @@ def test_a_single_page_break_label_followed_by_a_word():
     c = clean_opinion(["The court held *584 that the lien attached."])
     assert c.paragraphs == ("The court held that the lien attached.",)
     assert starts_ok(c) == [("584", "that the lien attach")]
+
+
+def test_any_text_gives_a_well_formed_opinion():
+    """Random text (markers and sentinels of the cleaning step included): no exception, one page-start
+    entry per line when there are any, every offset inside its line, no empty line."""
+    import random
+
+    alphabet = "ab Cd12*-—.,;()[]“”\n\f\t§¶_\ue000\ue001\ue002"
+    rnd = random.Random(7)
+    for _ in range(500):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 300)))
+        for op in (clean_plain(text), clean_opinion(text.split("\n")),
+                   clean_markup("<p>" + text.replace("*", '<span class="star-pagination">*').replace("-", "</span>"))):
+            assert all(line.strip() == line and line for line in op.lines)
+            assert not op.page_starts or len(op.page_starts) == len(op.lines)
+            assert all(0 <= off < len(op.lines[i]) for i, s in enumerate(op.page_starts) for off, _ in s)

@@ -115,6 +115,7 @@ def _split_pages(text: str) -> tuple[str, list[PageStart], list[str]]:
     """One paragraph's text with its markers removed, whitespace collapsed: (text, page starts
     inside it -- each at the first character of the page's text --, labels that end it: they
     start the next paragraph)."""
+    text = text.replace(_SENTINEL, "")  # (a stray one in the source)
     labels = _MARKER.findall(text)
     if not labels:
         return " ".join(text.split()), [], []
