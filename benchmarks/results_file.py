@@ -1,8 +1,9 @@
-"""benchmarks/RESULTS.md is written by three benchmarks, each owning sections of its own.
+"""benchmarks/RESULTS.md is written by four benchmarks, each owning sections of its own.
 
-``benchmarks.run`` rewrites the whole file; ``benchmarks.ingest`` and ``benchmarks.find`` each
-replace only their section (a ``## `` heading and everything up to the next one).  This module is
-the one place that knows the headings and how a section is replaced or kept.
+``benchmarks.run`` rewrites the whole file; ``benchmarks.ingest``, ``benchmarks.find`` and
+``benchmarks.courtlistener_bulk`` each replace only their section (a ``## `` heading and
+everything up to the next one).  This module is the one place that knows the headings and how a
+section is replaced or kept.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from pathlib import Path
 INGEST_HEADING = "## Ingest (`statinterp ingest`)"
 #: Heading of the section ``benchmarks.find`` writes.
 FIND_HEADING = "## find: latency per term"
+#: Heading of the section ``benchmarks.courtlistener_bulk`` writes.
+CL_BULK_HEADING = "## CourtListener bulk files: join throughput and memory"
 #: The sections ``benchmarks.run`` does not make and keeps when it rewrites the file, in order.
-KEPT_BY_RUN = (INGEST_HEADING, FIND_HEADING)
+KEPT_BY_RUN = (INGEST_HEADING, FIND_HEADING, CL_BULK_HEADING)
 
 
 def shown_command(program: str, argv: list[str], names: dict[str, str]) -> str:

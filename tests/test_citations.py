@@ -196,3 +196,32 @@ def test_cv_records_the_source_and_check_reruns_it(tmp_path, capsys):
     assert doc["metadata"]["command"].endswith("--case-citations eyecite --report-dir " + str(reports))
     code, out, err = run_main(capsys, "reproduce", "--check", str(reports / "learned.json"), "-q")
     assert code == 0, out + err
+
+
+def test_court_lookup_answers_as_eyecite_does():
+    """citations.court_by_paren (put in eyecite's place for speed) gives eyecite's own answer for
+    every courts-db citation string, its prefixes and spellings, and strings no court has."""
+    import eyecite.helpers
+    from courts_db import courts
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    find_citations("Smith v. Jones, 500 F.2d 100 (2d Cir. 1974).")  # installs the fast lookup
+    original = eyecite.helpers.__dict__["get_court_by_paren"]
+    assert original is citations.court_by_paren
+    slow = citations._eyecite_court_by_paren()
+    assert slow is not citations.court_by_paren
+    probes = {"", "  ", "2d Cir.", "2d Cir. 1974", "D.C. Cir", "Pa.Super.", "SC", "N.Y. App. Div.", "Tex. Crim. App.",
+              "Cal. Ct. App. 1999", "D. Mass.", "Zzz", "ÉTAT", "9th"}
+    for court in courts[::7]:
+        s = court["citation_string"]
+        probes.update({s, s.upper(), s.replace(" ", ""), s[: max(1, len(s) // 2)]})
+    for probe in sorted(probes):
+        assert citations.court_by_paren(probe) == slow(probe), probe
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(alphabet=st.sampled_from("abcdnpsty.,( )2Cir9ÉD"), max_size=12))
+    def same(s):
+        assert citations.court_by_paren(s) == slow(s)
+
+    same()

@@ -92,13 +92,14 @@ def test_rank_csv():
     out = invoke("rank", "vehicle", "-m", "BM25-p", "--format", "csv", "-n", "15", "-q").stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 15
-    assert list(rows[0]) == ["rank", "score", "sentence_id", "label", "case_name", "citation", "text"]
+    assert list(rows[0]) == ["rank", "score", "sentence_id", "label", "case_name", "citation", "pin_page", "pin_cite",
+                            "text"]
     scores = [float(r["score"]) for r in rows]
     assert scores == sorted(scores, reverse=True)
     for r in rows:
         assert r["label"] in LABEL_GAINS
         assert r["text"] == SENTENCES[r["sentence_id"]].text  # commas and quotes survive CSV quoting
-        assert r["case_name"] and r["citation"]
+        assert r["case_name"] and r["citation"] and r["pin_cite"].startswith(f"{r['case_name']}, {r['citation']} (")
 
 
 def test_rank_trec():

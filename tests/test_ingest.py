@@ -312,9 +312,13 @@ def _pair_index_is_exact(db: sqlite3.Connection) -> bool:
 
 
 def _make_format_1(folder: Path) -> None:
-    """Turn a collection into one of format 1, as statinterp wrote before the pair index."""
+    """Turn a collection into one of format 1, as statinterp wrote before the pair index (and pages)."""
+    from statinterp.collection.store import PAGE_COLUMNS
+
     db = sqlite3.connect(folder / "collection.sqlite", isolation_level=None)
     db.execute("DROP TABLE paragraph_pairs")
+    for table, column, _ in PAGE_COLUMNS:
+        db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     db.execute("UPDATE meta SET value = '1' WHERE key = 'format'")
     db.close()
 
@@ -327,7 +331,7 @@ def test_a_collection_of_format_1_is_found_with_phrases_and_the_next_ingest_adds
     write_cap_volume(copies(6), tmp_path / "v1" / "vol")
     ingest([tmp_path / "v1"], tmp_path / "col", citations=False)
     with Collection.open(tmp_path / "col") as c:
-        assert c.has_pairs and c.info()["format"] == 2
+        assert c.has_pairs and c.info()["format"] == store.FORMAT_VERSION
         new = find_term(c, "motor vehicle")
     _make_format_1(tmp_path / "col")
     with Collection.open(tmp_path / "col") as c:
@@ -360,7 +364,7 @@ def test_a_collection_of_format_1_is_found_with_phrases_and_the_next_ingest_adds
     ingest([tmp_path / "v1", tmp_path / "v2"], tmp_path / "fresh", citations=False)
     assert list(canonical_dump(tmp_path / "col")) == list(canonical_dump(tmp_path / "fresh"))
     with Collection.open(tmp_path / "col") as c:
-        assert c.has_pairs and c.info()["format"] == 2 and _pair_index_is_exact(c.db)
+        assert c.has_pairs and c.info()["format"] == store.FORMAT_VERSION and _pair_index_is_exact(c.db)
         assert find_term(c, "motor vehicle").paragraphs_matched > new.paragraphs_matched
 
 

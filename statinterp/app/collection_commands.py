@@ -12,10 +12,37 @@ import click
 from statinterp.app.options import engine_options
 from statinterp.cache import atomic
 
-FORMAT_HELP = ("Source format (default: sniffed per file): cap (CAP per-case JSON: REPORTER/VOLUME/cases/*.json "
-               "or a volume zip), cap-bulk (CAP legacy BagIt folder or zip), courtlistener (opinions .jsonl or "
-               ".csv, optionally compressed), text (.txt files, one case each), dataset (the annotated data set's "
-               "term zips).")
+
+class SourceFormatChoice(click.Choice):
+    """``--format``'s choices: the formats registered in :mod:`statinterp.sources.registry` when the
+    command runs (a format registered after start-up is offered too)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from statinterp.sources.registry import format_names
+
+        return format_names()
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
+
+
+class SourceFormatOption(click.Option):
+    """``--format``: its help lists the registered formats with their descriptions."""
+
+    @property
+    def help(self) -> str:
+        from statinterp.sources.registry import format_help
+
+        return f"Source format (default: sniffed per file): {format_help()}."
+
+    @help.setter
+    def help(self, value) -> None:
+        pass
 
 
 def example_sources() -> Path:
@@ -28,8 +55,7 @@ def example_sources() -> Path:
 @click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--collection", "collection", type=click.Path(path_type=Path), required=True,
               help="The collection folder (created if new; ingesting again adds only new or changed cases).")
-@click.option("--format", "fmt", type=click.Choice(["cap", "cap-bulk", "courtlistener", "text", "dataset"]),
-              default=None, help=FORMAT_HELP)
+@click.option("--format", "fmt", cls=SourceFormatOption, type=SourceFormatChoice(), default=None)
 @click.option("--encoding", default=None, metavar="NAME",
               help="The text encoding of .txt sources (e.g. latin-1, cp1252). Default: UTF-8; a file that is not "
                    "UTF-8 is decoded by a guessed encoding, named in a warning.")
@@ -48,9 +74,12 @@ def ingest(sources, collection, fmt, encoding, errors_out, engine, scheduler, wo
     Without SOURCE, ingests the shipped example sources (invented cases in every format).
     Malformed records are skipped and listed; a source that cannot be read stops the command
     (exit 2) with the collection as it was after the last whole batch: run the same command
-    again to complete it. Example:
+    again to complete it. CourtListener's bulk opinions file is joined with the clusters,
+    dockets, courts and citations files beside it (or given too). Examples:
 
         statinterp ingest cap/my-reporter/ --collection my-collection
+
+        statinterp ingest opinions-2025-12-02.csv.bz2 --collection my-collection
     """
     from tqdm import tqdm
 

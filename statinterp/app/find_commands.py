@@ -20,7 +20,8 @@ from statinterp.errors import UsageError
               help="The collection folder (made by `statinterp ingest`).")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
               help="Write the found sentences as a data-set term zip (default: TERM.zip in the current folder, "
-                   "TERM with spaces as underscores); every command reads it with --data.")
+                   "TERM with spaces as underscores); every command reads it with --data. Each sentence carries its "
+                   "citation (pin_cite), pinned to the page it starts on (pin_page) where the sources had page labels.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--against", "against", type=click.Path(path_type=Path), default=None,
               help="Labelled data of the term (a data-set term zip or folder): report how many labelled sentences "

@@ -29,8 +29,9 @@ def format_ranking(ranking: Ranking, fmt: str = "table", top: int | None = 10, s
 
 def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], fmt: str, heading: str,
                 json_extra: dict | None = None, copies: bool = False) -> str:
-    """Ranked rows (dicts with rank, score, sentence_id, text, label, case_name, citation, and
-    with ``copies`` the number of near-duplicates each stands for) as table, JSON, CSV or TREC."""
+    """Ranked rows (dicts with rank, score, sentence_id, text, label, case_name, citation, pin_page,
+    pin_cite, and with ``copies`` the number of near-duplicates each stands for) as table, JSON,
+    CSV or TREC. The table's citation line is the pin cite."""
     if fmt == "json":
         return json.dumps({"term": term, "method": method, "candidates": candidates, **(json_extra or {}),
                            "results": list(rows)}, indent=2, ensure_ascii=False) + "\n"
@@ -38,10 +39,11 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["rank", "score", "sentence_id"] + (["copies"] if copies else [])
-                   + ["label", "case_name", "citation", "text"])  # the JSON field names
+                   + ["label", "case_name", "citation", "pin_page", "pin_cite", "text"])  # the JSON field names
         for x in rows:
             w.writerow([x["rank"], f"{x['score']:.6g}", x["sentence_id"]] + ([x["copies"]] if copies else [])
-                       + [x["label"] or "", x["case_name"], x["citation"], x["text"]])
+                       + [x["label"] or "", x["case_name"], x["citation"], x["pin_page"] or "", x["pin_cite"],
+                          x["text"]])
         return buf.getvalue()
     if fmt == "trec":
         return trec_run(term, method, candidates, rows)
@@ -52,8 +54,7 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
     for x in rows:
         label = f"[{x['label']}]" if x["label"] else "[unlabelled]"
         extra = f"  x{x['copies']} copies" if copies and x["copies"] > 1 else ""
-        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['sentence_id']}  "
-                   f"{x['case_name']}, {x['citation']}".rstrip(", "))
+        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['sentence_id']}  {x['pin_cite']}".rstrip())
         out.extend(textwrap.wrap(x["text"], width - 6, initial_indent="      ", subsequent_indent="      "))
     return "\n".join(out) + "\n"
 
@@ -135,6 +136,7 @@ def format_evaluation(results: Sequence[MethodResult], fmt: str = "table", per_t
 
 def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
     """Like :func:`format_ranking`, one row per group (near-duplicates collapsed), with its number of copies."""
+    from statinterp.corpus.pin_cites import sentence_pin_cite
 
     r = col.ranking
     index = r.index
@@ -145,6 +147,7 @@ def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10, s
         case = index.term.cases[s.case_id]
         rows.append({"rank": rank_no, "score": float(r.scores[c]), "sentence_id": s.id, "text": s.text,
                      "label": s.label, "case_name": case.short_name or case.name, "citation": case.citation,
+                     "pin_page": s.pin_page or None, "pin_cite": sentence_pin_cite(index.term, s),
                      "copies": len(members), "copy_ids": [index.sentences[m].id for m in members[1:]]})
     heading = (f"{r.method} ranking of {len(r)} sentences for {(shown_term or r.term)!r}: {len(col)} after collapsing "
                f"near-duplicates (token Jaccard >= {col.threshold:g}; top {len(rows)})")

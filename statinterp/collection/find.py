@@ -21,9 +21,12 @@ The output (:class:`FoundTerm`) holds the data set's four tables, ``case``, ``op
 ``paragraph`` and ``sentence`` (no labels), each a dict ``id -> record`` with the data set's
 fields: cases with their whole text, every opinion of a case that has a match, one paragraph
 per line range a found sentence spans (a line, or the lines a joined sentence crosses), and
-the sentences. :func:`write_term_zip` writes them as ``TERM.zip``, which every command reads
-with ``--data``. Ids: case ``c<case id>``, opinion ``o<opinion id>``, paragraph
-``o<opinion id>-l<first line>[-<last line>]``, sentence ``<paragraph id>-s<position>``.
+the sentences, each with its ``pin_cite`` (:mod:`statinterp.corpus.pin_cites`) and, when the
+collection knows it, its ``pin_page``: the page at the sentence's first character
+(:meth:`~statinterp.collection.store.ParagraphRow.page_at`). :func:`write_term_zip` writes
+them as ``TERM.zip``, which every command reads with ``--data``. Ids: case ``c<case id>``,
+opinion ``o<opinion id>``, paragraph ``o<opinion id>-l<first line>[-<last line>]``, sentence
+``<paragraph id>-s<position>``.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from pathlib import Path
 from statinterp.cache import atomic
 from statinterp.collection.store import Collection, ParagraphRow
 from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key
+from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
 from statinterp.corpus.provisions import Provision
 from statinterp.corpus.writer import tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
@@ -86,13 +90,15 @@ def term_data_from_tables(key: str, tables: dict[str, dict[str, dict]], provisio
                           source: str = "") -> TermData:
     """A :class:`TermData` from the data set's four tables (the records :func:`find_term` makes)."""
     cases = {cid: Case(cid, r["text"], r.get("name", ""), r.get("short_name", ""), r.get("official_citation", ""),
-                       r.get("court", ""), r.get("date", "")) for cid, r in tables["case"].items()}
+                       r.get("court", ""), r.get("date", ""), r.get("short_court", ""))
+             for cid, r in tables["case"].items()}
     opinions = {oid: Opinion(oid, r["case_id"], r["text"], r.get("type", ""), r.get("author", ""), r.get("position"))
                 for oid, r in tables["opinion"].items()}
     paragraphs = {pid: Paragraph(pid, r["case_id"], r["opinion_id"], r["text"], r.get("position"))
                   for pid, r in tables["paragraph"].items()}
     sentences = [Sentence(sid, r["case_id"], r["opinion_id"], r["paragraph_id"], r["text"], r.get("label"),
-                          r.get("position")) for sid, r in tables["sentence"].items()]
+                          r.get("position"), r.get("pin_page") or "", r.get("pin_cite") or "")
+                 for sid, r in tables["sentence"].items()]
     return TermData(key, query_of(key), cases, opinions, paragraphs, sentences, provision, source)
 
 
@@ -212,6 +218,7 @@ def sentences_around(collection: Collection, term: str, opinions: list[MatchingO
                                                     "position": op["position"], "text": op["text"]}
             if progress is not None:
                 progress(1)
+        pin = _PinCites(tables["case"][cid], rows)
         for start, end in sorted(found_here):
             first = _line_index(starts, start)
             last = _line_index(starts, end - 1)
@@ -223,9 +230,42 @@ def sentences_around(collection: Collection, term: str, opinions: list[MatchingO
             per_paragraph[pid] = position + 1
             sid = f"{pid}-s{position}"
             tables["sentence"][sid] = {"case_id": cid, "opinion_id": oid, "paragraph_id": pid,
-                                       "position": position, "text": opinion_text[start:end]}
+                                       "position": position, "text": opinion_text[start:end],
+                                       **pin.fields(first, start - starts[first])}
             sentence_case[sid] = case_id
     return tables, sentence_case
+
+
+class _PinCites:
+    """The pin page and pin cite of sentences of one opinion (``rows``: its lines) of ``case`` (the
+    case's record in the data set's fields), :mod:`statinterp.corpus.pin_cites`."""
+
+    def __init__(self, case: dict, rows: list[ParagraphRow]):
+        self.case = case
+        self.rows = rows
+        self.n_paragraphs = sum(1 for r in rows if not r.footnote)
+        parsed = parse_cite(case["official_citation"]) if case["official_citation"] else None
+        self.neutral = parsed is not None and parsed.neutral
+
+    def _paragraph_number(self, line: int) -> int | None:
+        """The number of the numbered paragraph line ``line`` is in (public-domain citations)."""
+        for k in range(line, -1, -1):
+            if not self.rows[k].footnote:
+                number = paragraph_number(self.rows[k].text)
+                if number is not None:
+                    return number
+        return None
+
+    def fields(self, line: int, offset: int) -> dict[str, str]:
+        """``pin_page`` (when known) and ``pin_cite`` of a sentence starting at ``offset`` of ``line``."""
+        row = self.rows[line]
+        page = row.page_at(offset)
+        footnote = line - self.n_paragraphs + 1 if row.footnote else None
+        paragraph = self._paragraph_number(line) if self.neutral and not row.footnote else None
+        c = self.case
+        cite = format_cite(c["short_name"] or c["name"], c["official_citation"], c["court"], c["date"],
+                           page=page, footnote=footnote, paragraph=paragraph)
+        return {"pin_page": page, "pin_cite": cite} if page is not None else {"pin_cite": cite}
 
 
 def merge_found_tables(parts: Iterable[FoundTables]) -> FoundTables:

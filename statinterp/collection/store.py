@@ -4,8 +4,11 @@ Tables (every id an integer given in insertion order, so the same ingest gives t
 
 ==================  ==========================================================================
 ``cases``           one row per case: source, source_id (identity), content_hash, CAP fields
-``opinions``        case_id, position (0, 1, ... in the case), type, author
-``paragraphs``      case_id, opinion_id, position (index of the line in the opinion text), text
+``opinions``        case_id, position (0, 1, ... in the case), type, author, paged (the source gave page labels)
+``paragraphs``      case_id, opinion_id, position (index of the line in the opinion text), text, page (the
+                    reporter page the line starts on; NULL: unknown), page_starts (JSON ``[[offset, page],
+                    ...]``: the pages starting inside it), footnote (1: the line is one of the opinion's
+                    footnotes, stored after its paragraphs)
 ``paragraphs_fts``  FTS5 index over paragraph text (external content: the text is stored once)
 ``paragraph_pairs`` FTS5 index of each paragraph's adjacent word pairs, rowids only (contentless;
                     :func:`~statinterp.text.term_match.fts_pairs_text`; ``find``'s lookup of terms
@@ -33,17 +36,20 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from statinterp.corpus.pin_cites import first_page, page_at
 from statinterp.errors import InputError, OutputError, UsageError
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pairs, fts_pairs_text
 
 FILENAME = "collection.sqlite"
-#: Bump when the schema or the meaning of a stored value changes. Format 2 added ``paragraph_pairs``.
-FORMAT_VERSION = 2
-#: Formats this statinterp reads; a collection of format 1 is found with the phrase query alone, and
-#: the next ``ingest`` into it upgrades it (:meth:`CollectionWriter._add_pair_index`).
-READABLE_FORMATS = (1, 2)
+#: Bump when the schema or the meaning of a stored value changes. Format 2 added ``paragraph_pairs``;
+#: format 3 the pages of paragraphs (``page``, ``page_starts``), ``footnote`` and ``opinions.paged``.
+FORMAT_VERSION = 3
+#: Formats this statinterp reads; a collection of format 1 is found with the phrase query alone, one
+#: of format 1 or 2 has no pages (every page unknown), and the next ``ingest`` into either upgrades
+#: it (:meth:`CollectionWriter._upgrade`).
+READABLE_FORMATS = (1, 2, 3)
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,10 +63,11 @@ CREATE TABLE IF NOT EXISTS cases (
     UNIQUE (source, source_id));
 CREATE TABLE IF NOT EXISTS opinions (
     id INTEGER PRIMARY KEY, case_id INTEGER NOT NULL REFERENCES cases(id), position INTEGER NOT NULL,
-    type TEXT NOT NULL, author TEXT, UNIQUE (case_id, position));
+    type TEXT NOT NULL, author TEXT, paged INTEGER NOT NULL DEFAULT 0, UNIQUE (case_id, position));
 CREATE TABLE IF NOT EXISTS paragraphs (
     id INTEGER PRIMARY KEY, case_id INTEGER NOT NULL REFERENCES cases(id),
-    opinion_id INTEGER NOT NULL REFERENCES opinions(id), position INTEGER NOT NULL, text TEXT NOT NULL);
+    opinion_id INTEGER NOT NULL REFERENCES opinions(id), position INTEGER NOT NULL, text TEXT NOT NULL,
+    page TEXT, page_starts TEXT NOT NULL DEFAULT '[]', footnote INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS paragraphs_by_opinion ON paragraphs (opinion_id, position);
 CREATE INDEX IF NOT EXISTS paragraphs_by_case ON paragraphs (case_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS paragraphs_fts USING fts5(
@@ -77,6 +84,11 @@ CREATE TABLE IF NOT EXISTS level_totals (
     level TEXT PRIMARY KEY, n_units INTEGER NOT NULL, total_tokens INTEGER NOT NULL);
 """
 
+#: Columns format 3 added (table, column, definition): :meth:`CollectionWriter._upgrade` adds them.
+PAGE_COLUMNS = (("opinions", "paged", "INTEGER NOT NULL DEFAULT 0"), ("paragraphs", "page", "TEXT"),
+                ("paragraphs", "page_starts", "TEXT NOT NULL DEFAULT '[]'"),
+                ("paragraphs", "footnote", "INTEGER NOT NULL DEFAULT 0"))
+
 #: Meta keys that record when (left out of :func:`canonical_dump`).
 TIME_KEYS = ("created_at", "statistics_date")
 
@@ -88,6 +100,52 @@ class ParagraphRow:
     paragraph_id: int
     position: int
     text: str
+    page: str | None = None  # the reporter page the line starts on (None: unknown)
+    page_starts: tuple[tuple[int, str], ...] = ()  # (offset, page) of the pages starting inside it
+    footnote: bool = False  # one of the opinion's footnotes (they follow its paragraphs)
+
+    def page_at(self, offset: int) -> str | None:
+        """The reporter page at character ``offset`` of the line (None: unknown)."""
+        return page_at(self.page, self.page_starts, offset)
+
+
+def line_pages(record: CaseRecord) -> list[list[str | None]]:
+    """The reporter page each line of each opinion starts on (None: unknown).
+
+    Only opinions with page labels (``page_starts``) have pages. The text runs on from opinion to
+    opinion: a paragraph with no page starting at its offset 0 is on the page the paragraph before
+    it ended on; the first page of the case is the first page of its official citation when no
+    label precedes the first paragraph. Footnotes, stored after an opinion's paragraphs, run on
+    from the page its paragraphs end on, and do not move the text's page."""
+    if not any(op.page_starts for op in record.opinions):  # no labels: no pages (and no citation to parse)
+        return [[None] * len(op.lines) for op in record.opinions]
+    page = first_page(record.official_citation) if record.citations else None
+    out: list[list[str | None]] = []
+    for op in record.opinions:
+        if not op.page_starts:
+            out.append([None] * len(op.lines))
+            continue
+        pages: list[str | None] = []
+        note_page = None
+        for j in range(len(op.lines)):
+            starts = op.page_starts[j] if j < len(op.page_starts) else ()
+            if j == len(op.paragraphs):
+                note_page = page  # the footnotes start where the paragraphs ended
+            current = note_page if j >= len(op.paragraphs) else page
+            pages.append(starts[0][1] if starts and starts[0][0] == 0 else current)
+            last = starts[-1][1] if starts else current
+            if j >= len(op.paragraphs):
+                note_page = last
+            else:
+                page = last
+        out.append(pages)
+    return out
+
+
+def _paragraph_row(row: Sequence) -> ParagraphRow:
+    """A paragraph row from ``case_id, opinion_id, id, position, text, page, page_starts, footnote``."""
+    starts = tuple((int(at), str(label)) for at, label in json.loads(row[6]))
+    return ParagraphRow(row[0], row[1], row[2], row[3], row[4], row[5], starts, bool(row[7]))
 
 
 def _now() -> str:
@@ -114,6 +172,9 @@ class Collection:
         self.db = db
         #: Whether the collection has the pair index (format 2; :meth:`paragraphs_matching`'s ``pairs``).
         self.has_pairs = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'paragraph_pairs'").fetchone() is not None
+        #: Whether paragraphs have pages and footnote marks (format 3); without, every page is unknown.
+        self.has_pages = "page" in {r[1] for r in db.execute("PRAGMA table_info(paragraphs)")}
+        self._page_columns = "page, page_starts, footnote" if self.has_pages else "NULL, '[]', 0"
 
     @classmethod
     def open(cls, folder: str | Path) -> Collection:
@@ -190,10 +251,10 @@ class Collection:
                                (fts_query,)).fetchone() is not None
 
     def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
-        """Every paragraph (line) of an opinion, in position order."""
-        return [ParagraphRow(*row) for row in self.db.execute(
-            "SELECT case_id, opinion_id, id, position, text FROM paragraphs WHERE opinion_id = ? ORDER BY position",
-            (opinion_id,))]
+        """Every paragraph (line) of an opinion, in position order, with its pages."""
+        return [_paragraph_row(row) for row in self.db.execute(
+            f"SELECT case_id, opinion_id, id, position, text, {self._page_columns} FROM paragraphs "
+            "WHERE opinion_id = ? ORDER BY position", (opinion_id,))]
 
     def case_ids(self) -> list[int]:
         return [r[0] for r in self.db.execute("SELECT id FROM cases ORDER BY id")]
@@ -236,11 +297,14 @@ class Collection:
         if row is None:
             raise UsageError(f"no case {case_id} in the collection {self.folder}")
         ops = []
-        for oid, kind, author in self.db.execute(
-                "SELECT id, type, author FROM opinions WHERE case_id = ? ORDER BY position", (case_id,)).fetchall():
-            paras = tuple(t for (t,) in self.db.execute(
-                "SELECT text FROM paragraphs WHERE opinion_id = ? ORDER BY position", (oid,)))
-            ops.append(OpinionRecord(kind, author, paras))
+        paged = "paged" if self.has_pages else "0"
+        for oid, kind, author, has_labels in self.db.execute(
+                f"SELECT id, type, author, {paged} FROM opinions WHERE case_id = ? ORDER BY position",
+                (case_id,)).fetchall():
+            rows = self.opinion_paragraphs(oid)
+            ops.append(OpinionRecord(kind, author, tuple(r.text for r in rows if not r.footnote),
+                                     tuple(r.text for r in rows if r.footnote),
+                                     tuple(r.page_starts for r in rows) if has_labels else ()))
         (source, source_id, name, abbr, date, docket, cites, court, jurisdiction, head, judges, parties,
          attorneys) = row
         return CaseRecord(source, source_id, name, abbr, date, docket, tuple(tuple(c) for c in json.loads(cites)),
@@ -383,9 +447,9 @@ class CollectionWriter:
                     self.db.execute("ROLLBACK")
                     raise UsageError(f"{self.folder}: the collection's statistics were made with other analysis "
                                      f"settings ({stored}); ingest into a new folder")
-                if found[0] == "1":
+                if found[0] != str(FORMAT_VERSION):
                     try:
-                        self._add_pair_index()
+                        self._upgrade(int(found[0]))
                     except BaseException:
                         self.db.execute("ROLLBACK")
                         raise
@@ -393,12 +457,18 @@ class CollectionWriter:
         except sqlite3.DatabaseError as exc:
             raise InputError(database_path(self.folder), f"is not a usable collection database ({exc})") from None
 
-    def _add_pair_index(self) -> None:
-        """Upgrade a collection of format 1 to format 2: index the stored paragraphs' pairs (in the
-        caller's transaction, which SCHEMA has just made the empty table in: a crash leaves format 1)."""
+    def _upgrade(self, found: int) -> None:
+        """Upgrade a collection of format 1 or 2 to the current format, in the caller's transaction
+        (a crash leaves the old format, whole): format 1 gets the pair index (SCHEMA has just made
+        the empty table; the stored paragraphs' pairs are indexed), formats 1 and 2 the page
+        columns (every stored page unknown, no line a footnote: what those formats knew)."""
         db = self.db
-        for pid, text in db.execute("SELECT id, text FROM paragraphs ORDER BY id"):  # streamed, not held
-            _index_pairs(db, pid, text)
+        if found < 2:
+            for pid, text in db.execute("SELECT id, text FROM paragraphs ORDER BY id"):  # streamed, not held
+                _index_pairs(db, pid, text)
+        for table, column, definition in PAGE_COLUMNS:
+            if column not in {r[1] for r in db.execute(f"PRAGMA table_info({table})")}:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
         db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (str(FORMAT_VERSION),))
 
     def close(self) -> None:
@@ -497,12 +567,17 @@ class CollectionWriter:
         case_id = int(cur.lastrowid or 0)
         paragraph_ids: dict[tuple[int, int], int] = {}
         n_paras = 0
+        pages = line_pages(r)
         for i, op in enumerate(r.opinions):
-            oid = db.execute("INSERT INTO opinions (case_id, position, type, author) VALUES (?, ?, ?, ?)",
-                             (case_id, i, op.type, op.author)).lastrowid or 0
+            oid = db.execute("INSERT INTO opinions (case_id, position, type, author, paged) VALUES (?, ?, ?, ?, ?)",
+                             (case_id, i, op.type, op.author, int(bool(op.page_starts)))).lastrowid or 0
+            n_paragraphs = len(op.paragraphs)
             for j, text in enumerate(op.lines):
-                pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text) VALUES (?, ?, ?, ?)",
-                                 (case_id, oid, j, text)).lastrowid or 0
+                starts = json.dumps([list(s) for s in op.page_starts[j]] if j < len(op.page_starts) else [],
+                                    ensure_ascii=False)
+                pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text, page, page_starts, "
+                                 "footnote) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 (case_id, oid, j, text, pages[i][j], starts, int(j >= n_paragraphs))).lastrowid or 0
                 db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
                 _index_pairs(db, pid, text)
                 paragraph_ids[(i, j)] = pid

@@ -54,6 +54,7 @@ class Case:
     citation: str = ""
     court: str = ""
     date: str = ""
+    short_court: str = ""  # the court's abbreviation, when the record gives one (CAP's, the data set's)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class Sentence:
     text: str
     label: str | None = None
     position: int | None = None
+    pin_page: str = ""  # the reporter page the sentence starts on ("" unknown)
+    pin_cite: str = ""  # its ready-to-paste citation with the pin (statinterp.corpus.pin_cites)
 
     @property
     def gain(self) -> int | None:
@@ -361,6 +364,7 @@ def _load_term(source: _Source, provisions: ProvisionBook | None) -> TermData:
             citation=recs.optional_str(rid, rec, "official_citation"),
             court=recs.optional_str(rid, rec, "court"),
             date=recs.optional_str(rid, rec, "date"),
+            short_court=recs.optional_str(rid, rec, "short_court"),
         )
 
     recs = _Records(source, "opinion")
@@ -405,7 +409,8 @@ def _load_term(source: _Source, provisions: ProvisionBook | None) -> TermData:
                 valid = ", ".join(repr(x) for x in LABEL_GAINS)
                 raise InputError(recs.where, f"unknown label {raw_label!r} (valid: {valid})", record=rid, field="label")
         sentences.append(
-            Sentence(rid, case_id, opinion_id, paragraph_id, recs.text(rid, rec), label, recs.position(rid, rec))
+            Sentence(rid, case_id, opinion_id, paragraph_id, recs.text(rid, rec), label, recs.position(rid, rec),
+                     recs.optional_str(rid, rec, "pin_page"), recs.optional_str(rid, rec, "pin_cite"))
         )
     if not sentences:
         raise InputError(recs.where, f"term {key!r} has no sentences")

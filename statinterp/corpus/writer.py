@@ -29,7 +29,8 @@ def term_records(term: TermData, labels: Mapping[str, str | None] | None = None)
     """The four files' contents (kind -> id -> record). ``labels`` (sentence id -> label) replaces
     every sentence's label; without it the term's own labels are kept."""
     cases = {c.id: _drop_empty({"name": c.name, "short_name": c.short_name, "official_citation": c.citation,
-                                "court": c.court, "date": c.date, "text": c.text}) for c in term.cases.values()}
+                                "court": c.court, "short_court": c.short_court, "date": c.date,
+                                "text": c.text}) for c in term.cases.values()}
     opinions = {o.id: _drop_empty({"case_id": o.case_id, "type": o.type, "author": o.author, "position": o.position,
                                    "text": o.text}) for o in term.opinions.values()}
     paragraphs = {p.id: _drop_empty({"case_id": p.case_id, "opinion_id": p.opinion_id, "position": p.position,
@@ -38,7 +39,8 @@ def term_records(term: TermData, labels: Mapping[str, str | None] | None = None)
     for s in term.sentences:
         label = s.label if labels is None else labels.get(s.id)
         rec = _drop_empty({"case_id": s.case_id, "opinion_id": s.opinion_id, "paragraph_id": s.paragraph_id,
-                           "position": s.position, "text": s.text})
+                           "position": s.position, "text": s.text, "pin_page": s.pin_page,
+                           "pin_cite": s.pin_cite})
         if label is not None:
             rec["label"] = label
         sentences[s.id] = rec

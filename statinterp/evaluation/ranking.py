@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from statinterp.corpus.pin_cites import sentence_pin_cite
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, evaluate_scores, rank_order
 from statinterp.index.term_index import TermIndex
 from statinterp.rankers.base import Ranker
@@ -25,6 +26,8 @@ class RankedSentence:
     label: str | None
     case_name: str
     citation: str
+    pin_page: str | None = None  # the reporter page the sentence starts on (None: unknown)
+    pin_cite: str = ""  # the case's citation pinned to it (statinterp.corpus.pin_cites.sentence_pin_cite)
 
 
 @dataclass
@@ -46,7 +49,8 @@ class Ranking:
             s = self.index.sentences[i]
             case = self.index.term.cases[s.case_id]
             out.append(RankedSentence(r, float(self.scores[i]), s.id, s.text, s.label,
-                                      case.short_name or case.name, case.citation))
+                                      case.short_name or case.name, case.citation, s.pin_page or None,
+                                      sentence_pin_cite(self.index.term, s)))
         return out
 
     def evaluate(self, metrics: Iterable[Metric | str] = DEFAULT_METRICS) -> dict[str, float]:

@@ -1,11 +1,15 @@
 """Readers of bulk case law: one streaming reader per format, all yielding the same records.
 
+Each format is a module that registers itself in :mod:`statinterp.sources.registry` (its name,
+how it is sniffed, its reader, its one-line description); the shipped ones:
+
 ======================  =====================================================================
 format                  what it reads
 ======================  =====================================================================
 ``cap``                 CAP per-case JSON: ``REPORTER/VOLUME/cases/*.json``, or one zip per volume
 ``cap-bulk``            CAP legacy bulk: BagIt folder or zip with ``data/data.jsonl.xz``
-``courtlistener``       CourtListener opinions: ``.jsonl`` or ``.csv`` (optionally .gz/.bz2/.xz)
+``courtlistener``       CourtListener: bulk CSV files (opinions joined with clusters, dockets,
+                        courts, citations), JSON lines, REST API pages, per-opinion JSON (tar)
 ``text``                plain text: ``.txt`` files, one case per file
 ``dataset``             the annotated data set's term zips (or folders of ``TERM-*.json``)
 ======================  =====================================================================
@@ -19,86 +23,50 @@ each file or folder is sniffed; with one, only files of that format are taken.
 from __future__ import annotations
 
 import os
-import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from statinterp.errors import InputError, UsageError
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from statinterp.sources.registry import Partition, SourceFormat, format_names, get, register, registered
 
-__all__ = ["FORMATS", "CaseRecord", "OpinionRecord", "Partition", "SkippedRecord", "discover", "read_partition"]
-
-FORMATS = ("cap", "cap-bulk", "courtlistener", "text", "dataset")
-
-_CL_SUFFIXES = (".jsonl", ".ndjson", ".csv")
-_COMPRESSED = ("", ".gz", ".bz2", ".xz")
+__all__ = ["FORMATS", "CaseRecord", "OpinionRecord", "Partition", "SkippedRecord", "SourceFormat", "discover",
+           "read_partition", "register"]
 
 
-@dataclass(frozen=True, order=True)
-class Partition:
-    """One unit of reading (and of work on a cluster): a format and a path."""
-
-    path: str
-    format: str
-    encoding: str | None = None  # forced text encoding (``ingest --encoding``) of a ``text`` partition
-
-    @property
-    def size(self) -> int:
-        """Bytes of input (for throughput figures)."""
-        p = Path(self.path)
-        if p.is_file():
-            return p.stat().st_size
-        if self.format == "text":
-            return sum(f.stat().st_size for f in p.glob("*.txt"))
-        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
-
-
-def _is_courtlistener(name: str) -> bool:
-    name = name.lower()
-    return any(name.endswith(s + c) for s in _CL_SUFFIXES for c in _COMPRESSED)
-
-
-def _sniff_zip(path: Path) -> str:
-    try:
-        with zipfile.ZipFile(path) as zf:
-            names = zf.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise InputError(path, f"is not a readable zip file ({exc})") from None
-    from statinterp.sources.cap import bag_data_member
-
-    if any(n.rsplit("/", 1)[-1] == "bagit.txt" for n in names) or bag_data_member(names):
-        return "cap-bulk"
-    if any(n.endswith(("-case.json",)) for n in names):
-        return "dataset"
-    if any(n.endswith(".json") for n in names):
-        return "cap"
-    raise InputError(path, "is a zip of no known case-law format (CAP volume, CAP bag or data-set term zip)")
+def __getattr__(name: str) -> object:
+    if name == "FORMATS":  # derived from the registry, so a format registered later is listed too
+        return format_names()
+    raise AttributeError(name)
 
 
 def _sniff_file(path: Path) -> str | None:
-    name = path.name
-    if name.lower().endswith(".zip"):
-        return _sniff_zip(path)
-    if _is_courtlistener(name):
-        return "courtlistener"
-    if name.lower().endswith(".txt") and name != "bagit.txt":
-        return "text"
-    if name.endswith("-case.json"):
-        return "dataset"
-    if name.lower().endswith(".json"):
-        from statinterp.sources.cap import CAP_METADATA
+    """The format of one file, or None (a zip of no known format is an error)."""
+    for fmt in registered():
+        if fmt.sniff_file(path):
+            return fmt.name
+    if path.name.lower().endswith(".zip"):
+        raise InputError(path, f"is a zip of no known case-law format ({', '.join(format_names())})")
+    return None
 
-        if name in CAP_METADATA or any(name.endswith(f"-{k}.json") for k in ("opinion", "paragraph", "sentence")):
-            return None
-        return "cap"
+
+def _companion(path: Path, fmt: str | None) -> tuple[SourceFormat, str] | None:
+    """(format, description) when the file is a companion of a format's sources (e.g. a
+    CourtListener clusters file), not a source itself."""
+    for f in registered():
+        if f.companion is not None and (fmt is None or fmt == f.name):
+            what = f.companion(path)
+            if what:
+                return f, what
     return None
 
 
 def _walk(root: Path, fmt: str | None) -> list[Partition]:
-    """Partitions under a folder: bags and volume folders whole; zips, JSON-lines and CSV one each;
-    ``.txt`` files one partition per folder; data-set files one per folder."""
+    """Partitions under a folder: folders a format takes whole (bags, volume folders); loose files
+    of a grouped format one partition per folder; any other file one partition each."""
     out: list[Partition] = []
+    folder_sniffers = [(f, f.sniff_folder) for f in registered() if f.sniff_folder is not None]
 
     def want(f: str) -> bool:
         return fmt is None or fmt == f
@@ -107,41 +75,29 @@ def _walk(root: Path, fmt: str | None) -> list[Partition]:
         dirs.sort()
         here = Path(folder)
         dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
-        if "bagit.txt" in files:
-            if want("cap-bulk"):
-                out.append(Partition(str(here), "cap-bulk"))
+        whole = next(((f, p) for f, sniff in folder_sniffers if (p := sniff(here, files)) is not None), None)
+        if whole is not None:
+            if want(whole[0].name):
+                out.append(Partition(str(whole[1]), whole[0].name))
             dirs[:] = []
             continue
-        if here.name == "cases" and any(f.endswith(".json") for f in files):
-            if want("cap"):
-                out.append(Partition(str(here.parent), "cap"))
-            dirs[:] = []
-            continue
-        kinds: dict[str, list[str]] = {}
+        grouped: set[str] = set()
         for name in sorted(files):
             if name.startswith("."):
                 continue
-            kind = _sniff_file(here / name)
-            if kind is not None:
-                kinds.setdefault(kind, []).append(name)
-        if "cases" in dirs:  # a volume folder: its cases/ subfolder is the partition
-            kinds.pop("cap", None)
-        for name in sorted(files):
-            kind = _sniff_file(here / name) if not name.startswith(".") else None
+            path = here / name
+            if _companion(path, fmt) is not None:
+                continue
+            kind = _sniff_file(path)
             if kind is None or not want(kind):
                 continue
-            if kind in ("text", "cap", "dataset") and not name.lower().endswith(".zip"):
-                continue  # grouped per folder below
-            out.append(Partition(str(here / name), kind))
-        if kinds.get("text") and want("text"):
-            out.append(Partition(str(here), "text"))
-        if kinds.get("cap") and want("cap"):
-            loose = [n for n in kinds["cap"] if not n.lower().endswith(".zip")]
-            if loose:
-                out.append(Partition(str(here), "cap"))
-        if kinds.get("dataset") and want("dataset") and any(n.endswith("-case.json") for n in kinds["dataset"]):
-            out.append(Partition(str(here), "dataset"))
-    return sorted(out, key=lambda p: (Path(p.path).parts, p.format))  # path order, whatever the walk's
+            spec = get(kind)
+            if spec is not None and spec.group is not None and spec.group(path):
+                grouped.add(kind)
+            else:
+                out.append(Partition(str(path), kind))
+        out.extend(Partition(str(here), kind) for kind in sorted(grouped))
+    return sorted(set(out), key=lambda p: (Path(p.path).parts, p.format))  # path order, whatever the walk's
 
 
 def _raise_walk_error(exc: OSError) -> None:
@@ -152,11 +108,14 @@ def discover(paths: list[str | Path], fmt: str | None = None, encoding: str | No
     """The partitions of every source path, in argument order then path order.
 
     ``encoding`` forces the text encoding of plain-text partitions (else UTF-8, or a guess for a
-    file that is not UTF-8). Raises :class:`InputError` for a path that does not exist, cannot be
-    read, or holds no case file of a known format (of ``fmt`` when given); :class:`UsageError`
-    for an unknown format or encoding."""
-    if fmt is not None and fmt not in FORMATS:
-        raise UsageError(f"unknown source format {fmt!r}; use one of {', '.join(FORMATS)}")
+    file that is not UTF-8). Companion files (CourtListener's clusters, dockets, courts, citations
+    files) given as paths are attached to the partitions of their format. Raises
+    :class:`InputError` for a path that does not exist, cannot be read, or holds no case file of a
+    known format (of ``fmt`` when given), and for companions given without any source they
+    describe; :class:`UsageError` for an unknown format or encoding."""
+    names = format_names()
+    if fmt is not None and fmt not in names:
+        raise UsageError(f"unknown source format {fmt!r}; use one of {', '.join(names)}")
     if encoding is not None:
         from statinterp.sources.cleaning import check_encoding
 
@@ -166,6 +125,7 @@ def discover(paths: list[str | Path], fmt: str | None = None, encoding: str | No
             raise UsageError(f"unknown text encoding {encoding!r} (--encoding); use a Python codec name such as "
                              "utf-8, latin-1 or cp1252") from None
     out: list[Partition] = []
+    given: dict[str, list[tuple[str, str]]] = {}
     for raw in paths:
         path = Path(raw)
         if not path.exists():
@@ -173,48 +133,45 @@ def discover(paths: list[str | Path], fmt: str | None = None, encoding: str | No
         if not os.access(path, os.R_OK):
             raise InputError(path, "cannot be read (permission denied)")
         if path.is_dir():
-            if fmt == "cap-bulk" or (fmt is None and (path / "bagit.txt").exists()):
-                found = [Partition(str(path), "cap-bulk")]
-            else:
-                found = _walk(path, fmt)
+            found = _walk(path, fmt)
         else:
+            companion = _companion(path, fmt)
+            if companion is not None:
+                given.setdefault(companion[0].name, []).append((str(path), companion[1]))
+                continue
             kind = fmt or _sniff_file(path)
             if kind is None:
-                raise InputError(path, "is not a case-law file of a known format; give --format "
-                                 f"({', '.join(FORMATS)})")
+                raise InputError(path, f"is not a case-law file of a known format; give --format ({', '.join(names)})")
             found = [Partition(str(path), kind)]
         if not found:
+            companion = next((c for f in sorted(path.rglob("*")) if (c := _companion(f, fmt))), None)
+            if companion is not None:
+                raise InputError(path, f"holds {companion[1]} but no {companion[0].name} source it describes "
+                                 "(see docs/data-format.md)")
             what = f"{fmt} " if fmt else ""
-            raise InputError(path, f"holds no {what}case files (formats: {', '.join(FORMATS)}; "
+            raise InputError(path, f"holds no {what}case files (formats: {', '.join(names)}; "
                              "see docs/data-format.md)")
         if encoding is not None:
             found = [replace(p, encoding=encoding) if p.format == "text" else p for p in found]
         out.extend(p for p in found if p not in out)
-    return out
+    for name, companions in given.items():
+        if not any(p.format == name for p in out):
+            first, what = companions[0]
+            raise InputError(first, f"is {what}: it describes the cases of a {name} source, it holds none itself; "
+                             "give it together with that source (see docs/data-format.md)")
+    return [_with_companions(p, [c for c, _ in given.get(p.format, [])]) for p in out]
+
+
+def _with_companions(partition: Partition, given: list[str]) -> Partition:
+    spec = get(partition.format)
+    if spec is None or spec.companions is None:
+        return partition
+    return replace(partition, companions=spec.companions(partition.path, given))
 
 
 def read_partition(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
     """Stream the records of one partition (raises :class:`InputError` if it cannot be read)."""
-    path = Path(partition.path)
-    fmt = partition.format
-    if fmt == "cap":
-        from statinterp.sources.cap import read_cap_folder, read_cap_zip
-
-        return read_cap_zip(path) if path.is_file() and path.suffix.lower() == ".zip" else read_cap_folder(path)
-    if fmt == "cap-bulk":
-        from statinterp.sources.cap import read_cap_bag
-
-        return read_cap_bag(path)
-    if fmt == "courtlistener":
-        from statinterp.sources.courtlistener import read_courtlistener
-
-        return read_courtlistener(path)
-    if fmt == "text":
-        from statinterp.sources.plaintext import read_text
-
-        return read_text(path, partition.encoding)
-    if fmt == "dataset":
-        from statinterp.sources.dataset import read_dataset
-
-        return read_dataset(path)
-    raise UsageError(f"unknown source format {fmt!r}")
+    spec = get(partition.format)
+    if spec is None:
+        raise UsageError(f"unknown source format {partition.format!r}")
+    return spec.read(partition)

@@ -25,6 +25,7 @@ from statinterp.errors import InputError, read_limited
 from statinterp.sources.cleaning import clean_markup
 from statinterp.sources.fields import BadField, cap_case, record_id
 from statinterp.sources.records import CaseRecord, SkippedRecord
+from statinterp.sources.registry import Partition, SourceFormat, register, zip_names
 
 #: Metadata files of a CAP volume that are not cases.
 CAP_METADATA = frozenset({"CasesMetadata.json", "VolumeMetadata.json", "ReporterMetadata.json",
@@ -255,3 +256,38 @@ def write_cap_volume(records: list[CaseRecord], folder: Path, as_zip: bool = Fal
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text + "\n", encoding="utf-8")
     return folder
+
+
+def _is_zip(path: Path) -> bool:
+    return path.name.lower().endswith(".zip")
+
+
+def _sniff_bag(path: Path) -> bool:
+    if not _is_zip(path):
+        return False
+    names = list(zip_names(path))
+    return any(n.rsplit("/", 1)[-1] == "bagit.txt" for n in names) or bag_data_member(names) is not None
+
+
+def _sniff_case_file(path: Path) -> bool:
+    name = path.name
+    if _is_zip(path):
+        return any(n.endswith(".json") for n in zip_names(path))
+    if not name.lower().endswith(".json") or name in CAP_METADATA:
+        return False
+    return not any(name.endswith(f"-{k}.json") for k in ("case", "opinion", "paragraph", "sentence"))
+
+
+def _read_cap(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
+    path = Path(partition.path)
+    return read_cap_zip(path) if path.is_file() and _is_zip(path) else read_cap_folder(path)
+
+
+register(SourceFormat(
+    "cap", "CAP per-case JSON: REPORTER/VOLUME/cases/*.json or a volume zip", _read_cap, _sniff_case_file,
+    sniff_folder=lambda here, names: here.parent if here.name == "cases" and any(
+        n.endswith(".json") for n in names) else None,
+    group=lambda path: not _is_zip(path), files=case_files, order=90))
+register(SourceFormat(
+    "cap-bulk", "CAP legacy BagIt folder or zip", lambda p: read_cap_bag(Path(p.path)), _sniff_bag,
+    sniff_folder=lambda here, names: here if "bagit.txt" in names else None, order=10))

@@ -339,9 +339,15 @@ def clean_markup(markup: str, *, kind: str = "majority", author: str | None = No
         if block:
             flush(into)
         if tag == "pre" and el.text:  # preformatted: blank lines separate paragraphs
-            for part in re.split(r"\n\s*\n", el.text_content()):
-                buf.append(part)
-                flush(into)
+            text = el.text_content()
+            if is_pdf_text(text):  # CourtListener's html_with_citations of a PDF-born opinion
+                paras, pdf_notes = pdf_paragraphs(text)
+                into.extend(paras)
+                notes.extend(pdf_notes)
+            else:
+                for part in re.split(r"\n\s*\n", text):
+                    buf.append(part)
+                    flush(into)
         else:
             inner(el, into)
         if block:

@@ -1,33 +1,51 @@
-"""CourtListener opinions: JSON lines or the CSV bulk files, grouped into cases by ``cluster_id``.
+"""CourtListener case law: opinions joined with their clusters, dockets, courts and citations.
 
-An opinion's text is ``plain_text`` when it has one, else ``html_with_citations``, ``html``,
-``html_lawbox``, ``html_columbia`` or ``xml_harvard`` turned into paragraphs by lxml's HTML
-parser (one paragraph per block element). Opinions are grouped into cases by ``cluster_id``:
-they are first spilled to a temporary SQLite file (memory stays flat however large the input)
-and then read back cluster by cluster, clusters in the order of their first opinion, opinions in
-file order (or by ``ordering_key`` when given).
+The files are read by :mod:`statinterp.sources.courtlistener_files` (bulk CSV in PostgreSQL's
+dialect, JSON lines, REST API pages, per-opinion JSON files, tars of them). A case is a
+*cluster*: its opinions (grouped by ``cluster_id``, or the cluster id in a ``cluster`` URL), its
+name and date (``opinion-clusters-DATE.csv``), court and docket number (``dockets-DATE.csv``,
+``courts-DATE.csv``) and reporter citations (``citations-DATE.csv``), the companion files found
+beside the opinions file by CourtListener's file-name prefixes or given on the command line.
+
+An opinion's text is CourtListener's best text (``OPINION_TEXT_SOURCE_FIELDS`` in its
+``cl/search/models.py``): the first non-empty of ``html_with_citations``, ``xml_harvard``,
+``html_columbia``, ``html_lawbox``, ``html_anon_2020``, ``html`` turned into paragraphs by
+:func:`markup_paragraphs`, else ``plain_text``; either through the cleaning step
+(:func:`opinion_record`, :mod:`statinterp.sources.cleaning`).
+
+Memory stays flat however large the files: opinions are spilled to a temporary SQLite file,
+the companions' rows are kept there only for the clusters (and their dockets) the opinions
+name, and cases are read back cluster by cluster, in the order of their first opinion,
+opinions in file order (or by ``ordering_key`` when given).
 """
 
 from __future__ import annotations
 
-import bz2
-import csv
-import gzip
+import html
 import json
-import lzma
 import re
 import sqlite3
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from statinterp.errors import InputError, json_type
+from statinterp.errors import json_type
 from statinterp.sources.cleaning import clean_markup, clean_plain
+from statinterp.sources.courtlistener_files import (
+    folder_json_files,
+    is_tar,
+    looks_like_courtlistener_json,
+    read_records,
+    strip_compression,
+)
 from statinterp.sources.fields import BadField, text_of
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from statinterp.sources.registry import SourceFormat, register
 
-MARKUP_FIELDS = ("html_with_citations", "html", "html_lawbox", "html_columbia", "xml_harvard")
+#: CourtListener's text fields in its order of preference (``OPINION_TEXT_SOURCE_FIELDS``), then
+#: ``plain_text`` (its fallback).
+MARKUP_FIELDS = ("html_with_citations", "xml_harvard", "html_columbia", "html_lawbox", "html_anon_2020", "html")
+TEXT_FIELDS = (*MARKUP_FIELDS, "plain_text")
 
 #: CourtListener opinion types -> the data set's names (others keep their own name, digits removed).
 OPINION_TYPES = {
@@ -41,104 +59,304 @@ def markup_paragraphs(markup: str) -> tuple[str, ...]:
     return clean_markup(markup).paragraphs
 
 
-def opinion_text(row: dict, kind: str, author: str | None) -> OpinionRecord:
-    """An opinion, its text cleaned: ``plain_text`` when it has one, else the first markup field."""
-    plain = text_of(row, "plain_text")
-    if plain.strip():
-        return clean_plain(plain, kind=kind, author=author)
-    for name in MARKUP_FIELDS:
-        markup = text_of(row, name)
-        if markup.strip():
-            return clean_markup(markup, kind=kind, author=author)
-    return OpinionRecord(kind, author, ())
+def opinion_text(row: dict) -> tuple[str, str]:
+    """(field, value) of an opinion's best text: the first of :data:`TEXT_FIELDS` with text
+    (``("", "")`` when none has any). A value that is not a string raises :class:`BadField`."""
+    for name in TEXT_FIELDS:
+        value = text_of(row, name, numbers=False)
+        if value.strip():
+            return name, value
+    return "", ""
 
 
-def _open_text(path: Path):
+def opinion_record(row: dict, kind: str, author: str | None) -> OpinionRecord:
+    """An opinion with its best text (:func:`opinion_text`) through the cleaning step
+    (:mod:`statinterp.sources.cleaning`: page labels, footnotes, PDF-born plain text)."""
+    name, value = opinion_text(row)
+    if not name:
+        return OpinionRecord(kind, author, ())
+    if name == "plain_text":
+        return clean_plain(value, kind=kind, author=author)
+    if value.lstrip().startswith("&lt;"):  # markup stored escaped (seen in bulk xml_harvard): unescape it first
+        value = html.unescape(value)
+    return clean_markup(value, kind=kind, author=author)
+
+
+def opinion_paragraphs(row: dict) -> tuple[str, ...]:
+    """The paragraphs of an opinion's best text (:func:`opinion_record`)."""
+    return opinion_record(row, "majority", None).paragraphs
+
+
+# --------------------------------------------------------------------------------------------
+# Files and companions
+
+#: CourtListener's bulk file-name prefixes of the companion files -> what they hold.
+COMPANIONS = {"opinion-clusters-": "clusters", "dockets-": "dockets", "courts-": "courts", "citations-": "citations"}
+_DESCRIBED = {"clusters": "a CourtListener clusters file (case names and dates)",
+              "dockets": "a CourtListener dockets file (courts and docket numbers)",
+              "courts": "a CourtListener courts file (court names)",
+              "citations": "a CourtListener citations file (reporter citations)"}
+_SUFFIXES = (".csv", ".jsonl", ".ndjson")
+
+
+def companion_kind(path: Path) -> str | None:
+    """``clusters``, ``dockets``, ``courts`` or ``citations`` for a companion bulk file, else None."""
     name = path.name.lower()
-    opener = gzip.open if name.endswith(".gz") else bz2.open if name.endswith(".bz2") else (
-        lzma.open if name.endswith(".xz") else open)
-    return opener(path, "rt", encoding="utf-8", newline="")
+    if not strip_compression(name).endswith(_SUFFIXES):
+        return None
+    return next((kind for prefix, kind in COMPANIONS.items() if name.startswith(prefix)), None)
 
 
-def _rows(path: Path) -> Iterator[tuple[str, dict | None, str | None]]:
-    """(record label, row or None, problem) per opinion of the file."""
-    is_csv = ".csv" in path.name.lower()
-    try:
-        fh = _open_text(path)
-        with fh:
-            if is_csv:
-                csv.field_size_limit(sys.maxsize)
-                reader = csv.DictReader(fh)
-                for i, row in enumerate(reader, 1):
-                    yield f"row {i}", row, None
-                return
-            for i, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except (json.JSONDecodeError, RecursionError) as exc:
-                    yield f"line {i}", None, f"malformed JSON ({exc})"
-                    continue
-                if not isinstance(obj, dict):
-                    yield f"line {i}", None, f"expected a JSON object, found {json_type(obj)}"
-                    continue
-                yield f"line {i}", obj, None
-    except (OSError, EOFError, UnicodeDecodeError, lzma.LZMAError, csv.Error) as exc:
-        raise InputError(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+def _date_of(name: str) -> str:
+    """The ``DATE`` of ``PREFIX-DATE.csv.bz2`` ('' when the name has none)."""
+    m = re.search(r"(\d{4}-\d{2}-\d{2})", name)
+    return m.group(1) if m else ""
 
 
-def read_courtlistener(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
-    """Cases (opinions grouped by cluster) of one CourtListener JSON-lines or CSV file."""
+def companions_of(path: str, given: list[str]) -> tuple[str, ...]:
+    """The companion files an opinions file is joined with: those given, and for each kind none is
+    given of, those beside it by CourtListener's prefixes (of the opinions file's date when there
+    are several, else the newest)."""
+    here = Path(path)
+    folder = here if here.is_dir() else here.parent
+    beside = sorted(f for f in folder.iterdir() if f.is_file() and companion_kind(f))
+    date = _date_of(here.name)
+    given_kinds = {companion_kind(Path(g)) for g in given}
+    picked: list[Path] = []
+    for kind in (k for k in COMPANIONS.values() if k not in given_kinds):
+        of_kind = [f for f in beside if companion_kind(f) == kind]
+        same_date = [f for f in of_kind if date and _date_of(f.name) == date]
+        picked.extend(same_date or of_kind[-1:])  # else the newest (names sort by date)
+    out = [str(Path(g)) for g in given]
+    return tuple(out + [str(f) for f in picked if str(f) not in out])
+
+
+def _sniff(path: Path) -> bool:
+    name = path.name.lower()
+    if companion_kind(path):
+        return False
+    if is_tar(name):
+        return True
+    base = strip_compression(name)
+    if base.endswith(_SUFFIXES):
+        return True
+    return base == name and name.endswith(".json") and looks_like_courtlistener_json(path)
+
+
+# --------------------------------------------------------------------------------------------
+# The join
+
+#: Fields of a cluster a row may carry itself (JSON lines made from the API often do).
+_CASE_FIELDS = ("case_name", "case_name_short", "case_name_full", "date_filed", "docket_number", "court",
+                "court_id", "citation", "judges", "jurisdiction", "attorneys")
+_OPINION_FIELDS = ("id", "type", "author_str", "ordering_key")
+_CLUSTER_URL = re.compile(r"/clusters/(\d+)/?\s*$")
+
+
+def cluster_of(row: dict) -> tuple[str | None, str]:
+    """(cluster id, problem): from ``cluster_id``, else ``cluster`` (an id, an API URL such as
+    ``.../api/rest/v3/clusters/12345/``, or a nested object with an ``id``)."""
+    value = row.get("cluster_id")
+    if value is None or value == "":
+        value = row.get("cluster")
+        if isinstance(value, dict):
+            value = value.get("id")
+        elif isinstance(value, str) and not value.strip().isdigit():
+            m = _CLUSTER_URL.search(value)
+            if not m:
+                return None, f"is {value[:80]!r}, not a cluster id or URL" if value.strip() else "missing"
+            value = m.group(1)
+    if value is None or value == "":
+        return None, "missing (no cluster_id or cluster)"
+    if isinstance(value, (dict, list, bool, float)):
+        return None, f"expected an id, found {json_type(value)}"
+    return str(value).strip(), ""
+
+
+def _compact(row: dict) -> dict:
+    """What the join keeps of an opinion row: its own fields, its best text, any case fields."""
+    out = {k: row[k] for k in (*_OPINION_FIELDS, *_CASE_FIELDS) if row.get(k) not in (None, "")}
+    for name in TEXT_FIELDS:  # the first with text (a non-string too: it is reported when the case is built)
+        value = row.get(name)
+        if value is not None and (not isinstance(value, str) or value.strip()):
+            out[name] = value
+            break
+    cluster = row.get("cluster")
+    if isinstance(cluster, dict):  # a nested cluster object: its case fields
+        out.update({k: cluster[k] for k in _CASE_FIELDS if cluster.get(k) not in (None, "") and k not in out})
+    return out
+
+
+def _schema(db: sqlite3.Connection) -> None:
+    db.executescript("""
+        CREATE TABLE op (seq INTEGER PRIMARY KEY, cluster TEXT, ordering INTEGER, row TEXT);
+        CREATE TABLE cl (cluster TEXT PRIMARY KEY, first INTEGER);
+        CREATE TABLE clu (id TEXT PRIMARY KEY, docket TEXT, row TEXT);
+        CREATE TABLE need_dk (id TEXT PRIMARY KEY);
+        CREATE TABLE dk (id TEXT PRIMARY KEY, row TEXT);
+        CREATE TABLE ct (id TEXT PRIMARY KEY, row TEXT);
+        CREATE TABLE cit (cluster TEXT, row TEXT);
+    """)
+
+
+def _keep(row: dict, names: tuple[str, ...]) -> str:
+    return json.dumps({k: row[k] for k in names if row.get(k) not in (None, "")})
+
+
+def _load_companion(db: sqlite3.Connection, path: Path, kind: str) -> None:
+    """The rows of a companion file that the opinions need (all courts: there are a few thousand)."""
+    batch: list[tuple] = []
+    sql = {
+        "clusters": "INSERT OR REPLACE INTO clu SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM cl WHERE cluster = ?)",
+        "dockets": "INSERT OR REPLACE INTO dk SELECT ?, ? WHERE EXISTS (SELECT 1 FROM need_dk WHERE id = ?)",
+        "courts": "INSERT OR REPLACE INTO ct VALUES (?, ?)",
+        "citations": "INSERT INTO cit SELECT ?, ? WHERE EXISTS (SELECT 1 FROM cl WHERE cluster = ?)",
+    }[kind]
+    for _label, row, _problem in read_records(path, f"read {path.name}"):
+        if row is None:
+            continue
+        rid = str(row.get("id") or "").strip()
+        if kind == "clusters":
+            batch.append((rid, str(row.get("docket_id") or ""), _keep(row, (
+                "case_name", "case_name_short", "case_name_full", "date_filed", "judges", "attorneys",
+                "precedential_status", "docket_id")), rid))
+        elif kind == "dockets":
+            batch.append((rid, _keep(row, ("court_id", "docket_number", "case_name")), rid))
+        elif kind == "courts":
+            batch.append((rid, _keep(row, ("full_name", "short_name", "jurisdiction", "citation_string"))))
+        else:
+            cluster = str(row.get("cluster_id") or "").strip()
+            batch.append((cluster, _keep(row, ("volume", "reporter", "page", "type")), cluster))
+        if len(batch) >= 5000:
+            db.executemany(sql, batch)
+            batch.clear()
+    if batch:
+        db.executemany(sql, batch)
+    if kind == "clusters":
+        db.execute("INSERT OR IGNORE INTO need_dk SELECT docket FROM clu WHERE docket != ''")
+    db.commit()
+
+
+def read_courtlistener(path: Path, companions: tuple[str, ...] = ()) -> Iterator[CaseRecord | SkippedRecord]:
+    """Cases (clusters) of one CourtListener opinions file or folder of per-opinion JSON files,
+    joined with the companion files."""
     where = str(path)
-    skipped: list[SkippedRecord] = []
     with tempfile.TemporaryDirectory(prefix="statinterp-cl-") as tmp:
         db = sqlite3.connect(Path(tmp) / "spill.sqlite")
-        db.execute("CREATE TABLE op (seq INTEGER PRIMARY KEY, cluster TEXT, ordering INTEGER, row TEXT)")
-        db.execute("CREATE TABLE cl (cluster TEXT PRIMARY KEY, first INTEGER)")
-        for seq, (label, row, problem) in enumerate(_rows(path)):
-            if row is None:
-                yield SkippedRecord(where, label, "(record)", problem or "unreadable")
-                continue
-            rid = str(row.get("id") or label)
-            cluster = row.get("cluster_id")
-            if cluster is None or isinstance(cluster, (dict, list, bool)) or not str(cluster).strip():
-                yield SkippedRecord(where, rid, "cluster_id", "missing" if cluster in (None, "") else
-                                    f"expected an id, found {json_type(cluster)}")
-                continue
-            cluster = str(cluster).strip()
-            order = row.get("ordering_key")
-            order = int(order) if isinstance(order, int) or (isinstance(order, str) and order.isdigit()) else None
-            db.execute("INSERT OR IGNORE INTO cl VALUES (?, ?)", (cluster, seq))
-            db.execute("INSERT INTO op VALUES (?, ?, ?, ?)", (seq, cluster, order, json.dumps(row)))
-        db.commit()
-        clusters = db.execute("SELECT cluster FROM cl ORDER BY first")
-        for (cluster,) in clusters.fetchall():
-            rows = [json.loads(r) for (r,) in db.execute(
-                "SELECT row FROM op WHERE cluster = ? ORDER BY coalesce(ordering, 1 << 62), seq", (cluster,))]
-            yield _case(where, cluster, rows)
-        db.close()
-    yield from skipped
+        try:
+            _schema(db)
+            seq = 0
+            for label, row, problem in read_records(path):
+                if row is None:
+                    yield SkippedRecord(where, label, "(record)", problem or "unreadable")
+                    continue
+                cluster, why = cluster_of(row)
+                if cluster is None:
+                    yield SkippedRecord(where, str(row.get("id") or label), "cluster_id", why)
+                    continue
+                order = row.get("ordering_key")
+                order = int(order) if isinstance(order, int) or (isinstance(order, str) and order.isdigit()) else None
+                db.execute("INSERT OR IGNORE INTO cl VALUES (?, ?)", (cluster, seq))
+                db.execute("INSERT INTO op VALUES (?, ?, ?, ?)", (seq, cluster, order, json.dumps(_compact(row))))
+                seq += 1
+            db.execute("CREATE INDEX op_cluster ON op (cluster)")
+            db.commit()
+            kinds = {"clusters": 0, "dockets": 1, "courts": 2, "citations": 3}  # clusters before dockets
+            for companion in sorted(map(Path, companions), key=lambda c: kinds[companion_kind(c) or "citations"]):
+                kind = companion_kind(companion)
+                if kind is not None:
+                    _load_companion(db, companion, kind)
+            db.execute("CREATE INDEX cit_cluster ON cit (cluster)")
+            reader = db.cursor()
+            for (cluster,) in reader.execute("SELECT cluster FROM cl ORDER BY first"):
+                yield _case(where, cluster, db)
+        finally:
+            db.close()
 
 
-def _case(where: str, cluster: str, rows: list[dict]) -> CaseRecord | SkippedRecord:
-    opinions = []
+def _one(db: sqlite3.Connection, sql: str, key: str) -> dict:
+    found = db.execute(sql, (key,)).fetchone()
+    return json.loads(found[0]) if found else {}
+
+
+def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | SkippedRecord:
+    rows = [json.loads(r) for (r,) in db.execute(
+        "SELECT row FROM op WHERE cluster = ? ORDER BY coalesce(ordering, 1 << 62), seq", (cluster,))]
+    meta = _one(db, "SELECT row FROM clu WHERE id = ?", cluster)
+    docket = _one(db, "SELECT row FROM dk WHERE id = ?", str(meta.get("docket_id", "")))
+    court_id = docket.get("court_id") or rows[0].get("court_id") or ""
+    court = _one(db, "SELECT row FROM ct WHERE id = ?", str(court_id))
+    cites = [json.loads(r) for (r,) in db.execute("SELECT row FROM cit WHERE cluster = ?", (cluster,))]
+    first = rows[0]
+
+    def field(name: str, *sources: dict) -> str:
+        for src in (*sources, first):
+            value = text_of(src, name)
+            if value:
+                return value
+        return ""
+
     try:
+        opinions = []
         for row in rows:
             kind = text_of(row, "type")
             kind = OPINION_TYPES.get(kind, re.sub(r"^\d+", "", kind) or "majority")
-            author = text_of(row, "author_str") or None
-            opinions.append(opinion_text(row, kind, author))
-        first = rows[0]
+            opinions.append(opinion_record(row, kind, text_of(row, "author_str") or None))
         if not any(o.paragraphs for o in opinions):
-            raise BadField("plain_text", "no opinion of the cluster has any text (plain_text or markup)")
-        citations = tuple(("official", c) for c in [text_of(first, "citation")] if c)
+            raise BadField("plain_text", f"no opinion of the cluster has any text ({', '.join(TEXT_FIELDS)})")
+        citations = reporter_citations(cites) or tuple(("official", c) for c in [text_of(first, "citation")] if c)
         return CaseRecord(
-            source="courtlistener", source_id=cluster, name=text_of(first, "case_name"),
-            name_abbreviation=text_of(first, "case_name_short"), decision_date=text_of(first, "date_filed"),
-            docket_number=text_of(first, "docket_number"), citations=citations, court=text_of(first, "court"),
-            jurisdiction=text_of(first, "jurisdiction"), head_matter="", judges=text_of(first, "judges"),
-            parties="", attorneys="", opinions=tuple(o for o in opinions if o.paragraphs),
+            source="courtlistener", source_id=cluster,
+            name=field("case_name", meta) or field("case_name_full", meta) or field("case_name", docket),
+            name_abbreviation=field("case_name_short", meta), decision_date=field("date_filed", meta),
+            docket_number=field("docket_number", docket), citations=citations,
+            court=field("full_name", court) or text_of(first, "court") or str(court_id),
+            jurisdiction=field("jurisdiction", court), head_matter="", judges=field("judges", meta),
+            parties="", attorneys=field("attorneys", meta), opinions=tuple(o for o in opinions if o.paragraphs),
         )
     except BadField as exc:
         return SkippedRecord(where, f"cluster {cluster}", exc.field, exc.reason)
+
+
+#: CourtListener's Citation types (``BaseCitation`` in ``cl/search/models.py``).
+FEDERAL, STATE, STATE_REGIONAL, SPECIALTY, SCOTUS_EARLY, LEXIS, WEST, NEUTRAL, JOURNAL = range(1, 10)
+
+
+def _official(kind: int, reporter: str) -> bool:
+    """A citation of the court's own (official) report: a vendor-neutral (public-domain) citation,
+    a state's own reporter, the United States Reports and its early nominative volumes. Regional
+    (West), specialty, Lexis and WestLaw citations are parallel; lower federal courts have no
+    official reporter (F., F. Supp. are West's), so their first citation is parallel too."""
+    return kind in (NEUTRAL, STATE, SCOTUS_EARLY) or (kind == FEDERAL and reporter == "U.S.")
+
+
+def _bluebook_rank(kind: int, reporter: str) -> float:
+    """CourtListener's ``sort_cites`` order."""
+    if kind == FEDERAL:
+        return 1.1 if reporter == "U.S." else 1.2 if reporter == "S. Ct." else 1.3 if "L. Ed." in reporter else 1.4
+    return {NEUTRAL: 0, SCOTUS_EARLY: 2, SPECIALTY: 3, STATE_REGIONAL: 4, STATE: 5, WEST: 6, LEXIS: 7}.get(kind, 8)
+
+
+def reporter_citations(rows: list[dict]) -> tuple[tuple[str, str], ...]:
+    """``(official|parallel, "VOLUME REPORTER PAGE")`` from citations rows: official ones first,
+    each group in CourtListener's ``sort_cites`` order."""
+    ranked = []
+    for row in rows:
+        volume, reporter, page = (text_of(row, k).strip() for k in ("volume", "reporter", "page"))
+        if not reporter:
+            continue
+        raw = text_of(row, "type").strip()
+        kind = int(raw) if raw.isdigit() else 0
+        official = _official(kind, reporter)
+        ranked.append((not official, _bluebook_rank(kind, reporter), "official" if official else "parallel",
+                       " ".join(p for p in (volume, reporter, page) if p)))
+    return tuple((label, cite) for _, _, label, cite in sorted(ranked))
+
+
+register(SourceFormat(
+    "courtlistener",
+    "CourtListener bulk CSV opinions-DATE.csv[.bz2] joined with the opinion-clusters-, dockets-, courts-, "
+    "citations- files beside it or given; JSON lines, REST API pages, per-opinion JSON files or tar.gz of them",
+    lambda p: read_courtlistener(Path(p.path), p.companions), _sniff,
+    group=lambda path: path.name.lower().endswith(".json"), files=folder_json_files,
+    companion=lambda path: _DESCRIBED.get(companion_kind(path) or ""), companions=companions_of, order=30))

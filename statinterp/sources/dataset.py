@@ -19,6 +19,7 @@ from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import InputError
 from statinterp.sources.fields import BadField, lines_of, split_lines, text_of
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from statinterp.sources.registry import SourceFormat, register, zip_names
 
 
 def _raw_cases(path: Path) -> dict[str, dict]:
@@ -89,3 +90,15 @@ def read_dataset(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
                 )
             except BadField as exc:
                 yield SkippedRecord(f"{path}:{term.key}-case.json", cid, exc.field, exc.reason)
+
+
+def _sniff(path: Path) -> bool:
+    if path.name.lower().endswith(".zip"):
+        return any(n.endswith("-case.json") for n in zip_names(path))
+    return path.name.endswith("-case.json")
+
+
+register(SourceFormat(
+    "dataset", "the annotated data set's term zips or folders of TERM-*.json", lambda p: read_dataset(Path(p.path)),
+    _sniff, group=lambda path: not path.name.lower().endswith(".zip"),
+    files=lambda folder: sorted(folder.glob("*.json")), order=20))

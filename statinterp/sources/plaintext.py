@@ -20,6 +20,7 @@ from statinterp.errors import InputError
 from statinterp.progress import note
 from statinterp.sources.cleaning import clean_plain, decode_text, is_pdf_text, pdf_caption
 from statinterp.sources.records import CaseRecord, SkippedRecord
+from statinterp.sources.registry import SourceFormat, register
 
 
 def text_files(folder: Path) -> list[Path]:
@@ -61,3 +62,9 @@ def read_text(path: Path, encoding: str | None = None) -> Iterator[CaseRecord | 
         if used is not None and encoding is None:
             note(f"{file}: not UTF-8; decoded as {used} (a guess; force another with --encoding)")
         yield text_case(text.replace("\r\n", "\n"), file.stem)
+
+
+register(SourceFormat(
+    "text", ".txt files, one case each", lambda p: read_text(Path(p.path), p.encoding),
+    lambda path: path.name.lower().endswith(".txt") and path.name != "bagit.txt",
+    group=lambda path: True, files=text_files, order=40))

@@ -216,6 +216,13 @@ class ReviewSession:
     def sentence(self, sentence_id: str):
         return self.index.sentences[self.position(sentence_id)]
 
+    def pin_cite(self, sentence) -> str:
+        """The citation to paste for a sentence, with its pin page when known
+        (:func:`statinterp.corpus.pin_cites.sentence_pin_cite`: the one rank shows)."""
+        from statinterp.corpus.pin_cites import sentence_pin_cite
+
+        return sentence_pin_cite(self.term, sentence)
+
     def records(self) -> dict[str, LabelRecord]:
         return {sid: r for sid, r in self.store.records(self.key).items() if sid in self.by_id}
 

@@ -161,7 +161,14 @@
     if (action === "context" || action === "explain") { togglePanel(card, action); }
     else if (action === "note") { toggleNote(card); }
     else if (action === "save-note") { saveNote(card); }
+    else if (action === "copy-cite") { copyCite(button.dataset.cite); }
   });
+
+  function copyCite(text) {
+    if (!navigator.clipboard) { toast("Copying needs a secure page (https or localhost)", true); return; }
+    navigator.clipboard.writeText(text).then(function () { toast("Copied: " + text); },
+      function (err) { toast("Not copied: " + err.message, true); });
+  }
 
   document.addEventListener("keydown", function (ev) {
     var tag = (ev.target.tagName || "").toLowerCase();

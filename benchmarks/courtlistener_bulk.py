@@ -1,0 +1,209 @@
+"""CourtListener bulk files: ingest throughput and memory of the join, on invented files.
+
+    python -m benchmarks.courtlistener_bulk --workdir WORK [--sizes 1000,10000]
+
+For each size N, invented bulk files in CourtListener's published form are written to WORK
+(:func:`write_invented`: PostgreSQL's CSV dialect, bz2, the real column lists): N clusters with
+1-3 opinions each (HTML in ``html_with_citations`` with quotes and backslashes, or
+``plain_text``), and companions three times as large as the opinions need (clusters, dockets,
+citations of clusters no opinion names, as in the real files, where the opinions file is one of
+many), plus the courts. Every measured run is a fresh process reporting wall and CPU time and its
+own peak memory (VmHWM), one core:
+
+* ``read``: ``read_partition`` over the opinions file and its companions (the join alone);
+* ``store``: ``ingest(..., statistics=False, citations=False)``: read, join, parse, store, FTS5.
+
+Memory should not grow with N (the join is on disk). The analysis (``statinterp ingest``'s
+statistics) is the same for every source format and is measured by ``benchmarks.ingest``.
+Results go to WORK/courtlistener_bulk.json and the section of benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.ingest import _vm_hwm_mb
+from benchmarks.results_file import CL_BULK_HEADING, shown_command, splice_section
+
+DATE = "2030-01-01"
+OPINION_COLUMNS = ["id", "date_created", "date_modified", "author_str", "per_curiam", "joined_by_str", "type", "sha1",
+                   "page_count", "download_url", "local_path", "plain_text", "html", "html_lawbox", "html_columbia",
+                   "html_anon_2020", "xml_harvard", "xml_scan", "html_with_citations", "extracted_by_ocr",
+                   "author_id", "cluster_id"]
+CLUSTER_COLUMNS = ["id", "date_created", "date_modified", "judges", "date_filed", "date_filed_is_approximate",
+                   "slug", "case_name_short", "case_name", "case_name_full", "source", "attorneys",
+                   "precedential_status", "blocked", "docket_id"]
+DOCKET_COLUMNS = ["id", "date_created", "date_modified", "source", "case_name", "docket_number", "court_id"]
+COURT_COLUMNS = ["id", "full_name", "short_name", "jurisdiction", "citation_string"]
+CITATION_COLUMNS = ["id", "volume", "reporter", "page", "type", "cluster_id", "date_created", "date_modified"]
+
+_WORDS = ("court statute vehicle motor defendant plaintiff appeal judgment evidence contract insurer policy "
+          "coverage section provision meaning term ordinary legislature intent injury negligence trial jury "
+          "verdict reversed affirmed remanded holding dissent concurrence record hearing").split()
+_COURTS = [("invctapp", "Court of Appeals of Invented State", "SA"), ("invsup", "Supreme Court of Invented State", "S"),
+           ("invd", "District Court, D. Invented", "FD")]
+
+
+def _sentence(rng: random.Random) -> str:
+    words = [rng.choice(_WORDS) for _ in range(rng.randint(8, 24))]
+    return " ".join(words).capitalize() + rng.choice([".", '; "quoted".', " (see \\ note)."])
+
+
+def _paragraphs(rng: random.Random) -> list[str]:
+    return [" ".join(_sentence(rng) for _ in range(rng.randint(2, 6))) for _ in range(rng.randint(6, 30))]
+
+
+def write_invented(folder: Path, n_clusters: int, seed: int = 0, extra: int = 2) -> dict:
+    """Invented bulk files for ``n_clusters`` clusters with opinions (and ``extra`` times as many
+    clusters, dockets and citations no opinion names); returns counts and sizes."""
+    from statinterp.sources.courtlistener_files import write_bulk_csv
+
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = "2030-01-01 00:00:00+00"
+    total = n_clusters * (1 + extra)
+    with_opinions = set(rng.sample(range(1, total + 1), n_clusters))
+
+    def opinions():
+        oid = 0
+        for cid in sorted(with_opinions):
+            for k, kind in enumerate(["020lead", "030concurrence", "040dissent"][:rng.choice([1, 1, 2, 3])]):
+                oid += 1
+                paras = _paragraphs(rng)
+                html = rng.random() < 0.7
+                yield {"id": oid, "date_created": stamp, "date_modified": stamp, "author_str": f"Judge {k}",
+                       "per_curiam": False, "joined_by_str": "", "type": kind, "sha1": f"{oid:040x}",
+                       "plain_text": "" if html else "\n\n".join(paras), "html": "", "html_lawbox": "",
+                       "html_columbia": "", "html_anon_2020": "", "xml_harvard": "",
+                       "html_with_citations": "".join(f'<p id="p{i}">{p}</p>\n' for i, p in enumerate(paras))
+                       if html else "", "extracted_by_ocr": False, "cluster_id": cid}
+
+    counts = {"opinions": write_bulk_csv(folder / f"opinions-{DATE}.csv.bz2", OPINION_COLUMNS, opinions())}
+    counts["clusters"] = write_bulk_csv(folder / f"opinion-clusters-{DATE}.csv.bz2", CLUSTER_COLUMNS, (
+        {"id": c, "date_created": stamp, "date_modified": stamp, "judges": "A, B, C",
+         "date_filed": f"{1950 + c % 70}-0{1 + c % 9}-1{c % 10}", "date_filed_is_approximate": False,
+         "slug": f"case-{c}", "case_name": f'Invented "{c}" v. State', "case_name_full": f"Invented {c} v. The State",
+         "source": "C", "attorneys": "", "precedential_status": "Published", "blocked": False, "docket_id": 10 * c}
+        for c in range(1, total + 1)))
+    counts["dockets"] = write_bulk_csv(folder / f"dockets-{DATE}.csv.bz2", DOCKET_COLUMNS, (
+        {"id": 10 * c, "date_created": stamp, "date_modified": stamp, "source": 1, "case_name": f"Invented {c}",
+         "docket_number": f"No. {c}-{c % 97}", "court_id": _COURTS[c % len(_COURTS)][0]} for c in range(1, total + 1)))
+    counts["courts"] = write_bulk_csv(folder / f"courts-{DATE}.csv.bz2", COURT_COLUMNS, (
+        {"id": cid, "full_name": name, "short_name": name, "jurisdiction": j, "citation_string": cid}
+        for cid, name, j in _COURTS))
+    counts["citations"] = write_bulk_csv(folder / f"citations-{DATE}.csv.bz2", CITATION_COLUMNS, (
+        {"id": 2 * c + k, "volume": str(c % 900 + 1), "reporter": ["Inv.", "Inv. Reg."][k], "page": str(c % 997 + 1),
+         "type": [2, 3][k], "cluster_id": c, "date_created": stamp, "date_modified": stamp}
+        for c in range(1, total + 1) for k in range(2)))
+    counts["bytes"] = sum(f.stat().st_size for f in folder.glob(f"*-{DATE}.csv.bz2"))
+    counts["clusters_with_opinions"] = n_clusters
+    return counts
+
+
+def child(argv: list[str]) -> None:
+    mode, source, collection = argv[0], argv[1], argv[2] if len(argv) > 2 else None
+    from statinterp.collection.ingest import ingest
+    from statinterp.sources import discover, read_partition
+    from statinterp.sources.records import CaseRecord
+
+    load = os.getloadavg()[0]
+    start, cpu = time.perf_counter(), time.process_time()
+    if mode == "read":
+        cases = sum(isinstance(r, CaseRecord) for p in discover([source]) for r in read_partition(p))
+        result: dict = {"cases_read": cases}
+    else:
+        result = ingest([source], collection, statistics=False, citations=False).as_dict()
+    result.update(mode=mode, wall=time.perf_counter() - start, cpu=time.process_time() - cpu, peak_mb=_vm_hwm_mb(),
+                  load=load)
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def run_child(mode: str, source: Path, collection: Path | None = None) -> dict:
+    if collection is not None and collection.exists():
+        shutil.rmtree(collection)
+    cmd = [sys.executable, "-m", "benchmarks.courtlistener_bulk", "child", mode, str(source)]
+    cmd += [str(collection)] if collection is not None else []
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    res = json.loads(next(x for x in out.splitlines() if x.startswith("RESULT "))[len("RESULT "):])
+    print(f"  {mode:6s} {source.parent.name}: {res['wall']:.1f} s wall, {res['cpu']:.1f} s CPU, "
+          f"{res['peak_mb']:.0f} MB", file=sys.stderr, flush=True)
+    return res
+
+
+def markdown(res: dict) -> str:
+    lines = [CL_BULK_HEADING, "",
+             f"`{res['command']}` ({res['date']}; {res['cpu']}, {res['cores']} cores shared with other work, one "
+             f"process per run; Python {res['python']}, SQLite {res['sqlite']}). Invented files in CourtListener's "
+             "published form (PostgreSQL's CSV dialect, bz2; `benchmarks/courtlistener_bulk.py`, `write_invented`), "
+             "companions three times as large as the opinions need. `read`: the join alone (`read_partition`); "
+             "`store`: `ingest(..., statistics=False, citations=False)` (without the analysis, which is the same "
+             "for every format: see the Ingest section).", "",
+             "| clusters | opinions | bz2 input | mode | wall s | CPU s | clusters/CPU s | input MB/CPU s | peak MB | "
+             "load |", "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for size in res["sizes"]:
+        files = size["files"]
+        for run in size["runs"]:
+            lines.append(f"| {files['clusters_with_opinions']:,} | {files['opinions']:,} | "
+                         f"{files['bytes'] / 1e6:.1f} MB | {run['mode']} | {run['wall']:.1f} | {run['cpu']:.1f} | "
+                         f"{files['clusters_with_opinions'] / max(run['cpu'], 1e-9):.0f} | "
+                         f"{files['bytes'] / 1e6 / max(run['cpu'], 1e-9):.2f} | {run['peak_mb']:.0f} | "
+                         f"{run.get('load', float('nan')):.1f} |")
+    peaks = {run["mode"]: [] for s in res["sizes"] for run in s["runs"]}
+    for s in res["sizes"]:
+        for run in s["runs"]:
+            peaks[run["mode"]].append(run["peak_mb"])
+    lines += ["", "Peak memory from the smallest to the largest size: " + "; ".join(
+        f"{mode} {v[0]:.0f} -> {v[-1]:.0f} MB" for mode, v in peaks.items()) + ". `load`: the machine's "
+        "one-minute load average when the run started (2 cores; other work ran beside it, so CPU seconds "
+        "are inflated when it is high: bz2 decompression is about 40 % of the join's CPU)."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "child":
+        child(argv[1:])
+        return 0
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.courtlistener_bulk", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("--sizes", default="1000,10000", help="clusters with opinions, per run")
+    ap.add_argument("--modes", default="read,store")
+    ap.add_argument("--results", type=Path, default=Path(__file__).parent / "RESULTS.md")
+    args = ap.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    res: dict = {"command": shown_command("python -m benchmarks.courtlistener_bulk", argv,
+                                          {str(args.workdir): "WORK"}),
+                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "python": platform.python_version(),
+                 "sqlite": __import__("sqlite3").sqlite_version, "cpu": platform.processor() or platform.machine(),
+                 "cores": os.cpu_count(), "sizes": []}
+    for n in (int(x) for x in args.sizes.split(",")):
+        folder = args.workdir / f"cl-{n}"
+        print(f"writing {n} clusters to {folder}", file=sys.stderr, flush=True)
+        saved = folder / "files.json"
+        if saved.exists():  # written by an earlier run (the generator is deterministic)
+            files = json.loads(saved.read_text())
+        else:
+            files = write_invented(folder, n)
+            saved.write_text(json.dumps(files))
+        source = folder / f"opinions-{DATE}.csv.bz2"
+        runs = [run_child(mode, source, args.workdir / f"coll-{n}" if mode == "store" else None)
+                for mode in args.modes.split(",")]
+        res["sizes"].append({"files": files, "runs": runs})
+    (args.workdir / "courtlistener_bulk.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
+    text = args.results.read_text(encoding="utf-8") if args.results.exists() else "# statinterp performance results\n"
+    args.results.write_text(splice_section(text, CL_BULK_HEADING, markdown(res)), encoding="utf-8")
+    print(markdown(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
