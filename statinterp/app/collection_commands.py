@@ -58,6 +58,9 @@ def example_sources() -> Path:
 @click.option("--collection", "collection", type=click.Path(path_type=Path), required=True,
               help="The collection folder (created if new; ingesting again adds only new or changed cases).")
 @click.option("--format", "fmt", cls=SourceFormatOption, type=SourceFormatChoice(), default=None)
+@click.option("--encoding", default=None, metavar="NAME",
+              help="The text encoding of .txt sources (e.g. latin-1, cp1252). Default: UTF-8; a file that is not "
+                   "UTF-8 is decoded by a guessed encoding, named in a warning.")
 @click.option("--errors-out", type=click.Path(path_type=Path), default=None,
               help="Write every skipped record (file, record, field, reason) to this file, one JSON object a line "
                    "(checked before the ingest starts).")
@@ -72,8 +75,8 @@ def example_sources() -> Path:
 @click.option("--format-summary", "summary_fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="The final summary as text or as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def ingest(sources, collection, fmt, errors_out, force, allow_skips, engine, scheduler, workers, citations, summary_fmt,
-           quiet):
+def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, engine, scheduler, workers, citations,
+           summary_fmt, quiet):
     """Read bulk case law (SOURCE: files or folders) into a collection folder.
 
     Without SOURCE, ingests the shipped example sources (invented cases in every format).
@@ -103,7 +106,7 @@ def ingest(sources, collection, fmt, errors_out, force, allow_skips, engine, sch
     bar = tqdm(unit=" cases", desc="ingest", file=sys.stderr, disable=quiet or None, dynamic_ncols=True)
     try:
         summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler, citations=citations,
-                             progress=bar.update, n_workers=workers)
+                             progress=bar.update, n_workers=workers, encoding=encoding)
     finally:
         bar.close()
     if errors_out is not None:

@@ -83,17 +83,18 @@ def analysis_settings(statistics: bool = True) -> dict:
 def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | None = None,
            engine: str = "local", scheduler: str | None = None, citations: bool = True,
            progress: Callable[[int], None] | None = None, n_workers: int = 2,
-           statistics: bool = True, analyzer=None) -> IngestSummary:
+           statistics: bool = True, analyzer=None, encoding: str | None = None) -> IngestSummary:
     """Read ``sources`` into the collection folder ``collection`` (created if new).
 
     ``progress`` is called with the number of cases read after each batch. ``engine="dask"``
     prepares partitions on ``dask.distributed`` (the scheduler at ``scheduler``, else a local
     cluster of ``n_workers`` processes); the collection is the same as with ``"local"``.
     ``statistics=False`` stores cases without analysing them (no statistics: for measuring the
-    cost of parsing and storing alone; such a collection cannot later receive statistics)."""
+    cost of parsing and storing alone; such a collection cannot later receive statistics).
+    ``encoding`` forces the encoding of plain-text sources (``ingest --encoding``)."""
     check_engine(engine, scheduler)
     started = time.perf_counter()
-    partitions = discover(list(sources), fmt)  # unreadable or unknown sources fail before anything is written
+    partitions = discover(list(sources), fmt, encoding)  # unreadable or unknown sources fail before anything is written
     summary = IngestSummary(partitions=len(partitions), engine=engine)
     settings = analysis_settings(statistics)
     with damage_named(collection), CollectionWriter(collection, settings) as writer:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from statinterp.errors import InputError, UsageError
@@ -110,16 +111,26 @@ def _raise_walk_error(exc: OSError) -> None:
     raise InputError(exc.filename or "?", f"cannot be read ({exc.strerror or exc})")
 
 
-def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]:
+def discover(paths: list[str | Path], fmt: str | None = None, encoding: str | None = None) -> list[Partition]:
     """The partitions of every source path, in argument order then path order.
 
-    Companion files (CourtListener's clusters, dockets, courts, citations files) given as
-    paths are attached to the partitions of their format. Raises :class:`InputError` for a path
-    that does not exist, cannot be read, or holds no case file of a known format (of ``fmt``
-    when given), and for companions given without any source they describe."""
+    ``encoding`` forces the text encoding of plain-text partitions (else UTF-8, or a guess for a
+    file that is not UTF-8). Companion files (CourtListener's clusters, dockets, courts, citations
+    files) given as paths are attached to the partitions of their format. Raises
+    :class:`InputError` for a path that does not exist, cannot be read, or holds no case file of a
+    known format (of ``fmt`` when given), and for companions given without any source they
+    describe; :class:`UsageError` for an unknown format or encoding."""
     names = format_names()
     if fmt is not None and fmt not in names:
         raise UsageError(f"unknown source format {fmt!r}; use one of {', '.join(names)}")
+    if encoding is not None:
+        from statinterp.sources.cleaning import check_encoding
+
+        try:
+            encoding = check_encoding(encoding)
+        except LookupError:
+            raise UsageError(f"unknown text encoding {encoding!r} (--encoding); use a Python codec name such as "
+                             "utf-8, latin-1 or cp1252") from None
     out: list[Partition] = []
     given: dict[str, list[tuple[str, str]]] = {}
     for raw in paths:
@@ -148,6 +159,8 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
             what = f"{fmt} " if fmt else ""
             raise InputError(path, f"holds no {what}case files (formats: {', '.join(names)}; "
                              "see docs/data-format.md)")
+        if encoding is not None:
+            found = [replace(p, encoding=encoding) if p.format == "text" else p for p in found]
         out.extend(p for p in found if p not in out)
     for name, companions in given.items():
         if not any(p.format == name for p in out):
@@ -161,7 +174,7 @@ def _with_companions(partition: Partition, given: list[str]) -> Partition:
     spec = get(partition.format)
     if spec is None or spec.companions is None:
         return partition
-    return Partition(partition.path, partition.format, spec.companions(partition.path, given))
+    return replace(partition, companions=spec.companions(partition.path, given))
 
 
 #: Formats whose files can hold one case id twice (two case files or lines with the same ``id``).

@@ -32,6 +32,7 @@ class Partition:
     path: str
     format: str
     companions: tuple[str, ...] = ()
+    encoding: str | None = None  # forced text encoding (``ingest --encoding``) of a ``text`` partition
 
     @property
     def size(self) -> int:
