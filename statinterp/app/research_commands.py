@@ -185,12 +185,12 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: dict) ->
         now = json.loads(reproduction_json(run_reproduction(prepared, names, show_progress=not quiet)))
     else:
         from statinterp.learned.crossval import cross_validate
-        from statinterp.rankers.grammar import PAPER_COMPOUNDS
+        from statinterp.rankers.grammar import paper_compounds
 
         settings = _feature_settings(params["families"], params["standardise"], params["vector_features"],
                                      params.get("case_citations"))
         compounds = params["compounds"]
-        names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
+        names = paper_compounds() if compounds.strip().lower() == "paper" else _split_methods([compounds])
         prepared = _prepare(params, terms=params["terms"] or None, require_labels=True)
         result = cross_validate(prepared, settings, params["learners"] or ("ensemble", "pairwise", "hgb", "linear"),
                                 params["mode"], params["n_folds"], params["seed"], compounds=names, importance=False,
@@ -307,10 +307,10 @@ def cv(families, standardise, vector_features, case_citations, seed, learners, m
     from statinterp.app.cv_report import format_cv, write_report
     from statinterp.learned.crossval import cross_validate
     from statinterp.provenance import run_provenance
-    from statinterp.rankers.grammar import PAPER_COMPOUNDS
+    from statinterp.rankers.grammar import paper_compounds
 
     settings = _feature_settings(families, standardise, vector_features, case_citations)
-    names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
+    names = paper_compounds() if compounds.strip().lower() == "paper" else _split_methods([compounds])
     names = [_resolve_method(n) for n in names]  # unknown names fail before the corpus is read
     paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png",
              "json": report_dir / "learned.json"}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from statinterp.errors import UsageError
+from statinterp.rankers import registry
 from statinterp.rankers.base import Similarity
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class TFISF(Similarity):
     """TF-ISF(q, s) = Σ_{t∈q} log(tf_ts + 1) · log((N + 1) / (0.5 + df_t)) · log(tf_tq + 1)."""
 
     short_name = "TF-ISF"
+    context_lambda = {"case": 1.0, "opinion": 1.0, "paragraph": 0.9}
 
     @staticmethod
     def _idf(query, stats):
@@ -105,6 +107,7 @@ class BM25(Similarity):
     QTF = (k3 + 1) tf_q / (k3 + tf_q)."""
 
     short_name = "BM25"
+    context_lambda = {"case": 1.0, "opinion": 1.0, "paragraph": 1.0}
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, k3: float = 1.2):
         self.k1 = k1
@@ -168,6 +171,9 @@ class QLLM(Similarity):
     """
 
     short_name = "QLLM"
+    context_lambda = {"case": 0.6, "opinion": 0.7, "paragraph": 0.1}
+    keyword_spellings = {"lam": "qllm_lam"}  # ``lam`` is the context weight
+    tuning_grid = {"qllm_lam": tuple(i / 10 for i in range(1, 10))}  # strictly inside (0, 1)
 
     def __init__(self, lam: float = 0.9):
         if not 0.0 < lam < 1.0:
@@ -197,3 +203,15 @@ class QLLM(Similarity):
             return np.zeros(evidence.shape[0])
         mixed = (1.0 - self.lam) * pc[known] + evidence[:, known]
         return np.log(mixed) @ query.counts[known]
+
+
+#: The learned features of each lexical similarity: alone, with every context, and the provision expansion.
+_FEATURES = ("", "-p", "-o", "-c", "-r", "-g")
+registry.register("scorer", "TF-ISF", TFISF, description="term frequency x inverse sentence frequency",
+                  features=(*_FEATURES, "-e"))
+registry.register("scorer", "BM25", BM25, description="Okapi BM25 (k1 = k3 = 1.2, b = 0.75)", features=_FEATURES)
+registry.register("scorer", "QLLM", QLLM, description="query likelihood, Jelinek-Mercer smoothing (lambda 0.9)",
+                  features=_FEATURES)
+registry.register("base", "Tp", None, stands_for="TF-ISF-p")
+registry.register("base", "Bp", None, stands_for="BM25-p")
+registry.register("base", "Qc", None, stands_for="QLLM-c")
