@@ -135,3 +135,10 @@ def test_the_builtin_parts_and_their_grids():
         ("Tp", "TF-ISF-p"), ("Bp", "BM25-p"), ("Qc", "QLLM-c"), ("Wr", "w2vec*-r")]
     tenths = [i / 10 for i in range(11)]
     assert registry.candidate_grid() == {"lam": tenths, "lam2": tenths, "nwr": tenths, "qllm_lam": tenths[1:-1]}
+
+
+def test_the_architecture_document_shows_the_registry():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert registry.markdown_table() in doc

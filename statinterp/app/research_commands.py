@@ -29,9 +29,10 @@ from statinterp.errors import UsageError
 @click.argument("method")
 @common_options
 @click.option("--grid", "grids", multiple=True, metavar="NAME=VALUES",
-              help='Values of one build_method parameter, e.g. "lam=0,0.1,...,1"; repeat for more '
-                   "parameters (all combinations are tried). Default: lam (λ1), lam2 (λ2), nwr, qllm_lam, "
-                   "whichever the method has.")
+              help='Values of one build_method parameter, e.g. "lam=0,0.1,...,1": a keyword (lam, lam2, '
+                   "nwr, qllm_lam, k1, ...) or a part's parameter by its nested name (similarity__k1, "
+                   "gates__0__lam); repeat for more parameters (all combinations are tried). Default: the "
+                   "grids the method's parts declare: lam (λ1), lam2 (λ2), nwr, qllm_lam, whichever it has.")
 @click.option("--metric", default="nDCG@100", show_default=True, help="Macro metric to maximise (nDCG@k).")
 @click.option("--tune-term", "tune_terms", multiple=True,
               help="Tune on this term (repeatable); the others are held out. Default: tune on all terms.")

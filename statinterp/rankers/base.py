@@ -109,8 +109,8 @@ def _set_item(name: str, parts: tuple | list, params: dict[str, Any]) -> list:
             raise TypeError(f"{name}__{key}: give the position of one of the {len(out)} {name} "
                             f"({name}__0__PARAM ... {name}__{len(out) - 1}__PARAM)")
         by_item.setdefault(int(index), {})[rest] = value
-    for index, values in by_item.items():
-        out[index] = out[index].set_params(**values)
+    for position, values in by_item.items():
+        out[position] = out[position].set_params(**values)
     return out
 
 

@@ -120,7 +120,7 @@ class _Lexical(Similarity):
         """The score and each query token's evidence and weight in the sentence's unit."""
         units = index.levels["sentence"]
         row = int(units.row[i])
-        one = units.seqs.take([row])
+        one = units.seqs.take(np.array([row]))
         evidence = self.evidence(index.query, one, index.background["sentence"], index)[0]
         weights = self.weights(index.query)
         words = index.vocab.words

@@ -174,8 +174,8 @@ class WMDNovelty(NoveltyMeasure):
         return units.spread(dist)
 
 
-registry.register("novelty", "NW", NewWords, description="novelty: number of distinct sentence words not in the provision",
-                  features=("",))
+registry.register("novelty", "NW", NewWords,
+                  description="novelty: number of distinct sentence words not in the provision", features=("",))
 registry.register("novelty", "NWR", NewWordRatio,
                   description="novelty: share of distinct sentence words not in the provision", features=("",))
 registry.register("novelty", "WMD", WMDNovelty,

@@ -25,5 +25,5 @@ class RandomOrder(Ranker):
         return np.zeros(len(index))
 
 
-registry.register("method", "Random", RandomOrder, description="uniformly random order (exact expectation under random ties)",
-                  section="Direct")
+registry.register("method", "Random", RandomOrder,
+                  description="uniformly random order (exact expectation under random ties)", section="Direct")

@@ -44,8 +44,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BUILTIN_MODULES", "KINDS", "Part", "candidate_grid", "entries", "feature_methods", "get", "register",
-           "unregister"]
+__all__ = ["BUILTIN_MODULES", "KINDS", "Part", "candidate_grid", "entries", "feature_methods", "get",
+           "markdown_table", "register", "unregister"]
 
 #: The kinds of parts, in the order :func:`candidate_grid` reads their grids.
 KINDS = ("context", "expansion", "gate", "novelty", "scorer", "method", "base", "composite")
@@ -177,3 +177,31 @@ def feature_methods() -> list[str]:
     then the novelty measures that declare themselves features."""
     return [*_feature_names("scorer", ("context",)), *_feature_names("scorer", ("expansion",)),
             *_feature_names("novelty", ())]
+
+
+def _keywords(cls: type | None) -> str:
+    """The keyword spellings and grids a class declares, for :func:`markdown_table`."""
+    if cls is None:
+        return ""
+    lam = getattr(cls, "context_lambda", {})
+    out = [f"λ1 {', '.join(f'{level} {value:g}' for level, value in lam.items())}"] if lam else []
+    out += [f"`{own}` as `{kw}`" for own, kw in getattr(cls, "keyword_spellings", {}).items()]
+    gate = getattr(cls, "gate_keyword", "")
+    if gate:
+        out.append(f"gate threshold `{gate}`")
+    out += [f"grid `{kw}` {min(v):g}..{max(v):g}" for kw, v in getattr(cls, "tuning_grid", {}).items()]
+    return "; ".join(out)
+
+
+def markdown_table() -> str:
+    """The registered parts as a Markdown table (docs/architecture.md holds it; a test keeps it current)."""
+    rows = ["| kind | name | class | declares |", "|---|---|---|---|"]
+    for kind in KINDS:
+        for part in entries(kind):
+            name = f"`{part.name}` = `{part.stands_for}`" if part.stands_for else f"`{part.name}`"
+            cls = f"`{part.cls.__module__.rpartition('.')[2]}.{part.cls.__name__}`" if part.cls is not None else ""
+            declares = [_keywords(part.cls)] if kind in ("context", "gate", "novelty", "scorer") else []
+            if part.features:
+                declares.append("features " + ", ".join(f"`{part.name}{s}`" for s in part.features))
+            rows.append(f"| {kind} | {name} | {cls} | {'; '.join(d for d in declares if d)} |")
+    return "\n".join(rows) + "\n"
