@@ -416,11 +416,12 @@ def test_method_sections():
     assert ("Tp-Tg-Nr", listed["Tp-Tg-Nr"]) in by_section["Compound"]
 
 
-def test_every_listed_method_except_vector_ones_builds():
+def test_every_listed_method_builds_and_declares_what_it_needs():
     for name, _ in list_methods():
-        if name.startswith(("w2vec", "Wr")) or name.endswith("-e") or name == "WMD":
-            continue
-        build_method(name)
+        ranker = build_method(name)
+        assert ranker.name == name
+        vectors = name.startswith(("w2vec", "fastt", "GloVe", "Wr")) or name.endswith("-e") or name == "WMD"
+        assert bool(ranker.requires().vectors) == vectors, name
 
 
 # ----------------------------------------------------------------------------- real data

@@ -142,3 +142,21 @@ def test_the_architecture_document_shows_the_registry():
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
     assert registry.markdown_table() in doc
+
+
+def test_the_order_of_the_parts_does_not_depend_on_what_was_imported_first():
+    import json
+    import subprocess
+
+    probe = ("import json, sys\n"
+             "for m in sys.argv[1:]: __import__(m)\n"
+             "from statinterp.rankers.grammar import list_methods\n"
+             "from statinterp.learned.features import FeatureSettings\n"
+             "s = FeatureSettings()\n"
+             "print(json.dumps([[n for n, _ in list_methods()], s.score_methods, s.vector_methods]))\n")
+    runs = [subprocess.run([sys.executable, "-c", probe, *first], capture_output=True, text=True, timeout=300,
+                           check=True).stdout
+            for first in ([], ["statinterp.rankers.cosine", "statinterp.rankers.gates"],
+                          ["statinterp.rankers.context", "statinterp.rankers.novelty"])]
+    assert json.loads(runs[0])[0][:2] == ["Random", "TF-ISF"]
+    assert runs[1] == runs[0] and runs[2] == runs[0]

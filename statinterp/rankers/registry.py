@@ -40,6 +40,8 @@ whichever module was imported first.
 from __future__ import annotations
 
 import importlib
+import itertools
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +85,16 @@ class Part:
     section: str = ""
     stands_for: str = ""
     features: tuple[str, ...] = ()
+    #: The module that registered it and the registration's number: the part's place in every list.
+    module: str = ""
+    number: int = 0
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Built-in parts in :data:`BUILTIN_MODULES` order, then the others as registered: the
+        same order whichever module was imported first."""
+        rank = BUILTIN_MODULES.index(self.module) if self.module in BUILTIN_MODULES else len(BUILTIN_MODULES)
+        return rank, self.number
 
     def grid(self) -> dict[str, tuple]:
         """The tuning grid the part's class declares (keyword -> values)."""
@@ -91,11 +103,13 @@ class Part:
 
 _PARTS: dict[str, dict[str, Part]] = {kind: {} for kind in KINDS}
 _loaded = False
+_numbers = itertools.count()
 
 
 def register(kind: str, name: str, cls: type | None, build: Callable[..., Any] | None = None, description: str = "",
              *, section: str = "", stands_for: str = "", features: tuple[str, ...] = ()) -> Part:
-    """Register a part (``build`` defaults to ``cls``); a name can be registered once per kind."""
+    """Register a part (``build`` defaults to ``cls``); a name can be registered once per kind.
+    Its place in the lists is its module's (``cls``'s, else the caller's): see :attr:`Part.order`."""
     if kind not in _PARTS:
         raise ValueError(f"unknown kind of part {kind!r} (kinds: {', '.join(KINDS)})")
     if not name:
@@ -108,7 +122,8 @@ def register(kind: str, name: str, cls: type | None, build: Callable[..., Any] |
             return stands_for
     if maker is None:
         raise ValueError(f"{kind} {name!r}: give the class or a build function")
-    part = Part(kind, name, cls, maker, description, section, stands_for, tuple(features))
+    module = cls.__module__ if cls is not None else sys._getframe(1).f_globals.get("__name__", "")
+    part = Part(kind, name, cls, maker, description, section, stands_for, tuple(features), module, next(_numbers))
     _PARTS[kind][name] = part
     return part
 
@@ -127,9 +142,9 @@ def _load() -> None:
 
 
 def entries(kind: str) -> list[Part]:
-    """The registered parts of ``kind``, in registration order (built-in parts first)."""
+    """The registered parts of ``kind`` in their order (:attr:`Part.order`: built-in parts first)."""
     _load()
-    return list(_PARTS[kind].values())
+    return sorted(_PARTS[kind].values(), key=lambda p: p.order)
 
 
 def names(kind: str) -> list[str]:
