@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +42,7 @@ from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "data" / "example"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED = Path(os.environ.get("STATINTERP_SHARED_DATA") or REPO.parent / "shared" / "data")
 REAL = SHARED / "statutory_interpretation"
 
 

@@ -1,4 +1,4 @@
-"""The method registry: paper-style names -> ranker objects.
+"""The method-name grammar: paper-style names <-> ranker objects, read from the registry of parts.
 
 A name reads as the composition it builds:
 
