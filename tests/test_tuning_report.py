@@ -132,8 +132,17 @@ class _Synthetic(Ranker):
         return (1 - abs(self.w - 0.3)) * gains + abs(self.w - 0.3) * 10 * noise
 
 
-def test_tune_finds_known_optimum(multi, monkeypatch):
-    monkeypatch.setitem(registry.SPECIAL_METHODS, "Synthetic", (_Synthetic, "test"))
+@pytest.fixture()
+def synthetic():
+    """The method Synthetic, registered for one test."""
+    from statinterp.rankers import registry as parts
+
+    parts.register("method", "Synthetic", _Synthetic, description="test", section="Other")
+    yield
+    parts.unregister("method", "Synthetic")
+
+
+def test_tune_finds_known_optimum(multi, synthetic):
     result = tune(multi, "Synthetic", {"w": LAMBDAS}, tune_terms=["term_0", "term_1"])
     assert result.best_params == {"w": 0.3}
     assert result.tune_score == pytest.approx(1.0)
@@ -194,8 +203,12 @@ def test_grid_points_that_cannot_run_are_reported(prepared):
 
 
 def test_inert_parameter_is_noted(prepared):
-    result = tune(prepared, "TF-ISF-p", {"lam": [0.2, 0.9], "n": [1, 2]})
-    assert any("'n'" in n and "does not change" in n for n in result.notes)
+    # a grid that repeats one value (python API) builds one ranker; a nested name is a parameter too
+    result = tune(prepared, "BM25-p", {"lam": [0.2, 0.9], "similarity__b": [0.75, 0.5], "k3": [1.2, 1.2]})
+    assert any("'k3'" in n and "does not change" in n for n in result.notes)
+    assert not any("'similarity__b'" in n for n in result.notes)
+    with pytest.raises(UsageError, match="no part that parameter.s. n apply"):  # n belongs to -r
+        tune(prepared, "TF-ISF-p", {"lam": [0.2, 0.9], "n": [1, 2]})
 
 
 # --------------------------------------------------------------------------- reproduction

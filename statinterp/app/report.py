@@ -21,6 +21,7 @@ from statinterp.evaluation.metrics import RANDOM_TIES_SUFFIX
 from statinterp.evaluation.tuning import LooResult, Reproduction, TuneResult, format_params
 from statinterp.provenance import provenance_lines
 from statinterp.rankers import grammar as registry
+from statinterp.rankers.registry import names as registered
 
 #: Row groups of the paper's Table 2, in order ("Baseline" holds Random, "Other" anything unknown).
 SECTIONS = ("Baseline", "Direct", "Context", "Query expansion", "Novelty", "Compound", "Other")
@@ -47,7 +48,7 @@ def section_of(name: str, description: str = "") -> str:
     known = _registry_sections().get(name)
     if known:
         return known if known in SECTIONS else "Other"
-    sims = registry.SIMILARITIES
+    sims = set(registered("scorer"))
     if name in sims:
         return "Direct"
     base, _, suffix = name.rpartition("-")

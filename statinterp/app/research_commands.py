@@ -29,9 +29,10 @@ from statinterp.errors import UsageError
 @click.argument("method")
 @common_options
 @click.option("--grid", "grids", multiple=True, metavar="NAME=VALUES",
-              help='Values of one build_method parameter, e.g. "lam=0,0.1,...,1"; repeat for more '
-                   "parameters (all combinations are tried). Default: lam (λ1), lam2 (λ2), nwr, qllm_lam, "
-                   "whichever the method has.")
+              help='Values of one build_method parameter, e.g. "lam=0,0.1,...,1": a keyword (lam, lam2, '
+                   "nwr, qllm_lam, k1, ...) or a part's parameter by its nested name (similarity__k1, "
+                   "gates__0__lam); repeat for more parameters (all combinations are tried). Default: the "
+                   "grids the method's parts declare: lam (λ1), lam2 (λ2), nwr, qllm_lam, whichever it has.")
 @click.option("--metric", default="nDCG@100", show_default=True, help="Macro metric to maximise (nDCG@k).")
 @click.option("--tune-term", "tune_terms", multiple=True,
               help="Tune on this term (repeatable); the others are held out. Default: tune on all terms.")
@@ -185,12 +186,12 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: dict) ->
         now = json.loads(reproduction_json(run_reproduction(prepared, names, show_progress=not quiet)))
     else:
         from statinterp.learned.crossval import cross_validate
-        from statinterp.rankers.grammar import PAPER_COMPOUNDS
+        from statinterp.rankers.grammar import paper_compounds
 
         settings = _feature_settings(params["families"], params["standardise"], params["vector_features"],
                                      params.get("case_citations"))
         compounds = params["compounds"]
-        names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
+        names = paper_compounds() if compounds.strip().lower() == "paper" else _split_methods([compounds])
         prepared = _prepare(params, terms=params["terms"] or None, require_labels=True)
         result = cross_validate(prepared, settings, params["learners"] or ("ensemble", "pairwise", "hgb", "linear"),
                                 params["mode"], params["n_folds"], params["seed"], compounds=names, importance=False,
@@ -307,10 +308,10 @@ def cv(families, standardise, vector_features, case_citations, seed, learners, m
     from statinterp.app.cv_report import format_cv, write_report
     from statinterp.learned.crossval import cross_validate
     from statinterp.provenance import run_provenance
-    from statinterp.rankers.grammar import PAPER_COMPOUNDS
+    from statinterp.rankers.grammar import paper_compounds
 
     settings = _feature_settings(families, standardise, vector_features, case_citations)
-    names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
+    names = paper_compounds() if compounds.strip().lower() == "paper" else _split_methods([compounds])
     names = [_resolve_method(n) for n in names]  # unknown names fail before the corpus is read
     paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png",
              "json": report_dir / "learned.json"}

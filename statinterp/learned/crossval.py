@@ -151,7 +151,7 @@ def cross_validate(
     ``features`` may hold precomputed matrices by term key (they are computed otherwise).
     """
     from statinterp.evaluation.ranking import rank
-    from statinterp.rankers.grammar import PAPER_COMPOUNDS, build_method
+    from statinterp.rankers.grammar import build_method, paper_compounds
 
     settings = settings or FeatureSettings()
     learners = list(dict.fromkeys(learners))
@@ -192,7 +192,7 @@ def cross_validate(
         fitted.append((fold, models))
 
     # baselines and compounds on the same terms
-    compound_names = list(compounds) if compounds is not None else list(PAPER_COMPOUNDS)
+    compound_names = list(compounds) if compounds is not None else paper_compounds()
     compound_macro: dict[str, dict[str, float]] = {}
     compound_terms: dict[str, dict[str, dict[str, float]]] = {}
     for name in iterate(list(BASELINES) + compound_names, "Evaluating baselines", show_progress):
