@@ -104,14 +104,15 @@ def fit_lambdarank(train: list[Term], test: Term) -> np.ndarray:
 def fit_ordinal(train: list[Term], test: Term) -> np.ndarray:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    from statinterp.learned.model import _Trees
+    from statinterp.learned.model import TreesComponent
 
     X, y, w = _labelled(train, "X"), _labelled(train, "gains"), term_sample_weights(train)
     score = np.zeros(len(test.X))
     for level in (1, 2, 3):
         target = (y >= level).astype(int)
         if 0 < target.sum() < len(target):
-            model = HistGradientBoostingClassifier(random_state=0, early_stopping=False, **_Trees().params_for(len(y)))
+            params = TreesComponent().params_for(len(y))
+            model = HistGradientBoostingClassifier(random_state=0, early_stopping=False, **params)
             score += model.fit(X, target, sample_weight=w).predict_proba(test.X)[:, 1]
     return score
 

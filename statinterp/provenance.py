@@ -37,7 +37,8 @@ FIGURE_LIBRARIES = ("numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl",
                     "gensim", "POT", "fasttext", "matplotlib", "sentence-transformers", "torch")
 
 
-def _version(dist: str) -> str | None:
+def package_version(dist: str) -> str | None:
+    """The installed version of a distribution (``importlib.metadata``), or None if it is not installed."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -46,9 +47,9 @@ def _version(dist: str) -> str | None:
 
 def library_versions(libraries: Sequence[str] = FIGURE_LIBRARIES) -> dict[str, str | None]:
     """``python``, ``statinterp`` and each of ``libraries``: its installed version, or ``None``."""
-    versions: dict[str, str | None] = {"python": platform.python_version(), "statinterp": _version("statinterp")}
+    versions: dict[str, str | None] = {"python": platform.python_version(), "statinterp": package_version("statinterp")}
     for dist in libraries:
-        versions[dist] = _version(dist)
+        versions[dist] = package_version(dist)
     return versions
 
 

@@ -71,13 +71,13 @@ class IngestSummary:
 
 def analysis_settings(statistics: bool = True) -> dict:
     """What the stored statistics depend on (recorded in the collection, checked on every ingest)."""
-    from statinterp.text.analysis import _version
+    from statinterp.provenance import package_version
 
     if not statistics:
         return {"statistics": False}
     analyzer = new_analyzer()
-    return {"settings_key": analyzer.settings_key, "spacy": _version("spacy"),
-            "spacy-lookups-data": _version("spacy-lookups-data")}
+    return {"settings_key": analyzer.settings_key, "spacy": package_version("spacy") or "unknown",
+            "spacy-lookups-data": package_version("spacy-lookups-data") or "unknown"}
 
 
 def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | None = None,

@@ -43,7 +43,7 @@ from statinterp.evaluation.metrics import (
     paired_test,
 )
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features
-from statinterp.learned.model import LEARNERS, LearnedRanker, _common_names, fit_matrices
+from statinterp.learned.model import LEARNERS, LearnedRanker, common_feature_names, fit_matrices
 from statinterp.progress import iterate
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def cross_validate(
     feats = dict(features or {})
     for key in iterate([t for t in terms if t not in feats], "Extracting features", show_progress):
         feats[key] = extract_features(indices[key], settings)
-    names = _common_names([feats[t] for t in terms])
+    names = common_feature_names([feats[t] for t in terms])
     feats = {t: feats[t].select(names) for t in terms}
     skipped: dict[str, str] = {}
     for t in terms:
