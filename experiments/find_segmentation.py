@@ -26,7 +26,8 @@ label, quotation, citation ...). A labelled sentence that find misses at a gap w
 data set decides the other way at least as often cannot be matched by a rule for that class
 without losing as many others; the report counts those and so the exact rate reachable at best.
 
-Writes ``reports/find_segmentation.md`` (and ``.json``). Run from the project root::
+Writes ``experiment-results/find_segmentation.md`` (and ``.json``; the committed
+``reports/find_segmentation.md`` with ``--out reports/ --force``). Run from the project root::
 
     python -m experiments.find_segmentation --data ../shared/data/statutory_interpretation
 """
@@ -43,6 +44,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from experiments.common import add_output_options, output_path
 from statinterp.collection.store import ParagraphRow
 from statinterp.text.segmentation import _is_abbreviation
 
@@ -582,11 +584,12 @@ def report(result: dict, command: str, top: int = 40, provenance: dict | None = 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=Path("..") / "shared" / "data" / "statutory_interpretation")
-    parser.add_argument("--out", type=Path, default=Path("reports") / "find_segmentation.md")
+    add_output_options(parser, "find_segmentation")
     parser.add_argument("--examples", type=int, default=3)
     parser.add_argument("--compare", type=Path, default=None,
                         help="A previous run's .json: list the sentences gained and lost since.")
     args = parser.parse_args(argv)
+    out = output_path(args, "find_segmentation")
     result = measure(args.data, args.examples)
     given = list(argv if argv is not None else sys.argv[1:])
     if args.compare is not None:  # a scratch file, not part of what makes the report
@@ -600,10 +603,9 @@ def main(argv: list[str] | None = None) -> int:
     command = ("python -m experiments.find_segmentation " + " ".join(given)).strip()
     provenance = run_provenance(command)
     text = report(result, command, provenance=provenance)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     payload = {k: v for k, v in result.items() if k not in ("examples",)}
     payload["provenance"] = provenance
-    atomic.write_set({args.out: text, args.out.with_suffix(".json"): json.dumps(payload, indent=1, default=dict)},
+    atomic.write_set({out: text, out.with_suffix(".json"): json.dumps(payload, indent=1, default=dict)},
                      force=True)
     print(f"exact {result['exact']}/{result['labelled']}, contained {result['contained']}/{result['labelled']}, "
           f"{result['seconds']:.0f} s", file=sys.stderr)
