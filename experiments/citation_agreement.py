@@ -39,7 +39,6 @@ neither macro nDCG@10 nor nDCG@100 of (a) and (b) is lower with it.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import time
@@ -304,7 +303,7 @@ def main(argv=None) -> int:
     from statinterp.cache import atomic
     from statinterp.learned.features import FeatureSettings
     from statinterp.learned.feedback import FEEDBACK_FEATURES
-    from statinterp.provenance import run_provenance
+    from statinterp.provenance import report_json, run_provenance
     from statinterp.workflow import open_corpus, prepare_corpus
 
     started = time.perf_counter()
@@ -356,7 +355,7 @@ def main(argv=None) -> int:
            "studies": {k: {kk: (vv.to_dict() if kk == "settings" else vv) for kk, vv in s.items()}
                        for k, s in studies.items()},
            "decision": decision}
-    atomic.write_set({out: text, out.with_suffix(".json"): json.dumps(doc, indent=2, default=str) + "\n"},
+    atomic.write_set({out: text, out.with_suffix(".json"): report_json(doc, indent=2, default=str)},
                      force=True)
     return 0
 

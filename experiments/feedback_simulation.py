@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.common import DEFAULT_DATA, add_output_options, log, out_options, output_path
-from statinterp.provenance import provenance_lines, run_provenance
+from statinterp.provenance import provenance_lines, report_json, run_provenance
 
 TARGETS = ("gain", "valuable")
 ALPHAS = (30.0, 100.0, 300.0, 1000.0)
@@ -339,7 +339,7 @@ def main(argv=None) -> int:
     atomic.write_text(out, "\n".join(lines) + "\n", force=True)
     payload = {"command": command, "provenance": provenance, "run_time_s": elapsed, "per_label": timing,
                "halves": halves(terms), "results": results}
-    atomic.write_text(out.with_suffix(".json"), json.dumps(payload, indent=1, default=str) + "\n", force=True)
+    atomic.write_text(out.with_suffix(".json"), report_json(payload, indent=1, default=str), force=True)
     log(f"wrote {out} and {out.with_suffix('.json')} in {elapsed / 60:.1f} min")
     print("\n".join(lines))
     return 0

@@ -598,14 +598,14 @@ def main(argv: list[str] | None = None) -> int:
     given = [("../" + "/".join(Path(a).parts[-3:]) if a == str(args.data) and Path(a).is_absolute() else a)
              for a in given]
     from statinterp.cache import atomic
-    from statinterp.provenance import run_provenance
+    from statinterp.provenance import report_json, run_provenance
 
     command = ("python -m experiments.find_segmentation " + " ".join(given)).strip()
     provenance = run_provenance(command)
     text = report(result, command, provenance=provenance)
     payload = {k: v for k, v in result.items() if k not in ("examples",)}
     payload["provenance"] = provenance
-    atomic.write_set({out: text, out.with_suffix(".json"): json.dumps(payload, indent=1, default=dict)},
+    atomic.write_set({out: text, out.with_suffix(".json"): report_json(payload, indent=1, default=dict)},
                      force=True)
     print(f"exact {result['exact']}/{result['labelled']}, contained {result['contained']}/{result['labelled']}, "
           f"{result['seconds']:.0f} s", file=sys.stderr)

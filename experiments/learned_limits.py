@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import copy as _copy
 import datetime as _dt
-import json
 import math
 import sys
 from pathlib import Path
@@ -59,7 +58,7 @@ from experiments.common import (  # noqa: E402
     output_path,
     shown_data,
 )
-from statinterp.provenance import provenance_lines, run_provenance  # noqa: E402
+from statinterp.provenance import provenance_lines, report_json, run_provenance  # noqa: E402
 
 SIZES = (1, 3, 5, 7, 9, 11, 13)
 FULL_DATA_SET_TRAINING_TERMS = 41
@@ -309,11 +308,11 @@ def main(argv=None) -> int:
     lines, extrapolated = report_lines(command, terms, sizes, args.repeats, curve, in_term, feedback, consistency,
                                        DEFAULT_THRESHOLD, metric_names)
     atomic.write_text(out, "\n".join(lines) + "\n", force=True)
-    atomic.write_text(out.with_suffix(".json"), json.dumps(
+    atomic.write_text(out.with_suffix(".json"), report_json(
         {"learning_curve": {str(k): v for k, v in curve.items()}, "extrapolated": extrapolated,
          "in_term": in_term, "feedback": {str(n): v for n, v in feedback.items()},
          "label_consistency": consistency, "repeats": args.repeats, "provenance": run_provenance(command)},
-        indent=2) + "\n", force=True)
+        indent=2), force=True)
     log(f"wrote {out}")
     print("\n".join(lines))
     return 0
