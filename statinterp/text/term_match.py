@@ -45,8 +45,8 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
-__all__ = ["FUNCTION_WORDS", "JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query", "term_parts",
-           "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query"]
+__all__ = ["FUNCTION_WORDS", "JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query",
+           "term_parts", "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query"]
 
 # Prefixes that case law writes closed, hyphenated or spaced ("preemployment",
 # "pre-employment", "pre employment").  Only split off when at least three letters follow.
