@@ -305,3 +305,14 @@ def test_pair_lookup_returns_the_phrase_lookups_matches(handmade_collection):
             old = [r for r in collection.paragraphs_matching(query)] if query else []
             new = list(candidate_paragraphs(collection, term))
             assert [r for r in new if pattern.search(r.text)] == [r for r in old if pattern.search(r.text)], term
+
+
+def test_three_letter_words_are_found_inflected_through_the_collection_lookups():
+    """A term ending in a three-letter word finds its plurals through the pair index and the exact tokens
+    (they were matched as written before: "nonindustrial uses" was missed)."""
+    texts = ["the nonindustrial uses of land", "a nonindustrial user", "Nonindustrial use’s scope",
+             "motor cars and trucks", "the motor carrier"]
+    assert _pair_hits("nonindustrial use", texts) == {0, 2}
+    assert _pair_hits("motor car", texts) == {3}
+    assert _exact_hits("tax", ["excise taxes", "a taxi", "the tax's share"]) == {0, 2}
+    assert _pair_hits("use of force", ["uses of force", "use ofs force", "the use of forces"]) == {0, 2}
