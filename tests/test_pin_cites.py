@@ -12,6 +12,7 @@ import io
 import json
 import sqlite3
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,18 @@ def test_line_pages_follow_labels_citation_and_footnotes():
     assert line_pages(FISHER) == [["297", "297", "298", "299", "299"], ["301"]]
     assert line_pages(UNPAGED) == [[None]]
     assert line_pages(JONES) == [["1223", "1223", "1224"]]  # a public-domain citation has no first page
+
+
+def test_an_opinion_without_labels_runs_on_from_the_page_before_it():
+    """Cannon v. State (tests/fixtures/genuine/courtlistener): the lead opinion's "*Page 758" is its
+    only label; the concurrence after it has none and is on page 758 too, not on an unknown page."""
+    lead = OpinionRecord("majority", None, ("Facts.", "After the disposal of counts 2 and 3."), (),
+                         ((), ((0, "758"),)))
+    concurrence = OpinionRecord("concurrence", None, ("Under the record the judgment should be reversed.",))
+    cannon = replace(UNPAGED, citations=(), opinions=(lead, concurrence))
+    assert line_pages(cannon) == [[None, "758"], ["758"]]
+    cited = replace(UNPAGED, citations=(("official", "10 S.E.2d 757"),), opinions=(concurrence, lead))
+    assert line_pages(cited) == [["757"], ["757", "758"]]  # before any label: the citation's first page
 
 
 def test_stored_pages_and_the_record_round_trip(paged):

@@ -113,8 +113,9 @@ class ParagraphRow:
 def line_pages(record: CaseRecord) -> list[list[str | None]]:
     """The reporter page each line of each opinion starts on (None: unknown).
 
-    Only opinions with page labels (``page_starts``) have pages. The text runs on from opinion to
-    opinion: a paragraph with no page starting at its offset 0 is on the page the paragraph before
+    Only cases with page labels (``page_starts``) have pages. The text runs on from opinion to
+    opinion (an opinion without labels of its own, such as a short concurrence, lies on the page
+    the text before it ended on): a paragraph with no page starting at its offset 0 is on the page the paragraph before
     it ended on; the first page of the case is the first page of its official citation when no
     label precedes the first paragraph. Footnotes, stored after an opinion's paragraphs, run on
     from the page its paragraphs end on, and do not move the text's page."""
@@ -123,8 +124,8 @@ def line_pages(record: CaseRecord) -> list[list[str | None]]:
     page = first_page(record.official_citation) if record.citations else None
     out: list[list[str | None]] = []
     for op in record.opinions:
-        if not op.page_starts:
-            out.append([None] * len(op.lines))
+        if not op.page_starts:  # an opinion without labels lies on the page the text before it ended on
+            out.append([page] * len(op.lines))
             continue
         pages: list[str | None] = []
         note_page = None
