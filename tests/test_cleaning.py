@@ -18,6 +18,7 @@ from statinterp.sources.cleaning import (
     clean_plain,
     decode_text,
     dehyphenate,
+    drop_page_number_lines,
     is_pdf_text,
     pdf_caption,
     plain_paragraphs,
@@ -325,3 +326,59 @@ def test_any_text_gives_a_well_formed_opinion():
             assert all(line.strip() == line and line for line in op.lines)
             assert not op.page_starts or len(op.page_starts) == len(op.lines)
             assert all(0 <= off < len(op.lines[i]) for i, s in enumerate(op.page_starts) for off, _ in s)
+
+
+# A web copy of a PDF-born order (Hogarth v. Bell, tests/fixtures/genuine/courtlistener: its
+# plain_text): page numbers as lines of their own, a page break inside a sentence, "[1]" marks,
+# the footnotes after a "---------" rule and a "Notes:" heading, a trailer after them.
+WEB_COPY = """Case Description
+1
+
+HOGARTH v. BELL
+
+ORDER
+
+2
+
+This matter is before the court in his official capacity. [1] The motions are ripe.
+
+The facts are that plaintiff takes photographs of her ballots in the voting booth, to
+
+3
+
+promote the candidates she votes for. [2]
+
+4
+
+SO ORDERED.
+
+---------
+
+Notes:
+
+[1] The court has amended the caption.
+
+[2] Internal citations are omitted.
+
+---------
+
+Citation
+Hogarth v. Bell, 5:24-CV-481-FL (E.D.N.C. 2025)
+"""
+
+
+def test_page_number_lines_and_bracketed_notes_of_a_web_copy_leave_the_text():
+    op = clean_plain(WEB_COPY)
+    assert op.paragraphs == (
+        "Case Description", "HOGARTH v. BELL", "ORDER",
+        "This matter is before the court in his official capacity. The motions are ripe.",
+        "The facts are that plaintiff takes photographs of her ballots in the voting booth, to promote the "
+        "candidates she votes for.",
+        "SO ORDERED.", "Citation Hogarth v. Bell, 5:24-CV-481-FL (E.D.N.C. 2025)")
+    assert op.footnotes == ("The court has amended the caption.", "Internal citations are omitted.")
+
+
+def test_number_lines_that_do_not_count_up_stay():
+    text = "Sums\n\n12\n\n7\n\n30\n\nEnd."
+    assert drop_page_number_lines(text) == text
+    assert clean_plain(text).paragraphs == ("Sums", "12", "7", "30", "End.")
