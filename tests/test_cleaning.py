@@ -21,6 +21,7 @@ from statinterp.sources.cleaning import (
     drop_page_number_lines,
     is_pdf_text,
     pdf_caption,
+    party_caption,
     plain_paragraphs,
 )
 from statinterp.sources.courtlistener import read_courtlistener
@@ -382,3 +383,11 @@ def test_number_lines_that_do_not_count_up_stay():
     text = "Sums\n\n12\n\n7\n\n30\n\nEnd."
     assert drop_page_number_lines(text) == text
     assert clean_plain(text).paragraphs == ("Sums", "12", "7", "30", "End.")
+
+
+def test_a_caption_with_the_parties_around_a_v_line_names_the_case():
+    """The D.C. Circuit's PDF text opens with the court's name; the case is the parties."""
+    case = text_case(DC_CIRCUIT.read_text(encoding="utf-8"), "dc")
+    assert case.name == "Ideal Electronic Security Co., Inc., et al. v. International Fidelity Insurance Company"
+    assert party_caption("Smith,\nPlaintiff,\n\nv.\n\nJones,\nDefendant.\n\nOpinion text.") == "Smith v. Jones"
+    assert party_caption("No parties here.\nJust text.") is None

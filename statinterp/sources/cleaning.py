@@ -659,6 +659,28 @@ def pdf_caption(text: str) -> str | None:
         m = re.match(r"^\d{1,4}\s{2,}(.+ v\. .+)$", ln)
         if m:
             return m.group(1).strip()
+    return party_caption(text)
+
+
+_VERSUS = re.compile(r"^(?:v\.?|vs\.?|versus)$", re.IGNORECASE)
+#: A party's role under its name in a caption ("Appellants/Cross-Appellees", "Plaintiff,").
+_ROLE = re.compile(r"^(?:(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|Petitioners?|Respondents?|Cross-|"
+                   r"Intervenors?|Movants?|Claimants?|and|[/,\-–—& ])+)[,.;:]*$", re.IGNORECASE)
+
+
+def party_caption(text: str) -> str | None:
+    """"X v. Y" from a caption that sets the parties on lines of their own around a "v." line
+    (a court of appeals' "Ideal Electronic Security Co., Inc., et al.," / "Appellants" / "v." /
+    "International Fidelity Insurance Company,"): the nearest line before and after it that is not
+    a party's role. None when the first 200 lines have no such caption."""
+    lines = [" ".join(ln.split()) for ln in text.replace("\f", "\n").split("\n")[:200]]
+    for i, ln in enumerate(lines):
+        if not _VERSUS.match(ln):
+            continue
+        before = next((x for x in reversed(lines[max(0, i - 6):i]) if x and not _ROLE.match(x)), None)
+        after = next((x for x in lines[i + 1:i + 7] if x and not _ROLE.match(x)), None)
+        if before and after and len(before) + len(after) < 300:
+            return f"{before.rstrip(',;: ')} v. {after.rstrip(',;: ')}"
     return None
 
 
