@@ -20,8 +20,8 @@ from statinterp.sources.cleaning import (
     dehyphenate,
     drop_page_number_lines,
     is_pdf_text,
-    pdf_caption,
     party_caption,
+    pdf_caption,
     plain_paragraphs,
 )
 from statinterp.sources.courtlistener import read_courtlistener
@@ -225,13 +225,18 @@ def test_ingest_reports_the_guessed_encoding_and_takes_a_forced_one(tmp_path, ca
     from statinterp.collection.store import Collection
 
     code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "a"), "--quiet", "--no-citations"])
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert code == 0 and "not UTF-8; decoded as cp1252" in err and "peyton-latin1.txt" in err
+    assert f"decoded: {LATIN1} is not UTF-8; read as cp1252" in out  # the summary keeps the guess
+    code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "j"), "--quiet", "--no-citations",
+                 "--format-summary", "json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["decoded"] == [{"file": str(LATIN1), "encoding": "cp1252"}]
     with Collection.open(tmp_path / "a") as c:
         assert "eithér" in c.case(c.case_ids()[0])["text"]
     code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "b"), "--quiet", "--no-citations",
-                 "--encoding", "latin-1"])
-    assert code == 0 and "decoded as" not in capsys.readouterr().err
+                 "--encoding", "latin-1", "--format-summary", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "decoded as" not in err and json.loads(out)["decoded"] == []
     code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "c"), "--encoding", "no-such-codec"])
     err = capsys.readouterr().err
     assert code == 2 and "unknown text encoding 'no-such-codec'" in err and len(err.strip().splitlines()) == 1

@@ -597,13 +597,14 @@ def drop_page_number_lines(text: str) -> str:
     lines = text.split("\n")
     found = [i for i, ln in enumerate(lines) if _PAGE_NUMBER.match(ln)]
     numbers = [int(re.sub(r"\D", "", lines[i])) for i in found]
-    if len(found) < 3 or any(not 0 < b - a <= 2 for a, b in zip(numbers, numbers[1:])):
+    if len(found) < 3 or any(not 0 < b - a <= 2 for a, b in zip(numbers, numbers[1:], strict=False)):
         return text
     drop = set(found)
     for i in found:  # blank lines around a page number inside a sentence go too
         before = next((j for j in range(i - 1, -1, -1) if lines[j].strip() and j not in drop), None)
         after = next((j for j in range(i + 1, len(lines)) if lines[j].strip() and j not in drop), None)
-        if before is not None and after is not None and _RUNS_ON.search(lines[before]) and lines[after].lstrip()[:1].islower():
+        if (before is not None and after is not None and _RUNS_ON.search(lines[before])
+                and lines[after].lstrip()[:1].islower()):
             drop.update(range(before + 1, after))
     return "\n".join(ln for i, ln in enumerate(lines) if i not in drop)
 
