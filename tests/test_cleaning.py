@@ -396,3 +396,17 @@ def test_a_caption_with_the_parties_around_a_v_line_names_the_case():
     assert case.name == "Ideal Electronic Security Co., Inc., et al. v. International Fidelity Insurance Company"
     assert party_caption("Smith,\nPlaintiff,\n\nv.\n\nJones,\nDefendant.\n\nOpinion text.") == "Smith v. Jones"
     assert party_caption("No parties here.\nJust text.") is None
+
+
+def test_footnotes_of_each_opinion_of_a_slip_opinion_start_again_at_1():
+    """Fisher v. University of Texas (CourtListener plain_text, PDF-born): Thomas's concurrence has
+    footnotes 1-5, Ginsburg's dissent 1-4 of its own; hers were run into Thomas's fifth and her
+    marks stayed glued ("the Nation,1 the University", "plans.2 As", "approbation.4")."""
+    page = json.loads((GENUINE / "courtlistener" / "api-opinions-page.json").read_text(encoding="utf-8"))
+    text = next(r["plain_text"] for r in page["results"] if "FISHER v. UNIVERSITY" in (r["plain_text"] or ""))
+    op = clean_plain(text)
+    assert len(op.footnotes) == 9
+    assert op.footnotes[5].startswith("See Brief for Amherst College") and op.footnotes[4].endswith(".")
+    body = " ".join(op.paragraphs)
+    assert "across the Nation, the University" in body and "such plans. As for" in body
+    assert "merits our approbation." in body and not re.search(r"Nation,1|plans\.2|approbation\.4", body)

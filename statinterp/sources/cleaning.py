@@ -162,11 +162,14 @@ def note_label(text: str, loose: bool = False) -> tuple[str | None, str]:
     return next((g for g in m.groups() if g), ""), text[m.end():]
 
 
-def _drop_glued_marks(paragraphs: list[str], known: set[int]) -> list[str]:
+def _drop_glued_marks(paragraphs: list[str], known: set[int], restarts: int = 0) -> list[str]:
     """Remove footnote marks glued to words: those that count up (1, 2, 3, ...; one number may
     be missing, two when the opinion's footnotes are known and name it). Without known footnotes
-    only a number glued to a lower-case word counts ("testimony6", not "Code.22" or "II.4")."""
+    only a number glued to a lower-case word counts ("testimony6", not "Code.22" or "II.4").
+    ``restarts``: how many times the known footnotes start again at 1 (a slip opinion's text holds
+    several opinions, each numbering its own footnotes): a mark 1 may start the count again."""
     expected = [1]
+    left = [restarts]
     reach = 3 if known else 2
 
     def repl(m: re.Match) -> str:
@@ -175,6 +178,10 @@ def _drop_glued_marks(paragraphs: list[str], known: set[int]) -> list[str]:
             return m.group(0)
         if expected[0] <= n < expected[0] + reach and (not known or n in known):
             expected[0] = n + 1
+            return ""
+        if n == 1 and left[0] > 0 and expected[0] > 1:
+            left[0] -= 1
+            expected[0] = 2
             return ""
         return m.group(0)
 
@@ -250,9 +257,9 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
     if notes_in_text and not notes:
         paras, notes = _trailing_notes(paras)
         notes = [strip_markers(n) for n in notes]
-    labels = {int(lab) for lab, _ in (note_label(n, loose) for n in notes) if lab}
-    labels |= set(range(1, len(notes) + 1)) if notes and not labels else set()
-    paras = _drop_glued_marks(paras, labels)
+    numbered = [int(lab) for lab, _ in (note_label(n, loose) for n in notes) if lab]
+    labels = set(numbered) | (set(range(1, len(notes) + 1)) if notes and not numbered else set())
+    paras = _drop_glued_marks(paras, labels, max(0, numbered.count(1) - 1))
     if labels:  # a footnote's mark standing as its own paragraph
         paras = [p for p in paras if not ((m := _LONE_NUMBER.match(strip_markers(p))) and int(m.group(1)) in labels)]
     out: list[str] = []
@@ -574,7 +581,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
             m = _NOTE_LINE.match(ln)
             if m and indented and ln[:1] not in " \t":
                 m = None  # pdftotext -layout indents a footnote's first line, not its continuation
-            if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) == next_note)):
+            if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) in (next_note, 1))):  # 1: next opinion
                 notes.append([ln.strip()])
                 next_note = int(m.group(1)) + 1 if m and m.group(1).isdigit() else next_note
             else:
