@@ -150,14 +150,26 @@ def test_line_pages_follow_labels_citation_and_footnotes():
 
 def test_an_opinion_without_labels_runs_on_from_the_page_before_it():
     """Cannon v. State (tests/fixtures/genuine/courtlistener): the lead opinion's "*Page 758" is its
-    only label; the concurrence after it has none and is on page 758 too, not on an unknown page."""
+    only label; the concurrence after it has none and is on page 758 too, not on an unknown page;
+    the text before the label is on page 757 (there is no citation to say so)."""
     lead = OpinionRecord("majority", None, ("Facts.", "After the disposal of counts 2 and 3."), (),
                          ((), ((0, "758"),)))
     concurrence = OpinionRecord("concurrence", None, ("Under the record the judgment should be reversed.",))
     cannon = replace(UNPAGED, citations=(), opinions=(lead, concurrence))
-    assert line_pages(cannon) == [[None, "758"], ["758"]]
-    cited = replace(UNPAGED, citations=(("official", "10 S.E.2d 757"),), opinions=(concurrence, lead))
-    assert line_pages(cited) == [["757"], ["757", "758"]]  # before any label: the citation's first page
+    assert line_pages(cannon) == [["757", "758"], ["758"]]
+    cited = replace(UNPAGED, citations=(("official", "10 S.E.2d 755"),), opinions=(concurrence, lead))
+    assert line_pages(cited) == [["757"], ["757", "758"]]  # the page before the first label, not the citation's
+    roman = replace(lead, page_starts=((), ((0, "ix"),)))
+    assert line_pages(replace(cited, opinions=(roman,))) == [["755", "ix"]]  # no number: the citation's first page
+
+
+def test_the_text_before_the_first_label_is_on_the_page_before_it():
+    """Peyton v. District of Columbia, 100 A.2d 36 (CourtListener's opinion HTML of the CAP case):
+    page 37 starts in the head matter, which the opinion's HTML lacks; its first label is "*38"."""
+    peyton = replace(UNPAGED, citations=(("official", "100 A.2d 36"),), opinions=(
+        OpinionRecord("majority", None, ("QUINN, Associate Judge.", "In this case ... through the trees."), (),
+                      ((), ((12, "38"),))),))
+    assert line_pages(peyton) == [["37", "37"]]
 
 
 def test_stored_pages_and_the_record_round_trip(paged):
