@@ -65,6 +65,9 @@ from statinterp.sources.records import CaseRecord, OpinionRecord
     # an unknown reporter and court: parsed as VOLUME WORDS PAGE, the court written as stored
     (("City of Eastbrook v. Dalton", "212 Marl. App. 341", "Court of Appeals of Marlowe", "2004-05-18"),
      {"page": "343"}, "City of Eastbrook v. Dalton, 212 Marl. App. 341, 343 (Court of Appeals of Marlowe 2004)"),
+    # a court named with its district: the court's abbreviation (Mendoza v. State, CourtListener JSON line)
+    (("Mendoza v. State", "61 S.W.3d 498", "Court of Appeals of Texas, Fourth District, San Antonio", "2002-02-13"),
+     {"page": "500"}, "Mendoza v. State, 61 S.W.3d 498, 500 (Tex. App. 2002)"),
     # no citation at all: no pin
     (("Doe v. Roe", "", "cadc", "2001-03-04"), {"page": "5"}, "Doe v. Roe (D.C. Cir. 2001)"),
     (("Doe v. Roe", "", "", ""), {}, "Doe v. Roe"),
