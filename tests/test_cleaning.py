@@ -18,7 +18,9 @@ from statinterp.sources.cleaning import (
     clean_plain,
     decode_text,
     dehyphenate,
+    drop_page_number_lines,
     is_pdf_text,
+    party_caption,
     pdf_caption,
     plain_paragraphs,
 )
@@ -223,13 +225,18 @@ def test_ingest_reports_the_guessed_encoding_and_takes_a_forced_one(tmp_path, ca
     from statinterp.collection.store import Collection
 
     code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "a"), "--quiet", "--no-citations"])
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert code == 0 and "not UTF-8; decoded as cp1252" in err and "peyton-latin1.txt" in err
+    assert f"decoded: {LATIN1} is not UTF-8; read as cp1252" in out  # the summary keeps the guess
+    code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "j"), "--quiet", "--no-citations",
+                 "--format-summary", "json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["decoded"] == [{"file": str(LATIN1), "encoding": "cp1252"}]
     with Collection.open(tmp_path / "a") as c:
         assert "eithér" in c.case(c.case_ids()[0])["text"]
     code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "b"), "--quiet", "--no-citations",
-                 "--encoding", "latin-1"])
-    assert code == 0 and "decoded as" not in capsys.readouterr().err
+                 "--encoding", "latin-1", "--format-summary", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "decoded as" not in err and json.loads(out)["decoded"] == []
     code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "c"), "--encoding", "no-such-codec"])
     err = capsys.readouterr().err
     assert code == 2 and "unknown text encoding 'no-such-codec'" in err and len(err.strip().splitlines()) == 1
@@ -325,3 +332,81 @@ def test_any_text_gives_a_well_formed_opinion():
             assert all(line.strip() == line and line for line in op.lines)
             assert not op.page_starts or len(op.page_starts) == len(op.lines)
             assert all(0 <= off < len(op.lines[i]) for i, s in enumerate(op.page_starts) for off, _ in s)
+
+
+# A web copy of a PDF-born order (Hogarth v. Bell, tests/fixtures/genuine/courtlistener: its
+# plain_text): page numbers as lines of their own, a page break inside a sentence, "[1]" marks,
+# the footnotes after a "---------" rule and a "Notes:" heading, a trailer after them.
+WEB_COPY = """Case Description
+1
+
+HOGARTH v. BELL
+
+ORDER
+
+2
+
+This matter is before the court in his official capacity. [1] The motions are ripe.
+
+The facts are that plaintiff takes photographs of her ballots in the voting booth, to
+
+3
+
+promote the candidates she votes for. [2]
+
+4
+
+SO ORDERED.
+
+---------
+
+Notes:
+
+[1] The court has amended the caption.
+
+[2] Internal citations are omitted.
+
+---------
+
+Citation
+Hogarth v. Bell, 5:24-CV-481-FL (E.D.N.C. 2025)
+"""
+
+
+def test_page_number_lines_and_bracketed_notes_of_a_web_copy_leave_the_text():
+    op = clean_plain(WEB_COPY)
+    assert op.paragraphs == (
+        "Case Description", "HOGARTH v. BELL", "ORDER",
+        "This matter is before the court in his official capacity. The motions are ripe.",
+        "The facts are that plaintiff takes photographs of her ballots in the voting booth, to promote the "
+        "candidates she votes for.",
+        "SO ORDERED.", "Citation Hogarth v. Bell, 5:24-CV-481-FL (E.D.N.C. 2025)")
+    assert op.footnotes == ("The court has amended the caption.", "Internal citations are omitted.")
+
+
+def test_number_lines_that_do_not_count_up_stay():
+    text = "Sums\n\n12\n\n7\n\n30\n\nEnd."
+    assert drop_page_number_lines(text) == text
+    assert clean_plain(text).paragraphs == ("Sums", "12", "7", "30", "End.")
+
+
+def test_a_caption_with_the_parties_around_a_v_line_names_the_case():
+    """The D.C. Circuit's PDF text opens with the court's name; the case is the parties."""
+    case = text_case(DC_CIRCUIT.read_text(encoding="utf-8"), "dc")
+    assert case.name == "Ideal Electronic Security Co., Inc., et al. v. International Fidelity Insurance Company"
+    assert party_caption("Smith,\nPlaintiff,\n\nv.\n\nJones,\nDefendant.\n\nOpinion text.") == "Smith v. Jones"
+    assert party_caption("No parties here.\nJust text.") is None
+
+
+def test_footnotes_of_each_opinion_of_a_slip_opinion_start_again_at_1():
+    """Fisher v. University of Texas (CourtListener plain_text, PDF-born): Thomas's concurrence has
+    footnotes 1-5, Ginsburg's dissent 1-4 of its own; hers were run into Thomas's fifth and her
+    marks stayed glued ("the Nation,1 the University", "plans.2 As", "approbation.4")."""
+    page = json.loads((GENUINE / "courtlistener" / "api-opinions-page.json").read_text(encoding="utf-8"))
+    text = next(r["plain_text"] for r in page["results"] if "FISHER v. UNIVERSITY" in (r["plain_text"] or ""))
+    op = clean_plain(text)
+    assert len(op.footnotes) == 9
+    assert op.footnotes[5].startswith("See Brief for Amherst College") and op.footnotes[4].endswith(".")
+    body = " ".join(op.paragraphs)
+    assert "across the Nation, the University" in body and "such plans. As for" in body
+    assert "merits our approbation." in body and not re.search(r"Nation,1|plans\.2|approbation\.4", body)

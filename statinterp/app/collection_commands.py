@@ -133,6 +133,8 @@ def _print_summary(summary, collection: Path, engine: str, errors_out: Path | No
                f"({d['cases_per_second'] or 0:.1f} cases/s, {d['input_bytes'] / max(d['seconds'], 1e-9) / 1e6:.2f} MB/s"
                f", engine {engine}): {d['added']} added, {d['replaced']} replaced, {d['unchanged']} unchanged; "
                f"{d['opinions']} opinions and {d['paragraphs']} paragraphs stored; {d['skipped']} records skipped")
+    for file, encoding in summary.decoded:
+        click.echo(f"  decoded: {file} is not UTF-8; read as {encoding} (a guess; --encoding forces one)")
     for s in summary.skipped[:20]:
         click.echo(f"  skipped: {s.line()}")
     if len(summary.skipped) > 20:

@@ -32,11 +32,11 @@ from statinterp.errors import InputError, UsageError
 # The shipped formats register themselves on import (the registry never imports them).
 from statinterp.sources import cap, courtlistener, dataset, plaintext  # noqa: F401
 from statinterp.sources.limits import refuse_special
-from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from statinterp.sources.records import CaseRecord, DecodedFile, OpinionRecord, SkippedRecord, SourceItem
 from statinterp.sources.registry import Partition, SourceFormat, format_names, get, register, registered
 
-__all__ = ["FORMATS", "CaseRecord", "OpinionRecord", "Partition", "SkippedRecord", "SourceFormat", "discover",
-           "read_partition", "register"]
+__all__ = ["FORMATS", "CaseRecord", "DecodedFile", "OpinionRecord", "Partition", "SkippedRecord", "SourceFormat",
+           "SourceItem", "discover", "read_partition", "register"]
 
 
 def __getattr__(name: str) -> object:
@@ -181,17 +181,18 @@ def _with_companions(partition: Partition, given: list[str]) -> Partition:
 _REPEATABLE_IDS = ("cap", "cap-bulk")
 
 
-def read_partition(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
+def read_partition(partition: Partition) -> Iterator[SourceItem]:
     """Stream the records of one partition (raises :class:`InputError` if it cannot be read).
 
     Each record is checked against the limits of :mod:`statinterp.sources.limits` (one over a
-    limit comes as a :class:`SkippedRecord`). A case id that occurs twice in the partition: the
+    limit comes as a :class:`SkippedRecord`; a file read in a guessed encoding is announced by a
+    :class:`DecodedFile` before its case). A case id that occurs twice in the partition: the
     last record with that id is kept, the earlier ones come as skipped records, whatever is
     stored already (so re-runs find the kept one unchanged). For that, CAP partitions are read
     twice: once for the ids, once for the records."""
     from statinterp.sources.limits import check_record
 
-    def checked() -> Iterator[CaseRecord | SkippedRecord]:
+    def checked() -> Iterator[SourceItem]:
         return (check_record(item, partition.path) for item in _read(partition))
 
     if partition.format not in _REPEATABLE_IDS:
@@ -203,8 +204,7 @@ def read_partition(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]
     return _last_wins(checked(), last, partition.path)
 
 
-def _last_wins(items: Iterator[CaseRecord | SkippedRecord], last: dict[str, int], where: str
-               ) -> Iterator[CaseRecord | SkippedRecord]:
+def _last_wins(items: Iterator[SourceItem], last: dict[str, int], where: str) -> Iterator[SourceItem]:
     for i, item in enumerate(items):
         if isinstance(item, CaseRecord) and last.get(item.source_id, i) != i:
             yield SkippedRecord(where, item.source_id, "id", "occurs again later in this source: the last record "
@@ -213,7 +213,7 @@ def _last_wins(items: Iterator[CaseRecord | SkippedRecord], last: dict[str, int]
         yield item
 
 
-def _read(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
+def _read(partition: Partition) -> Iterator[SourceItem]:
     spec = get(partition.format)
     if spec is None:
         raise UsageError(f"unknown source format {partition.format!r}")

@@ -60,6 +60,8 @@ _NOTE_START = re.compile(r"^(?:(\d{1,3})\s+\.\s+|\[(\d{1,3})\]\s*|(\d{1,3})\s+(?
                          r"|\*{1,3}\s+|[†‡]\s*|\.\s+)(?=\S)")
 #: The label of a footnote a reader found apart from the text (after a PDF's footnote rule, in markup).
 _LOOSE_NOTE_START = re.compile(r"^(?:\[?(\d{1,3})\]?\s*\.?\s+|\*{1,3}\s*|[†‡]\s*|\.\s+)(?=\S)")
+#: "[2]" after a word or its punctuation, before a space or the end (not "(a)[1]", not "[2]-[3]").
+_BRACKET_MARK = re.compile(r"(?<=[\w.,;:)”’\"']) ?\[(\d{1,3})\](?=\s|$)")
 _LONE_NUMBER = re.compile(r"^\[?(\d{1,3})\]?$")
 
 
@@ -160,11 +162,14 @@ def note_label(text: str, loose: bool = False) -> tuple[str | None, str]:
     return next((g for g in m.groups() if g), ""), text[m.end():]
 
 
-def _drop_glued_marks(paragraphs: list[str], known: set[int]) -> list[str]:
+def _drop_glued_marks(paragraphs: list[str], known: set[int], restarts: int = 0) -> list[str]:
     """Remove footnote marks glued to words: those that count up (1, 2, 3, ...; one number may
     be missing, two when the opinion's footnotes are known and name it). Without known footnotes
-    only a number glued to a lower-case word counts ("testimony6", not "Code.22" or "II.4")."""
+    only a number glued to a lower-case word counts ("testimony6", not "Code.22" or "II.4").
+    ``restarts``: how many times the known footnotes start again at 1 (a slip opinion's text holds
+    several opinions, each numbering its own footnotes): a mark 1 may start the count again."""
     expected = [1]
+    left = [restarts]
     reach = 3 if known else 2
 
     def repl(m: re.Match) -> str:
@@ -174,16 +179,37 @@ def _drop_glued_marks(paragraphs: list[str], known: set[int]) -> list[str]:
         if expected[0] <= n < expected[0] + reach and (not known or n in known):
             expected[0] = n + 1
             return ""
+        if n == 1 and left[0] > 0 and expected[0] > 1:
+            left[0] -= 1
+            expected[0] = 2
+            return ""
         return m.group(0)
 
     pattern = _GLUED_MARK if known else _WORD_MARK  # "II.4" is a paragraph number, not a mark
-    return [pattern.sub(repl, p) if any(c.isdigit() for c in p) else p for p in paragraphs]
+    out = [pattern.sub(repl, p) if any(c.isdigit() for c in p) else p for p in paragraphs]
+    if known:  # a web copy's "... 1982). [2] Such": a bracketed mark of a known footnote
+        out = [_BRACKET_MARK.sub(lambda m: "" if int(m.group(1)) in known else m.group(0), p) if "[" in p else p
+               for p in out]
+    return out
 
 
 def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
     """Split off the footnotes a plain text appends to its opinion: the last paragraphs that
     each open with a footnote label ("1 . ...", "[2] ...", ". ..."), numbered labels counting
-    up to the end (a "FOOTNOTES" heading before them goes too)."""
+    up to the end (a "FOOTNOTES" heading before them goes too); or, after the last "Notes:" /
+    "FOOTNOTES" heading, the labelled paragraphs counting up from 1 that follow it, whatever
+    comes after them (a web copy's "Citation ..." trailer stays in the text)."""
+    heading = next((h for h in range(len(paragraphs) - 1, -1, -1) if _is_notes_heading(paragraphs[h])), None)
+    if heading is not None:
+        run = 0
+        for p in paragraphs[heading + 1:]:
+            label, rest = note_label(p)
+            if label != str(run + 1) or not rest.strip():
+                break
+            run += 1
+        if run:
+            return (paragraphs[:heading] + paragraphs[heading + 1 + run:],
+                    paragraphs[heading + 1:heading + 1 + run])
     i = len(paragraphs)
     nums: list[int] = []
     while i > 0:
@@ -205,9 +231,13 @@ def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
     if not nums and any(not p.startswith(". ") for p in paragraphs[i:]):  # ... or be CAP's ". " notes
         return paragraphs, []
     body = paragraphs[:i]
-    if body and body[-1].strip().rstrip(":").upper() in ("FOOTNOTES", "NOTES"):
+    if body and _is_notes_heading(body[-1]):
         body = body[:-1]
     return body, paragraphs[i:]
+
+
+def _is_notes_heading(paragraph: str) -> bool:
+    return strip_markers(paragraph).rstrip(":").upper() in ("FOOTNOTES", "NOTES")
 
 
 # --- the step ----------------------------------------------------------------------------------
@@ -227,9 +257,9 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
     if notes_in_text and not notes:
         paras, notes = _trailing_notes(paras)
         notes = [strip_markers(n) for n in notes]
-    labels = {int(lab) for lab, _ in (note_label(n, loose) for n in notes) if lab}
-    labels |= set(range(1, len(notes) + 1)) if notes and not labels else set()
-    paras = _drop_glued_marks(paras, labels)
+    numbered = [int(lab) for lab, _ in (note_label(n, loose) for n in notes) if lab]
+    labels = set(numbered) | (set(range(1, len(notes) + 1)) if notes and not numbered else set())
+    paras = _drop_glued_marks(paras, labels, max(0, numbered.count(1) - 1))
     if labels:  # a footnote's mark standing as its own paragraph
         paras = [p for p in paras if not ((m := _LONE_NUMBER.match(strip_markers(p))) and int(m.group(1)) in labels)]
     out: list[str] = []
@@ -551,7 +581,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
             m = _NOTE_LINE.match(ln)
             if m and indented and ln[:1] not in " \t":
                 m = None  # pdftotext -layout indents a footnote's first line, not its continuation
-            if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) == next_note)):
+            if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) in (next_note, 1))):  # 1: next opinion
                 notes.append([ln.strip()])
                 next_note = int(m.group(1)) + 1 if m and m.group(1).isdigit() else next_note
             else:
@@ -562,13 +592,39 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     return [p for p in paras if p], [n for n in note_texts if n]
 
 
+_TEXT_RULE = re.compile(r"^\s*[-—–_=~]{5,}\s*$")  # a separator line ("---------"): no text
+_RUNS_ON = re.compile(r"[^.:;?!”\"’)\]]\s*$")
+
+
+def drop_page_number_lines(text: str) -> str:
+    """A plain text whose page breaks were kept as lines holding only the page number (web copies
+    of PDF-born opinions: "...in the voting booth, to\\n\\n4\\n\\nballots or ...") without those
+    lines: taken as page numbers when there are at least three and they count up (a step of 1 or
+    2). A sentence the page break cut ("booth, to" / "ballots or") is joined again."""
+    lines = text.split("\n")
+    found = [i for i, ln in enumerate(lines) if _PAGE_NUMBER.match(ln)]
+    numbers = [int(re.sub(r"\D", "", lines[i])) for i in found]
+    if len(found) < 3 or any(not 0 < b - a <= 2 for a, b in zip(numbers, numbers[1:], strict=False)):
+        return text
+    drop = set(found)
+    for i in found:  # blank lines around a page number inside a sentence go too
+        before = next((j for j in range(i - 1, -1, -1) if lines[j].strip() and j not in drop), None)
+        after = next((j for j in range(i + 1, len(lines)) if lines[j].strip() and j not in drop), None)
+        if (before is not None and after is not None and _RUNS_ON.search(lines[before])
+                and lines[after].lstrip()[:1].islower()):
+            drop.update(range(before + 1, after))
+    return "\n".join(ln for i, ln in enumerate(lines) if i not in drop)
+
+
 def plain_paragraphs(text: str) -> tuple[list[str], list[str]]:
     """Paragraphs (and footnotes, if PDF-born) of a plain text: blank lines separate paragraphs;
-    when there are none, lines are paragraphs. PDF-born text is repaired (:func:`pdf_paragraphs`)."""
+    when there are none, lines are paragraphs. PDF-born text is repaired (:func:`pdf_paragraphs`);
+    other text loses its page-number lines (:func:`drop_page_number_lines`)."""
     text = text.replace("\r\n", "\n")
     if is_pdf_text(text):
         return pdf_paragraphs(text)
-    parts = [p for p in re.split(r"\n[ \t\r\f\v]*\n", text) if p.strip()]
+    text = drop_page_number_lines(text)
+    parts = [p for p in re.split(r"\n[ \t\r\f\v]*\n", text) if p.strip() and not _TEXT_RULE.match(p)]
     if len(parts) <= 1:
         parts = [ln for ln in text.split("\n") if ln.strip()]
     fix: Dehyphenator | None = None
@@ -611,6 +667,28 @@ def pdf_caption(text: str) -> str | None:
         m = re.match(r"^\d{1,4}\s{2,}(.+ v\. .+)$", ln)
         if m:
             return m.group(1).strip()
+    return party_caption(text)
+
+
+_VERSUS = re.compile(r"^(?:v\.?|vs\.?|versus)$", re.IGNORECASE)
+#: A party's role under its name in a caption ("Appellants/Cross-Appellees", "Plaintiff,").
+_ROLE = re.compile(r"^(?:(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|Petitioners?|Respondents?|Cross-|"
+                   r"Intervenors?|Movants?|Claimants?|and|[/,\-–—& ])+)[,.;:]*$", re.IGNORECASE)
+
+
+def party_caption(text: str) -> str | None:
+    """"X v. Y" from a caption that sets the parties on lines of their own around a "v." line
+    (a court of appeals' "Ideal Electronic Security Co., Inc., et al.," / "Appellants" / "v." /
+    "International Fidelity Insurance Company,"): the nearest line before and after it that is not
+    a party's role. None when the first 200 lines have no such caption."""
+    lines = [" ".join(ln.split()) for ln in text.replace("\f", "\n").split("\n")[:200]]
+    for i, ln in enumerate(lines):
+        if not _VERSUS.match(ln):
+            continue
+        before = next((x for x in reversed(lines[max(0, i - 6):i]) if x and not _ROLE.match(x)), None)
+        after = next((x for x in lines[i + 1:i + 7] if x and not _ROLE.match(x)), None)
+        if before and after and len(before) + len(after) < 300:
+            return f"{before.rstrip(',;: ')} v. {after.rstrip(',;: ')}"
     return None
 
 

@@ -3,11 +3,15 @@
 The case's id is the file's name (without ``.txt``); its name is the file's first paragraph
 when that is a single short line (a caption such as ``Smith v. Jones``), else the id; a
 PDF-born text's name is its caption (a slip opinion's "FISHER v. UNIVERSITY OF TEXAS AT AUSTIN
-ET AL.", not its running header). Lines inside a paragraph are joined with a space. The text
-goes through :mod:`statinterp.sources.cleaning` (page labels, footnotes, PDF layout). A file
-that is not UTF-8 is decoded by the encoding ``charset-normalizer`` guesses (or the one given
-with ``statinterp ingest --encoding``); the guess is reported as a progress note
-(:func:`statinterp.progress.note`: a ``statinterp: ...`` warning line of ``statinterp ingest``).
+ET AL.", not its running header); a caption that sets the parties on lines of their own around
+a "v." line gives "X v. Y" (:func:`~statinterp.sources.cleaning.party_caption`), not the
+court's name. Lines inside a paragraph are joined with a space. The text goes through
+:mod:`statinterp.sources.cleaning` (page labels, footnotes, PDF layout). A file that is not
+UTF-8 is decoded by the encoding ``charset-normalizer`` guesses (or the one given with
+``statinterp ingest --encoding``); the guess is reported as a progress note
+(:func:`statinterp.progress.note`: a ``statinterp: ...`` warning line of ``statinterp ingest``)
+and listed in the ingest's summary (a :class:`~statinterp.sources.records.DecodedFile` before
+the case).
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from pathlib import Path
 from statinterp.corpus.dataset import MAX_TEXT_CHARS
 from statinterp.errors import InputError, read_limited
 from statinterp.progress import note
-from statinterp.sources.cleaning import clean_plain, decode_text, is_pdf_text, pdf_caption
-from statinterp.sources.records import CaseRecord, SkippedRecord
+from statinterp.sources.cleaning import clean_plain, decode_text, is_pdf_text, party_caption, pdf_caption
+from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, SourceItem
 from statinterp.sources.registry import SourceFormat, register
 
 
@@ -31,6 +35,8 @@ def text_case(text: str, case_id: str) -> CaseRecord:
     clean = clean_plain(text)
     paragraphs = clean.paragraphs
     caption = pdf_caption(text) if is_pdf_text(text) else None
+    if caption is None and not (paragraphs and " v. " in paragraphs[0]):
+        caption = party_caption(text)
     if caption is None:
         caption = paragraphs[0] if paragraphs and len(paragraphs[0]) <= 200 and len(paragraphs) > 1 else case_id
     return CaseRecord(source="text", source_id=case_id, name=caption, name_abbreviation="", decision_date="",
@@ -38,7 +44,7 @@ def text_case(text: str, case_id: str) -> CaseRecord:
                       parties="", attorneys="", opinions=(clean,))
 
 
-def read_text(path: Path, encoding: str | None = None) -> Iterator[CaseRecord | SkippedRecord]:
+def read_text(path: Path, encoding: str | None = None) -> Iterator[SourceItem]:
     """A folder of ``.txt`` files (that folder only) or one ``.txt`` file. ``encoding`` forces the
     encoding of every file (else UTF-8, or the guessed encoding of a file that is not UTF-8)."""
     for file in [path] if path.is_file() else text_files(path):
@@ -65,6 +71,7 @@ def read_text(path: Path, encoding: str | None = None) -> Iterator[CaseRecord | 
             continue
         if used is not None and encoding is None:
             note(f"{file}: not UTF-8; decoded as {used} (a guess; force another with --encoding)")
+            yield DecodedFile(str(file), used)
         yield text_case(text.replace("\r\n", "\n"), file.stem)
 
 
