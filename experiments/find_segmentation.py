@@ -26,7 +26,8 @@ label, quotation, citation ...). A labelled sentence that find misses at a gap w
 data set decides the other way at least as often cannot be matched by a rule for that class
 without losing as many others; the report counts those and so the exact rate reachable at best.
 
-Writes ``reports/find_segmentation.md`` (and ``.json``). Run from the project root::
+Writes ``experiment-results/find_segmentation.md`` (and ``.json``; the committed
+``reports/find_segmentation.md`` with ``--out reports/ --force``). Run from the project root::
 
     python -m experiments.find_segmentation --data ../shared/data/statutory_interpretation
 """
@@ -44,6 +45,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from experiments.common import add_output_options, output_path
 from statinterp.collection.store import ParagraphRow
 from statinterp.text.segmentation import _is_abbreviation
 
@@ -774,7 +776,7 @@ def rule_choice_lines(rc: dict) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=Path("..") / "shared" / "data" / "statutory_interpretation")
-    parser.add_argument("--out", type=Path, default=Path("reports") / "find_segmentation.md")
+    add_output_options(parser, "find_segmentation")
     parser.add_argument("--examples", type=int, default=3)
     parser.add_argument("--folds", type=int, default=RULE_FOLDS,
                         help="Folds of the held-apart choice of line-joining rules (0: skip it).")
@@ -784,6 +786,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", type=Path, default=None,
                         help="A previous run's .json: list the sentences gained and lost since.")
     args = parser.parse_args(argv)
+    out = output_path(args, "find_segmentation")
     result = measure(args.data, args.examples, args.folds, args.scores_cache)
     given = list(argv if argv is not None else sys.argv[1:])
     for scratch in ("--compare", "--scores-cache"):  # scratch files, not part of what makes the report
@@ -792,15 +795,14 @@ def main(argv: list[str] | None = None) -> int:
     given = [("../" + "/".join(Path(a).parts[-3:]) if a == str(args.data) and Path(a).is_absolute() else a)
              for a in given]
     from statinterp.cache import atomic
-    from statinterp.provenance import run_provenance
+    from statinterp.provenance import report_json, run_provenance
 
     command = ("python -m experiments.find_segmentation " + " ".join(given)).strip()
     provenance = run_provenance(command)
     text = report(result, command, provenance=provenance)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     payload = {k: v for k, v in result.items() if k not in ("examples",)}
     payload["provenance"] = provenance
-    atomic.write_set({args.out: text, args.out.with_suffix(".json"): json.dumps(payload, indent=1, default=dict)},
+    atomic.write_set({out: text, out.with_suffix(".json"): report_json(payload, indent=1, default=dict)},
                      force=True)
     print(f"exact {result['exact']}/{result['labelled']}, contained {result['contained']}/{result['labelled']}, "
           f"{result['seconds']:.0f} s", file=sys.stderr)

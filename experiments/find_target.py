@@ -13,7 +13,8 @@ JSON files, ingested into a collection, and the term is found in it
 * find latency per term (a fresh ``Collection.open`` per term; the operating system's file
   cache is warm after the ingest).
 
-Writes ``reports/find.md`` and ``reports/find.json``. Run from the project root::
+Writes ``experiment-results/find.md`` and ``.json`` (the committed ``reports/find.md`` with
+``--out reports/ --force``). Run from the project root::
 
     python -m experiments.find_target --data ../shared/data/statutory_interpretation
 
@@ -29,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from experiments.common import add_output_options, output_path
 
 TARGET_CONTAINED = 0.99
 TARGET_EXACT = 0.92
@@ -238,8 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=Path("..") / "shared" / "data" / "statutory_interpretation")
     parser.add_argument("--collection", type=Path, default=None,
                         help="Collection folder to use (built there when absent; default: a temporary folder).")
-    parser.add_argument("--out", type=Path, default=Path("reports") / "find.md")
+    add_output_options(parser, "find")
     args = parser.parse_args(argv)
+    out = output_path(args, "find")
     started = time.perf_counter()
     given = list(argv if argv is not None else sys.argv[1:])
     if args.collection is not None:  # no machine paths in the report: the folder is a placeholder
@@ -256,15 +260,15 @@ def main(argv: list[str] | None = None) -> int:
         result = measure(args.data, collection, cache_dir=os.environ.get("STATINTERP_CACHE"))
     seconds = time.perf_counter() - started
     provenance = _provenance(command.strip())
-    rule_choice = held_apart(args.out.parent)
+    rule_choice = held_apart(out.parent)
     text = (report(result, command.strip(), build, seconds, provenance, rule_choice) + held_apart_note(rule_choice)
-            + ceiling_note(args.out.parent))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+            + ceiling_note(out.parent))
     from statinterp.cache import atomic
+    from statinterp.provenance import report_json
 
-    atomic.write_set({args.out: text,
-                      args.out.with_suffix(".json"): json.dumps({**result, "build": build, "command": command.strip(),
-                                                                 "provenance": provenance}, indent=1)}, force=True)
+    atomic.write_set({out: text,
+                      out.with_suffix(".json"): report_json({**result, "build": build, "command": command.strip(),
+                                                                   "provenance": provenance}, indent=1)}, force=True)
     print(text)
     return 0
 

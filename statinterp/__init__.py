@@ -33,7 +33,7 @@ _EXPORTS = {
     "WMDNovelty": ".rankers.novelty",
     "Cosine": ".rankers.cosine", "RandomOrder": ".rankers.random",
     "load_provisions": ".corpus.provisions",
-    "Ranking": ".evaluation.ranking", "rank": ".evaluation.ranking",
+    "Ranking": ".evaluation.ranking", "rank": ".evaluation.ranking", "results_frame": ".evaluation.frames",
     "Component": ".rankers.base", "Ranker": ".rankers.base", "Requirements": ".rankers.base",
     "Similarity": ".rankers.base",
     "BM25": ".rankers.lexical", "QLLM": ".rankers.lexical", "TFISF": ".rankers.lexical",

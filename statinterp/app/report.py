@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from statinterp.evaluation.metrics import RANDOM_TIES_SUFFIX
 from statinterp.evaluation.tuning import LooResult, Reproduction, TuneResult, format_params
-from statinterp.provenance import provenance_lines
+from statinterp.provenance import provenance_lines, report_json
 from statinterp.rankers import grammar as registry
 from statinterp.rankers.registry import names as registered
 
@@ -211,7 +211,7 @@ def reproduction_json(rep: Reproduction) -> str:
         ],
         "skipped": [{"method": n, "reason": why} for n, why in rep.skipped],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return report_json(doc, indent=2, ensure_ascii=False)
 
 
 def reproduction_chart(rep: Reproduction, title: str | None = None) -> bytes:
