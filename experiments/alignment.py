@@ -12,7 +12,8 @@ A candidate is
 * ``merged`` when it lies inside one larger segment.
 
 Also measured: tokens per second of ``nlp.pipe`` over the full case texts, for both
-pipelines.  Writes a Markdown report (default ``reports/segmentation.md``).
+pipelines.  Writes a Markdown report (default ``experiment-results/segmentation.md``;
+the committed ``reports/segmentation.md`` with ``--out reports/ --force``).
 
 Run from the project root::
 
@@ -33,11 +34,9 @@ import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 
-from experiments.common import DEFAULT_DATA, shown_data
+from experiments.common import DEFAULT_DATA, add_output_options, output_path, shown_data
 from statinterp.text.analysis import segmenter_code_digest
 from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline, sentence_spans
-
-DEFAULT_REPORT = os.path.join(os.path.dirname(__file__), "..", "reports", "segmentation.md")
 
 
 def unique_records(paths: list[str], kind: str):
@@ -331,12 +330,13 @@ def render(results: list[TermResult], speed: dict | None, command: str, speed_lo
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="folder with the TERM.zip files")
-    ap.add_argument("--report", default=DEFAULT_REPORT, help="Markdown report to write ('-' for stdout only)")
+    add_output_options(ap, "segmentation", "--report")  # --report: its earlier name; '-' for stdout only
     ap.add_argument("--no-speed", action="store_true", help="skip the tokens/second measurement")
     ap.add_argument("--speed-cases", type=int, default=None, help="time only the N shortest cases")
     ap.add_argument("--repeats", type=int, default=2, help="timing repeats (best is kept)")
     ap.add_argument("--show", type=int, default=0, help="print N misaligned examples per outcome")
     args = ap.parse_args(argv)
+    out = None if args.out == "-" else output_path(args, "segmentation")
 
     paths = sorted(glob.glob(os.path.join(args.data, "*.zip")))
     if not paths:
@@ -367,10 +367,10 @@ def main(argv: list[str] | None = None) -> int:
                     speed_load=f"{load} over 1/5/15 min at the end of the run, {os.cpu_count()} CPUs",
                     notes=data_notes(paths))
     print(report)
-    if args.report != "-":
+    if out is not None:
         from statinterp.cache import atomic
 
-        atomic.write_text(args.report, report + "\n", force=True)
+        atomic.write_text(out, report + "\n", force=True)
     return 0
 
 

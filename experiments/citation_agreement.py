@@ -3,10 +3,11 @@ switching the learned ranker's case-citation columns to eyecite does to its leav
 figures (issue 17).
 
     python -m experiments.citation_agreement --data ../shared/data/statutory_interpretation \
-        --out reports/citation_agreement.md
+        --out reports/citation_agreement.md --force
 
 Writes the report (and its figures as JSON beside it, ``.json``) with the command and the
-library versions (:mod:`statinterp.provenance`).
+library versions (:mod:`statinterp.provenance`); by default to ``experiment-results/``, to the
+committed ``reports/`` only with ``--force``.
 
 **1. Agreement.** For every labelled sentence of every term (and for its paragraph): does it
 cite a statute, a case, the term's own provision? -- once by the regexes
@@ -38,13 +39,12 @@ neither macro nDCG@10 nor nDCG@100 of (a) and (b) is lower with it.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import time
 from pathlib import Path
 
-from experiments.common import DEFAULT_DATA, ROOT, log, shown_data
+from experiments.common import DEFAULT_DATA, add_output_options, log, out_options, output_path, shown_data
 
 #: The columns of the ``citations`` family that ``case_citations`` switches.
 CASE_COLUMNS = ("citations:case", "citations:par_case", "citations:case_cite_share")
@@ -291,18 +291,19 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m experiments.citation_agreement", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--cache-dir", type=Path, default=None, help="statinterp cache folder (default: statinterp's)")
-    ap.add_argument("--out", type=Path, default=None, help="the Markdown report (and its .json beside it)")
+    add_output_options(ap, "citation_agreement")
     ap.add_argument("--no-loo", action="store_true", help="only the agreement table (no leave-one-term-out)")
     ap.add_argument("--train-vectors", action="store_true",
                     help="train the domain word vectors for (b) when they are not cached (~25 min)")
     args = ap.parse_args(argv)
+    out = output_path(args, "citation_agreement")
     logging.getLogger("eyecite").setLevel(logging.ERROR)
     from importlib.metadata import version
 
     from statinterp.cache import atomic
     from statinterp.learned.features import FeatureSettings
     from statinterp.learned.feedback import FEEDBACK_FEATURES
-    from statinterp.provenance import run_provenance
+    from statinterp.provenance import report_json, run_provenance
     from statinterp.workflow import open_corpus, prepare_corpus
 
     started = time.perf_counter()
@@ -346,19 +347,16 @@ def main(argv=None) -> int:
         command += " --no-loo"
     if args.train_vectors:
         command += " --train-vectors"
-    if args.out is not None:
-        out = args.out.resolve()
-        command += f" --out {out.relative_to(ROOT) if out.is_relative_to(ROOT) else args.out}"
+    command += out_options(args, out)
     provenance = run_provenance(command, eyecite=version("eyecite"), run_minutes=(time.perf_counter() - started) / 60)
     text = report(command, provenance, len(corpus), n_rows, table, studies, decision)
     print(text)
-    if args.out is not None:
-        doc = {"provenance": provenance, "labelled_sentences": n_rows, "agreement": table,
-               "studies": {k: {kk: (vv.to_dict() if kk == "settings" else vv) for kk, vv in s.items()}
-                           for k, s in studies.items()},
-               "decision": decision}
-        atomic.write_set({args.out: text, args.out.with_suffix(".json"): json.dumps(doc, indent=2, default=str) + "\n"},
-                         force=True)
+    doc = {"provenance": provenance, "labelled_sentences": n_rows, "agreement": table,
+           "studies": {k: {kk: (vv.to_dict() if kk == "settings" else vv) for kk, vv in s.items()}
+                       for k, s in studies.items()},
+           "decision": decision}
+    atomic.write_set({out: text, out.with_suffix(".json"): report_json(doc, indent=2, default=str)},
+                     force=True)
     return 0
 
 

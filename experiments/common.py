@@ -7,6 +7,7 @@ e.g. ``python -m experiments.learned_limits --data ../shared/data/statutory_inte
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -14,6 +15,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Where a study writes by default: a folder no clone commits (.gitignore), so a newcomer's run
+#: never overwrites a committed report.
+RESULTS = ROOT / "experiment-results"
+#: The committed reports: a study writes here only when ``--out`` names it and ``--force`` is given.
+REPORTS = ROOT / "reports"
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "statutory_interpretation"
 MASK = " targetterm "
 
@@ -85,3 +91,38 @@ def shown_data(data: Path) -> str:
     resolved = Path(data).resolve()
     return "../" + "/".join(shared) if resolved == DEFAULT_DATA.resolve() or resolved.parts[-3:] == shared \
         else str(data)
+
+
+def add_output_options(ap: argparse.ArgumentParser, name: str, *aliases: str) -> None:
+    """The options every study has for where its report goes: ``--out`` (a ``.md`` file, its
+    ``.json`` beside it, or a folder for ``NAME.md``) and ``--force`` (needed to write into the
+    committed ``reports/``). Resolve them with :func:`output_path`."""
+    ap.add_argument("--out", *aliases, dest="out", default=None, metavar="FILE_OR_DIR",
+                    help=f"the Markdown report (its .json beside it), or a folder for {name}.md "
+                         f"(default: experiment-results/{name}.md, which no clone commits); "
+                         "the committed reports/ needs --force")
+    ap.add_argument("--force", action="store_true",
+                    help="allow --out to overwrite a committed report under reports/")
+
+
+def output_path(args: argparse.Namespace, name: str) -> Path:
+    """The report file the options of :func:`add_output_options` name: ``--out`` as given (a folder,
+    an existing one or one with no suffix, gets ``NAME.md``), else ``experiment-results/NAME.md``.
+    Writing under ``reports/`` without ``--force`` is refused in one line, exit 2, before any work."""
+    out = Path(args.out) if args.out is not None else RESULTS
+    if out.is_dir() or not out.suffix or str(args.out or "").endswith(("/", "\\")):
+        out = out / f"{name}.md"
+    if out.resolve().is_relative_to(REPORTS.resolve()) and not args.force:
+        print(f"error: --out {args.out}: reports/ holds the committed reports; write elsewhere (the default is "
+              f"experiment-results/) or add --force to overwrite {out.name}", file=sys.stderr)
+        raise SystemExit(2)
+    return out
+
+
+def out_options(args: argparse.Namespace, out: Path) -> str:
+    """The ``--out``/``--force`` part of the command a report records (empty for the default place):
+    the path relative to the repository when it is inside it, so the command reproduces the file."""
+    if args.out is None:
+        return ""
+    shown = out.resolve().relative_to(ROOT) if out.resolve().is_relative_to(ROOT) else out
+    return f" --out {shown.as_posix() if isinstance(shown, Path) else shown}" + (" --force" if args.force else "")

@@ -4,8 +4,8 @@ Run from the project root::
 
     python -m experiments.feedback_simulation --data ../shared/data/statutory_interpretation
 
-Writes ``reports/feedback.md`` and ``reports/feedback.json`` (the command, the library versions,
-every per-term figure).
+Writes ``experiment-results/feedback.md`` and ``.json`` (the command, the library versions, every
+per-term figure); the committed ``reports/feedback.md`` with ``--out reports/ --force``.
 
 **The reviewer** is the library's (:mod:`statinterp.evaluation.review_simulation`, the same as
 ``statinterp simulate-review``): it reads a term's labelled sentences in the order shown and
@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.common import DEFAULT_DATA, ROOT, log
-from statinterp.provenance import provenance_lines, run_provenance
+from experiments.common import DEFAULT_DATA, add_output_options, log, out_options, output_path
+from statinterp.provenance import provenance_lines, report_json, run_provenance
 
 TARGETS = ("gain", "valuable")
 ALPHAS = (30.0, 100.0, 300.0, 1000.0)
@@ -248,11 +248,12 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA,
                     help="the folder of term zips (default: ../shared/data/statutory_interpretation)")
     ap.add_argument("--cache-dir", type=Path, default=None, help="statinterp cache folder (default: statinterp's)")
-    ap.add_argument("--out", type=Path, default=ROOT / "reports" / "feedback.md")
+    add_output_options(ap, "feedback")
     ap.add_argument("--priors", type=Path, default=None,
                     help="keep the leave-one-term-out priors in this .npz file and reuse them (same terms, same "
                          "statinterp) on the next run")
     args = ap.parse_args(argv)
+    out = output_path(args, "feedback")
     started = time.perf_counter()
 
     from statinterp.cache import atomic
@@ -282,7 +283,7 @@ def main(argv=None) -> int:
     if args.data.resolve() == DEFAULT_DATA.resolve() or args.data.resolve().parts[-3:] == (
             "shared", "data", "statutory_interpretation"):
         data_arg = "../shared/data/statutory_interpretation"
-    command = f"python -m experiments.feedback_simulation --data {data_arg}"
+    command = f"python -m experiments.feedback_simulation --data {data_arg}" + out_options(args, out)
     provenance = run_provenance(command)
     main_res = results["held-out"]
     lines = ["# Continuous review: a simulated reviewer on the 14 shared terms (issue 26)", "",
@@ -429,12 +430,11 @@ def main(argv=None) -> int:
               "a model-based estimate, not a sample of the rest, so its coverage is measured, not guaranteed. "
               "On learned:default's own training terms (section 2) the prior has seen every label and the "
               "static order's estimate is too high, as the table there shows."]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
+    atomic.write_text(out, "\n".join(lines) + "\n", force=True)
     payload = {"command": command, "provenance": provenance, "run_time_s": elapsed, "per_label": timing,
                "halves": halves(terms), "results": results}
-    atomic.write_text(args.out.with_suffix(".json"), json.dumps(payload, indent=1, default=str) + "\n", force=True)
-    log(f"wrote {args.out} and {args.out.with_suffix('.json')} in {elapsed / 60:.1f} min")
+    atomic.write_text(out.with_suffix(".json"), report_json(payload, indent=1, default=str), force=True)
+    log(f"wrote {out} and {out.with_suffix('.json')} in {elapsed / 60:.1f} min")
     print("\n".join(lines))
     return 0
 

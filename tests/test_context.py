@@ -10,7 +10,7 @@ import pytest
 
 from statinterp.errors import UsageError
 from statinterp.index.term_index import Query
-from statinterp.rankers.context import DEFAULT_LAMBDA, Interpolated, Recursive
+from statinterp.rankers.context import Interpolated, Recursive
 from statinterp.rankers.grammar import build_method
 from statinterp.rankers.lexical import BM25, QLLM, TFISF
 
@@ -99,12 +99,14 @@ def test_method_names_build_the_paper_defaults():
             ranker = build_method(f"{base}-{suffix}")
             assert isinstance(ranker, Interpolated) and isinstance(ranker.similarity, cls)
             assert ranker.context == level
-            assert ranker.lam == DEFAULT_LAMBDA[base][suffix]
+            assert ranker.lam == cls.context_lambda[level]
             assert ranker.name == f"{base}-{suffix}"
         rec = build_method(f"{base}-r")
         assert isinstance(rec, Recursive) and rec.n == 4 and rec.name == f"{base}-r"
     # the paper's tuned values (Savelka et al. 2019)
-    assert DEFAULT_LAMBDA["QLLM"] == {"c": 0.6, "o": 0.7, "p": 0.1}
+    assert QLLM.context_lambda == {"case": 0.6, "opinion": 0.7, "paragraph": 0.1}
+    assert TFISF.context_lambda == {"case": 1.0, "opinion": 1.0, "paragraph": 0.9}
+    assert BM25.context_lambda == {"case": 1.0, "opinion": 1.0, "paragraph": 1.0}
     assert build_method("BM25-p", lam=0.25).lam == 0.25
 
 

@@ -5,8 +5,9 @@
 * analysis in worker processes equals analysis in this process;
 * :class:`~statinterp.index.statistics.StatsAccumulator` equals naive counting;
 * the column-wise count matrix and the occurrences read off it equal a coordinate construction
-  and ``np.bincount``; TF-ISF's and BM25's sparse ``score_units`` equal combining the dense
-  evidence, bit for bit, and that combination equals a plain column-by-column sum;
+  and ``np.bincount``; TF-ISF's and BM25's ``score_units`` (their one kernel on the entries where
+  tf > 0) equal combining the dense evidence (the same kernel on the dense counts), bit for bit,
+  and that combination equals a plain column-by-column sum;
 * :meth:`Vocabulary.add_all <statinterp.text.analysis.Vocabulary.add_all>` equals adding one by one;
 * a prepare that reads the analysis cache, and one that reads the prepared-corpus cache, equal a
   prepare without any cache (every array, every statistic, every lexical score).
@@ -366,7 +367,8 @@ def test_sparse_unit_scores_equal_combining_the_dense_evidence(params, backgroun
             got = sim.score_units(query, units, stats, shim)
             assert got.shape == (len(units),) and got.dtype == np.float64
             np.testing.assert_array_equal(got, combined)
-            weights = np.log1p(query.counts) if isinstance(sim, TFISF) else sim._qtf(query)
+            weights = (np.log1p(query.counts) if isinstance(sim, TFISF)
+                       else (sim.k3 + 1.0) * query.counts / (sim.k3 + query.counts))
             np.testing.assert_array_equal(combined, _sequential_sum(evidence, weights))
             if np.isfinite(combined).all():
                 np.testing.assert_allclose(combined, evidence @ weights, rtol=1e-13, atol=1e-13)
@@ -517,3 +519,22 @@ def test_prepared_cache_yields_to_a_changed_analysis_entry(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", StatinterpWarning)
         _assert_same_prepared(plain, prepare(corpus, Analyzer(cache_dir=tmp_path)))
+
+
+@pytest.mark.parametrize("name", ["TF-ISF", "BM25", "QLLM"])
+def test_explain_shows_the_evidence_each_score_is_made_of(example, name):
+    """One kernel per formula: the per-token evidence ``explain`` shows, combined, is the score
+    (bit for bit where the sum is taken in the same order: TF-ISF, BM25)."""
+    ix = example["vehicle"]
+    sim = build_method(name)
+    scores = sim.score(ix)
+    stats = ix.background["sentence"]
+    for i in range(len(ix)):
+        tokens = sim.explain(ix, i)["query tokens"]
+        assert list(tokens) == [ix.vocab.words[t] for t in ix.query.ids]
+        evidence = np.array([[v["evidence"] for v in tokens.values()]])
+        again = sim.combine(sim.direct(evidence), ix.query, stats)[0]
+        if name == "QLLM":  # a matrix product: the last bits may depend on the shape
+            assert again == pytest.approx(scores[i], rel=1e-13)
+        else:
+            assert again == scores[i]

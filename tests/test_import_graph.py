@@ -144,3 +144,15 @@ def test_the_library_never_imports_the_app_layer():
             continue
         app = {t for t in targets if t.startswith("statinterp.app")}
         assert not app, f"{module} imports {sorted(app)}"
+
+
+def test_no_module_imports_another_modules_private_names():
+    """What one module takes from another is public: ``from statinterp.X import _name`` is a name
+    that should be made public or moved home (``__future__`` and dunder names aside)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("statinterp"):
+                found += [f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {node.module}.{a.name}"
+                          for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, "private names imported across modules:\n" + "\n".join(found)

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import lzma
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -24,6 +25,7 @@ from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import InputError
 from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources.cap import to_cap_json, write_cap_volume
+from statinterp.sources.cleaning import clean_opinion
 from statinterp.sources.courtlistener import markup_paragraphs
 from statinterp.sources.records import CaseRecord, SkippedRecord
 
@@ -35,6 +37,12 @@ SOURCES = EXAMPLE / "sources"
 def example_records() -> list[CaseRecord]:
     """The seven invented vehicle cases, read back from the data-set files."""
     return [r for r in read_partition(Partition(str(EXAMPLE), "dataset")) if isinstance(r, CaseRecord)]
+
+
+def cleaned(record: CaseRecord) -> CaseRecord:
+    """A data-set record as a CAP reader gives it: every opinion through the cleaning step."""
+    return dataclasses.replace(record, opinions=tuple(clean_opinion(o.paragraphs, kind=o.type, author=o.author)
+                                                      for o in record.opinions))
 
 
 def copies(n: int) -> list[CaseRecord]:
@@ -62,7 +70,7 @@ def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
 def test_example_sources_hold_every_format_and_reproduce_the_vehicle_cases():
     parts = discover([SOURCES])
     assert sorted({p.format for p in parts}) == ["cap", "cap-bulk", "courtlistener", "text"]
-    want = {r.name_abbreviation: r.text for r in example_records()}
+    want = {r.name_abbreviation: r for r in example_records()}
     seen = {}
     for p in parts:
         for rec in read_partition(p):
@@ -70,14 +78,20 @@ def test_example_sources_hold_every_format_and_reproduce_the_vehicle_cases():
             seen[(p.format, rec.name_abbreviation or rec.name)] = rec
     cap = {k[1]: r for k, r in seen.items() if k[0] in ("cap", "cap-bulk")}
     assert len(cap) == 6
-    for name, rec in cap.items():  # CAP layouts give back exactly the data set's case text
-        assert rec.text == want[name]
+    for name, rec in cap.items():  # CAP layouts give back the data set's case text, cleaned
+        assert rec.head_matter == want[name].head_matter
+        assert [o.lines for o in rec.opinions] == [clean_opinion(o.paragraphs, kind=o.type, author=o.author).lines
+                                                   for o in want[name].opinions]
+        assert not re.search(r"^(\*\d+|\d)$", rec.text, re.M)  # no page label or footnote mark of its own
+    labelled = [o for r in cap.values() for o in r.opinions if o.page_starts]  # the "*345" lines became page starts
+    assert len(labelled) >= 6 and all(o.lines[i][off:].split()[0] for o in labelled
+                                      for i, starts in enumerate(o.page_starts) for off, _ in starts)
     cl = [r for k, r in seen.items() if k[0] == "courtlistener"]
     assert len(cl) == 1 and cl[0].source_id == "9007"
     # HTML paragraphs: the same paragraphs (whitespace collapsed) as the original opinion lines
     original = next(r for r in example_records() if r.name_abbreviation == cl[0].name)
-    assert [o.paragraphs for o in cl[0].opinions] == [
-        tuple(" ".join(p.split()) for p in o.paragraphs) for o in original.opinions]
+    assert [o.lines for o in cl[0].opinions] == [
+        clean_opinion(o.paragraphs, kind=o.type, author=o.author).lines for o in original.opinions]
     texts = [r for k, r in seen.items() if k[0] == "text"]
     assert len(texts) == 2 and all("vehicle" in r.text for r in texts)
 
@@ -247,8 +261,8 @@ def test_read_api(tmp_path):
         assert any(rows[0].text in o["text"].split("\n") for o in ops)
         assert set(case) >= {"name", "short_name", "date", "official_citation", "court", "jurisdiction",
                              "attorneys", "parties", "judges", "text"}
-        # cases stored from CAP files give back the data set's case text
-        want = {r.name_abbreviation: r.text for r in example_records()}
+        # cases stored from CAP files give back the data set's case text, cleaned (page labels, footnotes)
+        want = {r.name_abbreviation: cleaned(r).text for r in example_records()}
         cap_ids = [i for i in c.case_ids() if c.case(i)["source"] == "cap"]
         assert cap_ids and all(c.case(i)["text"] == want[c.case(i)["short_name"]] for i in cap_ids)
         n_statutes = c.db.execute("SELECT count(*) FROM citations WHERE kind = 'statute'").fetchone()[0]
@@ -297,6 +311,14 @@ def _pair_index_is_exact(db: sqlite3.Connection) -> bool:
                       for pair in fts_pairs_text(text).split()}
 
 
+def unpaged(records: list[CaseRecord]) -> list[CaseRecord]:
+    """The records without their page-label lines ("*345"): cases a format-1 collection (written
+    before pages were read) holds as they are."""
+    return [dataclasses.replace(r, opinions=tuple(
+        dataclasses.replace(o, paragraphs=tuple(p for p in o.paragraphs if not re.fullmatch(r"\*\d+", p)))
+        for o in r.opinions)) for r in records]
+
+
 def _make_format_1(folder: Path) -> None:
     """Turn a collection into one of format 1, as statinterp wrote before the pair index (and pages)."""
     from statinterp.collection.store import PAGE_COLUMNS
@@ -314,7 +336,7 @@ def test_a_collection_of_format_1_is_found_with_phrases_and_the_next_ingest_adds
     from statinterp.collection import store
     from statinterp.collection.find import find_term
 
-    write_cap_volume(copies(6), tmp_path / "v1" / "vol")
+    write_cap_volume(unpaged(copies(6)), tmp_path / "v1" / "vol")
     ingest([tmp_path / "v1"], tmp_path / "col", citations=False)
     with Collection.open(tmp_path / "col") as c:
         assert c.has_pairs and c.info()["format"] == store.FORMAT_VERSION
@@ -344,7 +366,7 @@ def test_a_collection_of_format_1_is_found_with_phrases_and_the_next_ingest_adds
         assert not c.has_pairs and c.info()["format"] == 1
 
     # the next ingest adds the pair index (with the new cases): as a collection built at once
-    write_cap_volume(copies(8)[6:], tmp_path / "v2" / "vol")
+    write_cap_volume(unpaged(copies(8)[6:]), tmp_path / "v2" / "vol")
     summary = ingest([tmp_path / "v1", tmp_path / "v2"], tmp_path / "col", citations=False)
     assert (summary.added, summary.unchanged) == (2, 6)
     ingest([tmp_path / "v1", tmp_path / "v2"], tmp_path / "fresh", citations=False)
@@ -555,7 +577,8 @@ def check_real_terms(zips: list[Path], tmp_path: Path) -> int:
     with Collection.open(col) as c, Collection.open(tmp_path / "real-cap") as cap:
         stored = {c.case(i)["original_id"]: c.case(i)["text"] for i in c.case_ids()}
         from_cap = {cap.case(i)["original_id"]: cap.case(i)["text"] for i in cap.case_ids()}
-        assert stored == from_cap
+        assert from_cap == {r.source_id: cleaned(r).text for r in recs}  # CAP text goes through the cleaning step
+        assert sum(len(o.footnotes) for r in recs for o in cleaned(r).opinions) > 0
         paragraphs = {t for (t,) in c.db.execute("SELECT text FROM paragraphs")}
         for z in zips:
             for term in load(z):

@@ -12,6 +12,7 @@ import io
 import json
 import sqlite3
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,9 @@ from statinterp.sources.records import CaseRecord, OpinionRecord
     # an unknown reporter and court: parsed as VOLUME WORDS PAGE, the court written as stored
     (("City of Eastbrook v. Dalton", "212 Marl. App. 341", "Court of Appeals of Marlowe", "2004-05-18"),
      {"page": "343"}, "City of Eastbrook v. Dalton, 212 Marl. App. 341, 343 (Court of Appeals of Marlowe 2004)"),
+    # a court named with its district: the court's abbreviation (Mendoza v. State, CourtListener JSON line)
+    (("Mendoza v. State", "61 S.W.3d 498", "Court of Appeals of Texas, Fourth District, San Antonio", "2002-02-13"),
+     {"page": "500"}, "Mendoza v. State, 61 S.W.3d 498, 500 (Tex. App. 2002)"),
     # no citation at all: no pin
     (("Doe v. Roe", "", "cadc", "2001-03-04"), {"page": "5"}, "Doe v. Roe (D.C. Cir. 2001)"),
     (("Doe v. Roe", "", "", ""), {}, "Doe v. Roe"),
@@ -145,6 +149,30 @@ def test_line_pages_follow_labels_citation_and_footnotes():
     assert line_pages(FISHER) == [["297", "297", "298", "299", "299"], ["301"]]
     assert line_pages(UNPAGED) == [[None]]
     assert line_pages(JONES) == [["1223", "1223", "1224"]]  # a public-domain citation has no first page
+
+
+def test_an_opinion_without_labels_runs_on_from_the_page_before_it():
+    """Cannon v. State (tests/fixtures/genuine/courtlistener): the lead opinion's "*Page 758" is its
+    only label; the concurrence after it has none and is on page 758 too, not on an unknown page;
+    the text before the label is on page 757 (there is no citation to say so)."""
+    lead = OpinionRecord("majority", None, ("Facts.", "After the disposal of counts 2 and 3."), (),
+                         ((), ((0, "758"),)))
+    concurrence = OpinionRecord("concurrence", None, ("Under the record the judgment should be reversed.",))
+    cannon = replace(UNPAGED, citations=(), opinions=(lead, concurrence))
+    assert line_pages(cannon) == [["757", "758"], ["758"]]
+    cited = replace(UNPAGED, citations=(("official", "10 S.E.2d 755"),), opinions=(concurrence, lead))
+    assert line_pages(cited) == [["757"], ["757", "758"]]  # the page before the first label, not the citation's
+    roman = replace(lead, page_starts=((), ((0, "ix"),)))
+    assert line_pages(replace(cited, opinions=(roman,))) == [["755", "ix"]]  # no number: the citation's first page
+
+
+def test_the_text_before_the_first_label_is_on_the_page_before_it():
+    """Peyton v. District of Columbia, 100 A.2d 36 (CourtListener's opinion HTML of the CAP case):
+    page 37 starts in the head matter, which the opinion's HTML lacks; its first label is "*38"."""
+    peyton = replace(UNPAGED, citations=(("official", "100 A.2d 36"),), opinions=(
+        OpinionRecord("majority", None, ("QUINN, Associate Judge.", "In this case ... through the trees."), (),
+                      ((), ((12, "38"),))),))
+    assert line_pages(peyton) == [["37", "37"]]
 
 
 def test_stored_pages_and_the_record_round_trip(paged):

@@ -246,12 +246,35 @@ def test_with_params_is_build_method_on_objects(ix):
     assert with_params(parse("QLLM-g"), qllm_lam=0.5) == Expanded(QLLM(0.5))
     # a gate parameter also reaches the gates of a gated base (Tp-Tg+NW>=5 is one compound)
     assert build_method("Tp-Tg+NW>=5", lam2=0.2).gates[0].lam == 0.2
-    with pytest.raises(UsageError, match="has no gate that parameter"):
+    with pytest.raises(UsageError, match="'Tp-Nr' has no part that parameter.s. lam2 apply"):
         with_params(parse("Tp-Nr"), lam2=0.4)
-    with pytest.raises(UsageError, match="qllm_lam applies to QLLM"):
+    with pytest.raises(UsageError, match="no part that parameter.s. qllm_lam apply"):
         build_method("TF-ISF-p", qllm_lam=0.5)
     with pytest.raises(UsageError, match="method 'Random'"):
         build_method("Random", lam=0.5)
+    with pytest.raises(UsageError, match="method 'TF-ISF'.*lam"):  # a context weight without a context
+        build_method("TF-ISF", lam=0.5)
+
+
+def test_nested_parameters_are_the_keywords_spelt_out():
+    """``part__param`` (scikit-learn's way) reaches any part; the flat keywords are the parts'
+    declared spellings of the same parameters."""
+    assert build_method("QLLM-c", similarity__lam=0.5) == build_method("QLLM-c", qllm_lam=0.5)
+    assert build_method("QLLM-c", qllm_lam=0.8, lam=0.3) == Interpolated(QLLM(0.8), "case", 0.3)
+    assert build_method("Tp-Tg-Nr", gates__0__lam=0.3, gates__1__threshold=0.5, base__lam=0.7) == \
+        build_method("Tp-Tg-Nr", lam2=0.3, nwr=0.5, lam=0.7)
+    assert build_method("BM25-p", similarity__k1=2.0) == build_method("BM25-p", k1=2.0) == \
+        Interpolated(BM25(k1=2.0), "paragraph")
+    # a gate's own similarity keeps its parameters: flat keywords stop at the gate ...
+    ranker = build_method("QLLM-p+QLLM-g>=0.5", qllm_lam=0.5)
+    assert ranker.base.similarity == QLLM(0.5) and ranker.gates[0].similarity == QLLM()
+    # ... and nested names reach it
+    assert build_method("QLLM-p+QLLM-g>=0.5", gates__0__similarity__lam=0.5).gates[0].similarity == QLLM(0.5)
+    assert parse("Tp-Tg-Nr").get_params(deep=True)["gates__1__threshold"] == 0.2
+    for bad, message in (({"gates__5__lam": 0.1}, "position"), ({"base__k9": 1}, "no parameter 'k9'"),
+                         ({"gates__0__lam": 2.0}, "lambda2")):
+        with pytest.raises(UsageError, match=message):
+            build_method("Tp-Tg-Nr", **bad)
 
 
 # ----------------------------------------------------------------------------- exports

@@ -141,3 +141,43 @@ def test_a_numbered_item_opening_with_a_gerund_continues_a_list_after_a_semicolo
         "Manufacturing devices."]
     assert lines_may_join("the measure in a work;", "4. Using the trademarks")
     assert not lines_may_join("of damage;", "3. The inmate")
+
+
+# --------------------------------------------------------------------------------------------
+# The rules are individually switchable (build_pipeline(join_lines=True, join_rules=...))
+
+
+def test_join_rule_names_are_checked_and_the_default_is_a_subset():
+    from statinterp.text.segmentation import DEFAULT_JOIN_RULES, JOIN_RULES, join_rule_set
+
+    assert join_rule_set(None) == DEFAULT_JOIN_RULES <= set(JOIN_RULES)
+    assert join_rule_set(["quote_end"]) == {"quote_end"}
+    with pytest.raises(ValueError, match="unknown line-joining rule.*no_such_rule"):
+        build_pipeline(join_lines=True, join_rules=["no_such_rule"])
+
+
+@pytest.mark.parametrize("rule,text,with_rule,without", [
+    ("quote_end", QUOTE_END, 3, 2),
+    ("number_paren", NUMBER_PAREN, 6, 4),
+    ("label_after_comma", COMMA_LABEL, 4, 6),
+    ("continuation", "It prohibits a device that\nis primarily designed for it.", 1, 2),
+    ("colon_lower", "The statute defines a mask work as:\na series of related images, however fixed.", 1, 2),
+    ("lead_word_colon", "It is affirmed.\nMemorandum: This action arises out of a fire.", 3, 2),
+])
+def test_each_rule_switched_off_alone_undoes_its_boundaries(rule, text, with_rule, without):
+    from statinterp.text.segmentation import JOIN_RULES
+
+    every = set(JOIN_RULES)
+    assert len(spans(build_pipeline(join_lines=True, join_rules=every), text)) == with_rule
+    assert len(spans(build_pipeline(join_lines=True, join_rules=every - {rule}), text)) == without
+
+
+def test_lines_may_join_follows_the_rules():
+    from statinterp.text.segmentation import JOIN_RULES
+
+    every = set(JOIN_RULES)
+    assert lines_may_join("defines a mask work as:", "a series of related images", every)
+    assert not lines_may_join("defines a mask work as:", "a series of related images", every - {"colon_lower"})
+    assert lines_may_join("Access to the Programs", "72. SCC admits", every)
+    assert not lines_may_join("Access to the Programs", "72. SCC admits", every - {"heading_number"})
+    assert not lines_may_join("the measure in a work;", "4. Using the trademarks", every - {"gerund_item"})

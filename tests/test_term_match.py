@@ -127,3 +127,43 @@ def test_spaced_hyphen_after_a_prefix_still_matches(text):
     assert match is not None
     db = _fts([text, "unrelated words only"])
     assert {r for (r,) in db.execute("SELECT rowid FROM f WHERE f MATCH ?", (fts_query(term),))} == {1 - 1}
+
+
+# --------------------------------------------------------------------------------------------
+# Every content word is inflected whatever its length; function words stay as written
+
+
+@pytest.mark.parametrize("term,text", [
+    ("nonindustrial use", "nonindustrial uses"),
+    ("nonindustrial use", "the nonindustrial use's scope"),
+    ("motor car", "motor cars"),
+    ("motor car", "MOTOR CARS’"),
+    ("excise tax", "excise taxes"),
+    ("filing fee", "filing fees"),
+    ("gun", "guns"),
+    ("law enforcement", "laws enforcement"),  # a possessive or plural before the last word, as for long words
+    ("use of force", "uses of force"),
+    ("tax", "tax's"),
+])
+def test_three_letter_content_words_are_inflected(term, text):
+    assert matches(term, text)
+
+
+@pytest.mark.parametrize("term,text", [
+    ("use of force", "use ofs force"),  # "of" is a function word: as written
+    ("distributive share of the income", "distributive share of thes income"),
+    ("leadership role in an organization", "leadership role ins an organization"),
+    ("dependent on hours worked", "dependent on's hours worked"),
+    ("motor car", "motor cartel"),  # never inside a longer word
+    ("tax", "taxi"),
+])
+def test_function_words_stay_literal_and_words_stay_whole(term, text):
+    assert not matches(term, text)
+
+
+def test_function_word_list_is_closed_and_lower_case():
+    from statinterp.text.term_match import FUNCTION_WORDS
+
+    assert {"a", "an", "the", "of", "in", "on", "and", "or", "it", "their"} <= FUNCTION_WORDS
+    assert not {"use", "act", "tax", "fee", "car", "gun", "law"} & FUNCTION_WORDS
+    assert all(w == w.lower() and w.isalpha() for w in FUNCTION_WORDS)

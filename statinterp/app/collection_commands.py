@@ -57,6 +57,9 @@ def example_sources() -> Path:
 @click.option("--collection", "collection", type=click.Path(path_type=Path), required=True,
               help="The collection folder (created if new; ingesting again adds only new or changed cases).")
 @click.option("--format", "fmt", cls=SourceFormatOption, type=SourceFormatChoice(), default=None)
+@click.option("--encoding", default=None, metavar="NAME",
+              help="The text encoding of .txt sources (e.g. latin-1, cp1252). Default: UTF-8; a file that is not "
+                   "UTF-8 is decoded by a guessed encoding, named in a warning.")
 @click.option("--errors-out", type=click.Path(path_type=Path), default=None,
               help="Write every skipped record (file, record, field, reason) to this file, one JSON object a line "
                    "(checked before the ingest starts).")
@@ -71,8 +74,8 @@ def example_sources() -> Path:
 @click.option("--format-summary", "summary_fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="The final summary as text or as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def ingest(sources, collection, fmt, errors_out, force, allow_skips, engine, scheduler, workers, citations, summary_fmt,
-           quiet):
+def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, engine, scheduler, workers, citations,
+           summary_fmt, quiet):
     """Read bulk case law (SOURCE: files or folders) into a collection folder.
 
     Without SOURCE, ingests the shipped example sources (invented cases in every format).
@@ -101,7 +104,7 @@ def ingest(sources, collection, fmt, errors_out, force, allow_skips, engine, sch
     # a bar on a terminal, else a line every few seconds (statinterp.app.progress)
     with counter("ingest", enabled=not quiet, unit="cases") as advance:
         summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler, citations=citations,
-                             progress=advance, n_workers=workers)
+                             progress=advance, n_workers=workers, encoding=encoding)
     if errors_out is not None:
         lines = "".join(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
                                    ensure_ascii=False) + "\n" for s in summary.skipped)
@@ -126,6 +129,8 @@ def _print_summary(summary, collection: Path, engine: str, errors_out: Path | No
                f"({d['cases_per_second'] or 0:.1f} cases/s, {d['input_bytes'] / max(d['seconds'], 1e-9) / 1e6:.2f} MB/s"
                f", engine {engine}): {d['added']} added, {d['replaced']} replaced, {d['unchanged']} unchanged; "
                f"{d['opinions']} opinions and {d['paragraphs']} paragraphs stored; {d['skipped']} records skipped")
+    for file, encoding in summary.decoded:
+        click.echo(f"  decoded: {file} is not UTF-8; read as {encoding} (a guess; --encoding forces one)")
     for s in summary.skipped[:20]:
         click.echo(f"  skipped: {s.line()}")
     if len(summary.skipped) > 20:

@@ -6,13 +6,12 @@
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Sequence
 
 from statinterp.app.report import background_note, term_codes
 from statinterp.learned.crossval import TARGET_MARGIN, TARGET_NDCG100, CVResult
 from statinterp.learned.model import LEARNERS
-from statinterp.provenance import provenance_lines
+from statinterp.provenance import provenance_lines, report_json
 
 __all__ = ["format_cv", "cv_json", "importance_chart", "cv_markdown", "limits_notes", "write_report"]
 
@@ -47,7 +46,7 @@ def _system_order(result: CVResult) -> list[str]:
 
 
 def cv_json(result: CVResult) -> str:
-    return json.dumps(result.to_dict(), indent=2, default=str) + "\n"
+    return report_json(result.to_dict(), indent=2, default=str)
 
 
 def importance_chart(result: CVResult, top: int = 20) -> bytes:

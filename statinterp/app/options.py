@@ -59,7 +59,7 @@ def _vectors_option(ctx, param, value):
     return parse_vectors_option(value)
 
 
-def _check_vectors(rankers, opts: dict) -> None:
+def check_vectors(rankers, opts: dict) -> None:
     """Fail before reading the corpus if a method needs pretrained vectors not given (or unreadable)."""
     from statinterp.vectors.provider import required_pretrained
 
@@ -106,7 +106,7 @@ def common_options(func):
     return wrapper
 
 
-def _prepare(opts: dict, terms=None, provision_override=None, require_labels=False, require_term=None):
+def prepare(opts: dict, terms=None, provision_override=None, require_labels=False, require_term=None):
     from statinterp.workflow import open_corpus, prepare_corpus
 
     # every term of --data is loaded: it is the background collection (unless --background names
@@ -134,7 +134,7 @@ def _prepare(opts: dict, terms=None, provision_override=None, require_labels=Fal
     )
 
 
-def _data_args(opts: dict) -> list[str]:
+def data_args(opts: dict) -> list[str]:
     """The options that choose the data and its statistics, as given (for a report's command)."""
     args = []
     for option in ("data", "background", "provisions"):
@@ -145,7 +145,7 @@ def _data_args(opts: dict) -> list[str]:
     return args
 
 
-def _data_name(opts: dict) -> str:
+def data_name(opts: dict) -> str:
     """--data as given, or the shipped example's folder."""
     if opts["data"] is not None:
         return str(opts["data"])
@@ -154,18 +154,18 @@ def _data_name(opts: dict) -> str:
     return f"{example_data_path()} (shipped example)"
 
 
-def _background_record(opts: dict, prepared) -> dict:
+def background_record(opts: dict, prepared) -> dict:
     """Which collection the background statistics came from, for reports."""
     if opts["statistics"] != "background":
         rule, collection = "candidates", None
     elif opts["background"] is not None:
         rule, collection = "--background", str(opts["background"])
     else:
-        rule, collection = "--data (all its terms, whatever --term selects)", _data_name(opts)
+        rule, collection = "--data (all its terms, whatever --term selects)", data_name(opts)
     return {"rule": rule, "collection": collection, "description": prepared.background.description}
 
 
-def _prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None, engine: str = "local",
+def prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None, engine: str = "local",
                    scheduler: str | None = None, workers: int = 2):
     """Find TERM in a collection (on ``engine``) and prepare the found sentences with the
     collection's statistics."""
@@ -191,7 +191,7 @@ def _prepare_found(opts: dict, collection: Path, term: str, provision_text: str 
     )
 
 
-def _emit(text: str, out: Path | None, force: bool) -> None:
+def emit(text: str, out: Path | None, force: bool) -> None:
     if out is None:
         click.echo(text, nl=False)
     else:
@@ -199,7 +199,7 @@ def _emit(text: str, out: Path | None, force: bool) -> None:
         click.echo(f"wrote {out}", err=True)
 
 
-def _resolve_method(name: str) -> str:
+def resolve_method(name: str) -> str:
     """``name`` if the grammar builds it; else the one known name equal to it ignoring case
     (``tf-isf-p`` -> ``TF-ISF-p``); else :class:`UsageError` suggesting the closest names.
 
@@ -239,8 +239,8 @@ def _resolve_method(name: str) -> str:
     raise UsageError(f"{message} ({did_you_mean(close)})") from None
 
 
-def _build_method(name: str):
-    """The ranker of a method name given on the command line (see :func:`_resolve_method`);
+def ranker_of_name(name: str):
+    """The ranker of a method name given on the command line (see :func:`resolve_method`);
     ``learned:default`` is the shipped learned model."""
     from statinterp.rankers.grammar import build_method
 
@@ -249,17 +249,17 @@ def _build_method(name: str):
 
         return default_ranker()
 
-    return build_method(_resolve_method(name))
+    return build_method(resolve_method(name))
 
 
-def _ranker_from_options(method: str, model_file):
+def ranker_from_options(method: str, model_file):
     """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
     if model_file is None:
         if method is None:
             from statinterp.learned.default_model import default_ranker
 
             return default_ranker()
-        return _build_method(method)
+        return ranker_of_name(method)
     if click.get_current_context().get_parameter_source("method") != click.core.ParameterSource.DEFAULT:
         raise UsageError("give --method or --model, not both")
     from statinterp.learned.model import load_model
@@ -267,7 +267,7 @@ def _ranker_from_options(method: str, model_file):
     return load_model(model_file)
 
 
-def _cutoffs_option(ctx, param, values) -> tuple[int, ...]:
+def cutoffs_option(ctx, param, values) -> tuple[int, ...]:
     """``--k 5,20 --k 50`` -> (5, 20, 50): cutoffs from repeated and comma-separated values."""
     out: list[int] = []
     for value in values:
@@ -286,7 +286,7 @@ def _cutoffs_option(ctx, param, values) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _split_methods(values) -> list[str]:
+def split_methods(values) -> list[str]:
     """Method names from repeated and comma-separated values (commas inside parentheses,
     as in ``gate(BM25-g,0.4)``, do not split)."""
     out = []
@@ -303,7 +303,7 @@ def _split_methods(values) -> list[str]:
     return out
 
 
-def _invocation() -> str:
+def invocation() -> str:
     """The command line of this invocation, as typed (``statinterp ...``)."""
     from statinterp.provenance import command_line
 
@@ -311,7 +311,7 @@ def _invocation() -> str:
     return command_line(obj.get("argv"))
 
 
-def _note_unlabelled(prepared) -> None:
+def note_unlabelled(prepared) -> None:
     """Say on stderr which sentences and terms the evaluation leaves out for want of labels."""
     unlabelled = sum(1 for ix in prepared for s in ix.term.sentences if s.label is None)
     skipped = sorted(ix.key for ix in prepared if not ix.term.labelled)

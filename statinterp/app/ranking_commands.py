@@ -10,18 +10,18 @@ import click
 from statinterp.app.options import (
     DATA_HELP,
     OUT_FILE,
-    _build_method,
-    _check_vectors,
-    _cutoffs_option,
-    _emit,
-    _invocation,
-    _note_unlabelled,
-    _prepare,
-    _prepare_found,
-    _ranker_from_options,
-    _split_methods,
+    check_vectors,
     common_options,
+    cutoffs_option,
+    emit,
     engine_options,
+    invocation,
+    note_unlabelled,
+    prepare,
+    prepare_found,
+    ranker_from_options,
+    ranker_of_name,
+    split_methods,
 )
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
 from statinterp.cache import atomic
@@ -66,8 +66,8 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     from statinterp.corpus.provisions import read_provision_file
     from statinterp.evaluation.ranking import rank as rank_term
 
-    ranker = _ranker_from_options(method, model_file)
-    _check_vectors([ranker], opts)
+    ranker = ranker_from_options(method, model_file)
+    check_vectors([ranker], opts)
     feedback_labels = None
     if feedback_file is not None:
         from statinterp.corpus.label_files import read_label_file
@@ -89,11 +89,11 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     if out is not None:
         atomic.check_writable(out, force)
     if collection is not None:
-        prepared = _prepare_found(opts, collection, term, provision_text, engine, scheduler, workers)
+        prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers)
     else:
         if engine != "local" or scheduler is not None:
             raise UsageError("--engine and --scheduler apply to --collection only")
-        prepared = _prepare(opts, provision_override=override, require_term=term)
+        prepared = prepare(opts, provision_override=override, require_term=term)
     index = prepared[term]
     if feedback_labels is not None:
         from statinterp.learned.feedback import FeedbackRanker
@@ -110,11 +110,11 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         from statinterp.evaluation.dedupe import collapse_ranking
 
         collapsed = collapse_ranking(ranking, dedupe_threshold)
-        _emit(format_collapsed(collapsed, fmt, top or None, shown_term=term.strip()), out, force)
+        emit(format_collapsed(collapsed, fmt, top or None, shown_term=term.strip()), out, force)
         return
     if fmt == "trec" and out is not None:
         _write_trec_scores(out, ranking.method, {ranking.term: ranking}, top or None, force)
-    _emit(format_ranking(ranking, fmt, top or None, shown_term=term.strip()), out, force)
+    emit(format_ranking(ranking, fmt, top or None, shown_term=term.strip()), out, force)
 
 
 def _scores_path(run_file: Path) -> Path:
@@ -127,7 +127,7 @@ def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: 
     from statinterp.provenance import run_provenance
 
     scores = {term: {row.sentence_id: row.score for row in r.rows(top)} for term, r in rankings.items()}
-    atomic.write_text(_scores_path(run_file), trec_scores_json(method, scores, run_provenance(_invocation())),
+    atomic.write_text(_scores_path(run_file), trec_scores_json(method, scores, run_provenance(invocation())),
                       force=force)
 
 
@@ -136,7 +136,7 @@ def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: 
 @click.option("--method", "-m", "methods", multiple=True,
               help="Method(s) to evaluate; repeat or comma-separate. "
                    "Default: Random, TF-ISF, BM25, QLLM with -c/-o/-p.")
-@click.option("--k", "ks", multiple=True, callback=_cutoffs_option, metavar="K[,K...]",
+@click.option("--k", "ks", multiple=True, callback=cutoffs_option, metavar="K[,K...]",
               help="NDCG cutoffs; repeat or comma-separate (default 10 and 100).")
 @click.option("--term", "-t", "terms", multiple=True,
               help="Evaluate only these terms. The background statistics stay those of"
@@ -161,13 +161,13 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
     from statinterp.evaluation.metrics import parse_metric
     from statinterp.workflow import evaluate_methods
 
-    names = _split_methods(methods) or ([] if model_files else default_methods())
-    rankers = [_build_method(n) for n in names]
+    names = split_methods(methods) or ([] if model_files else default_methods())
+    rankers = [ranker_of_name(n) for n in names]
     if model_files:
         from statinterp.learned.model import load_model
 
         rankers += [load_model(f) for f in model_files]
-    _check_vectors(rankers, opts)
+    check_vectors(rankers, opts)
     metrics = [parse_metric(f"nDCG@{k}") for k in (ks or (10, 100))]
     if out is not None:
         atomic.check_writable(out, force)
@@ -176,8 +176,8 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
             raise UsageError(f"--run writes the rankings of one method; {len(rankers)} were given")
         atomic.check_writable(run_file, force)
         atomic.check_writable(_scores_path(run_file), force)
-    prepared = _prepare(opts, terms=terms or None, require_labels=True)
-    _note_unlabelled(prepared)
+    prepared = prepare(opts, terms=terms or None, require_labels=True)
+    note_unlabelled(prepared)
     for ranker in rankers:
         seen = sorted(set(getattr(ranker, "trained_on", ())) & {ix.key for ix in prepared if ix.term.labelled})
         if seen:
@@ -193,7 +193,7 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
         atomic.write_text(run_file, "".join(trec_run(term, r.method, len(r), [row.__dict__ for row in r.rows()])
                                             for term, r in rankings.items()), force=force)
         click.echo(f"wrote {run_file} and {_scores_path(run_file)}", err=True)
-    _emit(format_evaluation(results, fmt, per_term=not macro_only), out, force)
+    emit(format_evaluation(results, fmt, per_term=not macro_only), out, force)
 
 
 @click.command()
@@ -222,7 +222,7 @@ def qrels(data, terms, out, force):
                                        if s.gain is not None]) for t in chosen)
     if not text:
         raise UsageError("no labelled sentence in the chosen terms: no qrels to write")
-    _emit(text, out, force)
+    emit(text, out, force)
 
 
 def default_methods() -> list[str]:
@@ -281,7 +281,7 @@ def explain(term, sentence_id, method, model_file, top, fmt, **opts):
     """
     from statinterp.evaluation.explain import explain_sentence, format_explanation
 
-    ranker = _ranker_from_options(method, model_file)
-    _check_vectors([ranker], opts)
-    prepared = _prepare(opts, require_term=term)
+    ranker = ranker_from_options(method, model_file)
+    check_vectors([ranker], opts)
+    prepared = prepare(opts, require_term=term)
     click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top), fmt), nl=False)

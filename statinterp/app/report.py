@@ -19,8 +19,9 @@ from collections.abc import Sequence
 
 from statinterp.evaluation.metrics import RANDOM_TIES_SUFFIX
 from statinterp.evaluation.tuning import LooResult, Reproduction, TuneResult, format_params
-from statinterp.provenance import provenance_lines
+from statinterp.provenance import provenance_lines, report_json
 from statinterp.rankers import grammar as registry
+from statinterp.rankers.registry import names as registered
 
 #: Row groups of the paper's Table 2, in order ("Baseline" holds Random, "Other" anything unknown).
 SECTIONS = ("Baseline", "Direct", "Context", "Query expansion", "Novelty", "Compound", "Other")
@@ -47,7 +48,7 @@ def section_of(name: str, description: str = "") -> str:
     known = _registry_sections().get(name)
     if known:
         return known if known in SECTIONS else "Other"
-    sims = registry.SIMILARITIES
+    sims = set(registered("scorer"))
     if name in sims:
         return "Direct"
     base, _, suffix = name.rpartition("-")
@@ -210,7 +211,7 @@ def reproduction_json(rep: Reproduction) -> str:
         ],
         "skipped": [{"method": n, "reason": why} for n, why in rep.skipped],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return report_json(doc, indent=2, ensure_ascii=False)
 
 
 def reproduction_chart(rep: Reproduction, title: str | None = None) -> bytes:

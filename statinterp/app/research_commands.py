@@ -10,16 +10,16 @@ import click
 
 from statinterp.app.options import (
     OUT_FILE,
-    _background_record,
-    _data_args,
-    _data_name,
-    _emit,
-    _invocation,
-    _note_unlabelled,
-    _prepare,
-    _resolve_method,
-    _split_methods,
+    background_record,
     common_options,
+    data_args,
+    data_name,
+    emit,
+    invocation,
+    note_unlabelled,
+    prepare,
+    resolve_method,
+    split_methods,
 )
 from statinterp.cache import atomic
 from statinterp.errors import UsageError
@@ -29,9 +29,10 @@ from statinterp.errors import UsageError
 @click.argument("method")
 @common_options
 @click.option("--grid", "grids", multiple=True, metavar="NAME=VALUES",
-              help='Values of one build_method parameter, e.g. "lam=0,0.1,...,1"; repeat for more '
-                   "parameters (all combinations are tried). Default: lam (λ1), lam2 (λ2), nwr, qllm_lam, "
-                   "whichever the method has.")
+              help='Values of one build_method parameter, e.g. "lam=0,0.1,...,1": a keyword (lam, lam2, '
+                   "nwr, qllm_lam, k1, ...) or a part's parameter by its nested name (similarity__k1, "
+                   "gates__0__lam); repeat for more parameters (all combinations are tried). Default: the "
+                   "grids the method's parts declare: lam (λ1), lam2 (λ2), nwr, qllm_lam, whichever it has.")
 @click.option("--metric", default="nDCG@100", show_default=True, help="Macro metric to maximise (nDCG@k).")
 @click.option("--tune-term", "tune_terms", multiple=True,
               help="Tune on this term (repeatable); the others are held out. Default: tune on all terms.")
@@ -54,18 +55,18 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
 
     if loo and tune_terms:
         raise UsageError("give --loo or --tune-term, not both")
-    method = _resolve_method(method)
+    method = resolve_method(method)
     target = parse_metric(metric)
     grid = parse_grid(grids) if grids else default_grid(method)
     if out is not None:
         atomic.check_writable(out, force)
-    prepared = _prepare(opts, terms=terms or None)
+    prepared = prepare(opts, terms=terms or None)
     if loo:
         result = tune_loo(prepared, method, grid, metric=target, show_progress=not opts["quiet"])
     else:
         result = tune_split(prepared, method, grid, metric=target, tune_terms=tune_terms or None,
                             show_progress=not opts["quiet"])
-    _emit(format_tune(result, fmt), out, force)
+    emit(format_tune(result, fmt), out, force)
 
 
 @click.command()
@@ -115,11 +116,11 @@ def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_dif
         names, stem = core_methods(), "core"
         title = "Core methods: Random, TF-ISF, BM25, QLLM with -c/-o/-p (issue 2)"
     else:
-        names, stem, title = [_resolve_method(n) for n in _split_methods([method_set])], "reproduction", None
+        names, stem, title = [resolve_method(n) for n in split_methods([method_set])], "reproduction", None
     paths = {ext: out_dir / f"{stem}.{ext}" for ext in ("md", "json", "png")}
     for path in paths.values():
         atomic.check_writable(path, force)
-    command = ["statinterp", "reproduce", *_data_args(opts)]
+    command = ["statinterp", "reproduce", *data_args(opts)]
     for vec_name, vec_path in (opts.get("vectors") or {}).items():
         command += ["--vectors", f"{vec_name}={vec_path}"]
     if opts.get("vector_workers", 1) != 1:
@@ -129,9 +130,9 @@ def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_dif
     for t in terms:
         command += ["--term", t]
     command += ["--out", str(out_dir).rstrip("/") + "/"]
-    metadata = run_provenance(command, version=__version__, data=_data_name(opts))
-    prepared = _prepare(opts, terms=terms or None)
-    metadata["background"] = _background_record(opts, prepared)
+    metadata = run_provenance(command, version=__version__, data=data_name(opts))
+    prepared = prepare(opts, terms=terms or None)
+    metadata["background"] = background_record(opts, prepared)
     metadata["arguments"] = {"methods": names, "terms": list(terms), "statistics": opts["statistics"],
                              "background": None if opts["background"] is None else str(opts["background"]),
                              "provisions": None if opts["provisions"] is None else str(opts["provisions"])}
@@ -181,17 +182,17 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: dict) ->
         from statinterp.evaluation.tuning import reproduce as run_reproduction
 
         names = [m["method"] for m in doc["methods"]]
-        prepared = _prepare(params, terms=params["terms"] or None)
+        prepared = prepare(params, terms=params["terms"] or None)
         now = json.loads(reproduction_json(run_reproduction(prepared, names, show_progress=not quiet)))
     else:
         from statinterp.learned.crossval import cross_validate
-        from statinterp.rankers.grammar import PAPER_COMPOUNDS
+        from statinterp.rankers.grammar import paper_compounds
 
         settings = _feature_settings(params["families"], params["standardise"], params["vector_features"],
                                      params.get("case_citations"))
         compounds = params["compounds"]
-        names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
-        prepared = _prepare(params, terms=params["terms"] or None, require_labels=True)
+        names = paper_compounds() if compounds.strip().lower() == "paper" else split_methods([compounds])
+        prepared = prepare(params, terms=params["terms"] or None, require_labels=True)
         result = cross_validate(prepared, settings, params["learners"] or ("ensemble", "pairwise", "hgb", "linear"),
                                 params["mode"], params["n_folds"], params["seed"], compounds=names, importance=False,
                                 show_progress=not quiet)
@@ -208,7 +209,7 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: dict) ->
 def _feature_settings(families, standardise, vector_features, case_citations=None):
     from statinterp.learned.features import FAMILIES, FeatureSettings
 
-    fams = _split_methods(families) if families else list(FAMILIES)
+    fams = split_methods(families) if families else list(FAMILIES)
     extra = {"case_citations": case_citations} if case_citations else {}
     return FeatureSettings(families=tuple(fams), standardise=standardise,
                            vectors="auto" if vector_features else "off", **extra)
@@ -261,10 +262,10 @@ def train(families, standardise, vector_features, case_citations, seed, learner,
 
     settings = _feature_settings(families, standardise, vector_features, case_citations)
     atomic.check_writable(out, force)
-    prepared = _prepare(opts, terms=terms or None, require_labels=True)
-    _note_unlabelled(prepared)
+    prepared = prepare(opts, terms=terms or None, require_labels=True)
+    note_unlabelled(prepared)
     model = fit_ranker(list(prepared), settings, learner, seed)
-    save_model(model, out, force=force, command=_invocation())
+    save_model(model, out, force=force, command=invocation())
     n = sum(s.gain is not None for ix in prepared if ix.key in model.trained_on for s in ix.sentences)
     click.echo(f"trained {learner} on {len(model.trained_on)} term(s), {n} labelled sentences, "
                f"{len(model.feature_names)} features; wrote {out}", err=True)
@@ -307,11 +308,11 @@ def cv(families, standardise, vector_features, case_citations, seed, learners, m
     from statinterp.app.cv_report import format_cv, write_report
     from statinterp.learned.crossval import cross_validate
     from statinterp.provenance import run_provenance
-    from statinterp.rankers.grammar import PAPER_COMPOUNDS
+    from statinterp.rankers.grammar import paper_compounds
 
     settings = _feature_settings(families, standardise, vector_features, case_citations)
-    names = list(PAPER_COMPOUNDS) if compounds.strip().lower() == "paper" else _split_methods([compounds])
-    names = [_resolve_method(n) for n in names]  # unknown names fail before the corpus is read
+    names = paper_compounds() if compounds.strip().lower() == "paper" else split_methods([compounds])
+    names = [resolve_method(n) for n in names]  # unknown names fail before the corpus is read
     paths = {"md": report_dir / "learned.md", "png": report_dir / "learned_importance.png",
              "json": report_dir / "learned.json"}
     if not no_report:
@@ -320,17 +321,17 @@ def cv(families, standardise, vector_features, case_citations, seed, learners, m
                 raise UsageError(f"{path} already exists; pass --force to overwrite it, or --report-dir DIR to "
                                  "write the report to another folder")
             atomic.check_writable(path, force)
-    prepared = _prepare(opts, terms=terms or None, require_labels=True)
-    _note_unlabelled(prepared)
+    prepared = prepare(opts, terms=terms or None, require_labels=True)
+    note_unlabelled(prepared)
     result = cross_validate(prepared, settings, learners or ("ensemble", "pairwise", "hgb", "linear"), mode, n_folds,
                             seed, compounds=names, importance=not no_importance, show_progress=not opts["quiet"])
-    command = ["statinterp", "cv", *_data_args(opts)]
+    command = ["statinterp", "cv", *data_args(opts)]
     for ln in learners:
         command += ["--learner", ln]
     if mode != "loo":
         command += ["--mode", mode, "--folds", str(n_folds)]
     if families:
-        command += ["--families", ",".join(_split_methods(families))]
+        command += ["--families", ",".join(split_methods(families))]
     if standardise != "term":
         command += ["--standardise", standardise]
     if not vector_features:
@@ -343,8 +344,8 @@ def cv(families, standardise, vector_features, case_citations, seed, learners, m
         command += ["--term", t]
     if report_dir != Path("reports"):
         command += ["--report-dir", str(report_dir)]
-    result.metadata = run_provenance(command, version=__version__, seed=seed, data=_data_name(opts),
-                                     background=_background_record(opts, prepared))
+    result.metadata = run_provenance(command, version=__version__, seed=seed, data=data_name(opts),
+                                     background=background_record(opts, prepared))
     click.echo(format_cv(result, fmt), nl=False)
     if not no_report:
         for path in write_report(result, paths["md"], paths["png"], force=force, json_path=paths["json"]):

@@ -11,14 +11,14 @@ import click
 from statinterp.app.options import (
     DATA_HELP,
     OUT_FILE,
-    _check_vectors,
-    _emit,
-    _invocation,
-    _note_unlabelled,
-    _prepare,
-    _prepare_found,
-    _ranker_from_options,
+    check_vectors,
     common_options,
+    emit,
+    invocation,
+    note_unlabelled,
+    prepare,
+    prepare_found,
+    ranker_from_options,
 )
 from statinterp.cache import atomic
 from statinterp.errors import StatinterpWarning, UsageError
@@ -74,13 +74,13 @@ def review(term, method, model_file, labels_file, collection, port, host, no_bro
     from statinterp.app.review.session import ReviewSession
     from statinterp.corpus.label_store import LabelStore
 
-    ranker = _ranker_from_options(method, model_file)
-    _check_vectors([ranker], opts)
+    ranker = ranker_from_options(method, model_file)
+    check_vectors([ranker], opts)
     store = LabelStore(_label_store_path(collection if collection is not None else opts["data"], labels_file))
     if collection is not None:
-        prepared = _prepare_found(opts, collection, term, None)
+        prepared = prepare_found(opts, collection, term, None)
     else:
-        prepared = _prepare(opts, require_term=term)
+        prepared = prepare(opts, require_term=term)
     index = prepared[term]
     session = ReviewSession(index, store, model=ranker,  # a method name, learned:default or --model
                             show_data_labels=show_labels, continuous=continuous)
@@ -150,14 +150,14 @@ def simulate_review(terms, method, model_file, policies, prior_weight, alpha, ch
     from statinterp.learned.continuous import ContinuousSettings
     from statinterp.provenance import run_provenance
 
-    ranker = _ranker_from_options(method, model_file)
-    _check_vectors([ranker], opts)
+    ranker = ranker_from_options(method, model_file)
+    check_vectors([ranker], opts)
     if out is not None:
         atomic.check_writable(out, force)
     changes = {k: v for k, v in (("prior_weight", prior_weight), ("alpha", alpha)) if v is not None}
     settings = dataclasses.replace(ContinuousSettings(), **changes)
-    prepared = _prepare(opts, terms=terms or None, require_labels=True)
-    _note_unlabelled(prepared)
+    prepared = prepare(opts, terms=terms or None, require_labels=True)
+    note_unlabelled(prepared)
     seen = sorted(set(getattr(ranker, "trained_on", ())) & {ix.key for ix in prepared if ix.term.labelled})
     if seen:
         warnings.warn(f"{ranker.name} was trained on {', '.join(seen)}: its static order on these terms is not "
@@ -166,11 +166,11 @@ def simulate_review(terms, method, model_file, policies, prior_weight, alpha, ch
     result = simulate(runs, policies or ("static", "button-20", "continuous"), settings,
                       checkpoint_every=checkpoint_every, estimator=estimator)
     if fmt == "json":
-        payload = {"prior": ranker.name, **result, "provenance": run_provenance(_invocation())}
+        payload = {"prior": ranker.name, **result, "provenance": run_provenance(invocation())}
         text = json.dumps(payload, indent=1) + "\n"
     else:
         text = f"prior: {ranker.name}\n" + format_table(result)
-    _emit(text, out, force)
+    emit(text, out, force)
 
 
 @click.group()

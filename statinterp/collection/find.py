@@ -54,11 +54,12 @@ __all__ = ["FoundTerm", "FoundTables", "MatchingOpinion", "candidate_paragraphs"
 MAX_JOIN_LINES = 12
 
 
-@functools.lru_cache(maxsize=1)
-def _joining_pipeline():
+@functools.lru_cache(maxsize=4)
+def _joining_pipeline(join_rules: frozenset[str] | None = None):
+    """The line-joining pipeline with the line-joining rules ``join_rules`` (``None``: the default set)."""
     from statinterp.corpus.dataset import MAX_TEXT_CHARS
 
-    nlp = build_pipeline(legal_rules=True, join_lines=True)
+    nlp = build_pipeline(legal_rules=True, join_lines=True, join_rules=join_rules)
     nlp.max_length = max(nlp.max_length, MAX_TEXT_CHARS + 1)  # a window of lines lies inside one case text
     return nlp
 
@@ -106,14 +107,14 @@ def term_data_from_tables(key: str, tables: dict[str, dict[str, dict]], provisio
     return TermData(key, query_of(key), cases, opinions, paragraphs, sentences, provision, source)
 
 
-def _window(lines: list[str], i: int) -> tuple[int, int]:
+def _window(lines: list[str], i: int, join_rules: frozenset[str] | None = None) -> tuple[int, int]:
     """First and last line (inclusive) to segment around matching line ``i``: the lines the
     segmenter could join to it (:func:`~statinterp.text.segmentation.lines_may_join`)."""
     lo = i
-    while lo > 0 and i - lo < MAX_JOIN_LINES and lines_may_join(lines[lo - 1], lines[lo]):
+    while lo > 0 and i - lo < MAX_JOIN_LINES and lines_may_join(lines[lo - 1], lines[lo], join_rules):
         lo -= 1
     hi = i
-    while hi + 1 < len(lines) and hi - i < MAX_JOIN_LINES and lines_may_join(lines[hi], lines[hi + 1]):
+    while hi + 1 < len(lines) and hi - i < MAX_JOIN_LINES and lines_may_join(lines[hi], lines[hi + 1], join_rules):
         hi += 1
     return lo, hi
 
@@ -165,14 +166,16 @@ FoundTables = tuple[dict[str, dict[str, dict]], dict[str, int]]
 
 
 def sentences_around(collection: Collection, term: str, opinions: list[MatchingOpinion], *,
-                     progress: Callable[[int], None] | None = None) -> FoundTables:
+                     progress: Callable[[int], None] | None = None,
+                     join_rules: frozenset[str] | None = None) -> FoundTables:
     """The sentences of ``opinions`` (from :func:`matching_opinions`) that mention ``term``, with
     their paragraphs, opinions and cases, as the data set's tables. Every case's opinions must all
     be in ``opinions`` together (tables of consecutive runs of the list, merged in order, equal
     the tables of the whole list: :func:`merge_found_tables`). ``progress`` is called with 1
-    after each case."""
+    after each case. ``join_rules``: the segmentation's line-joining rules (names of
+    :data:`~statinterp.text.segmentation.JOIN_RULES`; ``None``: the default set, what ``find`` uses)."""
     pattern = term_pattern(query_of(term_key(term)))
-    nlp = _joining_pipeline()
+    nlp = _joining_pipeline(join_rules)
     tables: dict[str, dict[str, dict]] = {kind: {} for kind in KINDS}
     sentence_case: dict[str, int] = {}
     cases_done: set[int] = set()
@@ -190,7 +193,7 @@ def sentences_around(collection: Collection, term: str, opinions: list[MatchingO
         windows: list[tuple[int, int, list[int]]] = []
         for paragraph_id in paragraph_ids:
             k = line_of[paragraph_id]
-            lo, hi = _window(lines, k)
+            lo, hi = _window(lines, k, join_rules)
             if windows and lo <= windows[-1][1]:
                 plo, phi, targets = windows[-1]
                 windows[-1] = (plo, max(phi, hi), targets + [k])

@@ -28,7 +28,7 @@ from statinterp.collection.dask_engine import check_engine
 from statinterp.collection.prepare import PreparedCase, new_analyzer, prepare_cases, prepare_partition
 from statinterp.collection.store import CollectionWriter, damage_named
 from statinterp.sources import Partition, discover
-from statinterp.sources.records import CaseRecord, SkippedRecord
+from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord
 
 #: A file is "mostly skipped" when more than half of its records, and at least this many, are skipped.
 MOSTLY_SKIPPED_MIN = 10
@@ -54,6 +54,8 @@ class IngestSummary:
     skipped: list[SkippedRecord] = field(default_factory=list)
     #: (path, records skipped, records in all) of each source file most of whose records were skipped.
     mostly_skipped: list[tuple[str, int, int]] = field(default_factory=list)
+    #: (file, encoding) of each text file that was not UTF-8 and was decoded by a guessed encoding.
+    decoded: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, counts: dict[str, int]) -> None:
         for key in ("added", "replaced", "unchanged", "opinions", "paragraphs"):
@@ -64,6 +66,7 @@ class IngestSummary:
                 "unchanged": self.unchanged, "opinions": self.opinions, "paragraphs": self.paragraphs,
                 "skipped": len(self.skipped),
                 "mostly_skipped": [{"path": p, "skipped": s, "records": n} for p, s, n in self.mostly_skipped],
+                "decoded": [{"file": f, "encoding": e} for f, e in self.decoded],
                 "partitions": self.partitions, "input_bytes": self.input_bytes,
                 "seconds": round(self.seconds, 3), "engine": self.engine,
                 "cases_per_second": round(self.cases_read / self.seconds, 2) if self.seconds else None}
@@ -71,29 +74,30 @@ class IngestSummary:
 
 def analysis_settings(statistics: bool = True) -> dict:
     """What the stored statistics depend on (recorded in the collection, checked on every ingest)."""
-    from statinterp.text.analysis import _version
+    from statinterp.provenance import package_version
 
     if not statistics:
         return {"statistics": False}
     analyzer = new_analyzer()
-    return {"settings_key": analyzer.settings_key, "spacy": _version("spacy"),
-            "spacy-lookups-data": _version("spacy-lookups-data")}
+    return {"settings_key": analyzer.settings_key, "spacy": package_version("spacy") or "unknown",
+            "spacy-lookups-data": package_version("spacy-lookups-data") or "unknown"}
 
 
 def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | None = None,
            engine: str = "local", scheduler: str | None = None, citations: bool = True,
            progress: Callable[[int], None] | None = None, n_workers: int = 2,
-           statistics: bool = True, analyzer=None) -> IngestSummary:
+           statistics: bool = True, analyzer=None, encoding: str | None = None) -> IngestSummary:
     """Read ``sources`` into the collection folder ``collection`` (created if new).
 
     ``progress`` is called with the number of cases read after each batch. ``engine="dask"``
     prepares partitions on ``dask.distributed`` (the scheduler at ``scheduler``, else a local
     cluster of ``n_workers`` processes); the collection is the same as with ``"local"``.
     ``statistics=False`` stores cases without analysing them (no statistics: for measuring the
-    cost of parsing and storing alone; such a collection cannot later receive statistics)."""
+    cost of parsing and storing alone; such a collection cannot later receive statistics).
+    ``encoding`` forces the encoding of plain-text sources (``ingest --encoding``)."""
     check_engine(engine, scheduler)
     started = time.perf_counter()
-    partitions = discover(list(sources), fmt)  # unreadable or unknown sources fail before anything is written
+    partitions = discover(list(sources), fmt, encoding)  # unreadable or unknown sources fail before anything is written
     summary = IngestSummary(partitions=len(partitions), engine=engine)
     settings = analysis_settings(statistics)
     with damage_named(collection), CollectionWriter(collection, settings) as writer:
@@ -113,6 +117,9 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
         for partition, stream in streams:
             cases = skipped = 0
             for item in stream:
+                if isinstance(item, DecodedFile):
+                    summary.decoded.append((item.file, item.encoding))
+                    continue
                 if isinstance(item, SkippedRecord):
                     summary.skipped.append(item)
                     skipped += 1

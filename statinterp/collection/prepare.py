@@ -22,7 +22,7 @@ import numpy as np
 from statinterp.index.statistics import LEVELS
 from statinterp.index.term_index import TextSpan, background_units
 from statinterp.sources import Partition, read_partition
-from statinterp.sources.records import CaseRecord, SkippedRecord
+from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord
 from statinterp.text.analysis import Analyzer, Vocabulary
 from statinterp.text.citations import find_citations
 from statinterp.text.units import TokenSeqs
@@ -132,7 +132,8 @@ def new_analyzer() -> Analyzer:
 
 def prepare_partition(partition: Partition, citations: bool = True,
                       known: Callable[[str, str], str | None] | None = None,
-                      analyzer=None, statistics: bool = True) -> Iterator[list[PreparedCase] | SkippedRecord]:
+                      analyzer=None, statistics: bool = True
+                      ) -> Iterator[list[PreparedCase] | SkippedRecord | DecodedFile]:
     """Batches of prepared cases (and skipped records) of one partition, in record order.
 
     ``known(source, source_id)`` gives a stored content hash: such unchanged cases are not
@@ -141,7 +142,7 @@ def prepare_partition(partition: Partition, citations: bool = True,
         analyzer = new_analyzer()
     batch: list[CaseRecord] = []
     for item in read_partition(partition):
-        if isinstance(item, SkippedRecord):
+        if not isinstance(item, CaseRecord):  # a skipped record, a file's guessed encoding
             yield item
             continue
         batch.append(item)

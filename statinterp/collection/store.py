@@ -113,18 +113,24 @@ class ParagraphRow:
 def line_pages(record: CaseRecord) -> list[list[str | None]]:
     """The reporter page each line of each opinion starts on (None: unknown).
 
-    Only opinions with page labels (``page_starts``) have pages. The text runs on from opinion to
-    opinion: a paragraph with no page starting at its offset 0 is on the page the paragraph before
-    it ended on; the first page of the case is the first page of its official citation when no
-    label precedes the first paragraph. Footnotes, stored after an opinion's paragraphs, run on
-    from the page its paragraphs end on, and do not move the text's page."""
+    Only cases with page labels (``page_starts``) have pages. The text runs on from opinion to
+    opinion (an opinion without labels of its own, such as a short concurrence, lies on the page
+    the text before it ended on): a paragraph with no page starting at its offset 0 is on the
+    page the paragraph before it ended on. The text before the case's first label is on the
+    page before that label ("*758" -> 757: CourtListener's opinion HTML often lacks the label of
+    the head matter's page), or, when the label is not a number, on the first page of the
+    official citation. Footnotes, stored after an opinion's paragraphs, run on from the page its
+    paragraphs end on, and do not move the text's page."""
     if not any(op.page_starts for op in record.opinions):  # no labels: no pages (and no citation to parse)
         return [[None] * len(op.lines) for op in record.opinions]
     page = first_page(record.official_citation) if record.citations else None
+    first_label = next(starts[0][1] for op in record.opinions for starts in op.page_starts if starts)
+    if first_label.isdigit() and int(first_label) > 1:  # the text before "*758" is on page 757
+        page = str(int(first_label) - 1)
     out: list[list[str | None]] = []
     for op in record.opinions:
-        if not op.page_starts:
-            out.append([None] * len(op.lines))
+        if not op.page_starts:  # an opinion without labels lies on the page the text before it ended on
+            out.append([page] * len(op.lines))
             continue
         pages: list[str | None] = []
         note_page = None

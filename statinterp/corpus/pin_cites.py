@@ -159,6 +159,8 @@ def _courts_db_court(court: str) -> dict | None:
     strings = {by_id[i].get("citation_string") for i in ids if i in by_id}
     if len(strings) == 1:  # ambiguous names count only when their abbreviations agree
         return by_id[ids[0]]
+    if "," in key:  # "Court of Appeals of Texas, Fourth District, San Antonio": the court before its district
+        return _courts_db_court(key.split(",", 1)[0])
     return None
 
 

@@ -15,6 +15,7 @@ unlabelled sentences; ``statinterp evaluate`` says how many).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import time
@@ -33,10 +34,16 @@ def normalise(text: str) -> str:
     return _SPACE_RE.sub(" ", text).strip()
 
 
+@functools.lru_cache(maxsize=4096)
+def _text_key(text: str) -> str:
+    """Digest of a case's normalised text (memoised: the same cases are compared term after term)."""
+    return hashlib.sha256(normalise(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _case_keys(term: TermData) -> tuple[dict[str, str], dict[tuple[str, str, str], str]]:
     by_text, by_meta = {}, {}
     for cid, case in term.cases.items():
-        by_text[hashlib.sha256(normalise(case.text).encode("utf-8", "surrogatepass")).hexdigest()] = cid
+        by_text[_text_key(case.text)] = cid
         by_meta[(case.short_name or case.name, case.date, case.citation)] = cid
     return by_text, by_meta
 
@@ -85,7 +92,7 @@ def compare_with_labelled(found: TermData, labelled: TermData) -> AgainstResult:
     # labelled case id -> found case id
     pair: dict[str, str | None] = {}
     for cid, case in labelled.cases.items():
-        key = hashlib.sha256(normalise(case.text).encode("utf-8", "surrogatepass")).hexdigest()
+        key = _text_key(case.text)
         pair[cid] = text_key.get(key) or meta_key.get((case.short_name or case.name, case.date, case.citation))
     result.cases_unpaired = sum(
         1 for cid in {s.case_id for s in labelled_sentences} if pair.get(cid) is None)

@@ -22,7 +22,9 @@ __all__ = ["DEFAULT_TOLERANCE", "CheckResult", "Figure", "compare_figures", "fig
 
 #: Largest absolute difference between a committed and a re-computed NDCG that still counts as
 #: agreement. Figures are deterministic, so with the pinned versions (constraints.txt) they agree
-#: to the last bit; the tolerance only absorbs the rounding of a JSON round trip.
+#: to the last bit; the tolerance only absorbs the rounding of a JSON round trip and of the fixed
+#: precision reports are written at (``provenance.FIGURE_DIGITS``, 10 significant digits: <= 5e-11
+#: for an NDCG), so it holds for older full-precision reports and newer rounded ones alike.
 DEFAULT_TOLERANCE = 1e-9
 MACRO = "MACRO"
 

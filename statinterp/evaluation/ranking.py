@@ -8,13 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from statinterp.corpus.pin_cites import sentence_pin_cite
+from statinterp.evaluation.frames import RANKING_COLUMNS, require_pandas
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, evaluate_scores, rank_order
 from statinterp.index.term_index import TermIndex
 from statinterp.rankers.base import Ranker
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -52,6 +57,20 @@ class Ranking:
                                       case.short_name or case.name, case.citation, s.pin_page or None,
                                       sentence_pin_cite(self.index.term, s)))
         return out
+
+    def to_frame(self, top: int | None = None) -> pd.DataFrame:
+        """The ranking (its first ``top`` rows, default all) as a pandas DataFrame with PyTerrier's
+        columns ``qid`` (the term's key), ``query``, ``docno`` (the sentence id), ``text``, ``score``,
+        ``rank`` (0-based, as in PyTerrier: ``rank + 1`` is :meth:`rows`' rank), then ``label``,
+        ``case_name``, ``citation``, ``pin_page``, ``pin_cite`` (:mod:`statinterp.evaluation.frames`).
+        Needs the pandas extra."""
+        pandas = require_pandas()
+        query = self.index.term.query
+        records = [(self.term, query, r.sentence_id, r.text, r.score, r.rank - 1,
+                    r.label, r.case_name, r.citation, r.pin_page, r.pin_cite) for r in self.rows(top)]
+        frame = pandas.DataFrame.from_records(records, columns=list(RANKING_COLUMNS))
+        return frame.astype({"qid": str, "query": str, "docno": str, "text": str, "score": "float64",
+                             "rank": "int64"})
 
     def evaluate(self, metrics: Iterable[Metric | str] = DEFAULT_METRICS) -> dict[str, float]:
         return evaluate_scores(self.scores, self.index.gains, self.index.sentence_ids.astype(str), metrics,

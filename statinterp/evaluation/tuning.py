@@ -3,7 +3,9 @@
 Tuning is a grid search. A method is a ranker object (or a method name, parsed once with
 :func:`statinterp.rankers.grammar.parse`); every grid point is a set of keyword parameters
 applied to it with :func:`statinterp.rankers.grammar.with_params` (``lam`` = λ1, ``lam2`` = λ2,
-``nwr``, ``qllm_lam``, ..., whichever the method accepts). The corpus is analysed once by the caller; each grid point is
+``nwr``, ``qllm_lam``, ..., whichever the method accepts, or ``part__param`` names such as
+``similarity__k1``). The default grid is made of the grids the parts declare
+(:func:`statinterp.rankers.registry.candidate_grid`). The corpus is analysed once by the caller; each grid point is
 then scored and evaluated on *every* labelled term of the prepared corpus, once
 (:func:`evaluate_grid`). Choosing the best point for a set of tuning terms is then pure
 bookkeeping, so leave-one-term-out tuning costs no more than one grid evaluation.
@@ -34,18 +36,14 @@ from statinterp.progress import iterate
 from statinterp.rankers.base import Ranker
 from statinterp.rankers.gates import Gated
 from statinterp.rankers.grammar import list_methods, parse, with_params
+from statinterp.rankers.registry import candidate_grid
 from statinterp.workflow import evaluate_methods
 
-#: Candidate hyperparameters and the values the default grid tries, in this order. A method's
-#: default grid holds those that :func:`build_method` accepts for it *and* that change the
-#: ranker it builds (so ``lam`` is tuned for ``TF-ISF-p`` but not for ``TF-ISF``); a gated
-#: compound's default grid leaves out ``lam`` (its base keeps its own λ1).
-CANDIDATE_GRID: dict[str, list[float]] = {
-    "lam": [i / 10 for i in range(11)],  # λ1, context weight
-    "lam2": [i / 10 for i in range(11)],  # λ2, domain gate
-    "nwr": [i / 10 for i in range(11)],  # novel-word-ratio threshold
-    "qllm_lam": [i / 10 for i in range(1, 10)],  # QLLM Jelinek-Mercer λ (strictly inside (0, 1))
-}
+# A method's default grid holds the keywords of :func:`candidate_grid` (the tuning grids the
+# registered parts declare: ``lam`` λ1, ``lam2`` λ2, ``nwr``, ``qllm_lam``, in that order) that
+# :func:`build_method` accepts for it *and* that change the ranker it builds (so ``lam`` is tuned
+# for ``TF-ISF-p`` but not for ``TF-ISF``); a gated compound's default grid leaves out ``lam``
+# (its base keeps its own λ1).
 
 Grid = dict[str, list[Any]]
 Params = dict[str, Any]
@@ -133,12 +131,13 @@ def _build(method: Method, params: Params) -> Ranker:
 
 
 def default_grid(method: Method) -> Grid:
-    """The parameters of :data:`CANDIDATE_GRID` that ``method`` accepts and that matter."""
+    """The parameters of :func:`candidate_grid` that ``method`` accepts and that matter."""
     ranker = as_ranker(method)
     # A gated compound tunes its gates (λ2, thresholds); its base keeps its own tuned λ1.
     skip = {"lam"} if isinstance(ranker, Gated) else set()
     grid: Grid = {}
-    for name, values in CANDIDATE_GRID.items():
+    candidates = candidate_grid()
+    for name, values in candidates.items():
         if name in skip:
             continue
         try:
@@ -149,7 +148,7 @@ def default_grid(method: Method) -> Grid:
             grid[name] = list(values)
     if not grid:
         raise UsageError(
-            f"method {ranker.name!r} has no tunable parameter among {', '.join(CANDIDATE_GRID)}; "
+            f"method {ranker.name!r} has no tunable parameter among {', '.join(candidates)}; "
             f"give one with --grid NAME=VALUES"
         )
     return grid
@@ -466,7 +465,7 @@ def reproduce(
 
 
 __all__ = [
-    "CANDIDATE_GRID", "GridPoint", "LooFold", "LooResult", "Reproduction", "TuneResult", "all_methods",
+    "GridPoint", "LooFold", "LooResult", "Reproduction", "TuneResult", "all_methods",
     "best_point", "core_methods", "default_grid", "evaluate_grid", "format_params", "grid_points",
     "inert_parameters", "parse_grid", "parse_grid_values", "reproduce", "tune", "tune_loo",
 ]

@@ -43,7 +43,7 @@ from statinterp.evaluation.metrics import (
     paired_test,
 )
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features
-from statinterp.learned.model import LEARNERS, LearnedRanker, _common_names, fit_matrices
+from statinterp.learned.model import LEARNERS, LearnedRanker, common_feature_names, fit_matrices
 from statinterp.progress import iterate
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ def cross_validate(
     ``features`` may hold precomputed matrices by term key (they are computed otherwise).
     """
     from statinterp.evaluation.ranking import rank
-    from statinterp.rankers.grammar import PAPER_COMPOUNDS, build_method
+    from statinterp.rankers.grammar import build_method, paper_compounds
 
     settings = settings or FeatureSettings()
     learners = list(dict.fromkeys(learners))
@@ -166,7 +166,7 @@ def cross_validate(
     feats = dict(features or {})
     for key in iterate([t for t in terms if t not in feats], "Extracting features", show_progress):
         feats[key] = extract_features(indices[key], settings)
-    names = _common_names([feats[t] for t in terms])
+    names = common_feature_names([feats[t] for t in terms])
     feats = {t: feats[t].select(names) for t in terms}
     skipped: dict[str, str] = {}
     for t in terms:
@@ -192,7 +192,7 @@ def cross_validate(
         fitted.append((fold, models))
 
     # baselines and compounds on the same terms
-    compound_names = list(compounds) if compounds is not None else list(PAPER_COMPOUNDS)
+    compound_names = list(compounds) if compounds is not None else paper_compounds()
     compound_macro: dict[str, dict[str, float]] = {}
     compound_terms: dict[str, dict[str, dict[str, float]]] = {}
     for name in iterate(list(BASELINES) + compound_names, "Evaluating baselines", show_progress):

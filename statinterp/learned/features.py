@@ -99,7 +99,8 @@ from statinterp.learned.sentence_patterns import (
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
 
-__all__ = ["FAMILIES", "OPTIONAL_FAMILIES", "ALL_FAMILIES", "FeatureMatrix", "FeatureSettings", "extract_features"]
+__all__ = ["ALL_FAMILIES", "FAMILIES", "OPTIONAL_FAMILIES", "FeatureMatrix", "FeatureSettings", "default_score_methods",
+           "default_vector_methods", "extract_features"]
 
 #: Feature families and what they hold.
 FAMILIES = {
@@ -123,11 +124,39 @@ DEFAULT_FAMILIES = tuple(FAMILIES)
 #: Aliases accepted in ``families``: ``default`` (the families above) and ``all`` (with the optional ones).
 FAMILY_ALIASES = {"default": DEFAULT_FAMILIES, "all": tuple(ALL_FAMILIES)}
 
-LEXICAL = ("TF-ISF", "BM25", "QLLM")
-CONTEXTS = ("", "-p", "-o", "-c", "-r")
-DEFAULT_SCORE_METHODS = tuple(f"{b}{s}" for b in LEXICAL for s in CONTEXTS) + tuple(f"{b}-g" for b in LEXICAL) + (
-    "NW", "NWR")
-DEFAULT_VECTOR_METHODS = tuple(f"w2vec*{s}" for s in CONTEXTS) + ("TF-ISF-e", "w2vec*-g", "WMD")
+
+
+def _feature_methods(vectors: bool) -> tuple[str, ...]:
+    """The registered parts' feature methods (:func:`statinterp.rankers.registry.feature_methods`)
+    that need word vectors (``vectors``) or that do not."""
+    from statinterp.rankers.grammar import parse
+    from statinterp.rankers.registry import feature_methods
+
+    return tuple(m for m in feature_methods() if bool(parse(m).requires().vectors) == vectors)
+
+
+def default_score_methods() -> tuple[str, ...]:
+    """The ``scores`` family's methods: every registered scorer's declared features without word
+    vectors (TF-ISF, BM25, QLLM alone and with -p, -o, -c, -r; their -g; NW, NWR)."""
+    return _feature_methods(vectors=False)
+
+
+def default_vector_methods() -> tuple[str, ...]:
+    """The ``vectors`` family's methods: the declared features that need word vectors (w2vec*
+    alone and with -p, -o, -c, -r; TF-ISF-e, w2vec*-g; WMD)."""
+    return _feature_methods(vectors=True)
+
+
+def neighbour_similarities(with_vectors: bool) -> list:
+    """The similarities the ``neighbours`` family scores the neighbouring sentences and the
+    paragraph with: every registered scorer that declares itself (alone) a feature, those
+    without word vectors first (TF-ISF, BM25, QLLM), then, ``with_vectors``, the others (w2vec*)."""
+    from statinterp.rankers import registry
+
+    sims = [p.build() for p in registry.entries("scorer") if "" in p.features]
+    return [s for s in sims if not s.requires().vectors] + ([s for s in sims if s.requires().vectors]
+                                                            if with_vectors else [])
+
 STANDARDISE = ("term", "none", "both")
 #: Where the case-citation columns come from (``reports/citation_agreement.md``).
 CASE_CITATIONS = {
@@ -143,8 +172,8 @@ class FeatureSettings:
     """Which features to compute. Stored with a trained model so ranking computes the same ones."""
 
     families: tuple[str, ...] = DEFAULT_FAMILIES
-    score_methods: tuple[str, ...] = DEFAULT_SCORE_METHODS
-    vector_methods: tuple[str, ...] = DEFAULT_VECTOR_METHODS
+    score_methods: tuple[str, ...] = field(default_factory=default_score_methods)
+    vector_methods: tuple[str, ...] = field(default_factory=default_vector_methods)
     neighbour_offsets: tuple[int, ...] = (-2, -1, 1, 2)
     standardise: str = "term"
     #: "auto": use word vectors when the index can provide them; "off": never.
@@ -353,15 +382,9 @@ def _gate_features(b: _Builder, index: TermIndex) -> None:
 
 
 def _neighbour_features(b: _Builder, index: TermIndex, settings: FeatureSettings, with_vectors: bool) -> None:
-    from statinterp.rankers.base import Similarity
-    from statinterp.rankers.lexical import BM25, QLLM, TFISF
     from statinterp.rankers.novelty import new_words
 
-    sims: list[Similarity] = [TFISF(), BM25(), QLLM()]  # the LEXICAL similarities
-    if with_vectors:
-        from statinterp.rankers.embedding import Cosine
-
-        sims.append(Cosine("word2vec"))  # w2vec*
+    sims = neighbour_similarities(with_vectors)
     stats = index.background["sentence"]
     for d in settings.neighbour_offsets:
         units = index.neighbours.get(d)

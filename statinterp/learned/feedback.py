@@ -95,7 +95,7 @@ def fit_within_term(X: np.ndarray, rows: np.ndarray, gains: np.ndarray, learner:
     None when the labels do not differ (nothing to learn)."""
     from threadpoolctl import threadpool_limits
 
-    from statinterp.learned.model import _Component, _Linear, _Trees
+    from statinterp.learned.model import LearnerComponent, LinearComponent, TreesComponent
 
     if learner not in FEEDBACK_LEARNERS:
         raise UsageError(f"unknown feedback learner {learner!r}; valid: {', '.join(FEEDBACK_LEARNERS)}")
@@ -105,13 +105,13 @@ def fit_within_term(X: np.ndarray, rows: np.ndarray, gains: np.ndarray, learner:
     kinds = ("pairwise", "hgb") if learner == "ensemble" else (learner,)
     parts = []
     for kind in kinds:
-        comp: _Component
+        comp: LearnerComponent
         if kind == "ridge":
-            comp = _Linear("linear", alpha=RIDGE_ALPHA)
+            comp = LinearComponent("linear", alpha=RIDGE_ALPHA)
         elif kind == "pairwise":
-            comp = _Linear("pairwise", C=PAIRWISE_C, pairs_per_term=2000)
+            comp = LinearComponent("pairwise", C=PAIRWISE_C, pairs_per_term=2000)
         else:
-            comp = _Trees(max_iter=50, max_leaf_nodes=4, min_samples_leaf=3)
+            comp = TreesComponent(max_iter=50, max_leaf_nodes=4, min_samples_leaf=3)
         with threadpool_limits(1):  # a few dozen rows: threads cost more than they save
             parts.append(np.asarray(comp.fit([Xl], [gains], seed).raw(X), dtype=np.float64))
     return parts[0] if len(parts) == 1 else np.mean([zscore(p) for p in parts], axis=0)

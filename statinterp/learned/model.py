@@ -87,12 +87,12 @@ def one_blas_thread():
     return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
-class _Component:
+class LearnerComponent:
     """One fitted scikit-learn model: ``raw(X)`` scores, ``contributions(X, i)``."""
 
     kind = ""
 
-    def fit(self, mats: list[np.ndarray], gains: list[np.ndarray], seed: int) -> _Component:
+    def fit(self, mats: list[np.ndarray], gains: list[np.ndarray], seed: int) -> LearnerComponent:
         raise NotImplementedError
 
     def raw(self, X: np.ndarray) -> np.ndarray:
@@ -108,7 +108,7 @@ class _Component:
         return base - self.raw(probe)
 
 
-class _Linear(_Component):
+class LinearComponent(LearnerComponent):
     """Ridge (pointwise) or logistic regression on pair differences (pairwise), standardised."""
 
     def __init__(self, kind: str, alpha: float = 10.0, C: float = 0.003, pairs_per_term: int = 3000):
@@ -163,7 +163,7 @@ class _Linear(_Component):
             return self.coef_ * self.scaler.transform(X[i: i + 1])[0]
 
 
-class _Trees(_Component):
+class TreesComponent(LearnerComponent):
     kind = "hgb"
 
     def __init__(self, max_iter: int = 100, learning_rate: float = 0.1, max_leaf_nodes: int = 8,
@@ -195,8 +195,12 @@ class _Trees(_Component):
 COMPONENTS = {"linear": ("linear",), "pairwise": ("pairwise",), "hgb": ("hgb",), "ensemble": ("pairwise", "hgb")}
 
 
-def _component(kind: str) -> _Component:
-    return _Trees() if kind == "hgb" else _Linear(kind)
+#: The names these classes had when the shipped model and older model files were pickled (a model
+#: file names its classes; unpickling finds them here).
+_Component, _Linear, _Trees = LearnerComponent, LinearComponent, TreesComponent
+
+def _component(kind: str) -> LearnerComponent:
+    return TreesComponent() if kind == "hgb" else LinearComponent(kind)
 
 
 class LearnedRanker(Ranker):
@@ -208,7 +212,7 @@ class LearnedRanker(Ranker):
     _mutable = True
 
     def __init__(self, learner: str, settings: FeatureSettings, feature_names: list[str],
-                 feature_families: list[str], components: list[_Component], trained_on: list[str],
+                 feature_families: list[str], components: list[LearnerComponent], trained_on: list[str],
                  skipped: dict[str, str] | None = None, label: str | None = None):
         self.learner = learner
         self.settings = settings
@@ -293,7 +297,8 @@ class LearnedRanker(Ranker):
     def importances(self) -> dict[str, float] | None:
         """|standardised coefficient| per feature for linear learners (None otherwise)."""
         if self.learner in ("linear", "pairwise"):
-            return dict(zip(self.feature_names, np.abs(cast(_Linear, self.components[0]).coef_).tolist(), strict=False))
+            coef = np.abs(cast(LinearComponent, self.components[0]).coef_)
+            return dict(zip(self.feature_names, coef.tolist(), strict=False))
         return None
 
 
@@ -348,12 +353,12 @@ def fit_ranker(indices: Sequence[TermIndex], settings: FeatureSettings | None = 
     if not labelled:
         raise UsageError("no loaded term has labelled sentences: nothing to train on")
     mats = [extract_features(ix, settings) for ix in labelled]
-    names = _common_names(mats)
+    names = common_feature_names(mats)
     mats = [m.select(names) for m in mats]
     return fit_matrices(mats, [ix.gains for ix in labelled], [ix.key for ix in labelled], settings, learner, seed)
 
 
-def _common_names(mats: Sequence[FeatureMatrix]) -> list[str]:
+def common_feature_names(mats: Sequence[FeatureMatrix]) -> list[str]:
     """Feature names of the first matrix, extended by any a later term has (order kept)."""
     names: list[str] = []
     seen: set[str] = set()

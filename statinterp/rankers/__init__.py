@@ -1,7 +1,5 @@
 """Rankers: base classes, lexical, embedding and novelty scorers, context, gates, the name grammar.
 
-The composite rankers register themselves for the fluent methods of :mod:`statinterp.rankers.base`
-(``in_context``, ``recursive``, ``expanded``, ``gated``) when their modules are imported: here.
+Every part registers itself in :mod:`statinterp.rankers.registry` where it is defined; the
+registry imports the built-in parts' modules the first time it is read.
 """
-
-from statinterp.rankers import context, gates  # noqa: F401 - registers Interpolated, Recursive, Expanded, Gated

@@ -33,26 +33,24 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from statinterp.index import MAX_NEIGHBOURS
+from statinterp.rankers import registry
 
 if TYPE_CHECKING:
     from statinterp.index.statistics import CollectionStats
     from statinterp.index.term_index import Query, TermIndex
     from statinterp.text.units import TokenSeqs
 
-__all__ = ["COMPOSITES", "Component", "Gate", "Ranker", "Requirements", "Similarity", "register_composite"]
+__all__ = ["Component", "Gate", "Ranker", "Requirements", "Similarity", "register_composite"]
 
 C = TypeVar("C", bound="Component")
 R = TypeVar("R", bound="type[Ranker]")
 
-#: The composite rankers (``Interpolated``, ``Recursive``, ``Expanded``, ``Gated``) by class name,
-#: registered by the modules that define them (:mod:`statinterp.rankers` imports them all), so
-#: that the fluent methods below build them without this module importing theirs.
-COMPOSITES: dict[str, Any] = {}
-
 
 def register_composite(cls: R) -> R:
-    """Class decorator: make ``cls`` available to the fluent methods of :class:`Ranker`."""
-    COMPOSITES[cls.__name__] = cls
+    """Class decorator: register ``cls`` as a ``composite`` part
+    (:mod:`statinterp.rankers.registry`), which the fluent methods of :class:`Ranker` build
+    without this module importing the module that defines it."""
+    registry.register("composite", cls.__name__, cls)
     return cls
 
 
@@ -101,6 +99,21 @@ def _opening(init):
     return __init__
 
 
+def _set_item(name: str, parts: tuple | list, params: dict[str, Any]) -> list:
+    """``parts`` with ``{"2__lam": v}`` set on ``parts[2]``."""
+    out = list(parts)
+    by_item: dict[int, dict[str, Any]] = {}
+    for key, value in params.items():
+        index, sep, rest = key.partition("__")
+        if not (sep and index.isdigit() and int(index) < len(out)):
+            raise TypeError(f"{name}__{key}: give the position of one of the {len(out)} {name} "
+                            f"({name}__0__PARAM ... {name}__{len(out) - 1}__PARAM)")
+        by_item.setdefault(int(index), {})[rest] = value
+    for position, values in by_item.items():
+        out[position] = out[position].set_params(**values)
+    return out
+
+
 class Component(ABC):
     """A value that holds parameters only: the common ground of rankers, gates and similarities.
 
@@ -116,6 +129,12 @@ class Component(ABC):
     #: Classes whose objects are fitted models rather than parameter values opt out: their
     #: objects can be changed and are equal only to themselves.
     _mutable: ClassVar[bool] = False
+    #: Own parameter -> the keyword ``build_method`` and ``tune --grid`` spell it by, where its
+    #: own name would say something else (QLLM's ``lam`` is ``qllm_lam``: ``lam`` is the context
+    #: weight); see :meth:`keywords`.
+    keyword_spellings: ClassVar[dict[str, str]] = {}
+    #: Keyword -> the values the default tuning grid tries (:func:`statinterp.rankers.registry.candidate_grid`).
+    tuning_grid: ClassVar[dict[str, tuple]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -163,10 +182,15 @@ class Component(ABC):
             for name, value in list(params.items()):
                 if isinstance(value, Component):
                     params.update((f"{name}__{k}", v) for k, v in value.get_params(deep=True).items())
+                elif isinstance(value, (list, tuple)):
+                    for i, item in enumerate(value):
+                        if isinstance(item, Component):
+                            params.update((f"{name}__{i}__{k}", v) for k, v in item.get_params(deep=True).items())
         return params
 
     def set_params(self: C, **params: Any) -> C:
-        """A copy with ``params`` replaced; ``part__name=value`` replaces a parameter of a part."""
+        """A copy with ``params`` replaced; ``part__name=value`` replaces a parameter of a part
+        and ``parts__2__name=value`` one of the third of a sequence of parts (``gates__0__lam``)."""
         own = self.get_params()
         nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
@@ -180,10 +204,25 @@ class Component(ABC):
                 own[name] = value
         for name, values in nested.items():
             part = own[name]
+            if isinstance(part, (list, tuple)) and part and all(isinstance(p, Component) for p in part):
+                own[name] = type(part)(_set_item(name, part, values))
+                continue
             if not isinstance(part, Component):
                 raise TypeError(f"{type(self).__name__}.{name} is not a component: cannot set {', '.join(values)}")
             own[name] = part.set_params(**values)
         return type(self)(**own)
+
+    def keywords(self) -> dict[str, str]:
+        """Keyword parameter -> own parameter: the flat spellings of ``build_method`` and
+        ``tune --grid`` (:func:`statinterp.rankers.grammar.with_params`) that set this part's
+        parameters. By default every parameter that is not a part, under its own name or its
+        :attr:`keyword_spellings`."""
+        out = {}
+        for name, value in self.get_params().items():
+            values = value if isinstance(value, (list, tuple)) else (value,)
+            if not any(isinstance(v, Component) for v in values):
+                out[self.keyword_spellings.get(name, name)] = name
+        return out
 
     def resolved_params(self) -> dict[str, Any]:
         """The parameters with defaults that depend on others filled in (compared by ``==``)."""
@@ -247,7 +286,7 @@ class Ranker(Component):
     def gated(self, *gates: Gate) -> Ranker:
         """This ranker with ``gates`` (a ``Gated``): every sentence all gates pass ranks above
         every other one."""
-        return COMPOSITES["Gated"](self, gates)
+        return registry.composite("Gated")(self, gates)
 
 
 class Gate(Component):
@@ -275,11 +314,23 @@ class Gate(Component):
 class Similarity(Ranker):
     """A query-to-text similarity; as a ranker it scores the candidate sentences themselves."""
 
+    #: The default context weight λ1 of ``Interpolated`` per context level (``paragraph``,
+    #: ``opinion``, ``case``): the paper's tuned values for its similarities. A similarity that
+    #: declares none for a level needs an explicit ``lam`` there.
+    context_lambda: ClassVar[dict[str, float]] = {}
+
     @property
     def short_name(self) -> str:
         """Short name used in method names (``TF-ISF``, ``BM25``, ``QLLM``, ``w2vec*``);
         a class attribute in most similarities."""
         return ""
+
+    def default_context_weight(self, level: str) -> float:
+        """λ1 of ``Interpolated`` with ``level`` when none is given (:attr:`context_lambda`)."""
+        if level not in self.context_lambda:
+            raise ValueError(f"{self.name or type(self).__name__} declares no default context weight for "
+                             f"{level!r}: give lam")
+        return self.context_lambda[level]
 
     @property
     def name(self) -> str:
@@ -314,14 +365,14 @@ class Similarity(Ranker):
     def in_context(self, context: str = "paragraph", lam: float | None = None) -> Ranker:
         """``Interpolated`` with the candidate's ``context`` unit (``-p``, ``-o``, ``-c``); ``lam``
         defaults to the paper's tuned λ1 for this similarity."""
-        ranker = COMPOSITES["Interpolated"](self, context, lam)
+        ranker = registry.composite("Interpolated")(self, context, lam)
         return ranker if lam is not None else ranker.set_params(lam=ranker.resolved_params()["lam"])
 
     def recursive(self, lam: float = 0.6, n: int = MAX_NEIGHBOURS) -> Ranker:
         """``Recursive`` interpolation with ``n`` neighbouring sentences on each side (``-r``)."""
-        return COMPOSITES["Recursive"](self, lam, n)
+        return registry.composite("Recursive")(self, lam, n)
 
     def expanded(self, expansion: str = "provision", n_similar: int = 500, vectors: str = "word2vec") -> Ranker:
         """``Expanded``: the expanded query (``provision``: ``-g``; ``similar``: ``-e``) matched
         against whole cases."""
-        return COMPOSITES["Expanded"](self, expansion, n_similar, vectors)
+        return registry.composite("Expanded")(self, expansion, n_similar, vectors)

@@ -18,23 +18,24 @@ import numpy as np
 
 from statinterp.index import MAX_NEIGHBOURS
 from statinterp.index.statistics import LEVELS
+from statinterp.rankers import registry
 from statinterp.rankers.base import Ranker, Requirements, Similarity, register_composite
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
 
-#: λ1 defaults from the paper's tuning, per base similarity and context suffix.
-DEFAULT_LAMBDA = {
-    "TF-ISF": {"c": 1.0, "o": 1.0, "p": 0.9},
-    "BM25": {"c": 1.0, "o": 1.0, "p": 1.0},
-    "QLLM": {"c": 0.6, "o": 0.7, "p": 0.1},
-}
 LEVEL_SUFFIX = {"case": "c", "opinion": "o", "paragraph": "p"}
+#: The context weight λ1 the default tuning grid tries.
+LAMBDA_GRID = tuple(i / 10 for i in range(11))
 
 
 @register_composite
 class Interpolated(Ranker):
-    """Linear interpolation of a similarity with the candidate's context unit."""
+    """Linear interpolation of a similarity with the candidate's context unit. λ1 (``lam``)
+    defaults to the similarity's declared weight for the context
+    (:attr:`~statinterp.rankers.base.Similarity.context_lambda`: the paper's tuned values)."""
+
+    tuning_grid = {"lam": LAMBDA_GRID}
 
     def __init__(self, similarity: Similarity, context: str = "paragraph", lam: float | None = None):
         if context not in LEVEL_SUFFIX:
@@ -47,10 +48,10 @@ class Interpolated(Ranker):
 
     @property
     def weight(self) -> float:
-        """λ1: ``lam``, or when that is None the paper's tuned value for the similarity and context."""
+        """λ1: ``lam``, or when that is None the similarity's declared default for the context."""
         if self.lam is not None:
             return self.lam
-        return DEFAULT_LAMBDA.get(self.similarity.short_name, {}).get(LEVEL_SUFFIX[self.context], 0.5)
+        return self.similarity.default_context_weight(self.context)
 
     def resolved_params(self) -> dict:
         return {**self.get_params(), "lam": self.weight}
@@ -88,6 +89,8 @@ class Interpolated(Ranker):
 @register_composite
 class Recursive(Ranker):
     """Recursive interpolation with the n neighbouring sentences on each side."""
+
+    tuning_grid = {"lam": LAMBDA_GRID}
 
     def __init__(self, similarity: Similarity, lam: float = 0.6, n: int = MAX_NEIGHBOURS):
         if not 1 <= n <= MAX_NEIGHBOURS:
@@ -138,4 +141,11 @@ class Recursive(Ranker):
         }
 
 
-__all__ = ["Interpolated", "Recursive", "DEFAULT_LAMBDA", "LEVELS"]
+_LEVEL_TEXT = {"case": "the whole case", "opinion": "the opinion", "paragraph": "the paragraph"}
+for _level, _suffix in LEVEL_SUFFIX.items():
+    registry.register("context", _suffix, Interpolated, (lambda level: lambda sim: sim.in_context(level))(_level),
+                      f"interpolated with {_LEVEL_TEXT[_level]}")
+registry.register("context", "r", Recursive, lambda sim: sim.recursive(),
+                  f"recursive interpolation with {MAX_NEIGHBOURS} neighbouring sentences on each side")
+
+__all__ = ["Interpolated", "LEVELS", "LEVEL_SUFFIX", "Recursive"]

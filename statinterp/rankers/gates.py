@@ -63,26 +63,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from statinterp.errors import UsageError
+from statinterp.rankers import registry
 from statinterp.rankers.base import Gate, Ranker, Requirements, Similarity, register_composite
 from statinterp.rankers.lexical import TFISF
-from statinterp.rankers.novelty import NOVELTY_MEASURES, NoveltyMeasure, WMDNovelty, require_vectors
+from statinterp.rankers.novelty import NoveltyMeasure, require_vectors
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import Query, TermIndex
 
 __all__ = [
-    "DEFAULT_NOVELTY_THRESHOLDS", "DomainGate", "EXPANSION_SUFFIX", "Expanded", "Gate", "Gated", "NoveltyGate",
-    "PAPER_BASES", "domain_threshold", "gated_scores", "similar_words_query", "top_mean",
+    "DomainGate", "EXPANSION_SUFFIX", "Expanded", "Gate", "Gated", "NoveltyGate", "domain_threshold",
+    "gated_scores", "similar_words_query", "top_mean",
 ]
 
 #: Expansion -> method-name suffix.
 EXPANSION_SUFFIX = {"provision": "g", "similar": "e"}
-#: Default novelty-gate thresholds per measure (WMD has none: give one).
-DEFAULT_NOVELTY_THRESHOLDS: dict[str, float] = {"NWR": 0.2, "NW": 3.0}
-#: The paper's abbreviations of the bases of its compounds (``Tp-Tg-Nr``), by the base's name.
-PAPER_BASES = {"Tp": "TF-ISF-p", "Bp": "BM25-p", "Qc": "QLLM-c", "Wr": "w2vec*-r"}
-#: The paper's gates, by the name they print as.
-PAPER_GATES = ("Tg", "Nr")
 
 
 def _fmt(x: float) -> str:
@@ -190,6 +185,9 @@ _TFISF = TFISF()
 class DomainGate(Gate):
     """DDI(s) = 1 iff Sim-g(case(s)) − o ≥ λ2 · (Avg10 − o) (see the module docstring)."""
 
+    keyword_spellings = {"lam": "lam2"}  # ``lam`` is the context weight λ1
+    tuning_grid = {"lam2": tuple(i / 10 for i in range(11))}
+
     def __init__(self, similarity: Similarity = _TFISF, expansion: str = "provision", lam: float = 0.5,
                  n_similar: int = 500, top: float = 0.1, vectors: str = "word2vec"):
         if expansion not in EXPANSION_SUFFIX:
@@ -222,6 +220,13 @@ class DomainGate(Gate):
     def needs(self) -> Requirements:
         return expansion_needs(self.expansion, self.vectors)
 
+    def keywords(self) -> dict[str, str]:
+        """``lam2`` (λ2), ``top``, ``vectors``, and ``n_similar`` when it expands by similar words."""
+        out = super().keywords()
+        if self.expansion != "similar":
+            del out["n_similar"]
+        return {k: v for k, v in out.items() if k != "expansion"}
+
     def case_scores(self, index: TermIndex) -> np.ndarray:
         return self.expanded.case_scores(index)
 
@@ -244,18 +249,31 @@ class NoveltyGate(Gate):
     """NI(s) = 1 iff measure(s) ≥ threshold, measure one of NW, NWR, WMD (higher = more novel)."""
 
     def __init__(self, measure: str = "NWR", threshold: float | None = None, vectors: str = "word2vec"):
-        if measure not in NOVELTY_MEASURES:
-            raise ValueError(f"novelty measure must be one of {', '.join(NOVELTY_MEASURES)}, not {measure!r}")
-        if threshold is None and measure not in DEFAULT_NOVELTY_THRESHOLDS:
+        part = registry.get("novelty", measure)
+        if part is None:
+            raise ValueError(f"novelty measure must be one of {', '.join(registry.names('novelty'))}, "
+                             f"not {measure!r}")
+        if threshold is None and part.cls.default_threshold is None:  # type: ignore[union-attr]
             raise ValueError(f"the {measure} novelty gate needs a threshold (e.g. {measure}>=1.0)")
         self.measure = measure
         self.threshold = None if threshold is None else float(threshold)
         self.vectors = vectors
 
     @property
+    def measure_class(self) -> type[NoveltyMeasure]:
+        """The class of the novelty measure (registered by its name, :mod:`statinterp.rankers.novelty`)."""
+        return registry.get("novelty", self.measure).cls  # type: ignore[union-attr,return-value]
+
+    @property
     def threshold_value(self) -> float:
         """The threshold: ``threshold``, or when that is None the measure's default."""
-        return DEFAULT_NOVELTY_THRESHOLDS[self.measure] if self.threshold is None else self.threshold
+        if self.threshold is None:
+            return float(self.measure_class.default_threshold)  # type: ignore[arg-type]
+        return self.threshold
+
+    def keywords(self) -> dict[str, str]:
+        """The threshold by the measure's keyword (``nwr``, ``nw``, ``wmd``), and ``vectors``."""
+        return {self.measure_class.gate_keyword: "threshold", "vectors": "vectors"}
 
     def resolved_params(self) -> dict:
         return {**self.get_params(), "threshold": self.threshold_value}
@@ -268,7 +286,8 @@ class NoveltyGate(Gate):
 
     def novelty(self) -> NoveltyMeasure:
         """The novelty measure the gate thresholds."""
-        return WMDNovelty(vectors=self.vectors) if self.measure == "WMD" else NOVELTY_MEASURES[self.measure]()
+        cls = self.measure_class
+        return cls(vectors=self.vectors) if "vectors" in cls.param_names() else cls()  # type: ignore[call-arg]
 
     def needs(self) -> Requirements:
         return self.novelty().needs()
@@ -338,8 +357,8 @@ class Gated(Ranker):
     @property
     def name(self) -> str:
         gates = [g.name for g in self.gates]
-        paper = {full: short for short, full in PAPER_BASES.items()}.get(self.base.name)
-        if paper and gates and all(g in PAPER_GATES for g in gates):
+        paper = {p.stands_for: p.name for p in registry.entries("base")}.get(self.base.name)
+        if paper and gates and all(registry.get("gate", g) is not None for g in gates):
             return "-".join([paper] + gates)
         return "+".join([self.base.name] + gates)
 
@@ -365,3 +384,12 @@ class Gated(Ranker):
             "passes": all(g["value"] for g in gates),
             "gates": gates,
         }
+
+
+registry.register("expansion", "g", Expanded, lambda sim: sim.expanded("provision"),
+                  "of the provision (query expansion) against the whole case; a sentence gets its case's score")
+registry.register("expansion", "e", Expanded, lambda sim: sim.expanded("similar"),
+                  "of the 500 words most similar to the term (domain word2vec) against the whole case")
+registry.register("gate", "Tg", DomainGate, lambda: DomainGate(TFISF(), "provision", 0.5),
+                  "the TF-ISF-g domain gate (lambda2 0.5)")
+registry.register("gate", "Nr", NoveltyGate, lambda: NoveltyGate("NWR", 0.2), "the NWR >= 0.2 novelty gate")

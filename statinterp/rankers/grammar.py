@@ -1,4 +1,4 @@
-"""The method registry: paper-style names -> ranker objects.
+"""The method-name grammar: paper-style names <-> ranker objects, read from the registry of parts.
 
 A name reads as the composition it builds:
 
@@ -26,7 +26,10 @@ alias ``TF-ISF-p+Tg+Nr``), its gates as ``Tg`` and ``Nr`` (aliases ``TF-ISF-g>=0
 A name holds only what the grammar can say (a method, its context or expansion, gate
 thresholds); parameters beyond it (λ1, BM25's k1, ...) live on the objects.
 
-``-c``/``-o``/``-p`` take the paper's tuned λ1 by default (:data:`~statinterp.rankers.context.DEFAULT_LAMBDA`).
+Every part of a name is registered where it is defined (:mod:`statinterp.rankers.registry`): this
+module reads the registry, so a new scorer, context, gate or novelty measure is parsed, printed
+and listed without a change here. ``-c``/``-o``/``-p`` take the similarity's declared λ1 by
+default (:attr:`~statinterp.rankers.base.Similarity.context_lambda`: the paper's tuned values).
 Parameters can be overridden with keyword arguments to :func:`build_method`.
 
 Paper compounds
@@ -51,167 +54,80 @@ User compounds
     gates added (``Tp-Tg+NW>=5``). The compound's name is its canonical spelling
     (``BM25-r+Tg+Nr``); paper compounds print as their paper name.
 
-Parameters of compounds (keyword arguments to :func:`build_method`): ``lam2`` (λ2 of every
-domain gate), ``nwr`` / ``nw`` / ``wmd`` (thresholds of the novelty gates of that measure),
-``n_similar`` (size of -e expansions in domain gates); every other keyword goes to the base
-method (e.g. ``lam`` = its λ1). A gate parameter that matches no gate of the method is an error.
+Parameters (keyword arguments to :func:`build_method`, ``tune --grid``), scikit-learn's way:
+``part__param`` sets a parameter of a part, as :meth:`~statinterp.rankers.base.Component.set_params`
+does (``similarity__k1`` of ``BM25-p``; ``base__lam`` and ``gates__0__lam`` of ``Tp-Tg-Nr``). The
+flat keywords are the spellings the parts declare (:meth:`~statinterp.rankers.base.Component.keywords`)
+and set every part of the method that declares them (not the similarities inside gates): ``lam``
+(λ1 of -c/-o/-p/-r), ``n`` (neighbours of -r), ``qllm_lam`` (QLLM's own λ), ``k1``/``b``/``k3``
+(BM25), ``n_similar`` (size of -e expansions), ``lam2`` (λ2 of every domain gate), ``nwr`` /
+``nw`` / ``wmd`` (thresholds of the novelty gates of that measure). A parameter that no part of
+the method takes is an error.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from statinterp.errors import UsageError
-from statinterp.rankers.base import Ranker, Similarity
-from statinterp.rankers.context import LEVEL_SUFFIX, Interpolated, Recursive
-from statinterp.rankers.gates import EXPANSION_SUFFIX, PAPER_BASES, DomainGate, Expanded, Gate, Gated, NoveltyGate
-from statinterp.rankers.lexical import BM25, QLLM, TFISF
-from statinterp.rankers.novelty import NOVELTY_MEASURES
-from statinterp.rankers.random import RandomOrder
+from statinterp.rankers import registry
+from statinterp.rankers.base import Component, Gate, Ranker, Similarity
+from statinterp.rankers.gates import EXPANSION_SUFFIX, DomainGate, NoveltyGate
 
-__all__ = [
-    "BASE_ABBREVIATIONS", "GATE_ABBREVIATIONS", "PAPER_COMPOUNDS", "RandomOrder", "SIMILARITIES", "build_method",
-    "list_methods", "method_sections", "parse", "parse_method", "register_method", "register_similarity", "with_params",
-]
+__all__ = ["COMPOUND_EXAMPLE", "SECTIONS", "build_method", "list_methods", "method_sections", "paper_compounds",
+           "parse", "parse_method", "with_params"]
 
-SUFFIX_CONTEXT = {v: k for k, v in LEVEL_SUFFIX.items()}
 SUFFIX_EXPANSION = {v: k for k, v in EXPANSION_SUFFIX.items()}
-
-
-@dataclass(frozen=True)
-class SimilarityEntry:
-    factory: Callable[[], Similarity]
-    description: str
-
-
-#: Base similarities by name. Other modules register theirs with :func:`register_similarity`.
-SIMILARITIES: dict[str, SimilarityEntry] = {
-    "TF-ISF": SimilarityEntry(TFISF, "term frequency x inverse sentence frequency"),
-    "BM25": SimilarityEntry(BM25, "Okapi BM25 (k1 = k3 = 1.2, b = 0.75)"),
-    "QLLM": SimilarityEntry(QLLM, "query likelihood, Jelinek-Mercer smoothing (lambda 0.9)"),
-}
-
-
-def _cosine_factory(kind: str) -> Callable[..., Similarity]:
-    """Factory of :class:`~statinterp.rankers.embedding.Cosine` (gensim is imported only on use)."""
-
-    def factory(**params) -> Similarity:
-        from statinterp.rankers.embedding import Cosine
-
-        return Cosine(kind, **params)
-
-    return factory
-
-
-#: Embedding similarities (cosine of mean unit word vectors): name -> (vector kind, description).
-#: ``*`` marks vectors trained on the loaded case law (:mod:`statinterp.vectors.provider`).
-EMBEDDING_SIMILARITIES = {
-    "w2vec*": ("word2vec", "cosine of mean word vectors: word2vec trained on the loaded case law (skip-gram, 300 dim)"),
-    "fastt*": ("fasttext", "cosine of mean word vectors: fastText trained on the loaded case law (skip-gram, 300 dim)"),
-    "w2vec": ("w2vec", "cosine of mean word vectors: pretrained word2vec (needs --vectors w2vec=PATH)"),
-    "GloVe": ("GloVe", "cosine of mean word vectors: pretrained GloVe (needs --vectors GloVe=PATH)"),
-    "fastt": ("fastt", "cosine of mean word vectors: pretrained fastText (needs --vectors fastt=PATH)"),
-}
-for _name, (_kind, _description) in EMBEDDING_SIMILARITIES.items():
-    SIMILARITIES[_name] = SimilarityEntry(_cosine_factory(_kind), _description)
-
-CONTEXT_DESCRIPTIONS = {
-    "c": "interpolated with the whole case",
-    "o": "interpolated with the opinion",
-    "p": "interpolated with the paragraph",
-    "r": "recursive interpolation with 4 neighbouring sentences on each side",
-}
-
-EXPANSION_DESCRIPTIONS = {
-    "g": "of the provision (query expansion) against the whole case; a sentence gets its case's score",
-    "e": "of the 500 words most similar to the term (domain word2vec) against the whole case",
-}
-
-#: Whole-method names (not similarity + suffix) -> (factory, description).
-SPECIAL_METHODS: dict[str, tuple[Callable[[], Ranker], str]] = {
-    "Random": (RandomOrder, "uniformly random order (exact expectation under random ties)"),
-}
-#: The section each special method is listed under (see :func:`method_sections`).
-SPECIAL_SECTIONS: dict[str, str] = {"Random": "Direct"}
-
-NOVELTY_DESCRIPTIONS = {
-    "NW": "novelty: number of distinct sentence words not in the provision",
-    "NWR": "novelty: share of distinct sentence words not in the provision",
-    "WMD": "novelty: Word Mover's Distance to the provision (domain word2vec)",
-}
-
-#: Bases of the paper's compound names.
-BASE_ABBREVIATIONS = PAPER_BASES
-#: Gates of the paper's compound names (before parameter overrides).
-GATE_ABBREVIATIONS: dict[str, Callable[[], Gate]] = {
-    "Tg": lambda: DomainGate(TFISF(), "provision", 0.5),
-    "Nr": lambda: NoveltyGate("NWR", 0.2),
-}
-GATE_DESCRIPTIONS = {"Tg": "the TF-ISF-g domain gate (lambda2 0.5)", "Nr": "the NWR >= 0.2 novelty gate"}
-PAPER_COMPOUNDS = [f"{b}-{g}" for b in BASE_ABBREVIATIONS for g in ("Tg", "Nr", "Tg-Nr")]
 #: A user compound listed by :func:`list_methods` as an example of the syntax.
 COMPOUND_EXAMPLE = "BM25-r+Tg+Nr"
-#: Keyword arguments of :func:`build_method` that go to the gates of a compound.
-GATE_PARAMS = ("lam2", "nwr", "nw", "wmd", "n_similar")
 SECTIONS = ("Direct", "Context", "Query expansion", "Novelty", "Compound", "Other")
+GATE_SYNTAX = "Tg, Nr, SIM-g>=lambda2, SIM-e>=lambda2, gate(SIM-g,lambda2), NWR>=x, NW>=x, WMD>=x"
 
 
-def register_similarity(name: str, factory: Callable[[], Similarity], description: str) -> None:
-    SIMILARITIES[name] = SimilarityEntry(factory, description)
-
-
-def register_method(name: str, factory: Callable[[], Ranker], description: str, section: str = "Other") -> None:
-    SPECIAL_METHODS[name] = (factory, description)
-    SPECIAL_SECTIONS[name] = section
+def paper_compounds() -> list[str]:
+    """The paper's compound names: each registered base (``Tp``, ...) with each non-empty
+    combination of the registered gates, in order (``Tp-Tg``, ``Tp-Nr``, ``Tp-Tg-Nr``, ...)."""
+    gates = registry.names("gate")
+    combos = [c for k in range(1, len(gates) + 1) for c in itertools.combinations(gates, k)]
+    return [f"{b}-{'-'.join(c)}" for b in registry.names("base") for c in combos]
 
 
 def _valid_names() -> str:
     return ", ".join(n for n, _ in list_methods())
 
 
-def _similarity(name: str) -> Similarity:
-    if name not in SIMILARITIES:
-        if name.startswith("w2vec"):
-            raise UsageError(f"{name!r} needs word vectors: the embedding similarity {name!r} is not registered")
-        raise UsageError(f"unknown similarity {name!r}; valid similarities: {', '.join(SIMILARITIES)}")
-    return SIMILARITIES[name].factory()
+def _scorer(name: str) -> Similarity:
+    part = registry.get("scorer", name)
+    if part is None:
+        raise UsageError(f"unknown similarity {name!r}; valid similarities: {', '.join(registry.names('scorer'))}")
+    return part.build()
+
+
+def _stands_for(name: str) -> str:
+    part = registry.get("base", name)
+    return part.stands_for if part is not None else name
 
 
 def _parse_simple(name: str) -> Ranker:
-    """A method that is not a compound: special, novelty, or similarity with an optional suffix."""
-    name = BASE_ABBREVIATIONS.get(name, name)
-    if name in SPECIAL_METHODS:
-        return SPECIAL_METHODS[name][0]()
-    if name in NOVELTY_MEASURES:
-        return NOVELTY_MEASURES[name]()
-    base, suffix = name, None
-    if "-" in name:
-        head, tail = name.rsplit("-", 1)
-        suffixes = (*CONTEXT_DESCRIPTIONS, *EXPANSION_DESCRIPTIONS)
-        if head in SIMILARITIES or (head.startswith("w2vec") and tail in suffixes):
-            base, suffix = head, tail
-    known_suffix = suffix is None or suffix in CONTEXT_DESCRIPTIONS or suffix in EXPANSION_DESCRIPTIONS
-    if base.startswith("w2vec") and base not in SIMILARITIES and known_suffix:
-        raise UsageError(f"method {name!r} needs word vectors: the embedding similarity {base!r} is not registered")
-    if base not in SIMILARITIES or not known_suffix:
+    """A method that is not a compound: a whole method, a novelty measure, or a scorer with an
+    optional context or expansion suffix."""
+    name = _stands_for(name)
+    for kind in ("method", "novelty", "scorer"):
+        part = registry.get(kind, name)
+        if part is not None:
+            return part.build()
+    head, _, tail = name.rpartition("-")
+    wrap = registry.get("context", tail) or registry.get("expansion", tail)
+    if not head or wrap is None or registry.get("scorer", head) is None:
         raise UsageError(f"unknown method {name!r}; valid methods: {_valid_names()}")
-    sim = _similarity(base)
-    if suffix is None:
-        return sim
-    if suffix in EXPANSION_DESCRIPTIONS:
-        return sim.expanded(SUFFIX_EXPANSION[suffix])
-    if suffix == "r":
-        return sim.recursive()
-    return sim.in_context(SUFFIX_CONTEXT[suffix])
+    return wrap.build(_scorer(head))
 
 
 _GATE_GE = re.compile(r"^(?P<m>[^<>=]+?)\s*>=\s*(?P<v>[^<>=\s]+)$")
 _GATE_FUNC = re.compile(r"^gate\(\s*(?P<m>[^,;()]+?)\s*(?:[,;]\s*(?P<v>[^,;()]+?)\s*)?\)$")
-GATE_SYNTAX = "Tg, Nr, SIM-g>=lambda2, SIM-e>=lambda2, gate(SIM-g,lambda2), NWR>=x, NW>=x, WMD>=x"
 
 
 def _number(text: str, what: str) -> float:
@@ -227,20 +143,20 @@ def _number(text: str, what: str) -> float:
 def _parse_gate(spec: str) -> Gate:
     """One gate of a compound name."""
     spec = spec.strip()
-    if spec in GATE_ABBREVIATIONS:
-        return GATE_ABBREVIATIONS[spec]()
+    paper = registry.get("gate", spec)
+    if paper is not None:
+        return paper.build()
     m = _GATE_FUNC.match(spec) or _GATE_GE.match(spec)
     measure, text = (m.group("m"), m.group("v")) if m else (spec, None)
     value = None if text is None else _number(text, f"gate {spec!r}")
-    if measure in NOVELTY_MEASURES:
+    if registry.get("novelty", measure) is not None:
         return NoveltyGate(measure, value)
     head, _, tail = measure.rpartition("-")
     if tail in SUFFIX_EXPANSION and head:
-        if head not in SIMILARITIES:
-            if head.startswith("w2vec"):
-                raise UsageError(f"gate {spec!r} needs word vectors: the similarity {head!r} is not registered")
-            raise UsageError(f"gate {spec!r}: unknown similarity {head!r} (valid: {', '.join(SIMILARITIES)})")
-        return DomainGate(SIMILARITIES[head].factory(), SUFFIX_EXPANSION[tail], 0.5 if value is None else value)
+        if registry.get("scorer", head) is None:
+            raise UsageError(f"gate {spec!r}: unknown similarity {head!r} "
+                             f"(valid: {', '.join(registry.names('scorer'))})")
+        return DomainGate(_scorer(head), SUFFIX_EXPANSION[tail], 0.5 if value is None else value)
     raise UsageError(f"unknown gate {spec!r}; gates: {GATE_SYNTAX}")
 
 
@@ -252,8 +168,9 @@ def _compound_parts(name: str) -> tuple[str, list[str]] | None:
             raise UsageError(f"method {name!r}: empty part in BASE+GATE+... (gates: {GATE_SYNTAX})")
         return parts[0], parts[1:]
     parts = name.split("-")
-    if len(parts) >= 2 and parts[0] in BASE_ABBREVIATIONS and all(p in GATE_ABBREVIATIONS for p in parts[1:]):
-        return BASE_ABBREVIATIONS[parts[0]], parts[1:]
+    if (len(parts) >= 2 and registry.get("base", parts[0]) is not None
+            and all(registry.get("gate", p) is not None for p in parts[1:])):
+        return _stands_for(parts[0]), parts[1:]
     return None
 
 
@@ -285,85 +202,65 @@ parse_method = parse
 # ----------------------------------------------------------------------------- keyword parameters
 
 
-def _similarity_with(sim: Similarity, params: dict[str, Any]) -> Similarity:
-    params = dict(params)
-    if "qllm_lam" in params:  # QLLM's own smoothing weight (``lam`` is the context weight)
-        if not isinstance(sim, QLLM):
-            raise UsageError(f"qllm_lam applies to QLLM methods, not to {sim.name!r}")
-        params["lam"] = params.pop("qllm_lam")
-    return sim.set_params(**params) if params else sim
+def keyword_targets(component: Component, path: str = "") -> list[tuple[str, Component]]:
+    """``(path, part)`` of every part that flat keywords reach: the component and, depth first,
+    its parts, but not the parts of a gate (a gate's similarity keeps its own parameters)."""
+    out = [(path, component)]
+    if isinstance(component, Gate):
+        return out
+    for name, value in component.get_params().items():
+        prefix = f"{path}{name}__"
+        if isinstance(value, Component):
+            out.extend(keyword_targets(value, prefix))
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                if isinstance(item, Component):
+                    out.extend(keyword_targets(item, f"{prefix}{i}__"))
+    return out
 
 
-def _ranker_with(ranker: Ranker, params: dict[str, Any]) -> Ranker:
-    """``params`` applied to a ranker that is not gated: ``lam`` (and ``n``) to its context,
-    ``n_similar`` to its expansion, the rest to its similarity."""
-    if not params:
-        return ranker
-    if isinstance(ranker, Expanded):
-        sim_params = {k: v for k, v in params.items() if k != "n_similar"}
-        own = {"n_similar": params["n_similar"]} if "n_similar" in params else {}
-        return ranker.set_params(similarity=_similarity_with(ranker.similarity, sim_params), **own)
-    if isinstance(ranker, (Interpolated, Recursive)):
-        names = ("lam",) if isinstance(ranker, Interpolated) else ("lam", "n")
-        own = {k: params[k] for k in names if k in params}
-        sim_params = {k: v for k, v in params.items() if k not in ("lam", "n")}
-        return ranker.set_params(similarity=_similarity_with(ranker.similarity, sim_params), **own)
-    if isinstance(ranker, Similarity):  # a context weight means nothing without a context
-        return _similarity_with(ranker, {k: v for k, v in params.items() if k not in ("lam", "n")})
-    return ranker.set_params(**params)
-
-
-def _gate_with(gate: Gate, params: dict[str, Any], used: set[str]) -> Gate:
-    if isinstance(gate, NoveltyGate):
-        key = gate.measure.lower()
-        if key in params:
-            used.add(key)
-            return gate.set_params(threshold=params[key])
-        return gate
-    if isinstance(gate, DomainGate):
-        changes = {}
-        if "lam2" in params:
-            changes["lam"] = params["lam2"]
-            used.add("lam2")
-        if "n_similar" in params and gate.expansion == "similar":
-            changes["n_similar"] = params["n_similar"]
-            used.add("n_similar")
-        return gate.set_params(**changes) if changes else gate
-    return gate
+def nested_params(ranker: Ranker, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` (flat keywords and ``part__param`` names) as :meth:`~statinterp.rankers.base.Component.set_params`
+    takes them: each flat keyword becomes the nested name of every part that declares it
+    (:meth:`~statinterp.rankers.base.Component.keywords`); ``part__param`` names pass through.
+    A keyword that no part takes is a :class:`UsageError`."""
+    out = {k: v for k, v in params.items() if "__" in k}
+    flat = {k: v for k, v in params.items() if "__" not in k}
+    used: set[str] = set()
+    for path, part in keyword_targets(ranker):
+        for keyword, own in part.keywords().items():
+            if keyword in flat:
+                out[f"{path}{own}"] = flat[keyword]
+                used.add(keyword)
+    unused = [k for k in flat if k not in used]
+    if unused:
+        raise UsageError(f"method {ranker.name!r} has no part that parameter(s) {', '.join(unused)} apply to")
+    return out
 
 
 def with_params(ranker: Ranker, **params: Any) -> Ranker:
     """``ranker`` with :func:`build_method`'s keyword parameters applied (a new object); a
     parameter that does not apply is a :class:`UsageError` naming the method.
 
-    ``lam`` is the context weight λ1 (-c/-o/-p/-r; ignored by a ranker without context),
-    ``n`` the neighbours of -r, ``qllm_lam`` QLLM's own Jelinek-Mercer λ, ``n_similar`` the size
-    of -e expansions; BM25 takes ``k1``, ``b``, ``k3``. For a gated ranker ``lam2`` (λ2 of every
-    domain gate), ``nwr`` / ``nw`` / ``wmd`` (thresholds of the novelty gates of that measure)
-    and ``n_similar`` go to its gates, the others to its base; a gate parameter that matches no
-    gate is an error.
+    ``part__param`` names a parameter of a part (scikit-learn's way: ``base__similarity__k1``);
+    a flat keyword sets every part that declares it (:func:`nested_params`): ``lam`` is the
+    context weight λ1 (-c/-o/-p/-r), ``n`` the neighbours of -r, ``qllm_lam`` QLLM's own
+    Jelinek-Mercer λ, ``n_similar`` the size of -e expansions; BM25 takes ``k1``, ``b``, ``k3``;
+    gates take ``lam2`` (λ2 of every domain gate) and ``nwr`` / ``nw`` / ``wmd`` (thresholds of
+    the novelty gates of that measure).
     """
     return _with_params(ranker, params, ranker.name)
 
 
 def _with_params(ranker: Ranker, params: dict[str, Any], label: str) -> Ranker:
+    if not params:
+        return ranker
     try:
-        return _apply(ranker, params, label) if params else ranker
+        return ranker.set_params(**nested_params(ranker, params))
+    except UsageError as exc:
+        raise UsageError(str(exc).replace(f"method {ranker.name!r}", f"method {label!r}", 1)) from None
     except (TypeError, ValueError) as exc:
         raise UsageError(f"method {label!r}: {exc}") from None
-
-
-def _apply(ranker: Ranker, params: dict[str, Any], label: str) -> Ranker:
-    if not isinstance(ranker, Gated):
-        return _ranker_with(ranker, params)
-    gate_params = {k: v for k, v in params.items() if k in GATE_PARAMS}
-    used: set[str] = set()
-    gates = [_gate_with(g, gate_params, used) for g in ranker.gates]
-    unused = sorted(set(gate_params) - used)
-    if unused:
-        raise UsageError(f"method {label!r} has no gate that parameter(s) {', '.join(unused)} apply to")
-    base = _ranker_with(ranker.base, {k: v for k, v in params.items() if k not in GATE_PARAMS})
-    return Gated(base, gates)
 
 
 def build_method(name: str, **params: Any) -> Ranker:
@@ -371,7 +268,7 @@ def build_method(name: str, **params: Any) -> Ranker:
     overriding defaults (:func:`with_params`).
 
     ``lam`` is the context weight λ1 (-c/-o/-p/-r); ``qllm_lam`` is QLLM's own Jelinek-Mercer
-    weight λ; BM25 takes ``k1``, ``b``, ``k3``.
+    weight λ; BM25 takes ``k1``, ``b``, ``k3``; ``part__param`` names any parameter of a part.
 
     Compound names (``Tp-Tg-Nr``, ``BM25-r+Tg+Nr``) take ``lam2``, ``nwr``, ``nw``, ``wmd`` and
     ``n_similar`` for their gates; their other parameters go to the base method.
@@ -379,33 +276,35 @@ def build_method(name: str, **params: Any) -> Ranker:
     return _with_params(parse(name), params, name.strip())
 
 
+# ----------------------------------------------------------------------------- the list of methods
+
+
 def _compound_description(name: str) -> str:
     base, *gates = name.split("-")
-    full = BASE_ABBREVIATIONS[base]
-    text = f"{full} gated by " + " and ".join(GATE_DESCRIPTIONS[g] for g in gates)
-    if base == "Wr":
+    full = _stands_for(base)
+    text = f"{full} gated by " + " and ".join(registry.get("gate", g).description for g in gates)  # type: ignore[union-attr]
+    if parse(full).requires().vectors:
         text += " (needs word vectors)"
     return text
 
 
 def method_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every method name with a one-line description, grouped by section (in :data:`SECTIONS` order):
-    Direct, Context, Query expansion, Novelty, Compound, Other."""
+    Direct, Context, Query expansion, Novelty, Compound, Other; read from the registry."""
     groups: dict[str, list[tuple[str, str]]] = {s: [] for s in SECTIONS}
-    groups["Direct"].extend((n, d) for n, (_, d) in SPECIAL_METHODS.items() if SPECIAL_SECTIONS.get(n) == "Direct")
-    for base, entry in SIMILARITIES.items():
-        groups["Direct"].append((base, entry.description))
-        for suffix, text in CONTEXT_DESCRIPTIONS.items():
-            groups["Context"].append((f"{base}-{suffix}", f"{base} {text}"))
-        for suffix, text in EXPANSION_DESCRIPTIONS.items():
-            groups["Query expansion"].append((f"{base}-{suffix}", f"{base} {text}"))
-    groups["Novelty"].extend(NOVELTY_DESCRIPTIONS.items())
-    groups["Compound"].extend((n, _compound_description(n)) for n in PAPER_COMPOUNDS)
+    methods = registry.entries("method")
+    groups["Direct"].extend((p.name, p.description) for p in methods if p.section == "Direct")
+    for scorer in registry.entries("scorer"):
+        base = scorer.name
+        groups["Direct"].append((base, scorer.description))
+        for kind, section in (("context", "Context"), ("expansion", "Query expansion")):
+            groups[section].extend((f"{base}-{p.name}", f"{base} {p.description}") for p in registry.entries(kind))
+    groups["Novelty"].extend((p.name, p.description) for p in registry.entries("novelty"))
+    groups["Compound"].extend((n, _compound_description(n)) for n in paper_compounds())
     groups["Compound"].append((COMPOUND_EXAMPLE, f"user compound BASE+GATE+...: any method, then gates {GATE_SYNTAX}"))
-    for n, (_, d) in SPECIAL_METHODS.items():
-        section = SPECIAL_SECTIONS.get(n, "Other")
-        if section != "Direct":
-            groups.setdefault(section, []).append((n, d))
+    for p in methods:
+        if p.section != "Direct":
+            groups.setdefault(p.section or "Other", []).append((p.name, p.description))
     return [(s, entries) for s, entries in groups.items() if entries]
 
 

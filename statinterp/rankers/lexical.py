@@ -1,24 +1,28 @@
 """Lexical similarities: TF-ISF, BM25 and the query-likelihood language model (QLLM).
 
-All three are computed on sparse count matrices (rows = units, columns = vocabulary ids);
-only the query tokens' columns are read. TF-ISF and BM25 score units on their own
-(``score_units``) from those columns' entries alone, adding each unit's products with
-``np.bincount``; the per-unit evidence that context interpolation mixes is combined by
-:func:`weighted_sum`, which adds the same products in the same order, so both give the same
-bits on every machine. Statistics (N, df, average length, collection model) come from the
-background collection of the granularity being scored (:mod:`statinterp.index.statistics`).
+Each formula is one kernel (:meth:`_Lexical.kernel`): the evidence of each query token given its
+count tf in a unit and the unit's length, with the statistics (N, df, average length,
+collection model) of the background collection of the granularity being scored
+(:mod:`statinterp.index.statistics`). The same kernel gives the per-token evidence (on the dense
+counts of the query tokens' columns of the sparse count matrix: what context interpolation mixes
+and ``explain`` shows) and, for TF-ISF and BM25, whose kernel is 0 where tf is, the per-unit
+scores (``score_units``) from those columns' entries alone, adding each unit's products with
+``np.bincount``; the evidence is combined by :func:`weighted_sum`, which adds the same products
+in the same order, so both give the same bits on every machine.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from statinterp.errors import UsageError
+from statinterp.rankers import registry
 from statinterp.rankers.base import Similarity
 
 if TYPE_CHECKING:
+    from statinterp.index.statistics import CollectionStats
     from statinterp.index.term_index import Query, TermIndex
     from statinterp.text.units import TokenSeqs
 
@@ -69,95 +73,104 @@ def _sparse_applies(*arrays: np.ndarray) -> bool:
     return all(bool(np.isfinite(a).all()) for a in arrays)
 
 
-class TFISF(Similarity):
+class _Lexical(Similarity):
+    """A lexical similarity Σ_t kernel(tf_t, L) · weight_t: one :meth:`kernel` per formula gives
+    both the per-token evidence (:meth:`evidence`, on the dense tf matrix: what context
+    interpolation mixes and ``explain`` shows) and the per-unit fast path (:meth:`score_units`, on
+    the entries where tf > 0 only, when the kernel is ±0 where tf = 0: the others add nothing)."""
+
+    #: The kernel is ±0 where tf = 0 whatever the unit's length, wherever it is finite: the
+    #: per-unit scores can be added up from the entries where tf > 0 alone.
+    sparse: ClassVar[bool] = False
+
+    def kernel(self, tf: np.ndarray, lengths: np.ndarray, query: Query, stats: CollectionStats,
+               cols: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """The evidence of query tokens ``cols`` with counts ``tf`` in units of ``lengths``
+        (arrays that broadcast: a dense (units, tokens) matrix with a column of lengths, or the
+        entries where tf > 0 with their units' lengths and their tokens' columns)."""
+        raise NotImplementedError
+
+    def weights(self, query: Query) -> np.ndarray:
+        """The query-side weight of each query token (what :meth:`combine` multiplies by)."""
+        raise NotImplementedError
+
+    def _zero_where_absent(self, query: Query, stats: CollectionStats) -> bool:
+        """Whether the evidence where tf = 0 is ±0 and ±0 · weight adds nothing (not NaN)."""
+        return self.sparse and _sparse_applies(self.kernel(np.zeros(len(query)), np.ones(len(query)), query, stats),
+                                               self.weights(query))
+
+    def evidence(self, query, units, stats, index):
+        tf = query_term_counts(query, units, index)
+        return self.kernel(tf, units.lengths.astype(np.float64)[:, None], query, stats)
+
+    def combine(self, evidence, query, stats):
+        return weighted_sum(evidence, self.weights(query))
+
+    def score_units(self, query, units, stats, index):
+        """``combine(evidence)`` from the entries where tf > 0 only (the others add ±0), when
+        :meth:`kernel` is ±0 where tf = 0; else from the dense evidence."""
+        if not self._zero_where_absent(query, stats):
+            return super().score_units(query, units, stats, index)
+        rows, cols, tf = _nonzero_counts(query, units, index)
+        lengths = (units.offsets[rows + 1] - units.offsets[rows]).astype(np.float64)
+        values = self.kernel(tf, lengths, query, stats, cols)
+        return _sparse_weighted_sum(rows, cols, values, self.weights(query), len(units))
+
+    def explain(self, index: TermIndex, i: int) -> dict:
+        """The score and each query token's evidence and weight in the sentence's unit."""
+        units = index.levels["sentence"]
+        row = int(units.row[i])
+        one = units.seqs.take(np.array([row]))
+        evidence = self.evidence(index.query, one, index.background["sentence"], index)[0]
+        weights = self.weights(index.query)
+        words = index.vocab.words
+        return {"method": self.name, "score": float(self.score(index)[i]),
+                "query tokens": {words[t]: {"evidence": float(e), "weight": float(w)}
+                                 for t, e, w in zip(index.query.ids.tolist(), evidence, weights, strict=True)}}
+
+
+class TFISF(_Lexical):
     """TF-ISF(q, s) = Σ_{t∈q} log(tf_ts + 1) · log((N + 1) / (0.5 + df_t)) · log(tf_tq + 1)."""
 
     short_name = "TF-ISF"
+    context_lambda = {"case": 1.0, "opinion": 1.0, "paragraph": 0.9}
+    sparse = True  # log(0 + 1) = 0
 
-    @staticmethod
-    def _idf(query, stats):
-        return np.log((stats.n_units + 1.0) / (0.5 + stats.df_of(query.ids)))
+    def kernel(self, tf, lengths, query, stats, cols=slice(None)):
+        idf = np.log((stats.n_units + 1.0) / (0.5 + stats.df_of(query.ids)))
+        return np.log1p(tf) * idf[cols]
 
-    def evidence(self, query, units, stats, index):
-        idf = self._idf(query, stats)
-        # log(tf + 1) only where tf > 0 (it is exactly 0 elsewhere)
-        rows, cols, tf = _nonzero_counts(query, units, index)
-        log_tf = np.zeros((len(units), len(query)))
-        log_tf[rows, cols] = np.log1p(tf)
-        return log_tf * idf
-
-    def combine(self, evidence, query, stats):
-        return weighted_sum(evidence, np.log1p(query.counts))
-
-    def score_units(self, query, units, stats, index):
-        """``combine(evidence)`` from the entries where tf > 0 only (the others add 0)."""
-        idf, weights = self._idf(query, stats), np.log1p(query.counts)
-        if not _sparse_applies(idf, weights):
-            return super().score_units(query, units, stats, index)
-        rows, cols, tf = _nonzero_counts(query, units, index)
-        values = np.log1p(tf) * idf[cols]
-        return _sparse_weighted_sum(rows, cols, values, weights, len(units))
+    def weights(self, query):
+        return np.log1p(query.counts)
 
 
-class BM25(Similarity):
+class BM25(_Lexical):
     """BM25 = Σ_t TF · IDF · QTF with
     TF = (k1 + 1) tf / (k1 (1 − b + b L / Lavg) + tf), IDF = log((N − df + 0.5) / (df + 0.5)),
-    QTF = (k3 + 1) tf_q / (k3 + tf_q)."""
+    QTF = (k3 + 1) tf_q / (k3 + tf_q). A TF of 0 / 0 (an empty unit with k1 (1 − b) = 0) is 0."""
 
     short_name = "BM25"
+    context_lambda = {"case": 1.0, "opinion": 1.0, "paragraph": 1.0}
+    sparse = True  # TF = 0 / x (0 / 0 made 0)
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, k3: float = 1.2):
         self.k1 = k1
         self.b = b
         self.k3 = k3
 
-    def _tf(self, tf, lengths, avg):
-        return (self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf)
-
-    @staticmethod
-    def _idf(query, stats):
+    def kernel(self, tf, lengths, query, stats, cols=slice(None)):
+        avg = stats.avg_length or 1.0
         df = stats.df_of(query.ids)
-        return np.log((stats.n_units - df + 0.5) / (df + 0.5))
+        idf = np.log((stats.n_units - df + 0.5) / (df + 0.5))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tf_part = np.nan_to_num((self.k1 + 1.0) * tf / (self.k1 * (1.0 - self.b + self.b * lengths / avg) + tf))
+        return tf_part * idf[cols]
 
-    def _qtf(self, query):
+    def weights(self, query):
         return (self.k3 + 1.0) * query.counts / (self.k3 + query.counts)
 
-    @property
-    def _tf_zero_where_absent(self) -> bool:
-        """TF is exactly +0 where tf = 0 (0 / positive, or 0 / 0 made 0)."""
-        return self.k1 >= 0.0 and 0.0 <= self.b <= 1.0
 
-    def evidence(self, query, units, stats, index):
-        avg = stats.avg_length or 1.0
-        if self._tf_zero_where_absent:
-            # compute TF where tf > 0 only
-            rows, cols, tf = _nonzero_counts(query, units, index)
-            lengths = units.lengths.astype(np.float64)[rows]
-            tf_part = np.zeros((len(units), len(query)))
-            tf_part[rows, cols] = np.nan_to_num(self._tf(tf, lengths, avg))
-        else:
-            tf = query_term_counts(query, units, index)
-            lengths = units.lengths.astype(np.float64)[:, None]
-            tf_part = np.nan_to_num(self._tf(tf, lengths, avg))  # 0/0 for an empty unit with k1 * (1 - b) = 0
-        return tf_part * self._idf(query, stats)
-
-    def combine(self, evidence, query, stats):
-        return weighted_sum(evidence, self._qtf(query))
-
-    def score_units(self, query, units, stats, index):
-        """``combine(evidence)`` from the entries where tf > 0 only (the others add 0), when TF
-        is 0 where tf is (see :meth:`evidence`)."""
-        idf, weights = self._idf(query, stats), self._qtf(query)
-        if not (self._tf_zero_where_absent and _sparse_applies(idf, weights)):
-            return super().score_units(query, units, stats, index)
-        rows, cols, tf = _nonzero_counts(query, units, index)
-        lengths = (units.offsets[rows + 1] - units.offsets[rows]).astype(np.float64)
-        values = np.nan_to_num(self._tf(tf, lengths, stats.avg_length or 1.0))
-        values *= idf[cols]
-        return _sparse_weighted_sum(rows, cols, values, weights, len(units))
-
-
-class QLLM(Similarity):
+class QLLM(_Lexical):
     """Query likelihood with Jelinek-Mercer smoothing:
     Σ_{t∈q} tf_tq · log((1 − λ) P(t|Mc) + λ P(t|Md)), P(t|Md) = tf_td / L_d, P(t|Mc) = cf_t / |C|.
 
@@ -168,16 +181,22 @@ class QLLM(Similarity):
     """
 
     short_name = "QLLM"
+    context_lambda = {"case": 0.6, "opinion": 0.7, "paragraph": 0.1}
+    keyword_spellings = {"lam": "qllm_lam"}  # ``lam`` is the context weight
+    tuning_grid = {"qllm_lam": tuple(i / 10 for i in range(1, 10))}  # strictly inside (0, 1)
 
     def __init__(self, lam: float = 0.9):
         if not 0.0 < lam < 1.0:
             raise ValueError("QLLM's lam must lie strictly between 0 and 1")
         self.lam = lam
 
-    def evidence(self, query, units, stats, index):
-        tf = query_term_counts(query, units, index)
-        lengths = units.lengths.astype(np.float64)[:, None]
+    def kernel(self, tf, lengths, query, stats, cols=slice(None)):
+        """P(t|Md) = tf / L (0 in an empty unit)."""
+        tf, lengths = np.broadcast_arrays(np.asarray(tf, dtype=np.float64), lengths)
         return np.divide(tf, lengths, out=np.zeros_like(tf), where=lengths > 0)
+
+    def weights(self, query):
+        return query.counts
 
     def direct(self, evidence):
         return self.lam * evidence
@@ -196,4 +215,16 @@ class QLLM(Similarity):
         if not known.any():
             return np.zeros(evidence.shape[0])
         mixed = (1.0 - self.lam) * pc[known] + evidence[:, known]
-        return np.log(mixed) @ query.counts[known]
+        return np.log(mixed) @ self.weights(query)[known]
+
+
+#: The learned features of each lexical similarity: alone, with every context, and the provision expansion.
+_FEATURES = ("", "-p", "-o", "-c", "-r", "-g")
+registry.register("scorer", "TF-ISF", TFISF, description="term frequency x inverse sentence frequency",
+                  features=(*_FEATURES, "-e"))
+registry.register("scorer", "BM25", BM25, description="Okapi BM25 (k1 = k3 = 1.2, b = 0.75)", features=_FEATURES)
+registry.register("scorer", "QLLM", QLLM, description="query likelihood, Jelinek-Mercer smoothing (lambda 0.9)",
+                  features=_FEATURES)
+registry.register("base", "Tp", None, stands_for="TF-ISF-p")
+registry.register("base", "Bp", None, stands_for="BM25-p")
+registry.register("base", "Qc", None, stands_for="QLLM-c")

@@ -22,19 +22,20 @@ provision's ids are those of :attr:`TermIndex.provision <statinterp.index.term_i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from statinterp.errors import UsageError
+from statinterp.rankers import registry
 from statinterp.rankers.base import Ranker, Requirements
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
     from statinterp.text.units import TokenSeqs
 
-__all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "NOVELTY_MEASURES", "new_words",
-           "require_vectors"]
+__all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "new_words", "require_vectors"]
+
 
 def require_vectors(index: TermIndex, kind: str, purpose: str) -> Any:
     """The :class:`~statinterp.vectors.training.DomainVectors` of ``kind`` attached to ``index``.
@@ -76,7 +77,15 @@ def new_words(units: TokenSeqs, reference_ids: np.ndarray) -> tuple[np.ndarray, 
 
 
 class NoveltyMeasure(Ranker):
-    """A novelty measure of each candidate against the provision; as a ranker, its value."""
+    """A novelty measure of each candidate against the provision; as a ranker, its value.
+
+    For its novelty gate (:class:`~statinterp.rankers.gates.NoveltyGate`) it declares the gate's
+    default threshold (``None``: give one) and the keyword that sets the threshold in
+    ``build_method`` and ``tune --grid`` (``nwr``); ``tuning_grid`` holds that keyword's values.
+    """
+
+    default_threshold: ClassVar[float | None] = None
+    gate_keyword: ClassVar[str] = ""
 
     def values(self, index: TermIndex) -> np.ndarray:
         """The measure for every candidate (higher = more novel)."""
@@ -99,6 +108,8 @@ class NewWords(NoveltyMeasure):
     """NW(s) = number of distinct tokens of s that do not occur in the provision."""
 
     name = "NW"
+    default_threshold = 3.0
+    gate_keyword = "nw"
 
     def values(self, index):
         return self._counts(index)[0]
@@ -113,6 +124,9 @@ class NewWordRatio(NoveltyMeasure):
     """NWR(s) = NW(s) / number of distinct tokens of s (0 for a sentence without tokens)."""
 
     name = "NWR"
+    default_threshold = 0.2
+    gate_keyword = "nwr"
+    tuning_grid = {"nwr": tuple(i / 10 for i in range(11))}  # the threshold of its gate
 
     def values(self, index):
         new, distinct = self._counts(index)
@@ -133,6 +147,7 @@ class WMDNovelty(NoveltyMeasure):
     """
 
     name = "WMD"
+    gate_keyword = "wmd"
 
     def __init__(self, vectors: str = "word2vec", norm: bool = False):
         self.vectors = vectors
@@ -159,5 +174,9 @@ class WMDNovelty(NoveltyMeasure):
         return units.spread(dist)
 
 
-#: Novelty measures by method name.
-NOVELTY_MEASURES: dict[str, type[NoveltyMeasure]] = {"NW": NewWords, "NWR": NewWordRatio, "WMD": WMDNovelty}
+registry.register("novelty", "NW", NewWords,
+                  description="novelty: number of distinct sentence words not in the provision", features=("",))
+registry.register("novelty", "NWR", NewWordRatio,
+                  description="novelty: share of distinct sentence words not in the provision", features=("",))
+registry.register("novelty", "WMD", WMDNovelty,
+                  description="novelty: Word Mover's Distance to the provision (domain word2vec)", features=("",))

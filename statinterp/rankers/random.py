@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from statinterp.rankers import registry
 from statinterp.rankers.base import Ranker
 
 if TYPE_CHECKING:
@@ -22,3 +23,7 @@ class RandomOrder(Ranker):
 
     def score(self, index: TermIndex) -> np.ndarray:
         return np.zeros(len(index))
+
+
+registry.register("method", "Random", RandomOrder,
+                  description="uniformly random order (exact expectation under random ties)", section="Direct")

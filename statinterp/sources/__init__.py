@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from statinterp.errors import InputError, UsageError
@@ -31,11 +32,11 @@ from statinterp.errors import InputError, UsageError
 # The shipped formats register themselves on import (the registry never imports them).
 from statinterp.sources import cap, courtlistener, dataset, plaintext  # noqa: F401
 from statinterp.sources.limits import refuse_special
-from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from statinterp.sources.records import CaseRecord, DecodedFile, OpinionRecord, SkippedRecord, SourceItem
 from statinterp.sources.registry import Partition, SourceFormat, format_names, get, register, registered
 
-__all__ = ["FORMATS", "CaseRecord", "OpinionRecord", "Partition", "SkippedRecord", "SourceFormat", "discover",
-           "read_partition", "register"]
+__all__ = ["FORMATS", "CaseRecord", "DecodedFile", "OpinionRecord", "Partition", "SkippedRecord", "SourceFormat",
+           "SourceItem", "discover", "read_partition", "register"]
 
 
 def __getattr__(name: str) -> object:
@@ -110,16 +111,26 @@ def _raise_walk_error(exc: OSError) -> None:
     raise InputError(exc.filename or "?", f"cannot be read ({exc.strerror or exc})")
 
 
-def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]:
+def discover(paths: list[str | Path], fmt: str | None = None, encoding: str | None = None) -> list[Partition]:
     """The partitions of every source path, in argument order then path order.
 
-    Companion files (CourtListener's clusters, dockets, courts, citations files) given as
-    paths are attached to the partitions of their format. Raises :class:`InputError` for a path
-    that does not exist, cannot be read, or holds no case file of a known format (of ``fmt``
-    when given), and for companions given without any source they describe."""
+    ``encoding`` forces the text encoding of plain-text partitions (else UTF-8, or a guess for a
+    file that is not UTF-8). Companion files (CourtListener's clusters, dockets, courts, citations
+    files) given as paths are attached to the partitions of their format. Raises
+    :class:`InputError` for a path that does not exist, cannot be read, or holds no case file of a
+    known format (of ``fmt`` when given), and for companions given without any source they
+    describe; :class:`UsageError` for an unknown format or encoding."""
     names = format_names()
     if fmt is not None and fmt not in names:
         raise UsageError(f"unknown source format {fmt!r}; use one of {', '.join(names)}")
+    if encoding is not None:
+        from statinterp.sources.cleaning import check_encoding
+
+        try:
+            encoding = check_encoding(encoding)
+        except LookupError:
+            raise UsageError(f"unknown text encoding {encoding!r} (--encoding); use a Python codec name such as "
+                             "utf-8, latin-1 or cp1252") from None
     out: list[Partition] = []
     given: dict[str, list[tuple[str, str]]] = {}
     for raw in paths:
@@ -148,6 +159,8 @@ def discover(paths: list[str | Path], fmt: str | None = None) -> list[Partition]
             what = f"{fmt} " if fmt else ""
             raise InputError(path, f"holds no {what}case files (formats: {', '.join(names)}; "
                              "see docs/data-format.md)")
+        if encoding is not None:
+            found = [replace(p, encoding=encoding) if p.format == "text" else p for p in found]
         out.extend(p for p in found if p not in out)
     for name, companions in given.items():
         if not any(p.format == name for p in out):
@@ -161,24 +174,25 @@ def _with_companions(partition: Partition, given: list[str]) -> Partition:
     spec = get(partition.format)
     if spec is None or spec.companions is None:
         return partition
-    return Partition(partition.path, partition.format, spec.companions(partition.path, given))
+    return replace(partition, companions=spec.companions(partition.path, given))
 
 
 #: Formats whose files can hold one case id twice (two case files or lines with the same ``id``).
 _REPEATABLE_IDS = ("cap", "cap-bulk")
 
 
-def read_partition(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
+def read_partition(partition: Partition) -> Iterator[SourceItem]:
     """Stream the records of one partition (raises :class:`InputError` if it cannot be read).
 
     Each record is checked against the limits of :mod:`statinterp.sources.limits` (one over a
-    limit comes as a :class:`SkippedRecord`). A case id that occurs twice in the partition: the
+    limit comes as a :class:`SkippedRecord`; a file read in a guessed encoding is announced by a
+    :class:`DecodedFile` before its case). A case id that occurs twice in the partition: the
     last record with that id is kept, the earlier ones come as skipped records, whatever is
     stored already (so re-runs find the kept one unchanged). For that, CAP partitions are read
     twice: once for the ids, once for the records."""
     from statinterp.sources.limits import check_record
 
-    def checked() -> Iterator[CaseRecord | SkippedRecord]:
+    def checked() -> Iterator[SourceItem]:
         return (check_record(item, partition.path) for item in _read(partition))
 
     if partition.format not in _REPEATABLE_IDS:
@@ -190,8 +204,7 @@ def read_partition(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]
     return _last_wins(checked(), last, partition.path)
 
 
-def _last_wins(items: Iterator[CaseRecord | SkippedRecord], last: dict[str, int], where: str
-               ) -> Iterator[CaseRecord | SkippedRecord]:
+def _last_wins(items: Iterator[SourceItem], last: dict[str, int], where: str) -> Iterator[SourceItem]:
     for i, item in enumerate(items):
         if isinstance(item, CaseRecord) and last.get(item.source_id, i) != i:
             yield SkippedRecord(where, item.source_id, "id", "occurs again later in this source: the last record "
@@ -200,7 +213,7 @@ def _last_wins(items: Iterator[CaseRecord | SkippedRecord], last: dict[str, int]
         yield item
 
 
-def _read(partition: Partition) -> Iterator[CaseRecord | SkippedRecord]:
+def _read(partition: Partition) -> Iterator[SourceItem]:
     spec = get(partition.format)
     if spec is None:
         raise UsageError(f"unknown source format {partition.format!r}")

@@ -17,10 +17,12 @@ import lzma
 import zipfile
 import zlib
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from statinterp.corpus.dataset import MAX_MEMBER_BYTES
 from statinterp.errors import InputError, read_limited
+from statinterp.sources.cleaning import clean_markup
 from statinterp.sources.fields import BadField, cap_case, record_id
 from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines, refuse_special
 from statinterp.sources.records import CaseRecord, SkippedRecord
@@ -44,8 +46,8 @@ def _decode(raw: bytes, where: str, record: str) -> tuple[object | None, Skipped
         return None, SkippedRecord(where, record, "(record)", f"malformed JSON ({exc})")
 
 
-def _one_case(raw: bytes, where: str, fallback_id: str, source: str, body_key: str | None = None
-              ) -> CaseRecord | SkippedRecord:
+def _one_case(raw: bytes, where: str, fallback_id: str, source: str, body_key: str | None = None,
+              html: bytes | None = None) -> CaseRecord | SkippedRecord:
     if len(raw) > MAX_MEMBER_BYTES:
         return SkippedRecord(where, fallback_id, "(record)", f"larger than the limit of {MAX_MEMBER_BYTES} bytes")
     obj, bad = _decode(raw, where, fallback_id)
@@ -53,9 +55,41 @@ def _one_case(raw: bytes, where: str, fallback_id: str, source: str, body_key: s
         return bad
     rid = record_id(obj)
     try:
-        return cap_case(obj, source, body_key)
+        record = cap_case(obj, source, body_key)
     except BadField as exc:
         return SkippedRecord(where, rid if rid != "?" else fallback_id, exc.field, exc.reason)
+    return with_html(record, html) if html else record
+
+
+def with_html(record: CaseRecord, html: bytes) -> CaseRecord:
+    """A CAP case with its opinions read from the case's HTML (the static release's
+    ``html/NNNN-01.html`` beside ``cases/``), which keeps the page labels and footnotes the JSON
+    text lacks: one ``<article class="opinion">`` per opinion, in order. The JSON's opinions are
+    kept when the HTML cannot be parsed or has another number of opinions."""
+    import lxml.html
+
+    try:
+        root = lxml.html.fromstring(html.decode("utf-8-sig"))
+    except (ValueError, UnicodeDecodeError, lxml.etree.ParserError):
+        return record
+    articles = [a for a in root.iter("article") if "opinion" in (a.get("class") or "").split()]
+    if len(articles) != len(record.opinions):
+        return record
+    opinions = []
+    for op, art in zip(record.opinions, articles, strict=True):
+        clean = clean_markup(lxml.html.tostring(art, encoding="unicode"), kind=op.type, author=op.author)
+        opinions.append(clean if clean.paragraphs else op)
+    return replace(record, opinions=tuple(opinions))
+
+
+def _html_beside(case_file: Path) -> bytes | None:
+    """The static release's HTML of a case file ``VOLUME/cases/X.json``: ``VOLUME/html/X.html``."""
+    html = case_file.parent.parent / "html" / (case_file.stem + ".html")
+    try:
+        with open(html, "rb") as fh:
+            return read_limited(fh, MAX_MEMBER_BYTES)
+    except OSError:
+        return None
 
 
 def case_files(volume: Path) -> list[Path]:
@@ -73,7 +107,7 @@ def read_cap_folder(volume: Path) -> Iterator[CaseRecord | SkippedRecord]:
                 raw = read_limited(fh, MAX_MEMBER_BYTES)
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-        yield _one_case(raw, str(path), path.stem, "cap")
+        yield _one_case(raw, str(path), path.stem, "cap", html=_html_beside(path))
 
 
 def _zip_members(zf: zipfile.ZipFile, path: Path) -> list[zipfile.ZipInfo]:
@@ -98,6 +132,7 @@ def read_cap_zip(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
     except _ZIP_ERRORS as exc:
         raise InputError(path, f"is not a readable zip file ({exc})") from None
     with zf:
+        names = set(zf.namelist())
         for info in members:
             where = f"{path}:{info.filename}"
             if info.file_size > MAX_MEMBER_BYTES:
@@ -110,7 +145,16 @@ def read_cap_zip(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
             except _ZIP_ERRORS as exc:
                 yield SkippedRecord(where, PurePosixPath(info.filename).stem, "(record)", f"corrupt zip member ({exc})")
                 continue
-            yield _one_case(raw, where, PurePosixPath(info.filename).stem, "cap")
+            member = PurePosixPath(info.filename)
+            html_name = str(member.parent.parent / "html" / (member.stem + ".html"))
+            html = None
+            if html_name in names and zf.getinfo(html_name).file_size <= MAX_MEMBER_BYTES:
+                try:
+                    with zf.open(html_name) as fh:
+                        html = read_limited(fh, MAX_MEMBER_BYTES)
+                except _ZIP_ERRORS:
+                    html = None  # the JSON's text is used
+            yield _one_case(raw, where, member.stem, "cap", html=html)
 
 
 def _jsonl_lines(fh, where: str, source: str) -> Iterator[CaseRecord | SkippedRecord]:

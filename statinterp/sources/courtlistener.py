@@ -10,7 +10,8 @@ beside the opinions file by CourtListener's file-name prefixes or given on the c
 An opinion's text is CourtListener's best text (``OPINION_TEXT_SOURCE_FIELDS`` in its
 ``cl/search/models.py``): the first non-empty of ``html_with_citations``, ``xml_harvard``,
 ``html_columbia``, ``html_lawbox``, ``html_anon_2020``, ``html`` turned into paragraphs by
-:func:`markup_paragraphs`, else ``plain_text`` (:func:`plain_paragraphs`).
+:func:`markup_paragraphs`, else ``plain_text``; either through the cleaning step
+(:func:`opinion_record`, :mod:`statinterp.sources.cleaning`).
 
 Memory stays flat however large the files: opinions are spilled to a temporary SQLite file,
 the companions' rows are kept there only for the clusters (and their dockets) the opinions
@@ -29,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp.errors import json_type
+from statinterp.sources.cleaning import clean_markup, clean_plain
 from statinterp.sources.courtlistener_files import (
     folder_json_files,
     is_tar,
@@ -53,52 +55,9 @@ OPINION_TYPES = {
     "040dissent": "dissent",
 }
 
-_BLOCK = frozenset(["p", "div", "blockquote", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table",
-                    "tr", "td", "th", "dd", "dt", "dl", "section", "article", "center", "br", "hr", "opinion",
-                    "author"])
-
-
 def markup_paragraphs(markup: str) -> tuple[str, ...]:
-    """Paragraphs of an HTML/XML opinion: the text between block elements, whitespace collapsed."""
-    import lxml.html
-
-    try:
-        root = lxml.html.fromstring(markup)
-    except Exception:  # noqa: BLE001 - lxml raises several types for unusable markup
-        return ()
-    out: list[str] = []
-    buf: list[str] = []
-
-    def flush() -> None:
-        text = " ".join("".join(buf).split())
-        if text:
-            out.append(text)
-        buf.clear()
-
-    def walk(el) -> None:
-        tag = el.tag if isinstance(el.tag, str) else ""
-        block = tag.lower() in _BLOCK
-        if block:
-            flush()
-        if tag.lower() == "pre" and el.text:  # preformatted: blank lines separate paragraphs
-            for part in re.split(r"\n\s*\n", el.text_content()):
-                buf.append(part)
-                flush()
-        else:
-            if el.text and tag:
-                buf.append(el.text)
-            for child in el:
-                walk(child)
-                if child.tail:
-                    buf.append(child.tail)
-        if block:
-            flush()
-
-    walk(root)
-    flush()
-    return tuple(out)
-
-
+    """Paragraphs of an HTML/XML opinion (:func:`~statinterp.sources.cleaning.clean_markup`)."""
+    return clean_markup(markup).paragraphs
 
 
 def opinion_text(row: dict) -> tuple[str, str]:
@@ -111,24 +70,22 @@ def opinion_text(row: dict) -> tuple[str, str]:
     return "", ""
 
 
-def plain_paragraphs(plain: str) -> tuple[str, ...]:
-    """Paragraphs of a plain text: separated by blank lines, else one per line."""
-    paras = tuple(" ".join(p.split()) for p in re.split(r"\n\s*\n", plain) if p.strip())
-    if len(paras) <= 1:  # no blank lines: lines are the paragraphs
-        paras = tuple(line.strip() for line in plain.split("\n") if line.strip())
-    return paras
+def opinion_record(row: dict, kind: str, author: str | None) -> OpinionRecord:
+    """An opinion with its best text (:func:`opinion_text`) through the cleaning step
+    (:mod:`statinterp.sources.cleaning`: page labels, footnotes, PDF-born plain text)."""
+    name, value = opinion_text(row)
+    if not name:
+        return OpinionRecord(kind, author, ())
+    if name == "plain_text":
+        return clean_plain(value, kind=kind, author=author)
+    if value.lstrip().startswith("&lt;"):  # markup stored escaped (seen in bulk xml_harvard): unescape it first
+        value = html.unescape(value)
+    return clean_markup(value, kind=kind, author=author)
 
 
 def opinion_paragraphs(row: dict) -> tuple[str, ...]:
-    """The paragraphs of an opinion's best text (:func:`opinion_text`)."""
-    name, value = opinion_text(row)
-    if not name:
-        return ()
-    if name == "plain_text":
-        return plain_paragraphs(value)
-    if value.lstrip().startswith("&lt;"):  # markup stored escaped (seen in bulk xml_harvard): unescape it first
-        value = html.unescape(value)
-    return markup_paragraphs(value)
+    """The paragraphs of an opinion's best text (:func:`opinion_record`)."""
+    return opinion_record(row, "majority", None).paragraphs
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,7 +308,7 @@ def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | Skip
         for row in rows:
             kind = text_of(row, "type")
             kind = OPINION_TYPES.get(kind, re.sub(r"^\d+", "", kind) or "majority")
-            opinions.append(OpinionRecord(kind, text_of(row, "author_str") or None, opinion_paragraphs(row)))
+            opinions.append(opinion_record(row, kind, text_of(row, "author_str") or None))
         if not any(o.paragraphs for o in opinions):
             raise BadField("plain_text", f"no opinion of the cluster has any text ({', '.join(TEXT_FIELDS)})")
         citations = reporter_citations(cites) or tuple(("official", c) for c in [text_of(first, "citation")] if c)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from statinterp.corpus.dataset import MAX_TEXT_CHARS
 from statinterp.errors import json_type
-from statinterp.sources.records import CaseRecord, OpinionRecord
+from statinterp.sources.cleaning import clean_opinion
+from statinterp.sources.records import CaseRecord
 
 
 class BadField(Exception):
@@ -105,7 +106,7 @@ def cap_case(obj: object, source: str, body_key: str | None = None) -> CaseRecor
             raise BadField(at[:-1], f"expected an object, found {json_type(op)}")
         text = text_of(op, "text", at, numbers=False)
         author = text_of(op, "author", at) or None
-        opinions.append(OpinionRecord(text_of(op, "type", at) or "majority", author, split_lines(text)))
+        opinions.append(clean_opinion(split_lines(text), kind=text_of(op, "type", at) or "majority", author=author))
     if not any(o.paragraphs for o in opinions):
         raise BadField(where + "opinions", "no opinion has any text")
     cites = obj.get("citations") or []

@@ -31,7 +31,7 @@ from pathlib import Path
 from statinterp.cache.files import special_kind
 from statinterp.corpus.dataset import MAX_TEXT_CHARS
 from statinterp.errors import InputError
-from statinterp.sources.records import CaseRecord, SkippedRecord
+from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
 
 #: All the text of one case (head matter and opinions): what the analysis accepts.
 MAX_CASE_CHARS = MAX_TEXT_CHARS
@@ -124,9 +124,9 @@ def record_problem(record: CaseRecord) -> tuple[str, str] | None:
     return None
 
 
-def check_record(item: CaseRecord | SkippedRecord, where: str) -> CaseRecord | SkippedRecord:
+def check_record(item: SourceItem, where: str) -> SourceItem:
     """``item``, or the :class:`SkippedRecord` saying which limit the record breaks."""
-    if isinstance(item, SkippedRecord):
+    if not isinstance(item, CaseRecord):
         return item
     problem = record_problem(item)
     if problem is None:

@@ -107,3 +107,16 @@ class SkippedRecord:
 
     def line(self) -> str:
         return f"{self.file}: record {self.record!r}: field {self.field!r}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class DecodedFile:
+    """A source file that was not UTF-8 and was read in a guessed ``encoding`` (a reader yields it
+    before the file's case; ``ingest`` lists it in its summary: ``decoded``)."""
+
+    file: str
+    encoding: str
+
+
+#: What a reader yields.
+SourceItem = CaseRecord | SkippedRecord | DecodedFile

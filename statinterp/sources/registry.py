@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from statinterp.errors import InputError
 
 if TYPE_CHECKING:
-    from statinterp.sources.records import CaseRecord, SkippedRecord
+    from statinterp.sources.records import SourceItem
 
 
 @dataclass(frozen=True, order=True)
@@ -32,6 +32,7 @@ class Partition:
     path: str
     format: str
     companions: tuple[str, ...] = ()
+    encoding: str | None = None  # forced text encoding (``ingest --encoding``) of a ``text`` partition
 
     @property
     def size(self) -> int:
@@ -64,7 +65,7 @@ class SourceFormat:
 
     name: str
     description: str
-    read: Callable[[Partition], Iterator[CaseRecord | SkippedRecord]]
+    read: Callable[[Partition], Iterator[SourceItem]]
     sniff_file: Callable[[Path], bool]
     sniff_folder: Callable[[Path, list[str]], Path | None] | None = None
     group: Callable[[Path], bool] | None = None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
 import os
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +30,7 @@ from spacy.attrs import IDX, IS_SPACE, LENGTH, ORTH, SENT_START
 from statinterp.cache.analysis import AnalysisCache
 from statinterp.cache.location import default_cache_dir
 from statinterp.corpus.dataset import MAX_TEXT_CHARS  # the analyser accepts every text the loaders accept
+from statinterp.provenance import package_version
 from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline
 
 #: Bump when the cache layout or the token definition changes.
@@ -366,12 +366,6 @@ def segmenter_code_digest() -> str:
     return hashlib.sha256(Path(segmentation.__file__).read_bytes()).hexdigest()[:16]
 
 
-def _version(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        module = __import__(package.replace("-", "_"))
-        return str(getattr(module, "__version__", "unknown"))
 
 
 class Analyzer:
@@ -435,8 +429,8 @@ class Analyzer:
             # were edited under the same SEGMENTER_VERSION once gave figures nobody could reproduce
             f"segmenter_code={segmenter_code_digest()}",
             f"legal_rules={self.legal_rules}",
-            f"spacy={_version('spacy')}",
-            f"lookups={_version('spacy-lookups-data')}",
+            f"spacy={package_version('spacy') or 'unknown'}",
+            f"lookups={package_version('spacy-lookups-data') or 'unknown'}",
             f"unicode={unicodedata.unidata_version}",  # str.isalnum decides what is a word token
         ]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]

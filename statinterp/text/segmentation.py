@@ -62,6 +62,12 @@ line ending with a colon is joined to a line starting with a lower-case word (".
 work as:\na series of ..."); and a label glued to the next word ("(A)is ...", "(A)(i) is ...",
 "(3)Sums ...") continues an unfinished line. None of this changes the default segmentation.
 
+Each line-joining rule is switchable by name (:data:`JOIN_RULES`;
+``build_pipeline(join_lines=True, join_rules=...)``). ``find`` uses :data:`DEFAULT_JOIN_RULES`: the
+rules that ablation keeps on the 14 shared terms (each rule taken out of the full set alone; kept
+when that loses labelled sentences: :func:`statinterp.evaluation.rule_choice.choose_rules`), the
+procedure whose figure on terms held apart from the choice ``experiments.find_segmentation`` reports.
+
 :func:`sentence_spans` returns the whitespace-trimmed character spans of the
 sentences; it works for both pipelines.
 
@@ -74,6 +80,7 @@ bump still gives new cache entries).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import cast
 
 import numpy as np
@@ -89,12 +96,53 @@ __all__ = [
     "SENTENCE_FINAL_ABBREVIATIONS",
     "STRONG_FINAL_ABBREVIATIONS",
     "WEAK_FINAL_ABBREVIATIONS",
+    "DEFAULT_JOIN_RULES",
+    "JOIN_RULES",
     "build_pipeline",
     "lines_may_join",
     "sentence_spans",
 ]
 
 SEGMENTER_VERSION = "legal-seg-1"
+
+#: The line-joining rules (``build_pipeline(join_lines=True, join_rules=...)``), each switchable by
+#: name (the module docstring describes them; none of them touches the default segmentation):
+JOIN_RULES: dict[str, str] = {
+    "continuation": "an unfinished line is joined to a line continuing it (a lower-case start past quotes, "
+                    "brackets and labels, or a dangling label)",
+    "footnote_line": "a footnote-number line between an unfinished line and a line continuing it is joined "
+                     "with both",
+    "attach_label": "a label and a capitalised word opening a line after an unfinished line: joined, the "
+                    "label ends the sentence before it",
+    "line_start_labels": "a lower-case letter label (\"b.\") and a footnote's number (\"3 A ...\") are split "
+                         "off at a line start",
+    "midline_labels": "a label inside a line before a capitalised word ends the sentence after the label",
+    "label_after_comma": "a label after a comma (\", (ii)\", \", or (ii)\") continues the sentence",
+    "glued_label": "a label glued to its first word (\"(3)Sums\") continues an unfinished line",
+    "quote_end": "a closing double quote after a word ends a sentence before a capitalised word",
+    "detached_quote": "a closing quote set off by a space after final punctuation opens the next sentence",
+    "number_paren": "a closing parenthesis after a number ends a sentence before a capitalised word",
+    "lead_word_colon": "a single word and a colon opening a line end a sentence (\"Memorandum:\")",
+    "heading_number": "a heading line (ending with a letter) is joined to a numbered paragraph after it",
+    "gerund_item": "a line ending with a semicolon is joined to a numbered item opening with a gerund",
+    "colon_lower": "a line ending with a colon is joined to a line starting with a lower-case word",
+}
+#: The rules ``find`` uses: the ones the held-apart procedure of ``experiments.find_segmentation``
+#: picks on the 14 shared terms (reports/find_segmentation.md).
+DEFAULT_JOIN_RULES: frozenset[str] = frozenset(JOIN_RULES)
+_ALL_JOIN_RULES = frozenset(JOIN_RULES)
+
+
+def join_rule_set(rules: Iterable[str] | None) -> frozenset[str]:
+    """``rules`` as a set of :data:`JOIN_RULES` names (``None``: :data:`DEFAULT_JOIN_RULES`);
+    raises ``ValueError`` naming an unknown rule."""
+    if rules is None:
+        return DEFAULT_JOIN_RULES
+    chosen = frozenset(rules)
+    unknown = sorted(chosen - _ALL_JOIN_RULES)
+    if unknown:
+        raise ValueError(f"unknown line-joining rule(s) {', '.join(unknown)}; known: {', '.join(JOIN_RULES)}")
+    return chosen
 
 # ---------------------------------------------------------------------------
 # Abbreviations
@@ -331,7 +379,7 @@ def _split_off_abbreviation(prev_text: str) -> str | None:
 # ---------------------------------------------------------------------------
 
 
-def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
+def _find_starts(doc: Doc, join_lines: bool = False, rules: frozenset[str] = _ALL_JOIN_RULES) -> np.ndarray:
     n = len(doc)
     starts = np.zeros(n, dtype=bool)
     if n == 0:
@@ -345,7 +393,7 @@ def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
     all_line_starts = np.concatenate(([0], nl + 1))
     all_line_starts = all_line_starts[all_line_starts < n]
     if join_lines and len(nl):
-        nl = _breaking_newlines(doc, classes, nl)
+        nl = _breaking_newlines(doc, classes, nl, rules)
         classes = classes.copy()
         joined = np.setdiff1d(np.flatnonzero(classes == _NL), nl)
         classes[joined] = _SPACE  # a joined line break is ordinary whitespace from here on
@@ -358,12 +406,14 @@ def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
     #    data set's list conventions: more labels at line starts, labels on joined lines and inside
     #    a line end the sentence before them (see _JOIN_ENUMERATOR_RE and the two after it).
     if join_lines:
-        _enumerator_boundaries(doc, classes, line_starts.tolist(), starts, _JOIN_ENUMERATOR_RE)
+        _enumerator_boundaries(doc, classes, line_starts.tolist(), starts,
+                               _JOIN_ENUMERATOR_RE if "line_start_labels" in rules else _ENUMERATOR_RE)
         joined_starts = np.setdiff1d(all_line_starts, line_starts)
         if len(joined_starts):
             _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _ATTACH_LABEL_RE)
             _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _PARAGRAPH_NUMBER_RE)
-        _midline_label_boundaries(doc, starts)
+        if "midline_labels" in rules:
+            _midline_label_boundaries(doc, starts, "label_after_comma" in rules)
     else:
         heads = line_starts[(codes[line_starts] & _LIST_HEAD) != 0]
         if len(heads):
@@ -372,11 +422,13 @@ def _find_starts(doc: Doc, join_lines: bool = False) -> np.ndarray:
     # 3. Sentence-final punctuation and sentence-final abbreviations.
     candidates = np.flatnonzero((classes == _TERM) | (classes == _ABBR_END))
     if len(candidates):
-        _punctuation_boundaries(doc, classes, candidates.tolist(), starts, join_lines)
+        _punctuation_boundaries(doc, classes, candidates.tolist(), starts,
+                                join_lines and "detached_quote" in rules)
     if join_lines:
-        _regex_starts(doc, _QUOTE_END_RE, starts)
-        _regex_starts(doc, _NUMBER_PAREN_END_RE, starts)
-        _regex_starts(doc, _LEAD_WORD_COLON_RE, starts)
+        for rule, pattern in (("quote_end", _QUOTE_END_RE), ("number_paren", _NUMBER_PAREN_END_RE),
+                              ("lead_word_colon", _LEAD_WORD_COLON_RE)):
+            if rule in rules:
+                _regex_starts(doc, pattern, starts)
 
     # 4. Star-page-marker lines ("*457", "[*12]") never form a sentence of their own.
     if (classes == _STAR).any():
@@ -411,7 +463,7 @@ _FOOTNOTE_LINE_RE = re.compile(r"\d{1,3}")
 _GLUED_LABEL_RE = re.compile(r"[“\"‘'«]*\((?:\d{1,3}|[A-Za-z]{1,4})\)[A-Z]")
 
 
-def _continues(line: str, after_footnote: bool) -> bool:
+def _continues(line: str, after_footnote: bool, rules: frozenset[str] = _ALL_JOIN_RULES) -> bool:
     """Whether ``line`` (stripped) continues the sentence of an unfinished line before it.
 
     It does when its first letter, past opening quotes, brackets and list labels, is
@@ -419,7 +471,7 @@ def _continues(line: str, after_footnote: bool) -> bool:
     ...") or when only a list label is left ("(B)").  After a footnote-number line any
     start but a capital letter continues ("$117,089 is attributable ...").
     """
-    if _GLUED_LABEL_RE.match(line):
+    if "glued_label" in rules and _GLUED_LABEL_RE.match(line):
         return True  # a label glued to a capitalised word is no label to the data set: "(3)Sums paid ..."
     m = _CONTINUATION_RE.match(line)
     rest = line[m.end():] if m else line
@@ -434,22 +486,23 @@ def _continues(line: str, after_footnote: bool) -> bool:
 _FINISHED_LINE_RE = re.compile(r"[.!?…‼‽⁇⁈⁉。｡．！？:][\"'`“”‘’«»‹›)\]}]*$")
 
 
-def lines_may_join(line: str, next_line: str) -> bool:
-    """Whether ``build_pipeline(join_lines=True)`` can join the break between two lines, in any
-    context (a cheap text test that never says no where the segmenter joins).
+def lines_may_join(line: str, next_line: str, rules: Iterable[str] | None = None) -> bool:
+    """Whether ``build_pipeline(join_lines=True, join_rules=rules)`` can join the break between two
+    lines, in any context (a cheap text test that never says no where the segmenter joins).
 
     Used to choose how many lines around a line to segment: a break this says no to always
     ends a sentence.
     """
+    chosen = join_rule_set(rules)
     a, b = line.strip(), next_line.strip()
     if not a or not b:
         return False
-    if _colon_then_lower(a, b) or _heading_then_number(a, b):
+    if ("colon_lower" in chosen and _colon_then_lower(a, b)) or _heading_then_number(a, b, chosen):
         return True
     if _FINISHED_LINE_RE.search(a):
         return False
-    return (bool(_FOOTNOTE_LINE_RE.fullmatch(b)) or _continues(b, bool(_FOOTNOTE_LINE_RE.fullmatch(a)))
-            or bool(_ATTACH_LABEL_RE.match(b)))
+    return (bool(_FOOTNOTE_LINE_RE.fullmatch(b)) or _continues(b, bool(_FOOTNOTE_LINE_RE.fullmatch(a)), chosen)
+            or ("attach_label" in chosen and bool(_ATTACH_LABEL_RE.match(b))))
 
 
 # Line-joining mode only (``build_pipeline(join_lines=True)``, what ``statinterp find`` uses): the
@@ -497,12 +550,13 @@ _PARAGRAPH_NUMBER_RE = re.compile(r"\d{1,3}\.[ \t]+(?=[“\"‘']?[A-Z])")
 _GERUND_ITEM_RE = re.compile(r"\d{1,3}\.[ \t]+[A-Z][a-z]+ing\b")
 
 
-def _heading_then_number(line: str, next_line: str) -> bool:
-    """``line`` (stripped) ends with a letter and ``next_line`` starts with a paragraph number and a capital,
-    or ``line`` ends with a semicolon and ``next_line`` is a numbered item opening with a gerund."""
-    if line.endswith(";") and _GERUND_ITEM_RE.match(next_line):
+def _heading_then_number(line: str, next_line: str, rules: frozenset[str] = _ALL_JOIN_RULES) -> bool:
+    """``line`` (stripped) ends with a letter and ``next_line`` starts with a paragraph number and a capital
+    (rule ``heading_number``), or ``line`` ends with a semicolon and ``next_line`` is a numbered item opening
+    with a gerund (rule ``gerund_item``)."""
+    if "gerund_item" in rules and line.endswith(";") and _GERUND_ITEM_RE.match(next_line):
         return True
-    return line[-1:].isalpha() and bool(_PARAGRAPH_NUMBER_JOIN_RE.match(next_line))
+    return "heading_number" in rules and line[-1:].isalpha() and bool(_PARAGRAPH_NUMBER_JOIN_RE.match(next_line))
 
 
 def _colon_then_lower(line: str, next_line: str) -> bool:
@@ -510,14 +564,17 @@ def _colon_then_lower(line: str, next_line: str) -> bool:
     return line.endswith(":") and bool(_LOWER_WORD_RE.match(next_line))
 
 
-def _midline_label_boundaries(doc: Doc, starts: np.ndarray) -> None:
-    """A sentence starts after each list label inside a line (:data:`_MIDLINE_LABEL_RE`)."""
+def _midline_label_boundaries(doc: Doc, starts: np.ndarray, comma_continues: bool = True) -> None:
+    """A sentence starts after each list label inside a line (:data:`_MIDLINE_LABEL_RE`), but after a
+    comma when ``comma_continues`` (:data:`_AFTER_COMMA_RE`)."""
     text = doc.text
     _starts_at(doc, [m.end() for m in _MIDLINE_LABEL_RE.finditer(text)
-                     if not _AFTER_COMMA_RE.search(text, max(0, m.start() - 8), m.start())], starts)
+                     if not (comma_continues and _AFTER_COMMA_RE.search(text, max(0, m.start() - 8), m.start()))],
+               starts)
 
 
-def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndarray:
+def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray,
+                       rules: frozenset[str] = _ALL_JOIN_RULES) -> np.ndarray:
     """The line-break tokens that still end a sentence when lines are joined.
 
     A single line break is joined (treated as a space) when the line before it does
@@ -549,20 +606,22 @@ def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray) -> np.ndar
         if doc[i].text.count("\n") > 1 or not lines[k] or not lines[k + 1]:
             keep.append(i)  # a blank line, or an empty line around this break
             continue
-        if _FOOTNOTE_LINE_RE.fullmatch(lines[k + 1]) and k + 2 < len(lines):
+        footnotes = "footnote_line" in rules
+        if footnotes and _FOOTNOTE_LINE_RE.fullmatch(lines[k + 1]) and k + 2 < len(lines):
             # the next line is a footnote number: join it when the line after it continues
             unfinished = not _line_ends_sentence(doc, classes, line_first[k], line_last[k])
-            join = unfinished and bool(lines[k + 2]) and _continues(lines[k + 2], True)
-        elif _FOOTNOTE_LINE_RE.fullmatch(lines[k]) and k > 0 and lines[k - 1]:
+            join = unfinished and bool(lines[k + 2]) and _continues(lines[k + 2], True, rules)
+        elif footnotes and _FOOTNOTE_LINE_RE.fullmatch(lines[k]) and k > 0 and lines[k - 1]:
             # this line is a footnote number: same decision as the break before it
             unfinished = not _line_ends_sentence(doc, classes, line_first[k - 1], line_last[k - 1])
-            join = unfinished and _continues(lines[k + 1], True)
+            join = unfinished and _continues(lines[k + 1], True, rules)
         else:
             unfinished = not _line_ends_sentence(doc, classes, line_first[k], line_last[k])
-            join = unfinished and (_continues(lines[k + 1], False)
-                                   or bool(_ATTACH_LABEL_RE.match(lines[k + 1])))
+            join = unfinished and (("continuation" in rules and _continues(lines[k + 1], False, rules))
+                                   or ("attach_label" in rules and bool(_ATTACH_LABEL_RE.match(lines[k + 1]))))
             if not join:
-                join = _heading_then_number(lines[k], lines[k + 1]) or _colon_then_lower(lines[k], lines[k + 1])
+                join = (_heading_then_number(lines[k], lines[k + 1], rules)
+                        or ("colon_lower" in rules and _colon_then_lower(lines[k], lines[k + 1])))
         if not join:
             keep.append(i)
     return np.array(keep, dtype=nl.dtype)
@@ -749,16 +808,28 @@ def legal_sentence_boundaries(doc: Doc) -> Doc:
     return doc
 
 
-@Language.component("legal_sentence_boundaries_joined")
-def legal_sentence_boundaries_joined(doc: Doc) -> Doc:
-    """The legal rules with line joining (``build_pipeline(join_lines=True)``)."""
-    if len(doc) == 0:
+class JoinedBoundaries:
+    """The legal rules with line joining (``build_pipeline(join_lines=True)``), the line-joining
+    rules ``rules`` (names of :data:`JOIN_RULES`) switched on."""
+
+    def __init__(self, rules: frozenset[str]):
+        self.rules = rules
+
+    def __call__(self, doc: Doc) -> Doc:
+        if len(doc) == 0:
+            return doc
+        starts = _find_starts(doc, join_lines=True, rules=self.rules)
+        values = np.where(starts, 1, -1).astype(np.int64).astype(np.uint64)
+        # spaCy's stub wants a thinc Ints2d; a 1-D uint64 array for one attribute is what it takes
+        doc.from_array([SENT_START], values)  # type: ignore[arg-type]
         return doc
-    starts = _find_starts(doc, join_lines=True)
-    values = np.where(starts, 1, -1).astype(np.int64).astype(np.uint64)
-    # spaCy's stub wants a thinc Ints2d; a 1-D uint64 array for one attribute is what it takes
-    doc.from_array([SENT_START], values)  # type: ignore[arg-type]
-    return doc
+
+
+@Language.factory("legal_sentence_boundaries_joined", default_config={"rules": None})
+def legal_sentence_boundaries_joined(nlp: Language, name: str, rules: list[str] | None) -> JoinedBoundaries:
+    """The ``legal_sentence_boundaries_joined`` component: :class:`JoinedBoundaries` with ``rules``
+    (``None``: :data:`DEFAULT_JOIN_RULES`)."""
+    return JoinedBoundaries(join_rule_set(rules))
 
 
 # ---------------------------------------------------------------------------
@@ -773,19 +844,26 @@ def _add_special_cases(nlp: Language) -> None:
             tokenizer.add_special_case(form, [{ORTH: form}])
 
 
-def build_pipeline(legal_rules: bool = True, join_lines: bool = False) -> Language:
+def build_pipeline(legal_rules: bool = True, join_lines: bool = False,
+                   join_rules: Iterable[str] | None = None) -> Language:
     """Blank English pipeline with a lookup lemmatizer and sentence segmentation.
 
     ``legal_rules=False`` gives plain spaCy: ``spacy.blank("en")`` + lookup
     ``lemmatizer`` + ``sentencizer``.  ``legal_rules=True`` adds the tokenizer special
     cases for legal abbreviations and uses ``legal_sentence_boundaries`` instead of the
-    sentencizer.
+    sentencizer.  ``join_lines=True`` uses ``legal_sentence_boundaries_joined`` with the
+    line-joining rules ``join_rules`` (names of :data:`JOIN_RULES`; ``None``:
+    :data:`DEFAULT_JOIN_RULES`; ``ValueError`` for an unknown name).
     """
+    chosen = join_rule_set(join_rules)
     nlp = spacy.blank("en")
     nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
     if legal_rules:
         _add_special_cases(nlp)
-        nlp.add_pipe("legal_sentence_boundaries_joined" if join_lines else "legal_sentence_boundaries")
+        if join_lines:
+            nlp.add_pipe("legal_sentence_boundaries_joined", config={"rules": sorted(chosen)})
+        else:
+            nlp.add_pipe("legal_sentence_boundaries")
     else:
         nlp.add_pipe("sentencizer")
     nlp.initialize()

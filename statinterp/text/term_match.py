@@ -4,8 +4,10 @@
 testing*):
 
 * any letter case ("Pre-Employment Testing");
-* the plural and the possessive of the last word ("technological measures",
-  "measure's", "measures’", "properties");
+* the inflections (plural, "-ing", "-ed") and the possessive of every word but a function word
+  ("technological measures", "measure's", "measures’", "properties", "nonindustrial uses",
+  "motor cars"); function words (:data:`FUNCTION_WORDS`: "of", "the", "in" ...) are matched as
+  written;
 * hyphen, space and closed variants where the term joins parts: at a hyphen of the
   term ("pre-employment" ~ "pre employment" ~ "preemployment") and after a common
   prefix written closed ("preemployment" ~ "pre-employment", "cybercrime" ~
@@ -43,8 +45,8 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
-__all__ = ["JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query", "term_parts",
-           "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query"]
+__all__ = ["FUNCTION_WORDS", "JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query",
+           "term_parts", "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query"]
 
 # Prefixes that case law writes closed, hyphenated or spaced ("preemployment",
 # "pre-employment", "pre employment").  Only split off when at least three letters follow.
@@ -53,6 +55,22 @@ JOINABLE_PREFIXES = (
     "post", "pre", "pro", "re", "self", "semi", "sub", "super", "trans", "un", "under",
 )
 _MIN_REST = 3
+
+#: Words of a term matched as written, never inflected: a closed list of articles, prepositions,
+#: conjunctions, pronouns, determiners and auxiliaries ("distributive share *of the* income",
+#: "dependent *on* hours worked"). Every other word takes its inflections whatever its length
+#: ("nonindustrial use" finds "nonindustrial uses", "motor car" "motor cars", "excise tax" "excise taxes").
+FUNCTION_WORDS = frozenset("""
+a an the
+of in on at by for to from with without within into onto upon about above across after against along among
+around as before behind below beneath beside besides between beyond but despite down during except inside
+like near off out outside over past per since than through throughout till toward towards under underneath
+until unto up via
+and or nor yet so if whether because although though while unless either neither both
+i me my mine we us our ours you your yours he him his she her hers it its they them their theirs
+this that these those which who whom whose what such each every any all some no not
+is are was were be been being am do does did has have had shall will would should may might must can could
+""".split())
 _HYPHENS = "-\u2010\u2011\u2012\u2013"  # hyphen-minus, hyphen, non-breaking hyphen, figure dash, en dash
 _APOSTROPHES = "'\u2019"
 # Between two words of the term: any run of whitespace (line breaks too), hyphens,
@@ -120,12 +138,17 @@ def stem(word: str) -> str:
     return word
 
 
+def _literal(word: str, whole: bool) -> bool:
+    """Whether a term's word (``whole``) or the last part of a split word is matched as written:
+    a whole function word (:data:`FUNCTION_WORDS`); every other word is inflected whatever its length."""
+    return whole and word in FUNCTION_WORDS
+
+
 def _word_forms(word: str, whole: bool = True) -> str:
     """Regex of a word with its inflections and possessive ("measure", "measures",
-    "measure's", "measures’", "trading", "properties"). A whole word of three letters or
-    fewer ("of", "the") is matched as written; the last part of a split word ("co" +
-    "op") is inflected whatever its length."""
-    if whole and len(word) <= 3:
+    "measure's", "measures’", "trading", "properties", "uses", "taxes"). A whole function word
+    ("of", "the"; :func:`_literal`) is matched as written."""
+    if _literal(word, whole):
         return re.escape(word)
     return (rf"(?:{re.escape(word)}(?:e?s)?|{re.escape(stem(word))}{_INFLECTIONS})"
             rf"(?:[{_APOSTROPHES}]s?)?")
@@ -195,7 +218,7 @@ def fts_query(term: str) -> str:
 
 def _form_strings(word: str, whole: bool) -> list[str]:
     """Every string :func:`_word_forms` matches, without the possessive ending (distinct, in order)."""
-    if whole and len(word) <= 3:
+    if _literal(word, whole):
         return [word]
     base = stem(word)
     return list(dict.fromkeys([word, word + "s", word + "es", base, *(base + suffix for suffix in _SUFFIXES)]))
@@ -219,7 +242,7 @@ def fts_word_options(term: str) -> list[tuple[list[tuple[str, ...]], bool]]:
                 if flat:
                     options[flat] = None
         if options:
-            out.append((list(options), not (len(parts) == 1 and len(parts[0]) <= 3)))
+            out.append((list(options), not _literal(parts[-1], whole=len(parts) == 1)))
     return out
 
 

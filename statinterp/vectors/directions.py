@@ -2,7 +2,7 @@
 
 The direction of a text is the unit-length mean of the L2-normalised vectors of its tokens
 (after the vectors' phrase model has joined them). The cosine scorer
-(:class:`statinterp.rankers.embedding.Cosine`) only takes dot products; the directions are
+(:class:`statinterp.rankers.cosine.Cosine`) only takes dot products; the directions are
 served to it by whoever owns the vectors: :meth:`statinterp.vectors.provider.VectorProvider.directions`
 hands out one :class:`UnitDirections` per kind and set of vectors, which computes the
 directions of every set of units of a term index together on first use, keeps them in memory

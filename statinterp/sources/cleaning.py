@@ -1,0 +1,724 @@
+"""Text that reads like the opinion: the one cleaning step every source reader applies.
+
+Readers hand their raw paragraphs here and get back an opinion's paragraphs, footnotes and
+page starts (:class:`~statinterp.sources.records.OpinionRecord`):
+
+* **Page labels** (CourtListener's ``<span class="star-pagination">*583</span>``, CAP HTML's
+  ``<a class="page-label">*37</a>``, ``*583`` in plain text, a ``*345`` line of its own) leave
+  the text and become ``page_starts``: the offset of the first character of the page in its
+  line. A label between paragraphs (or ending one) starts the next paragraph at offset 0.
+  Readers of markup put :func:`page_marker` where a label was; plain ``*583`` is found here.
+* **Footnotes** leave the sentences: a mark glued to a word ("testimony6", "Code.22") or standing
+  as a paragraph of its own ("2") is removed, the footnote's text goes to ``footnotes``
+  (after the paragraphs in ``lines``). Glued marks are removed only when they count up like
+  footnote marks (1, 2, 3, ...) or name a footnote the opinion has, so "section 1983" stays.
+* **PDF-born plain text** (pdftotext output: form feeds, running headers, many line-end
+  hyphens; :func:`is_pdf_text`) is repaired (:func:`pdf_paragraphs`): running headers and
+  footers ("Cite as: 570 U. S. ____ (2013) 11", "2 FISHER v. UNIVERSITY OF TEXAS AT AUSTIN",
+  lines repeated at the top of pages) and bare page numbers go; what follows a footnote rule
+  ("——————") on a page is that page's footnotes; words hyphenated at line ends are rejoined when
+  the joined word occurs elsewhere in the text or in spaCy's English word table
+  (``spacy-lookups-data``, offline), so true hyphens ("self-defense") stay.
+* **Encodings**: :func:`decode_text` reads UTF-8, else guesses the encoding
+  (``charset-normalizer``) and says which, unless one is forced.
+
+Ordinary text (one paragraph per line, no page labels, no footnotes) comes out unchanged
+except for whitespace, which is collapsed as before. The data set's own text is not cleaned
+(``sources/dataset.py`` keeps it as annotated).
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from statinterp.sources.records import OpinionRecord, PageStart
+
+#: A page label inside a raw paragraph, as markup readers write it: PAGE_OPEN label PAGE_CLOSE.
+PAGE_OPEN, PAGE_CLOSE = "\ue000", "\ue001"
+_MARKER = re.compile(f"{PAGE_OPEN}([^{PAGE_CLOSE}]*){PAGE_CLOSE}")
+_SENTINEL = "\ue002"
+
+#: ``*583`` in text: a star, digits; not part of a word before it, not a footnote star ("**"), not a
+#: pin cite to a database's star page ("2006 WL 266560, at *3", "LEXIS 21348 at *26-27", "*20-*21").
+_STAR_LABEL = re.compile(r"(?<![\w*,;\-–])(?<!\bat )(?<![,;] )(?<!\d )(?<![\-–] )"
+                         r"\*(?:Page\s+)?(\d{1,5})(?![\d\-–]*\s*[\-–])")
+#: A footnote mark glued to the end of a word or after its punctuation: "testimony6", "Code.22", "[CFS].”3".
+_GLUED_MARK = re.compile(r"(?<=[a-z][.,;:”’\"']|[a-z][a-z]|[.,;:)\]][.,;:”’\"'])(\d{1,3})(?=[\s.,;:)]|[—–-](?!\d)|$)")
+#: "p.2", "n.7", "No.3", "ch.5": a number after a short abbreviation is a reference, not a mark.
+_ABBREVIATION_BEFORE = re.compile(r"(?:^|[^A-Za-z])(?:p|pp|n|nn|no|nos|ch|art|arts|vol|sec|cl|par|para|subd|tit|r)\.$",
+                                  re.IGNORECASE)
+#: Only after a lower-case word ("testimony6"), for an opinion whose footnotes are not known.
+_WORD_MARK = re.compile(r"(?<=[a-z][a-z])(\d{1,3})(?=[\s.,;:)]|[—–-](?!\d)|$)")
+#: A footnote's own text in plain sources: "1 . The record ...", "[2] The ...", "3 The ...", ". Code 1951".
+#: A footnote line appended to a plain text: CAP's "1 . The" and ". The", "[2] The", "3 The" (a capital,
+#: a quote or a bracket next: "1. The" is an enumerated paragraph, not a footnote), "* The".
+_NOTE_START = re.compile(r"^(?:(\d{1,3})\s+\.\s+|\[(\d{1,3})\]\s*|(\d{1,3})\s+(?=[A-Z“\"‘'(\[])"
+                         r"|\*{1,3}\s+|[†‡]\s*|\.\s+)(?=\S)")
+#: The label of a footnote a reader found apart from the text (after a PDF's footnote rule, in markup).
+_LOOSE_NOTE_START = re.compile(r"^(?:\[?(\d{1,3})\]?\s*\.?\s+|\*{1,3}\s*|[†‡]\s*|\.\s+)(?=\S)")
+#: "[2]" after a word or its punctuation, before a space or the end (not "(a)[1]", not "[2]-[3]").
+_BRACKET_MARK = re.compile(r"(?<=[\w.,;:)”’\"']) ?\[(\d{1,3})\](?=\s|$)")
+_LONE_NUMBER = re.compile(r"^\[?(\d{1,3})\]?$")
+
+
+def page_marker(label: str) -> str:
+    """What a markup reader writes where a page label was (see :func:`clean_opinion`)."""
+    label = " ".join(label.replace("*", " ").split())
+    label = re.sub(r"^(?:Page|p\.)\s*", "", label, flags=re.IGNORECASE)
+    return f"{PAGE_OPEN}{label}{PAGE_CLOSE}" if label else ""
+
+
+def strip_markers(text: str) -> str:
+    """A text without page markers (for footnotes and captions, whose pages are not kept)."""
+    return " ".join(_MARKER.sub(" ", text).split())
+
+
+# --- page labels -------------------------------------------------------------------------------
+
+def _star_labels(paragraphs: Sequence[str]) -> list[str]:
+    """``*583`` labels in plain text -> markers. A label is taken when it is a paragraph of its
+    own, when a word follows it, or when the page before or after it is labelled too (pages run
+    583, 584, ...: a lone "Offenders *9 (May 2009)" is not a label); a label glued to digits
+    ("*58456(b)" after *583) is split after the page that follows."""
+    found = [(i, m) for i, p in enumerate(paragraphs) if "*" in p for m in _STAR_LABEL.finditer(p)]
+    if not found:
+        return list(paragraphs)
+    whole = {int(m.group(1)) for _, m in found}
+    parts = {int(m.group(1)[:k]) for _, m in found for k in range(1, len(m.group(1)) + 1)}
+
+    def label(i: int, m: re.Match) -> str | None:
+        digits = m.group(1)
+        if m.group(0) == paragraphs[i].strip() or re.match(r" ?[A-Za-z]", paragraphs[i][m.end():m.end() + 2]):
+            return digits  # a line of its own, or a page's first word follows: "*583 the", "*583in"
+        if int(digits) - 1 in parts or int(digits) + 1 in parts:
+            return digits
+        for k in range(len(digits) - 1, 0, -1):  # "*58456(b)": page 584 then "56(b)"
+            if int(digits[:k]) - 1 in whole:
+                return digits[:k]
+        return None
+
+    out = list(paragraphs)
+    for i in sorted({i for i, _ in found}, reverse=True):
+        text = out[i]
+        for m in reversed([m for j, m in found if j == i]):
+            page = label(i, m)
+            if page is not None:
+                rest = m.group(1)[len(page):]
+                text = text[:m.start()] + page_marker(page) + (" " + rest if rest else " ") + text[m.end():]
+        out[i] = text
+    return out
+
+
+def _split_pages(text: str) -> tuple[str, list[PageStart], list[str]]:
+    """One paragraph's text with its markers removed, whitespace collapsed: (text, page starts
+    inside it -- each at the first character of the page's text --, labels that end it: they
+    start the next paragraph)."""
+    text = text.replace(_SENTINEL, "")  # (a stray one in the source)
+    labels = _MARKER.findall(text)
+    if not labels:
+        return " ".join(text.split()), [], []
+    chars: list[str] = []
+    at: list[int] = []  # where each label was, in ``chars``
+    for ch in " ".join(_MARKER.sub(_SENTINEL, text).split()):
+        if ch == _SENTINEL:
+            at.append(len(chars))
+        else:
+            chars.append(ch)
+    out: list[str] = []
+    moved: list[int] = []  # index in ``out`` of each index in ``chars`` (the spaces a label left collapse)
+    for ch in chars:
+        moved.append(len(out))
+        if ch == " " and (not out or out[-1] == " "):
+            continue
+        out.append(ch)
+    moved.append(len(out))
+    result = "".join(out).rstrip()
+    inside: list[PageStart] = []
+    tail: list[str] = []
+    for pos, label in zip(at, labels, strict=True):
+        o = moved[pos]
+        while o < len(result) and result[o] == " ":
+            o += 1
+        if o < len(result):
+            inside.append((o, label))
+        else:
+            tail.append(label)
+    return result, inside, tail
+
+
+# --- footnote marks ----------------------------------------------------------------------------
+
+def note_label(text: str, loose: bool = False) -> tuple[str | None, str]:
+    """A footnote line's label ('' for an unnumbered one, None for no label) and text:
+    "1 . The record" -> ("1", "The record"). ``loose``: a footnote found apart from the text,
+    whose leading number is its label whatever follows ("3 affirming ...")."""
+    m = (_LOOSE_NOTE_START if loose else _NOTE_START).match(text)
+    if not m:
+        return None, text
+    return next((g for g in m.groups() if g), ""), text[m.end():]
+
+
+def _drop_glued_marks(paragraphs: list[str], known: set[int], restarts: int = 0) -> list[str]:
+    """Remove footnote marks glued to words: those that count up (1, 2, 3, ...; one number may
+    be missing, two when the opinion's footnotes are known and name it). Without known footnotes
+    only a number glued to a lower-case word counts ("testimony6", not "Code.22" or "II.4").
+    ``restarts``: how many times the known footnotes start again at 1 (a slip opinion's text holds
+    several opinions, each numbering its own footnotes): a mark 1 may start the count again."""
+    expected = [1]
+    left = [restarts]
+    reach = 3 if known else 2
+
+    def repl(m: re.Match) -> str:
+        n = int(m.group(1))
+        if _ABBREVIATION_BEFORE.search(m.string[max(0, m.start() - 6):m.start()]):
+            return m.group(0)
+        if expected[0] <= n < expected[0] + reach and (not known or n in known):
+            expected[0] = n + 1
+            return ""
+        if n == 1 and left[0] > 0 and expected[0] > 1:
+            left[0] -= 1
+            expected[0] = 2
+            return ""
+        return m.group(0)
+
+    pattern = _GLUED_MARK if known else _WORD_MARK  # "II.4" is a paragraph number, not a mark
+    out = [pattern.sub(repl, p) if any(c.isdigit() for c in p) else p for p in paragraphs]
+    if known:  # a web copy's "... 1982). [2] Such": a bracketed mark of a known footnote
+        out = [_BRACKET_MARK.sub(lambda m: "" if int(m.group(1)) in known else m.group(0), p) if "[" in p else p
+               for p in out]
+    return out
+
+
+def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
+    """Split off the footnotes a plain text appends to its opinion: the last paragraphs that
+    each open with a footnote label ("1 . ...", "[2] ...", ". ..."), numbered labels counting
+    up to the end (a "FOOTNOTES" heading before them goes too); or, after the last "Notes:" /
+    "FOOTNOTES" heading, the labelled paragraphs counting up from 1 that follow it, whatever
+    comes after them (a web copy's "Citation ..." trailer stays in the text)."""
+    heading = next((h for h in range(len(paragraphs) - 1, -1, -1) if _is_notes_heading(paragraphs[h])), None)
+    if heading is not None:
+        run = 0
+        for p in paragraphs[heading + 1:]:
+            label, rest = note_label(p)
+            if label != str(run + 1) or not rest.strip():
+                break
+            run += 1
+        if run:
+            return (paragraphs[:heading] + paragraphs[heading + 1 + run:],
+                    paragraphs[heading + 1:heading + 1 + run])
+    i = len(paragraphs)
+    nums: list[int] = []
+    while i > 0:
+        p = paragraphs[i - 1]
+        label, rest = note_label(p)
+        if label is None or not rest.strip() or _LONE_NUMBER.match(p):
+            break
+        if label:
+            if nums and int(label) != nums[-1] - 1:
+                break
+            nums.append(int(label))
+        elif not p.startswith(".") and nums:  # a starred note inside a numbered run
+            break
+        i -= 1
+    if i == len(paragraphs) or i == 0:
+        return paragraphs, []
+    if nums and nums[-1] != 1:  # numbered notes must start at 1 ...
+        return paragraphs, []
+    if not nums and any(not p.startswith(". ") for p in paragraphs[i:]):  # ... or be CAP's ". " notes
+        return paragraphs, []
+    body = paragraphs[:i]
+    if body and _is_notes_heading(body[-1]):
+        body = body[:-1]
+    return body, paragraphs[i:]
+
+
+def _is_notes_heading(paragraph: str) -> bool:
+    return strip_markers(paragraph).rstrip(":").upper() in ("FOOTNOTES", "NOTES")
+
+
+# --- the step ----------------------------------------------------------------------------------
+
+def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), notes_in_text: bool = True, *,
+                  kind: str = "majority", author: str | None = None) -> OpinionRecord:
+    """The one cleaning step: page labels out of the text into page starts, footnote marks out of
+    words, footnotes after the paragraphs; the opinion of type ``kind`` by ``author``.
+
+    ``paragraphs`` may hold :func:`page_marker` markers and plain ``*583`` labels; ``footnotes``
+    are the footnotes a reader found in the markup (their text, label first or not). With
+    ``notes_in_text`` and no ``footnotes`` given, footnotes appended at the end of the text
+    ("1 . The record ...") are found here."""
+    paras = _star_labels([p for p in paragraphs if p.strip()])
+    notes = [strip_markers(n) for n in footnotes if strip_markers(n)]
+    loose = bool(notes)
+    if notes_in_text and not notes:
+        paras, notes = _trailing_notes(paras)
+        notes = [strip_markers(n) for n in notes]
+    numbered = [int(lab) for lab, _ in (note_label(n, loose) for n in notes) if lab]
+    labels = set(numbered) | (set(range(1, len(notes) + 1)) if notes and not numbered else set())
+    paras = _drop_glued_marks(paras, labels, max(0, numbered.count(1) - 1))
+    if labels:  # a footnote's mark standing as its own paragraph
+        paras = [p for p in paras if not ((m := _LONE_NUMBER.match(strip_markers(p))) and int(m.group(1)) in labels)]
+    out: list[str] = []
+    starts: list[tuple[PageStart, ...]] = []
+    pending: list[str] = []
+    for p in paras:
+        text, inside, tail = _split_pages(p)
+        if not text:
+            pending.extend(inside_label for _, inside_label in inside)
+            pending.extend(tail)
+            continue
+        here = [(0, label) for label in pending] + inside
+        pending = tail
+        out.append(text)
+        starts.append(tuple(here))
+    note_lines = [" ".join(note_label(n, loose)[1].split()) or n for n in notes]
+    note_lines = [n for n in note_lines if n]
+    if not any(starts):
+        return OpinionRecord(kind, author, tuple(out), tuple(note_lines))
+    return OpinionRecord(kind, author, tuple(out), tuple(note_lines), tuple(starts) + ((),) * len(note_lines))
+
+
+# --- markup (CourtListener's HTML fields, Harvard XML, CAP HTML) ------------------------------
+
+_BLOCK = frozenset(["p", "div", "blockquote", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table",
+                    "tr", "td", "th", "dd", "dt", "dl", "section", "article", "center", "br", "hr", "opinion",
+                    "author", "aside", "footnote", "footnote_body"])
+_NOTE_ID = re.compile(r"^(?:op\d+-)?(?:ref[-_]?)?(?:fn|footnote)[-_\d]", re.IGNORECASE)
+
+
+def _classes(el) -> set[str]:
+    return set((el.get("class") or "").lower().split())
+
+
+def _is_page_label(el, tag: str) -> bool:
+    cls = _classes(el)
+    return "star-pagination" in cls or "page-label" in cls or tag == "page_number"
+
+
+def _is_note(el, tag: str) -> bool:
+    """A footnote's body: <footnote>, Columbia's <footnote_body>, <div class="footnote">, CAP's
+    <aside class="footnote">, resource.org's <div id="fn1">."""
+    if tag in ("footnote", "footnote_body"):
+        return True
+    cls = _classes(el)
+    if tag in ("div", "aside", "li", "p") and ("footnote" in cls or "fn" in cls):
+        return True
+    return tag in ("div", "aside", "li") and bool(_NOTE_ID.match(el.get("id") or "")) and "ref" not in (
+        el.get("id") or "").lower()
+
+
+def _is_mark(el, tag: str) -> bool:
+    """A footnote mark in the text: <footnotemark>, <a class="footnote(mark)">, a <sup> or <a>
+    linking to a footnote, a <sup> holding only a number or a star."""
+    if tag == "footnotemark":
+        return True
+    cls = _classes(el)
+    href = (el.get("href") or "").lstrip("#")
+    if tag == "a" and ("footnote" in cls or "footnotemark" in cls or (href and _NOTE_ID.match(href))):
+        return True
+    if tag == "sup":
+        text = el.text_content().strip()
+        return bool(re.fullmatch(r"\[?(?:\d{1,3}|\*{1,3}|[†‡])\]?", text)) or any(
+            _NOTE_ID.match((a.get("href") or "").lstrip("#")) for a in el.iter("a"))
+    return False
+
+
+def clean_markup(markup: str, *, kind: str = "majority", author: str | None = None) -> OpinionRecord:
+    """An HTML/XML opinion -> cleaned text: one paragraph per block element, whitespace
+    collapsed; page labels -> page starts; footnote marks dropped; footnotes after the text."""
+    import lxml.html
+
+    try:
+        root = lxml.html.fromstring(markup)
+    except Exception:  # noqa: BLE001 - lxml raises several types for unusable markup
+        return OpinionRecord(kind, author, ())
+    out: list[str] = []
+    notes: list[str] = []
+    buf: list[str] = []
+
+    def flush(into: list[str]) -> None:
+        text = "".join(buf)
+        if text.strip():
+            into.append(text)
+        buf.clear()
+
+    def walk(el, into: list[str]) -> None:
+        tag = el.tag.lower() if isinstance(el.tag, str) else ""
+        if _is_page_label(el, tag):
+            buf.append(page_marker(el.get("label") or el.get("data-label") or el.text_content()))
+            return
+        if _is_mark(el, tag):
+            return
+        if _is_note(el, tag) and into is out:
+            flush(out)
+            note: list[str] = []
+            label = el.get("label") or el.get("data-label")
+            inner(el, note, skip_label=True)
+            flush(note)
+            text = " ".join(strip_markers(" ".join(note)).split())
+            if label and text.startswith(label + " "):
+                text = text[len(label) + 1:]
+            if text:
+                notes.append(text)
+            return
+        block = tag in _BLOCK
+        if block:
+            flush(into)
+        if tag == "pre" and el.text:  # preformatted: blank lines separate paragraphs
+            text = el.text_content()
+            if is_pdf_text(text):  # CourtListener's html_with_citations of a PDF-born opinion
+                paras, pdf_notes = pdf_paragraphs(text)
+                into.extend(paras)
+                notes.extend(pdf_notes)
+            else:
+                for part in re.split(r"\n\s*\n", text):
+                    buf.append(part)
+                    flush(into)
+        else:
+            inner(el, into)
+        if block:
+            flush(into)
+
+    def inner(el, into: list[str], skip_label: bool = False) -> None:
+        if el.text and isinstance(el.tag, str):
+            buf.append(el.text)
+        for child in el:
+            ctag = child.tag.lower() if isinstance(child.tag, str) else ""
+            if skip_label and ctag in ("a", "sup", "label") and re.fullmatch(
+                    r"\s*\[?(?:\d{1,3}|\*{1,3}|[†‡])\]?\s*", child.text_content() or ""):
+                skip_label = False  # the footnote's own number
+            else:
+                walk(child, into)
+            if child.tail:
+                buf.append(child.tail)
+
+    walk(root, out)
+    flush(out)
+    return clean_opinion(out, notes, kind=kind, author=author)
+
+
+# --- plain text and PDF-born text --------------------------------------------------------------
+
+_RULE = re.compile(r"^\s{0,3}(?:[—─]{5,}|_{10,})\s*$")
+_UNDERLINE = re.compile(r"^\s{4,}_{5,}\s*$")  # a slip opinion's separators around the docket number
+_PAGE_NUMBER = re.compile(r"^\s*(?:-\s*)?\d{1,4}(?:\s*-)?\s*$")
+_HEADER_PATTERNS = (
+    re.compile(r"^\s*\(Slip Opinion\)\s+OCTOBER TERM,\s+\d{4}\s+\d*\s*$"),
+    re.compile(r"^\s*Cite as:\s+\d+\s+U\.\s?S\.\s.*$"),
+    re.compile(r"^\s*\d{1,4}\s{2,}[A-Z][A-Z0-9 .,'’&\-]* v\. [A-Z0-9 .,'’&\-]+$"),  # "2   FISHER v. UNIVERSITY ..."
+)
+_LINE_HYPHEN = re.compile(r"[A-Za-z]-$")
+_NOTE_LINE = re.compile(r"^\s{0,6}(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)")
+
+
+def is_pdf_text(text: str) -> bool:
+    """Whether a plain text is PDF-born (pdftotext-like): form feeds, or many lines ending in a
+    hyphenated word, or running headers ("Cite as: ...") repeated on several pages."""
+    if "\f" in text:
+        return True
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    if len(lines) < 20:
+        return False
+    hyphens = sum(1 for ln in lines if _LINE_HYPHEN.search(ln.rstrip()))
+    if hyphens >= 10 and hyphens >= 0.03 * len(lines):
+        return True
+    return sum(1 for ln in lines if any(p.match(ln) for p in _HEADER_PATTERNS)) >= 3
+
+
+def _norm_header(line: str) -> str:
+    return " ".join(re.sub(r"\d+", "#", line).split())
+
+
+def _pages(text: str) -> list[list[str]]:
+    pages = [p.split("\n") for p in text.replace("\r\n", "\n").split("\f")]
+    return [p for p in pages if any(ln.strip() for ln in p)]
+
+
+def _edge_lines(page: list[str], n: int = 3) -> tuple[list[int], list[int]]:
+    filled = [i for i, ln in enumerate(page) if ln.strip()]
+    return filled[:n], filled[-2:]
+
+
+@functools.lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Common English words (spaCy's lexeme table of ``spacy-lookups-data``, log probability
+    above -17.8: "scrutiny", "indemnify", not "selfdefense"). Loaded once, offline."""
+    import gzip
+    import json
+    from importlib import resources
+
+    try:
+        path = resources.files("spacy_lookups_data") / "data" / "en_lexeme_prob.json.gz"
+        with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as fh:
+            probs = json.load(fh)
+    except (OSError, ValueError, ModuleNotFoundError):
+        return frozenset()
+    return frozenset(w for w, p in probs.items() if p > -17.8 and w.isalpha())
+
+
+def _words(text: str) -> Counter:
+    return Counter(w.lower() for w in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", text))
+
+
+class Dehyphenator:
+    """Decides whether "scru-" + "tiny" is "scrutiny" (a word split at a line end) or a true
+    hyphen ("self-" + "defense"): joined when the joined word occurs in the text (or the
+    collection's words given) or in :func:`english_words`, and the hyphenated form does not
+    occur inside a line of the text."""
+
+    def __init__(self, text: str, extra_words: Iterable[str] = ()):
+        body = re.sub(r"[A-Za-z]-\s*\n\s*[a-z]", " ", text)  # words not split at a line end
+        self.words = _words(body)
+        self.extra = {w.lower() for w in extra_words}
+
+    def join(self, head: str, tail: str) -> str:
+        """The word made of a line-end ``head-`` and the next line's ``tail`` (letters only)."""
+        joined = (head + tail).lower()
+        hyphened = f"{head}-{tail}".lower()
+        if self.words.get(hyphened, 0) > self.words.get(joined, 0):
+            return f"{head}-{tail}"
+        if joined in self.words or joined in self.extra or joined in english_words():
+            return head + tail
+        return f"{head}-{tail}"
+
+
+_SPLIT_WORD = re.compile(r"([A-Za-z]+)-[ \t]*\n?[ \t]*([a-z]+)")
+
+
+def dehyphenate(text: str, hyphens: Dehyphenator | None = None) -> str:
+    """Rejoin words split by a hyphen at a line end ("scru-\\ntiny") or, in text whose lines were
+    already joined, before a space ("scru- tiny"); true hyphens stay."""
+    fix = hyphens or Dehyphenator(text)
+
+    def repl(m: re.Match) -> str:
+        between = m.group(0)[len(m.group(1)) + 1:-len(m.group(2))]
+        if not between:
+            return m.group(0)  # "self-defense" inside a line: nothing to do
+        word = fix.join(m.group(1), m.group(2))
+        if "\n" not in between and "-" in word:
+            return m.group(0)  # "pre- and post-trial": a suspended hyphen stays as written
+        return word
+
+    return _SPLIT_WORD.sub(repl, text)
+
+
+def _strip_page(page: list[str], repeated: set[str]) -> tuple[list[str], list[str]]:
+    """A page's body lines and footnote lines, running headers/footers and page numbers removed."""
+    top, bottom = _edge_lines(page)
+    drop = set()
+    for i in top + bottom:
+        ln = page[i]
+        if _PAGE_NUMBER.match(ln) or _norm_header(ln) in repeated or any(p.match(ln) for p in _HEADER_PATTERNS):
+            drop.add(i)
+    lines = [ln for i, ln in enumerate(page) if i not in drop and not any(p.match(ln) for p in _HEADER_PATTERNS)
+             and not _UNDERLINE.match(ln)]
+    for i, ln in enumerate(lines):
+        if _RULE.match(ln) and i > 0:
+            return lines[:i], lines[i + 1:]
+    return lines, []
+
+
+def _paragraph_breaks(lines: list[str]) -> list[str]:
+    """Body lines -> paragraphs: a blank line or an indented first line starts one, unless the
+    text runs on (no closing punctuation, next line starts lower-case)."""
+    margin = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip() and ln != "\f"), default=0)
+    paras: list[list[str]] = [[]]
+    prev_indent = 0
+    blank = False
+    for ln in lines:
+        if ln == "\f":  # a page break: the next page's first line starts a paragraph if indented
+            prev_indent = 0
+            continue
+        if not ln.strip():
+            blank = True
+            continue
+        indent = len(ln) - len(ln.lstrip()) - margin
+        cur = paras[-1]
+        runs_on = bool(cur) and not re.search(r"[.:;?!”\"’)\]]\s*$", cur[-1]) and ln.lstrip()[:1].islower()
+        starts = (blank or (indent >= 2 and prev_indent < 2) or indent >= 12 or prev_indent >= 12) and not runs_on
+        if starts and cur:
+            paras.append([])
+        paras[-1].append(ln.strip())
+        prev_indent = indent
+        blank = False
+    return ["\n".join(p) for p in paras if p]
+
+
+def _join_lines(text: str, fix: Dehyphenator) -> str:
+    return " ".join(dehyphenate(text, fix).split())
+
+
+def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+    """Paragraphs and footnotes of PDF-born text (see the module's docstring)."""
+    pages = _pages(text)
+    tops: Counter = Counter()
+    for page in pages:
+        top, bottom = _edge_lines(page)
+        for h in {_norm_header(page[i]) for i in top + bottom}:
+            tops[h] += 1
+    need = 3
+    repeated = {h for h, c in tops.items() if c >= need and len(h) < 100}
+    body: list[str] = []
+    notes: list[list[str]] = []
+    next_note = 1
+    for page in pages:
+        lines, note_lines = _strip_page(page, repeated)
+        while lines and not lines[-1].strip():
+            lines.pop()
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        if body and lines:  # a page break is not a paragraph break unless the text says so
+            body.append("\f")
+        body.extend(lines)
+        indented = any(ln[:1] in " \t" for ln in note_lines if ln.strip())
+        for ln in note_lines:
+            if not ln.strip():
+                continue
+            m = _NOTE_LINE.match(ln)
+            if m and indented and ln[:1] not in " \t":
+                m = None  # pdftotext -layout indents a footnote's first line, not its continuation
+            if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) in (next_note, 1))):  # 1: next opinion
+                notes.append([ln.strip()])
+                next_note = int(m.group(1)) + 1 if m and m.group(1).isdigit() else next_note
+            else:
+                notes[-1].append(ln.strip())
+    fix = Dehyphenator(text, extra_words)
+    paras = [_join_lines(p, fix) for p in _paragraph_breaks(body)]
+    note_texts = [_join_lines("\n".join(n), fix) for n in notes]
+    return [p for p in paras if p], [n for n in note_texts if n]
+
+
+_TEXT_RULE = re.compile(r"^\s*[-—–_=~]{5,}\s*$")  # a separator line ("---------"): no text
+_RUNS_ON = re.compile(r"[^.:;?!”\"’)\]]\s*$")
+
+
+def drop_page_number_lines(text: str) -> str:
+    """A plain text whose page breaks were kept as lines holding only the page number (web copies
+    of PDF-born opinions: "...in the voting booth, to\\n\\n4\\n\\nballots or ...") without those
+    lines: taken as page numbers when there are at least three and they count up (a step of 1 or
+    2). A sentence the page break cut ("booth, to" / "ballots or") is joined again."""
+    lines = text.split("\n")
+    found = [i for i, ln in enumerate(lines) if _PAGE_NUMBER.match(ln)]
+    numbers = [int(re.sub(r"\D", "", lines[i])) for i in found]
+    if len(found) < 3 or any(not 0 < b - a <= 2 for a, b in zip(numbers, numbers[1:], strict=False)):
+        return text
+    drop = set(found)
+    for i in found:  # blank lines around a page number inside a sentence go too
+        before = next((j for j in range(i - 1, -1, -1) if lines[j].strip() and j not in drop), None)
+        after = next((j for j in range(i + 1, len(lines)) if lines[j].strip() and j not in drop), None)
+        if (before is not None and after is not None and _RUNS_ON.search(lines[before])
+                and lines[after].lstrip()[:1].islower()):
+            drop.update(range(before + 1, after))
+    return "\n".join(ln for i, ln in enumerate(lines) if i not in drop)
+
+
+def plain_paragraphs(text: str) -> tuple[list[str], list[str]]:
+    """Paragraphs (and footnotes, if PDF-born) of a plain text: blank lines separate paragraphs;
+    when there are none, lines are paragraphs. PDF-born text is repaired (:func:`pdf_paragraphs`);
+    other text loses its page-number lines (:func:`drop_page_number_lines`)."""
+    text = text.replace("\r\n", "\n")
+    if is_pdf_text(text):
+        return pdf_paragraphs(text)
+    text = drop_page_number_lines(text)
+    parts = [p for p in re.split(r"\n[ \t\r\f\v]*\n", text) if p.strip() and not _TEXT_RULE.match(p)]
+    if len(parts) <= 1:
+        parts = [ln for ln in text.split("\n") if ln.strip()]
+    fix: Dehyphenator | None = None
+    out = []
+    for p in parts:
+        if "- " in p or "-\n" in p:
+            fix = fix or Dehyphenator(text)
+            p = dehyphenate(p, fix)
+        out.append(" ".join(p.split()))
+    return out, []
+
+
+def clean_plain(text: str, *, kind: str = "majority", author: str | None = None) -> OpinionRecord:
+    """Plain text (a ``.txt`` file, CourtListener's ``plain_text``) -> the cleaned opinion."""
+    paras, notes = plain_paragraphs(text)
+    return clean_opinion(paras, notes, kind=kind, author=author)
+
+
+# --- captions ----------------------------------------------------------------------------------
+
+_CAPS_CAPTION = re.compile(r"^[A-Z0-9][A-Z0-9 .,'’&()\-]* v\.(?: [A-Z0-9 .,'’&()\-]*)?$")
+
+
+def pdf_caption(text: str) -> str | None:
+    """The caption of a PDF-born opinion: its first all-capitals "X v. Y" block (a slip
+    opinion's "FISHER v. UNIVERSITY OF TEXAS AT AUSTIN ET AL."), continued over the capital
+    lines that follow it; else its running header's caption."""
+    lines = [ln.strip() for ln in text.replace("\f", "\n").split("\n")[:200]]
+    for i, ln in enumerate(lines):
+        if _CAPS_CAPTION.match(ln) and not any(p.match(ln) for p in _HEADER_PATTERNS) and not ln.startswith(
+                ("CERTIORARI", "ON WRIT", "ON PETITION", "APPEAL")):
+            parts = [ln]
+            for nxt in lines[i + 1:i + 4]:
+                if (not nxt or not nxt.isupper() or nxt.startswith(("CERTIORARI", "ON WRIT", "ON PETITION", "ON APPEAL",
+                                                                     "APPEAL", "No.", "SUPREME COURT"))):
+                    break
+                parts.append(nxt)
+            return " ".join(" ".join(parts).split())
+    for ln in lines:
+        m = re.match(r"^\d{1,4}\s{2,}(.+ v\. .+)$", ln)
+        if m:
+            return m.group(1).strip()
+    return party_caption(text)
+
+
+_VERSUS = re.compile(r"^(?:v\.?|vs\.?|versus)$", re.IGNORECASE)
+#: A party's role under its name in a caption ("Appellants/Cross-Appellees", "Plaintiff,").
+_ROLE = re.compile(r"^(?:(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|Petitioners?|Respondents?|Cross-|"
+                   r"Intervenors?|Movants?|Claimants?|and|[/,\-–—& ])+)[,.;:]*$", re.IGNORECASE)
+
+
+def party_caption(text: str) -> str | None:
+    """"X v. Y" from a caption that sets the parties on lines of their own around a "v." line
+    (a court of appeals' "Ideal Electronic Security Co., Inc., et al.," / "Appellants" / "v." /
+    "International Fidelity Insurance Company,"): the nearest line before and after it that is not
+    a party's role. None when the first 200 lines have no such caption."""
+    lines = [" ".join(ln.split()) for ln in text.replace("\f", "\n").split("\n")[:200]]
+    for i, ln in enumerate(lines):
+        if not _VERSUS.match(ln):
+            continue
+        before = next((x for x in reversed(lines[max(0, i - 6):i]) if x and not _ROLE.match(x)), None)
+        after = next((x for x in lines[i + 1:i + 7] if x and not _ROLE.match(x)), None)
+        if before and after and len(before) + len(after) < 300:
+            return f"{before.rstrip(',;: ')} v. {after.rstrip(',;: ')}"
+    return None
+
+
+# --- encodings ---------------------------------------------------------------------------------
+
+def check_encoding(name: str) -> str:
+    """The canonical name of a text encoding; LookupError for an unknown name."""
+    return codecs.lookup(name).name
+
+
+def decode_text(raw: bytes, encoding: str | None = None) -> tuple[str, str | None]:
+    """Bytes -> (text, the encoding used when it was not UTF-8). A forced ``encoding`` is used as
+    given (undecodable bytes replaced); otherwise UTF-8 (with or without a BOM), else the
+    encoding ``charset-normalizer`` guesses. UnicodeDecodeError when nothing fits."""
+    if encoding:
+        return raw.decode(encoding, errors="replace"), check_encoding(encoding)
+    try:
+        return raw.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        first = exc
+    from charset_normalizer import from_bytes
+
+    found = from_bytes(raw)
+    english = [m for m in found if m.language == "English"]
+    best = english[0] if english else found.best()
+    if english:  # case law is English: a Western single-byte code page is the usual answer
+        try:
+            return raw.decode("cp1252"), "cp1252"
+        except UnicodeDecodeError:
+            pass
+    if best is None or best.encoding in ("utf_8", "utf_8_sig"):
+        raise first
+    return str(best), best.encoding
