@@ -234,6 +234,28 @@ def test_held_apart_choice_uses_the_other_half():
     choice, picks = held_apart(runs, static, grid)
     assert choice == {"b": "x", "d": "x", "a": "y", "c": "y"}
     assert {v["choice_cost"] for v in picks.values()} == {0.5}
+    # the criteria differ: per-term weighs every term the same, total weighs the long terms more
+    static = {"a": 100, "b": 10, "c": 10, "d": 10}
+    grid = {"x": {"a": 60, "b": 10, "c": 10, "d": 10}, "y": {"a": 90, "b": 10, "c": 5, "d": 10}}
+    assert held_apart(runs, static, grid, "per-term")[0]["b"] == "y"  # mean(0.9, 0.5) < mean(0.6, 1.0)
+    assert held_apart(runs, static, grid, "total")[0]["b"] == "x"  # 70/110 < 95/110
+
+
+def test_stopping_estimator_is_chosen_on_one_half_by_its_worst_policy():
+    from experiments.feedback_simulation import POLICIES, choose_estimator, estimator_stats
+
+    def runs(covered: dict[str, list[bool]], width: int) -> dict:
+        return {p: [{"term": t, "estimates": [{"covered": c, "true": 1, "low": 0 if c else 2, "high": width}
+                                              for c in cs]} for t, cs in covered.items()] for p in POLICIES}
+
+    # "narrow" covers a but misses b; "wide" covers both at a cost in width
+    by = {"narrow": runs({"a": [True] * 9 + [False], "b": [False] * 10}, 3),
+          "wide": runs({"a": [True] * 10, "b": [True] * 9 + [False]}, 9)}
+    stats = estimator_stats(by["narrow"]["static"], ["a"])
+    assert stats["coverage"] == 0.9 and stats["too_high"] == 1 and stats["checkpoints"] == 10
+    assert choose_estimator(by, ["a"]) == "narrow"  # both >= 85 % on a: the narrower
+    assert choose_estimator(by, ["b"]) == "wide"  # only wide covers b
+    assert estimator_stats(by["wide"]["static"], [])["coverage"] is None
 
 
 def test_find_segmentation_memory_collection_and_gap_classes():

@@ -1,6 +1,7 @@
 """Progress of long work, reported to a listener: the library reports, it never draws.
 
-Long loops in the library report through :func:`task` (or :func:`iterate`) and one-off
+Long loops in the library report through :func:`task` (or :func:`iterate`; :func:`counter`
+when the amount of work is not known beforehand) and one-off
 messages through :func:`note`. Where the reports go is the current *reporter*:
 
 * by default, :class:`LineReporter` writing to the ``statinterp.progress`` logger (INFO): a line
@@ -128,10 +129,15 @@ class RateEstimate:
         return max(0, self.total - self.done) / rate
 
     def line(self, label: str, unit: str = "") -> str:
+        """``label: done/total unit (pct), elapsed, left``; a task of unknown size (total 0):
+        ``label: done unit, rate, elapsed``."""
         unit = f" {unit}" if unit else ""
+        if not self.total:
+            rate = self.rate()
+            per_second = f", {rate:,.1f}{unit}/s" if rate is not None else ""
+            return f"{label}: {self.done:,}{unit}{per_second}, {format_seconds(self.elapsed())} elapsed"
         text = f"{label}: {self.done:,}/{self.total:,}{unit}"
-        if self.total:
-            text += f" ({100 * min(self.done, self.total) / self.total:.0f}%)"
+        text += f" ({100 * min(self.done, self.total) / self.total:.0f}%)"
         text += f", {format_seconds(self.elapsed())} elapsed"
         left = self.remaining()
         if self.done < self.total:
@@ -208,6 +214,20 @@ def task(total: int, label: str, enabled: bool = True, unit: str = "") -> Iterat
         yield Advance(_NoTask())
         return
     advance = Advance(_reporter.start(label, total, unit))
+    try:
+        yield advance
+    finally:
+        advance.close()
+
+
+@contextmanager
+def counter(label: str, enabled: bool = True, unit: str = "") -> Iterator[Advance]:
+    """Report work of unknown size (e.g. records read from a stream): like :func:`task` without a
+    total, so the lines give counts, rate and time elapsed but no share done or time left."""
+    if not enabled:
+        yield Advance(_NoTask())
+        return
+    advance = Advance(_reporter.start(label, 0, unit))
     try:
         yield advance
     finally:

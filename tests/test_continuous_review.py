@@ -117,6 +117,30 @@ def test_estimate_brackets_a_known_remainder_and_suggests_stopping():
     assert estimate_remaining(score2, np.ones(100, bool), gains2).to_dict()["unread"] == 0
 
 
+def test_the_mixture_estimate_spans_the_read_time_and_the_current_curves():
+    """Read-time scores that say nothing about value (P ~ 1/2 for the rest) and current scores that
+    separate the read sentences (the rest scores low: P ~ 0): the mixture's interval reaches from
+    the one curve's range to the other's, its expected count between the two."""
+    rng = np.random.default_rng(3)
+    n_read, n_rest = 40, 100
+    gains = np.concatenate([np.tile([3.0, 0.0], n_read // 2), np.zeros(n_rest)])
+    read = np.arange(n_read + n_rest) < n_read
+    when_read = np.concatenate([rng.uniform(0.0, 1.0, n_read), np.zeros(n_rest)])
+    now = np.concatenate([np.where(gains[:n_read] >= 2, 3.0, 0.0), np.full(n_rest, -2.0)])
+    ests = {e: estimate_remaining(now, read, gains, score_when_read=when_read, estimator=e)
+            for e in ("read-time", "current", "mixture")}
+    low, high, mix = ests["current"], ests["read-time"], ests["mixture"]
+    assert low.high < high.low  # the two curves disagree
+    assert mix.low <= low.high and mix.high >= high.low
+    assert low.expected < mix.expected < high.expected
+    assert mix.expected == pytest.approx((low.expected + high.expected) / 2, rel=0.15)
+    # without a read-time score every estimator is the one curve on the current scores
+    same = [estimate_remaining(now, read, gains, estimator=e) for e in ("read-time", "current")]
+    assert same[0] == same[1]
+    with pytest.raises(UsageError, match="unknown estimator"):
+        estimate_remaining(now, read, gains, estimator="nope")
+
+
 # --------------------------------------------------------------------------------------------
 # the simulated reviewer
 
@@ -160,6 +184,10 @@ def test_simulate_review_cli_json_and_table():
                 "stop_suggested_at", "estimates"):
         assert key in term
     assert payload["against_static"]["continuous"]["terms"] == 1
+    assert payload["estimator"] == "mixture"
+    res = runner.invoke(cli, ["simulate-review", "--data", str(example_data_path()), "-m", "TF-ISF-p",
+                              "--policy", "continuous", "--estimator", "read-time", "--format", "json", "--quiet"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["estimator"] == "read-time"
     res = runner.invoke(cli, ["simulate-review", "--data", str(example_data_path()), "--policy", "static",
                               "--quiet"])
     assert res.exit_code == 0 and "prior: learned:default" in res.stdout and "policy static" in res.stdout

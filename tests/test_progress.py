@@ -197,3 +197,34 @@ def test_vector_training_reports_the_vocabulary_scan_and_the_epochs_as_separate_
     # the time left after 10 of 30 training sentences: 20 s at 1 s each (not a rate mixed with the scan)
     assert any(ln.startswith("Training: 10/30 sentences (33%)") and "~0:20 left" in ln for ln in training), training
     assert lines[-1].startswith("Training: 30 sentences done")
+
+
+def test_a_counter_of_unknown_size_reports_counts_and_rate_without_a_share():
+    clock = FakeClock()
+    lines: list[str] = []
+    with use_reporter(LineReporter(lines.append, interval=5.0, clock=clock)):
+        with progress.counter("ingest", unit="cases") as advance:
+            for _ in range(20):  # 20 s, 10 cases a second
+                clock.now += 1.0
+                advance(10)
+    assert lines[0] == "ingest: 10 cases, 0:01 elapsed", lines
+    assert any(ln.startswith("ingest: 110 cases, 10.0 cases/s, 0:11 elapsed") for ln in lines), lines
+    assert lines[-1] == "ingest: 200 cases done in 0:20"
+    assert not any("%" in ln or "left" in ln for ln in lines)
+    buf = io.StringIO()
+    with use_reporter(TqdmReporter(buf)):  # on a terminal: a count without a bar (tqdm has no total)
+        with progress.counter("ingest", unit="cases") as advance:
+            advance(7)
+    assert "ingest: 7 cases" in buf.getvalue()
+
+
+def test_ingest_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path, capsys):
+    code = main(["ingest", "--collection", str(tmp_path / "c")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("statinterp: ingest: ")]
+    assert lines and lines[-1].startswith("statinterp: ingest: 9 cases done in"), err
+    assert "\r" not in err
+    code = main(["ingest", "--collection", str(tmp_path / "d"), "-q"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "statinterp: ingest:" not in err

@@ -85,6 +85,53 @@ def test_store_is_durable_keeps_last_write_and_journal(tmp_path):
     db.close()
 
 
+def test_a_store_written_before_schema_versions_is_migrated_and_keeps_everything(tmp_path):
+    """tests/fixtures/label_store/unversioned.sqlite was written by the label store of main at
+    d196342 (no schema version): opening it migrates it to SCHEMA_VERSION in place."""
+    from pathlib import Path
+
+    from statinterp.corpus.label_store import SCHEMA_VERSION
+
+    path = tmp_path / "old.sqlite"
+    shutil.copyfile(Path(__file__).parent / "fixtures" / "label_store" / "unversioned.sqlite", path)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 0
+    db.close()
+    with LabelStore(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 1
+        recs = store.records("example_term")
+        assert recs["s1"].label == "high value" and recs["s1"].note == "quotes the provision"
+        assert recs["s2"].label is None and recs["s3"].label == "no value"
+        assert store.records("other_term")["t1"].note == "to check"
+        assert [(sid, label) for _, sid, label, _, _ in store.journal("example_term")] == [
+            ("s1", "high value"), ("s2", "high value"), ("s3", "no value"), ("s2", None)]
+        store.set_labels("example_term", ["s4"], "certain value")  # writable after the migration
+    db = sqlite3.connect(path)
+    indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "journal_term" in indexes and db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.close()
+    with LabelStore(path) as store:  # opened again: nothing to migrate, nothing lost
+        assert store.labels("example_term") == {"s1": "high value", "s3": "no value", "s4": "certain value"}
+    with LabelStore(tmp_path / "new.sqlite") as store:  # a new store starts at the current version
+        assert store.schema_version == SCHEMA_VERSION
+
+
+def test_a_store_from_a_newer_statinterp_is_refused_untouched(tmp_path):
+    path = tmp_path / "labels.sqlite"
+    with LabelStore(path) as store:
+        store.set_labels("vehicle", ["a"], "high value")
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version=99")
+    db.commit()
+    db.close()
+    with pytest.raises(InputError, match="newer statinterp.*schema 99"):
+        LabelStore(path)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 99
+    assert db.execute("SELECT label FROM labels").fetchall() == [("high value",)]
+    db.close()
+
+
 def test_two_store_handles_on_one_file_see_each_other(tmp_path):
     path = tmp_path / "labels.sqlite"
     with LabelStore(path) as one, LabelStore(path) as two:
@@ -719,3 +766,78 @@ def test_continuous_mode_reranks_the_rest_below_the_last_label(vehicle, tmp_path
     # the explicit button stays
     r = client.post("/term/vehicle/rerank", params={"csrf": token}, data={"method": "TF-ISF-p"})
     assert r.status_code == 200 and "Re-ranked the unlabelled sentences with your 4 labels" in r.text
+
+
+# ------------------------------------------------------------------------------------------ the app's shape
+
+
+def test_every_route_of_the_table_is_served_and_its_urls_reach_it(vehicle, tmp_path):
+    """The route table (urls.ROUTES) is the app's, and Urls builds paths the app routes back to
+    the same view, also for a sentence id holding '/', '?', '#' and spaces."""
+    from statinterp.app.review.urls import ROUTES, Urls
+    from statinterp.app.review.views import Views
+
+    app = create_app(ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite")))
+    served = {(r.path, tuple(sorted(r.methods or ()))) for r in app.routes if hasattr(r, "methods")}
+    for name, path, methods in ROUTES:
+        assert callable(getattr(Views, name)), name
+        assert (path, tuple(sorted({*methods, *(("HEAD",) if "GET" in methods else ())}))) in served, path
+    urls = Urls("a b/c")
+    odd = "s 1/2?x#y"
+    assert urls.context(odd) == "/term/a%20b%2Fc/sentence/s%201%2F2%3Fx%23y/context"
+    assert urls.term(method="TF-ISF-p", page="", order=None) == "/term/a%20b%2Fc?method=TF-ISF-p"
+    assert urls.rerank("tok") == "/term/a%20b%2Fc/rerank?csrf=tok"
+    assert urls.for_script()["explain"] == "/term/a%20b%2Fc/sentence/{sid}/explain"
+    from urllib.parse import unquote
+
+    from starlette.routing import Match
+
+    urls = Urls("vehicle")  # term keys hold no '/' (statinterp.corpus.dataset.term_key)
+    for built, name in ((urls.context(odd), "context"), (urls.explain(odd, "TF-ISF-p"), "explain"),
+                        (urls.export(), "export"), (urls.term(page=2), "term"), (urls.labels(), "labels")):
+        scope = {"type": "http", "path": unquote(built.split("?")[0]), "method": "POST" if name == "labels" else "GET"}
+        route = next(r for r in app.routes if r.matches(scope)[0] == Match.FULL)
+        params = route.matches(scope)[1]["path_params"]
+        assert route.endpoint.__name__ == name and params["key"] == "vehicle"
+        if "sid" in params:
+            assert params["sid"] == odd
+
+
+def test_no_path_is_written_out_in_the_templates_or_the_script():
+    """URLs come from urls.py only (handed to the templates as ``urls`` and to the script in
+    ``<body data-urls>``)."""
+    import re
+    from pathlib import Path
+
+    import statinterp.app.review as review
+
+    root = Path(review.__file__).parent
+    files = [*(root / "templates").glob("*.html"), root / "static" / "review.js"]
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        written = re.findall(r"""(?:href|action|src)="/[^"]*"|["']/(?:term|static|labels|note)\b""", text)
+        assert written == [], (f.name, written)
+
+
+def test_the_page_hands_the_script_its_urls(vehicle, tmp_path):
+    import html as html_lib
+
+    client = client_for(ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite")))
+    page = client.get("/term/vehicle")
+    raw = re.search(r'<body data-urls="([^"]*)"', page.text).group(1)
+    urls = json.loads(html_lib.unescape(raw))
+    assert urls == {"labels": "/term/vehicle/labels", "note": "/term/vehicle/note",
+                    "context": "/term/vehicle/sentence/{sid}/context",
+                    "explain": "/term/vehicle/sentence/{sid}/explain"}
+    assert 'action="/term/vehicle/rerank?csrf=' in page.text and 'href="/static/review.css"' in page.text
+
+
+def test_a_statinterp_error_is_a_400_when_the_request_asked_wrong_and_a_500_otherwise():
+    from statinterp.app.review.errors import BadRequest, NotFound, ServerFault, http_error
+    from statinterp.errors import InputError
+
+    assert isinstance(http_error(UsageError("unknown label 'x'")), BadRequest)
+    fault = http_error(InputError("labels.sqlite", "disk full"))
+    assert isinstance(fault, ServerFault) and fault.status == 500 and "disk full" in fault.message
+    missing = NotFound("no term")
+    assert http_error(missing) is missing

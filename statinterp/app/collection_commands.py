@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import click
@@ -91,9 +90,8 @@ def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, e
 
         statinterp ingest opinions-2025-12-02.csv.bz2 --collection my-collection
     """
-    from tqdm import tqdm
-
     from statinterp.collection.ingest import ingest as run_ingest
+    from statinterp.progress import counter
 
     if errors_out is not None:  # checked before the ingest, not after it
         atomic.check_writable(errors_out, force)
@@ -103,12 +101,10 @@ def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, e
     if not sources:
         sources = (example_sources(),)
         click.echo(f"no SOURCE given: ingesting the example sources in {sources[0]}", err=True)
-    bar = tqdm(unit=" cases", desc="ingest", file=sys.stderr, disable=quiet or None, dynamic_ncols=True)
-    try:
+    # a bar on a terminal, else a line every few seconds (statinterp.app.progress)
+    with counter("ingest", enabled=not quiet, unit="cases") as advance:
         summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler, citations=citations,
-                             progress=bar.update, n_workers=workers, encoding=encoding)
-    finally:
-        bar.close()
+                             progress=advance, n_workers=workers, encoding=encoding)
     if errors_out is not None:
         lines = "".join(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
                                    ensure_ascii=False) + "\n" for s in summary.skipped)

@@ -31,14 +31,16 @@ class _TqdmTask:
         from tqdm import tqdm
 
         unit = f" {self.unit}" if self.unit else ""
-        self.bar = tqdm(total=self.estimate.total, desc=self.label, unit=unit, unit_scale=bool(unit),
-                        file=self.file, dynamic_ncols=True, leave=True, mininterval=0.5,
-                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}{postfix}]")
+        fmt = ("{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}{postfix}]" if self.estimate.total
+               else "{desc}: {n_fmt}{unit} [{elapsed}, {rate_fmt}]")  # a task of unknown size: counts only
+        self.bar = tqdm(total=self.estimate.total or None, desc=self.label, unit=unit,
+                        unit_scale=bool(unit and self.estimate.total),
+                        file=self.file, dynamic_ncols=True, leave=True, mininterval=0.5, bar_format=fmt)
         return self.bar
 
     def advance(self, n: int = 1) -> None:
         self.estimate.advance(n)
-        bar = self.bar or self._open()
+        bar = self.bar if self.bar is not None else self._open()  # bool(tqdm) fails without a total
         left = self.estimate.remaining()
         postfix = f"~{format_seconds(left)} left" if left is not None and self.estimate.done < self.estimate.total \
             else ""  # tqdm puts ", " before it

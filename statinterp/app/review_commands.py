@@ -124,11 +124,15 @@ def review(term, method, model_file, labels_file, collection, port, host, no_bro
               help="Ridge penalty of the within-term learner (default: the shipped continuous setting).")
 @click.option("--checkpoint-every", type=click.IntRange(0), default=10, show_default=True,
               help="Make the stopping estimate every N sentences read (0: never).")
+@click.option("--estimator", type=click.Choice(["mixture", "read-time", "current"]), default="mixture",
+              show_default=True,
+              help="Which score of a read sentence the stopping estimate's curve is fitted on: when it was read, "
+                   "now, or both (the mixture the review page uses; reports/feedback.md).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def simulate_review(terms, method, model_file, policies, prior_weight, alpha, checkpoint_every, fmt, out, force,
-                    **opts):
+def simulate_review(terms, method, model_file, policies, prior_weight, alpha, checkpoint_every, estimator, fmt, out,
+                    force, **opts):
     """Replay a reviewer on labelled data: how much reading each review order costs.
 
     The simulated reviewer reads each term's labelled sentences in the order shown and labels
@@ -160,7 +164,7 @@ def simulate_review(terms, method, model_file, policies, prior_weight, alpha, ch
                       "held-out", StatinterpWarning, stacklevel=2)
     runs = term_runs(prepared, ranker)
     result = simulate(runs, policies or ("static", "button-20", "continuous"), settings,
-                      checkpoint_every=checkpoint_every)
+                      checkpoint_every=checkpoint_every, estimator=estimator)
     if fmt == "json":
         payload = {"prior": ranker.name, **result, "provenance": run_provenance(invocation())}
         text = json.dumps(payload, indent=1) + "\n"

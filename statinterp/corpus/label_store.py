@@ -17,6 +17,14 @@ data set or a collection is not written to), but in the user's data folder
 name made from the data's name and a hash of its absolute path. A store that an earlier version
 left beside the data (``statinterp-labels.sqlite`` in a data folder, ``NAME.labels.sqlite`` beside
 a term zip) is still used, so old labels are not lost. ``--labels FILE`` overrides it.
+
+**Schema versions.** The store's schema version is SQLite's ``user_version``
+(:data:`SCHEMA_VERSION`). Opening an older store migrates it in one transaction, step by step
+(:data:`_MIGRATIONS`: the statements taking version ``v - 1`` to ``v``); the first versioned
+schema is 1, and a store written before versions existed (``user_version`` 0, with the tables)
+is version 0. A store from a newer statinterp is refused (an older program would not know its
+tables), never changed. To change the schema: add the statements to ``_SCHEMA`` (new stores) and
+as a new step to ``_MIGRATIONS`` (old stores), and raise :data:`SCHEMA_VERSION`.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from pathlib import Path
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.errors import InputError, UsageError
 
-__all__ = ["MAX_NOTE_CHARS", "LabelRecord", "LabelStore", "default_store_path", "parse_label"]
+__all__ = ["MAX_NOTE_CHARS", "SCHEMA_VERSION", "LabelRecord", "LabelStore", "default_store_path", "parse_label"]
 
 #: The longest note a reviewer may attach to a sentence.
 MAX_NOTE_CHARS = 2000
@@ -58,7 +66,19 @@ CREATE TABLE IF NOT EXISTS journal (
     note TEXT,
     source TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX IF NOT EXISTS journal_term ON journal (term, seq);
 """
+#: The schema version of stores this code writes (SQLite ``user_version``).
+SCHEMA_VERSION = 1
+#: Step ``v`` takes a store of version ``v - 1`` to version ``v``.
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 0: the unversioned store; 1 adds the index that reading one term's journal uses
+    1: ("CREATE INDEX IF NOT EXISTS journal_term ON journal (term, seq)",),
+}
+
+
+class _NewerStore(Exception):
+    """A store whose schema is newer than this code's."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +137,8 @@ class LabelStore:
         try:
             self._db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
             self._check_and_create()
+        except _NewerStore as exc:
+            raise InputError(self.path, str(exc)) from None
         except sqlite3.DatabaseError as exc:
             raise InputError(self.path, f"is not a statinterp label store ({exc}); "
                              "give another --labels FILE") from None
@@ -130,13 +152,39 @@ class LabelStore:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA busy_timeout=10000")
-        if app_id == 0:
-            db.execute("BEGIN IMMEDIATE")
-            for stmt in _SCHEMA.split(";"):
-                if stmt.strip():
-                    db.execute(stmt)
-            db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
+        if app_id == _APPLICATION_ID and db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return  # up to date: nothing to write
+        db.execute("BEGIN IMMEDIATE")  # a second process opening the store waits here, then sees it done
+        try:
+            if db.execute("PRAGMA application_id").fetchone()[0] == 0:  # new (another opener may have made it)
+                for stmt in _SCHEMA.split(";"):
+                    if stmt.strip():
+                        db.execute(stmt)
+                db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            else:
+                self._migrate()
             db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _migrate(self) -> None:
+        """Bring the store to :data:`SCHEMA_VERSION` (inside the caller's transaction)."""
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise _NewerStore(f"was written by a newer statinterp (label store schema {version}; this version "
+                              f"reads up to {SCHEMA_VERSION}): upgrade statinterp, or give another --labels FILE")
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            for stmt in _MIGRATIONS[step]:
+                self._db.execute(stmt)
+        if version != SCHEMA_VERSION:
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    @property
+    def schema_version(self) -> int:
+        with self._lock:
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     # ----------------------------------------------------------------------------- writing
 

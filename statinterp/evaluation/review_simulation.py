@@ -67,9 +67,11 @@ class TermRun:
 
 
 def reading_order(run: TermRun, policy: str, settings: ContinuousSettings | None = None, *,
-                  estimate_every: int = 0, seed: int = 0) -> tuple[np.ndarray, list[dict]]:
+                  estimate_every: int = 0, estimator: str = "mixture",
+                  seed: int = 0) -> tuple[np.ndarray, list[dict]]:
     """The order in which the reviewer reads ``run``'s sentences under ``policy``, and the stopping
-    estimates made every ``estimate_every`` sentences read (0: none)."""
+    estimates (``estimator``: one of :data:`statinterp.learned.continuous.ESTIMATORS`) made every
+    ``estimate_every`` sentences read (0: none)."""
     if policy not in POLICIES:
         raise UsageError(f"unknown review policy {policy!r}; valid: {', '.join(POLICIES)}")
     settings = settings or ContinuousSettings()
@@ -91,7 +93,8 @@ def reading_order(run: TermRun, policy: str, settings: ContinuousSettings | None
             scores = model.scores()
             order = rerank_rest(order, done, scores, run.ids)
         if estimate_every and done % estimate_every == 0 and done < n:
-            est = estimate_remaining(np.where(read, score_when_read, scores), read, run.gains, seed=seed + done)
+            est = estimate_remaining(scores, read, run.gains, score_when_read=np.where(read, score_when_read, scores),
+                                     estimator=estimator, seed=seed + done)
             truth = int(valuable[~read].sum())
             estimates.append({"read": done, "true": truth, **est.to_dict(),
                               "covered": est.low <= truth <= est.high})
@@ -99,9 +102,10 @@ def reading_order(run: TermRun, policy: str, settings: ContinuousSettings | None
 
 
 def simulate_term(run: TermRun, policy: str, settings: ContinuousSettings | None = None, *,
-                  checkpoint_every: int = 10, seed: int = 0) -> dict:
+                  checkpoint_every: int = 10, estimator: str = "mixture", seed: int = 0) -> dict:
     """The reviewer's figures for one term under ``policy`` (see the module docstring)."""
-    order, estimates = reading_order(run, policy, settings, estimate_every=checkpoint_every, seed=seed)
+    order, estimates = reading_order(run, policy, settings, estimate_every=checkpoint_every, estimator=estimator,
+                                     seed=seed)
     n = len(order)
     valuable = (run.gains[order] >= VALUABLE_GAIN).astype(int)
     found = np.cumsum(valuable)
@@ -159,7 +163,8 @@ def term_runs(prepared, ranker) -> list[TermRun]:
 
 
 def simulate(runs: Sequence[TermRun], policies: Sequence[str] = POLICIES,
-             settings: ContinuousSettings | None = None, *, checkpoint_every: int = 10) -> dict:
+             settings: ContinuousSettings | None = None, *, checkpoint_every: int = 10,
+             estimator: str = "mixture") -> dict:
     """Every policy on every term: ``{"settings", "policies": {policy: {"per_term", "macro"}},
     "against_static": {policy: {...}}}`` (field names: README, ``simulate-review``)."""
     from statinterp.progress import task
@@ -168,12 +173,14 @@ def simulate(runs: Sequence[TermRun], policies: Sequence[str] = POLICIES,
     for p in policies:
         if p not in POLICIES:
             raise UsageError(f"unknown review policy {p!r}; valid: {', '.join(POLICIES)}")
-    result: dict = {"settings": settings.to_dict(), "checkpoint_every": checkpoint_every, "policies": {}}
+    result: dict = {"settings": settings.to_dict(), "checkpoint_every": checkpoint_every, "estimator": estimator,
+                    "policies": {}}
     with task(len(runs) * len(policies), "simulated reviews", unit="terms") as advance:
         for p in policies:
             per_term = []
             for run in runs:
-                per_term.append(simulate_term(run, p, settings, checkpoint_every=checkpoint_every))
+                per_term.append(simulate_term(run, p, settings, checkpoint_every=checkpoint_every,
+                                              estimator=estimator))
                 advance(1)
             result["policies"][p] = {"per_term": per_term, "macro": macro(per_term)}
     if "static" in result["policies"]:

@@ -19,13 +19,18 @@ The target is the gain (``target="gain"``) or 1 for high/certain value, else 0 (
 
 **What is left** (:func:`estimate_remaining`): how many high- or certain-value sentences the
 unread rest still holds, with a 90 % interval. A logistic curve P(valuable | score) is fitted to
-the read sentences, each with the score it had *when it was read* (before its own label could move
-it), and applied to the unread sentences' current scores. The interval comes from a bootstrap of
-the read sentences (the curve's uncertainty; two pseudo-sentences, one valuable and one not, at
-the read sentences' mean score keep the curve finite while the labels are few or all alike) with a
-Bernoulli draw per unread sentence (the outcome's): the 5th and 95th percentiles of the simulated
-remainder. It suggests stopping when the rest holds none with probability >= 0.9 (the mean over
-the draws of the product of the unread sentences' 1 - p).
+the read sentences and applied to the unread sentences' current scores. Which score of a read
+sentence to fit on is the crux: its score *when it was read* (before its own label could move it)
+overstates the rest in continuous mode -- the reader read what the learner ranked highest, and the
+learner kept improving -- while its *current* score, from a learner fitted on its own label,
+separates the read sentences too well and understates the rest. The estimate is the equal mixture
+of the two curves (``estimator="mixture"``, the default; chosen held apart over terms,
+``reports/feedback.md`` section 5): half the draws from each. Each curve's uncertainty comes from
+a bootstrap of the read sentences (two pseudo-sentences, one valuable and one not, at the read
+sentences' mean score keep the curve finite while the labels are few or all alike), the
+outcome's from a Bernoulli draw per unread sentence; the interval is the 5th and 95th percentiles
+of the simulated remainder. It suggests stopping when the rest holds none with probability >= 0.9
+(the mean over the draws of the product of the unread sentences' 1 - p).
 How often the interval holds the true remainder is measured by ``statinterp simulate-review``
 (``reports/feedback.md``).
 
@@ -42,11 +47,13 @@ import numpy as np
 from statinterp.errors import UsageError
 from statinterp.learned.features import zscore
 
-__all__ = ["STOP_P_NONE", "VALUABLE_GAIN", "ContinuousModel", "ContinuousSettings", "Remaining", "estimate_remaining",
-           "rerank_rest"]
+__all__ = ["ESTIMATORS", "STOP_P_NONE", "VALUABLE_GAIN", "ContinuousModel", "ContinuousSettings", "Remaining",
+           "estimate_remaining", "rerank_rest"]
 
 #: Gains that count as valuable (certain value 2, high value 3).
 VALUABLE_GAIN = 2
+#: How :func:`estimate_remaining` scores the read sentences: at read time, now, or the mixture of both.
+ESTIMATORS = ("mixture", "read-time", "current")
 #: Stopping is suggested when the rest holds no valuable sentence with at least this probability.
 STOP_P_NONE = 0.9
 
@@ -243,33 +250,47 @@ def _logistic_fits(x: np.ndarray, y: np.ndarray, ridge: float = 1.0, iters: int 
     return np.stack([a, b], axis=1)
 
 
-def estimate_remaining(score: np.ndarray, labelled: np.ndarray, gains: np.ndarray, *, draws: int = 300,
+def _curve_draws(x: np.ndarray, y: np.ndarray, xu: np.ndarray, draws: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """P(valuable) of each unread sentence (scores ``xu``) under ``draws`` bootstrapped logistic
+    curves fitted to the read sentences' scores ``x`` and outcomes ``y``: shape (draws, len(xu))."""
+    pick = rng.integers(0, len(x), (draws, len(x)))
+    # two pseudo-sentences at the read sentences' mean score, one valuable and one not: with few
+    # (or uniform) labels the curve stays finite instead of running to 0 or 1
+    pseudo_x = np.full((draws, 2), x.mean())
+    pseudo_y = np.tile([1.0, 0.0], (draws, 1))
+    ab = _logistic_fits(np.hstack([x[pick], pseudo_x]), np.hstack([y[pick], pseudo_y]))
+    return 1.0 / (1.0 + np.exp(-np.clip(ab[:, :1] + ab[:, 1:] * xu[None, :], -40, 40)))
+
+
+def estimate_remaining(score: np.ndarray, labelled: np.ndarray, gains: np.ndarray, *,
+                       score_when_read: np.ndarray | None = None, estimator: str = "mixture", draws: int = 300,
                        level: float = 0.9, seed: int = 0) -> Remaining:
     """How many valuable sentences the unread candidates hold (see the module docstring).
 
-    ``score``: one score per candidate (for a read one, its score when it was read); ``labelled``: boolean
-    mask of the read candidates; ``gains``: their gains (values elsewhere are ignored).
+    ``score``: one current score per candidate; ``score_when_read``: for a read candidate, its score
+    when it was read (None: the same as ``score``, as in a fixed order); ``labelled``: boolean mask
+    of the read candidates; ``gains``: their gains (values elsewhere are ignored); ``estimator``:
+    one of :data:`ESTIMATORS`; ``draws`` per curve.
     """
+    if estimator not in ESTIMATORS:
+        raise UsageError(f"unknown estimator {estimator!r}; valid: {', '.join(ESTIMATORS)}")
     score = np.asarray(score, dtype=np.float64)
+    when_read = score if score_when_read is None else np.asarray(score_when_read, dtype=np.float64)
     labelled = np.asarray(labelled, dtype=bool)
     unread = ~labelled
     n_unread = int(unread.sum())
     n_lab = int(labelled.sum())
     if n_unread == 0:
         return Remaining(0.0, 0, 0, 0, n_lab, level, 1.0)
-    x, y = score[labelled], (np.asarray(gains, dtype=np.float64)[labelled] >= VALUABLE_GAIN).astype(float)
+    y = (np.asarray(gains, dtype=np.float64)[labelled] >= VALUABLE_GAIN).astype(float)
     xu = score[unread]
     rng = np.random.default_rng(seed)
     if n_lab == 0:
         p = np.full((draws, n_unread), 0.5)
     else:
-        pick = rng.integers(0, n_lab, (draws, n_lab))
-        # two pseudo-sentences at the read sentences' mean score, one valuable and one not: with few
-        # (or uniform) labels the curve stays finite instead of running to 0 or 1
-        pseudo_x = np.full((draws, 2), x.mean())
-        pseudo_y = np.tile([1.0, 0.0], (draws, 1))
-        ab = _logistic_fits(np.hstack([x[pick], pseudo_x]), np.hstack([y[pick], pseudo_y]))
-        p = 1.0 / (1.0 + np.exp(-np.clip(ab[:, :1] + ab[:, 1:] * xu[None, :], -40, 40)))
+        fits = {"read-time": [when_read], "current": [score], "mixture": [when_read, score]}[estimator]
+        p = np.vstack([_curve_draws(x[labelled], y, xu, draws, rng) for x in fits])
     totals = (rng.random(p.shape) < p).sum(axis=1)
     tail = (1.0 - level) / 2
     return Remaining(float(p.sum(axis=1).mean()), int(np.quantile(totals, tail)),

@@ -8,7 +8,7 @@ A request the client got wrong is a 4xx (:class:`BadRequest`, :class:`Forbidden`
 
 from __future__ import annotations
 
-__all__ = ["BadRequest", "Forbidden", "HTTPError", "NotFound", "PayloadTooLarge", "ServerFault"]
+__all__ = ["BadRequest", "Forbidden", "HTTPError", "NotFound", "PayloadTooLarge", "ServerFault", "http_error"]
 
 
 class HTTPError(Exception):
@@ -43,3 +43,15 @@ class ServerFault(HTTPError):
     """The server could not do what a valid request asked (e.g. the label store cannot be written)."""
 
     status = 500
+
+
+def http_error(exc: Exception) -> HTTPError:
+    """The HTTP error for a statinterp error a view let through: the session refused what the
+    request asked (a :class:`~statinterp.errors.UsageError`: an unknown label, a note too long) is a
+    :class:`BadRequest`; anything else (a label store that cannot be written) is the server's:
+    :class:`ServerFault`."""
+    from statinterp.errors import UsageError
+
+    if isinstance(exc, HTTPError):
+        return exc
+    return BadRequest(str(exc)) if isinstance(exc, UsageError) else ServerFault(str(exc))

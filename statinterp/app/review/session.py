@@ -410,8 +410,8 @@ class ReviewSession:
                 gains = np.zeros(len(ids))
                 for r, g in labels.items():
                     gains[r] = g
-                state.remaining = estimate_remaining(np.where(read, state.score_when_read, state.scores), read,
-                                                     gains)
+                state.remaining = estimate_remaining(state.scores, read, gains,
+                                                     score_when_read=state.score_when_read)
                 self._groups = {k: v for k, v in self._groups.items() if k[0] != ranker.name or k[1]}
             state.seconds = time.perf_counter() - started
             return state

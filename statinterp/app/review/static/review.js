@@ -6,7 +6,8 @@
   var LABELS = ["high value", "certain value", "potential value", "no value"];
   var list = document.getElementById("ranking");
   if (!list) { return; }
-  var term = list.dataset.term;
+  // every URL comes from the server (statinterp/app/review/urls.py), none is written here
+  var urls = JSON.parse(document.body.dataset.urls);
   var method = list.dataset.method;
   var csrf = document.querySelector('meta[name="csrf-token"]').content;
   var cards = Array.prototype.slice.call(list.querySelectorAll("li.card"));
@@ -22,8 +23,8 @@
     toastTimer = setTimeout(function () { el.className = ""; }, isError ? 6000 : 2500);
   }
 
-  function post(path, body) {
-    return fetch("/term/" + encodeURIComponent(term) + path, {
+  function post(url, body) {
+    return fetch(url, {
       method: "POST",
       credentials: "same-origin",
       headers: {"Content-Type": "application/json", "Accept": "application/json", "X-CSRF-Token": csrf},
@@ -73,7 +74,7 @@
   // before the change, which `remember` keeps for undo.
   function setLabels(ids, label, remember) {
     var shown = cards.map(function (c) { return c.dataset.sid; });
-    return post("/labels", {sentence_ids: ids, label: label, method: method, shown: shown}).then(function (data) {
+    return post(urls.labels, {sentence_ids: ids, label: label, method: method, shown: shown}).then(function (data) {
       ids.forEach(function (sid) { var c = cardOf(sid); if (c) { showLabel(c, data.labels[sid]); } });
       showCounts(data.counts);
       if (data.continuous) { showContinuous(data.continuous); }
@@ -148,7 +149,7 @@
     panel.hidden = false;
     if (panel.dataset.loaded) { return; }
     panel.textContent = "Loading\u2026";
-    var url = "/term/" + encodeURIComponent(term) + "/sentence/" + encodeURIComponent(card.dataset.sid) + "/" + kind +
+    var url = urls[kind].replace("{sid}", encodeURIComponent(card.dataset.sid)) +
       (kind === "explain" ? "?method=" + encodeURIComponent(method) : "");
     fetch(url, {credentials: "same-origin"}).then(function (r) {
       return r.text().then(function (html) {
@@ -173,7 +174,7 @@
   function saveNote(card) {
     var box = card.querySelector(".note-box");
     var status = box.querySelector(".note-status");
-    post("/note", {sentence_id: card.dataset.sid, note: box.querySelector("textarea").value}).then(function () {
+    post(urls.note, {sentence_id: card.dataset.sid, note: box.querySelector("textarea").value}).then(function () {
       status.textContent = "saved";
     }).catch(function (err) { status.textContent = "not saved: " + err.message; });
   }
