@@ -1,8 +1,9 @@
 """How ``statinterp find`` segments the labelled sentences, without an ingest (a fast loop).
 
-The data set's cases are read as the ingest reads them (:func:`statinterp.sources.dataset.read_dataset`,
-each case once, its opinions' non-blank lines as paragraphs, round-tripped through the CAP
-per-case JSON the find target writes) into an in-memory stand-in for a collection, and each term
+The data set's cases are read as the ingest reads the data set's zips (:func:`statinterp.sources.dataset.read_dataset`,
+each case once, its opinions' non-blank lines as paragraphs: the text the annotators labelled; the
+cleaning step of the other readers, which moves footnotes and removes their marks, would change the
+labelled sentences themselves) into an in-memory stand-in for a collection, and each term
 is found in it by :func:`statinterp.collection.find.find_term` itself (the full-text look-up is
 replaced by "every paragraph", which find checks with the exact term pattern anyway). The found
 candidates are compared with the labelled sentences by
@@ -113,10 +114,8 @@ class MemoryCollection:
 
 
 def load_records(data: Path):
-    """The data set's cases as the find target ingests them (each case once, via CAP JSON)."""
-    from statinterp.sources.cap import to_cap_json
+    """The data set's cases as the find target ingests them (each case once, the text as labelled)."""
     from statinterp.sources.dataset import read_dataset
-    from statinterp.sources.fields import cap_case
     from statinterp.sources.records import CaseRecord
 
     records: dict[str, CaseRecord] = {}
@@ -124,7 +123,7 @@ def load_records(data: Path):
         for record in read_dataset(path):
             if isinstance(record, CaseRecord):
                 records.setdefault(record.source_id, record)
-    return [cap_case(json.loads(json.dumps(to_cap_json(r), ensure_ascii=False)), "cap") for r in records.values()]
+    return list(records.values())
 
 
 # ---------------------------------------------------------------------------

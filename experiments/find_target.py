@@ -1,7 +1,9 @@
-"""The find target on the annotated data: ingest the data set's cases as CAP files, find, compare.
+"""The find target on the annotated data: ingest the data set's cases, find, compare.
 
-For every term of the data set: the labelled cases are written as one CAP volume of per-case
-JSON files, ingested into a collection, and the term is found in it
+For every term of the data set: the data set's term zips are ingested into one collection (the
+``dataset`` format: the text the annotators labelled; the cleaning step of the other readers moves
+footnotes and removes footnote marks, which would change the labelled sentences themselves), and
+the term is found in it
 (:func:`statinterp.collection.find.find_term`). Measured per term:
 
 * labelled sentences found (a found candidate of the same case contains the labelled sentence or
@@ -120,20 +122,15 @@ def ceiling_note(folder: Path) -> str:
 
 
 def build_collection(data: Path, folder: Path) -> dict:
-    """Write the data set's cases as one CAP volume and ingest it into ``folder``."""
+    """Ingest the data set's term zips (its cases, each once) into ``folder``."""
     from statinterp.collection.ingest import ingest
-    from statinterp.sources.cap import write_cap_volume
     from statinterp.sources.dataset import read_dataset
     from statinterp.sources.records import CaseRecord
 
-    records: dict[str, CaseRecord] = {}
-    for path in sorted(data.glob("*.zip")):
-        for record in read_dataset(path):
-            if isinstance(record, CaseRecord):
-                records.setdefault(record.source_id, record)
-    volume = write_cap_volume(list(records.values()), folder.parent / (folder.name + "-cap"))
+    zips = sorted(data.glob("*.zip"))
+    records = {r.source_id for path in zips for r in read_dataset(path) if isinstance(r, CaseRecord)}
     started = time.perf_counter()
-    summary = ingest([volume], folder)
+    summary = ingest(zips, folder, fmt="dataset")
     return {"cases": len(records), "ingest_seconds": round(time.perf_counter() - started, 1),
             "added": summary.added if hasattr(summary, "added") else None}
 
