@@ -198,8 +198,8 @@ def report(result: dict, command: str, build: dict | None, seconds: float, prove
         f"{seconds / 60:.1f} min"
         + (f" (ingest of {build['cases']} cases: {build['ingest_seconds']:.0f} s)" if build else "") + ".",
         *provenance_lines(provenance), "",
-        "The data set's cases are written as one CAP volume of per-case JSON files, ingested "
-        "(`statinterp ingest`), and each term is found (`statinterp find`): FTS5 lookup, the term "
+        "The data set's term zips are ingested (`statinterp ingest --format dataset`: the text as labelled, "
+        "which the cleaning step of the other readers would change) and each term is found (`statinterp find`): FTS5 lookup, the term "
         "pattern, sentences by the legal segmenter with line joining. A labelled sentence is *found* when "
         "a found candidate of its case contains it or lies inside it, *exact* when the texts are equal after "
         "whitespace normalisation. TF-ISF-p on found candidates uses the collection's statistics and is "
