@@ -200,7 +200,8 @@ def report(result: dict, command: str, build: dict | None, seconds: float, prove
         *provenance_lines(provenance), "",
         "The data set's term zips are ingested (`statinterp ingest --format dataset`: the text as labelled, "
         "which the cleaning step of the other readers would change) and each term is found "
-        "(`statinterp find`): FTS5 lookup, the term pattern, sentences by the legal segmenter with line joining. A labelled sentence is *found* when "
+        "(`statinterp find`): FTS5 lookup, the term pattern, sentences by the legal segmenter with line "
+        "joining. A labelled sentence is *found* when "
         "a found candidate of its case contains it or lies inside it, *exact* when the texts are equal after "
         "whitespace normalisation. TF-ISF-p on found candidates uses the collection's statistics and is "
         "scored on the candidates that carry a label (condensed lists); on annotated candidates it is the "
