@@ -220,17 +220,8 @@ def test_no_paragraph_is_a_bare_page_number(collection):
     assert bare == []
 
 
-#: Still failing: find's line-joining segmenter ends a sentence at a closing double quote before a
-#: capitalised word (the data set's convention: '... protected under”' | 'Title 17, whereas ...'),
-#: so the Supreme Court's "... must not be “ ‘strict in theory, but fatal in fact,’ ” Adarand, supra,
-#: at 237" is cut after the quote. Changing it moves find's figures on the data set (reports/find.md).
-QUOTE_CUT = pytest.mark.xfail(strict=True, reason="find's segmenter cuts '... fatal in fact,’ ” Adarand, supra' "
-                                                  "after the closing quote (the data set's convention)")
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("case_name", [pytest.param(n, marks=QUOTE_CUT) if n.startswith("Fisher") else n
-                                       for n in sorted(TERMS)])
+@pytest.mark.parametrize("case_name", sorted(TERMS))
 def test_find_then_rank_gives_whole_sentences(ingested, tmp_path, capsys, case_name):
     term = TERMS[case_name]
     found = tmp_path / "found.zip"

@@ -181,3 +181,13 @@ def test_lines_may_join_follows_the_rules():
     assert lines_may_join("Access to the Programs", "72. SCC admits", every)
     assert not lines_may_join("Access to the Programs", "72. SCC admits", every - {"heading_number"})
     assert not lines_may_join("the measure in a work;", "4. Using the trademarks", every - {"gerund_item"})
+
+
+def test_a_closing_double_quote_after_a_nested_quote_that_ends_with_a_comma_goes_on(joined):
+    """Fisher v. University of Tex. at Austin, 570 U.S. 297 (2013), slip opinion: a quotation in a
+    quotation ending with a comma is cited on, not ended; after a word the nested quote still ends it."""
+    text = ("Strict scrutiny must not be “ ‘strict in theory, but fatal in fact,’ ” Adarand, supra, at 237. "
+            "It was called “a ‘fair’ ” Rule. Then it ended.")
+    assert spans(joined, text) == [
+        "Strict scrutiny must not be “ ‘strict in theory, but fatal in fact,’ ” Adarand, supra, at 237.",
+        "It was called “a ‘fair’ ”", "Rule.", "Then it ended."]

@@ -679,10 +679,11 @@ def _attach_page_lines(doc: Doc, classes: np.ndarray, nl: np.ndarray, starts: np
 
 
 # Line-joining mode only: in-line boundaries of the annotated data set (see the module docstring).
-# A closing double quote after a word (not after a comma, a colon or final punctuation: the punctuation
-# rules decide there), before a capitalised word ('... protected under”' | 'Title 17, whereas ...',
-# 'to “deem”' | 'Dowling to have ...', '... known as ‘Wild Horse Valley/ ”' | 'Id.').
-_QUOTE_END_RE = re.compile(r"(?<=[^\s,;:.!?…])[ \t]?”[ \t]+(?=[A-Z])")
+# A closing double quote after a word (not after a comma, a colon or final punctuation, nor after a
+# closing single quote that follows one: the punctuation rules decide there, as in '“ ‘strict in theory,
+# but fatal in fact,’ ” Adarand, supra'), before a capitalised word ('... protected under”' | 'Title 17,
+# whereas ...', 'to “deem”' | 'Dowling to have ...', '... known as ‘Wild Horse Valley/ ”' | 'Id.').
+_QUOTE_END_RE = re.compile(r"(?:(?<=[^\s,;:.!?…’'])|(?<=[^\s,;:.!?…][’']))[ \t]?”[ \t]+(?=[A-Z])")
 # A line that opens with a single word and a colon, before a capitalised word ("Memorandum:" | "This
 # action arises ...", "dissenting:" | "The prevailing opinion ...").
 _LEAD_WORD_COLON_RE = re.compile(r"(?:^|(?<=\n))[A-Za-z]+:[ \t]+(?=[A-Z])")
