@@ -274,10 +274,10 @@ def test_settings_key_covers_every_setting_that_changes_the_result(monkeypatch, 
     keys = {"base": key()}
     assert key() == keys["base"]  # stable
     keys["legal_rules"] = key(legal_rules=False)
-    real_version = analysis._version
+    real_version = analysis.package_version
     for package in ("spacy", "spacy-lookups-data"):
         with monkeypatch.context() as mp:
-            mp.setattr(analysis, "_version", lambda p, pk=package: "0.0.0-other" if p == pk else real_version(p))
+            mp.setattr(analysis, "package_version", lambda p, pk=package: "0.0.0-other" if p == pk else real_version(p))
             keys[package] = key()
     with monkeypatch.context() as mp:
         mp.setattr(analysis, "CACHE_FORMAT", analysis.CACHE_FORMAT + 1)
