@@ -16,7 +16,7 @@ from statinterp.collection.store import Collection
 from statinterp.errors import InputError
 from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources import courtlistener_files as clf
-from statinterp.sources.courtlistener import TEXT_FIELDS, opinion_paragraphs, reporter_citations
+from statinterp.sources.courtlistener import TEXT_FIELDS, opinion_record, reporter_citations
 from statinterp.sources.courtlistener_files import write_bulk_csv
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from statinterp.sources.registry import SourceFormat, register, unregister
@@ -103,11 +103,11 @@ def test_text_priority_is_courtlistener_order_then_plain_text():
     for i, field in enumerate(TEXT_FIELDS):
         row = {f: (f"<p>from {f}</p>" if f != "plain_text" else "from plain_text") for f in TEXT_FIELDS[i:]}
         row.update({f: "  " for f in TEXT_FIELDS[:i]})  # blank fields do not count
-        assert opinion_paragraphs(row) == (f"from {field}",)
-    assert opinion_paragraphs({"plain_text": "PDF text", "html_with_citations": "<pre>PDF text, linked</pre>"}) \
-        == ("PDF text, linked",)
+        assert opinion_record(row, "majority", None).paragraphs == (f"from {field}",)
+    row = {"plain_text": "PDF text", "html_with_citations": "<pre>PDF text, linked</pre>"}
+    assert opinion_record(row, "majority", None).paragraphs == ("PDF text, linked",)
     escaped = '&lt;opinion type="majority"><p id="x">Escaped &amp; stored.&lt;/p>&lt;/opinion>'
-    assert opinion_paragraphs({"xml_harvard": escaped}) == ("Escaped & stored.",)
+    assert opinion_record({"xml_harvard": escaped}, "majority", None).paragraphs == ("Escaped & stored.",)
 
 
 def _opinion_rows() -> list[dict]:

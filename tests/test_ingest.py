@@ -25,8 +25,7 @@ from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import InputError
 from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources.cap import to_cap_json, write_cap_volume
-from statinterp.sources.cleaning import clean_opinion
-from statinterp.sources.courtlistener import markup_paragraphs
+from statinterp.sources.cleaning import clean_markup, clean_opinion
 from statinterp.sources.records import CaseRecord, SkippedRecord
 
 REPO = Path(__file__).parents[1]
@@ -115,10 +114,10 @@ def test_content_hash_changes_with_any_field():
     assert r.content_hash != dataclasses.replace(r, opinions=ops).content_hash
 
 
-def test_markup_paragraphs_come_from_block_elements():
+def test_markup_becomes_paragraphs_at_block_elements():
     html = ("<div><p>First <i>para</i>\n graph.</p><blockquote>Quoted <b>text</b>.</blockquote>"
             "loose tail<pre>one\n\ntwo</pre><!-- note --></div>")
-    assert markup_paragraphs(html) == ("First para graph.", "Quoted text.", "loose tail", "one", "two")
+    assert clean_markup(html).paragraphs == ("First para graph.", "Quoted text.", "loose tail", "one", "two")
 
 
 def test_courtlistener_csv_groups_opinions_by_cluster(tmp_path):

@@ -10,8 +10,8 @@ beside the opinions file by CourtListener's file-name prefixes or given on the c
 An opinion's text is CourtListener's best text (``OPINION_TEXT_SOURCE_FIELDS`` in its
 ``cl/search/models.py``): the first non-empty of ``html_with_citations``, ``xml_harvard``,
 ``html_columbia``, ``html_lawbox``, ``html_anon_2020``, ``html`` turned into paragraphs by
-:func:`markup_paragraphs`, else ``plain_text``; either through the cleaning step
-(:func:`opinion_record`, :mod:`statinterp.sources.cleaning`).
+:func:`~statinterp.sources.cleaning.clean_markup`, else ``plain_text``
+(:func:`~statinterp.sources.cleaning.clean_plain`): :func:`opinion_record`.
 
 Memory stays flat however large the files: opinions are spilled to a temporary SQLite file,
 the companions' rows are kept there only for the clusters (and their dockets) the opinions
@@ -55,11 +55,6 @@ OPINION_TYPES = {
     "040dissent": "dissent",
 }
 
-def markup_paragraphs(markup: str) -> tuple[str, ...]:
-    """Paragraphs of an HTML/XML opinion (:func:`~statinterp.sources.cleaning.clean_markup`)."""
-    return clean_markup(markup).paragraphs
-
-
 def opinion_text(row: dict) -> tuple[str, str]:
     """(field, value) of an opinion's best text: the first of :data:`TEXT_FIELDS` with text
     (``("", "")`` when none has any). A value that is not a string raises :class:`BadField`."""
@@ -81,11 +76,6 @@ def opinion_record(row: dict, kind: str, author: str | None) -> OpinionRecord:
     if value.lstrip().startswith("&lt;"):  # markup stored escaped (seen in bulk xml_harvard): unescape it first
         value = html.unescape(value)
     return clean_markup(value, kind=kind, author=author)
-
-
-def opinion_paragraphs(row: dict) -> tuple[str, ...]:
-    """The paragraphs of an opinion's best text (:func:`opinion_record`)."""
-    return opinion_record(row, "majority", None).paragraphs
 
 
 # --------------------------------------------------------------------------------------------
