@@ -59,7 +59,7 @@ def example_sources() -> Path:
 @click.option("--format", "fmt", cls=SourceFormatOption, type=SourceFormatChoice(), default=None)
 @click.option("--encoding", default=None, metavar="NAME",
               help="The text encoding of .txt sources (e.g. latin-1, cp1252). Default: UTF-8; a file that is not "
-                   "UTF-8 is decoded by a guessed encoding, named in a warning.")
+                   "UTF-8 is decoded by a guessed encoding, named in the summary.")
 @click.option("--errors-out", type=click.Path(path_type=Path), default=None,
               help="Write every skipped record (file, record, field, reason) to this file, one JSON object a line "
                    "(checked before the ingest starts).")
