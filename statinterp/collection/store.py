@@ -22,8 +22,14 @@ Tables (every id an integer given in insertion order, so the same ingest gives t
 
 An opinion's text is its paragraphs joined by line breaks; a case's text is its head matter
 followed by its opinions (:attr:`~statinterp.sources.records.CaseRecord.text`), as in the data
-set. Writes happen in transactions (WAL journal): a reader, or a process killed at any moment,
-sees whole batches of cases with their statistics, never part of one.
+set. Writes happen in transactions (WAL journal; :func:`statinterp.sqlite.transaction`): a
+reader, or a process killed at any moment, sees whole batches of cases with their statistics,
+never part of one. The writer's connection enforces the foreign keys (``REFERENCES``).
+
+The format (schema version) is the ``format`` row of ``meta``: :data:`COLLECTION_SCHEMA` holds
+the schema of a new collection and one migration step per older format (1 -> 2: the pair index;
+2 -> 3: the page columns), applied in order by the next ingest, in the transaction that opens
+the collection.
 """
 
 from __future__ import annotations
@@ -34,23 +40,25 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from statinterp.corpus.pin_cites import first_page, page_at
 from statinterp.errors import InputError, OutputError, UsageError, printable
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
+from statinterp.sqlite import Schema, select, transaction
 from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pairs, fts_pairs_text
 
 FILENAME = "collection.sqlite"
-#: Bump when the schema or the meaning of a stored value changes. Format 2 added ``paragraph_pairs``;
-#: format 3 the pages of paragraphs (``page``, ``page_starts``), ``footnote`` and ``opinions.paged``.
+#: The collection's format (its schema version, the ``format`` row of ``meta``). Bump it when the
+#: schema or the meaning of a stored value changes, with a step from the last format in
+#: :data:`COLLECTION_SCHEMA`. Format 2 added ``paragraph_pairs``; format 3 the pages of paragraphs
+#: (``page``, ``page_starts``), ``footnote`` and ``opinions.paged``.
 FORMAT_VERSION = 3
-#: Formats this statinterp reads; a collection of format 1 is found with the phrase query alone, one
-#: of format 1 or 2 has no pages (every page unknown), and the next ``ingest`` into either upgrades
-#: it (:meth:`CollectionWriter._upgrade`).
-READABLE_FORMATS = (1, 2, 3)
+
+#: The pair index (format 2).
+PAIR_INDEX = f"CREATE VIRTUAL TABLE IF NOT EXISTS paragraph_pairs USING fts5(pairs, content='', {PAIR_INDEX_OPTIONS})"
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,7 +81,7 @@ CREATE INDEX IF NOT EXISTS paragraphs_by_opinion ON paragraphs (opinion_id, posi
 CREATE INDEX IF NOT EXISTS paragraphs_by_case ON paragraphs (case_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS paragraphs_fts USING fts5(
     text, content='paragraphs', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS paragraph_pairs USING fts5(pairs, content='', {PAIR_INDEX_OPTIONS});
+{PAIR_INDEX};
 CREATE TABLE IF NOT EXISTS citations (
     paragraph_id INTEGER NOT NULL REFERENCES paragraphs(id), start INTEGER NOT NULL, end INTEGER NOT NULL,
     kind TEXT NOT NULL, text TEXT NOT NULL, normalized TEXT NOT NULL, PRIMARY KEY (paragraph_id, start, end, kind))
@@ -85,10 +93,52 @@ CREATE TABLE IF NOT EXISTS level_totals (
     level TEXT PRIMARY KEY, n_units INTEGER NOT NULL, total_tokens INTEGER NOT NULL);
 """
 
-#: Columns format 3 added (table, column, definition): :meth:`CollectionWriter._upgrade` adds them.
+#: Columns format 3 added (table, column, definition): :func:`_add_pages` adds them.
 PAGE_COLUMNS = (("opinions", "paged", "INTEGER NOT NULL DEFAULT 0"), ("paragraphs", "page", "TEXT"),
                 ("paragraphs", "page_starts", "TEXT NOT NULL DEFAULT '[]'"),
                 ("paragraphs", "footnote", "INTEGER NOT NULL DEFAULT 0"))
+
+
+def _index_pairs(db: sqlite3.Connection, paragraph_id: int, text: str) -> None:
+    """Add a paragraph's adjacent word pairs to the pair index (removed with the same
+    :func:`~statinterp.text.term_match.fts_pairs_text` and FTS5's ``'delete'``)."""
+    db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (paragraph_id, fts_pairs_text(text)))
+
+
+def _add_pair_index(db: sqlite3.Connection) -> None:
+    """Format 1 -> 2: the pair index, with the pairs of every stored paragraph."""
+    db.execute(PAIR_INDEX)
+    for row in select(db, "SELECT id, text FROM paragraphs ORDER BY id"):  # streamed, not held
+        _index_pairs(db, row["id"], row["text"])
+
+
+def _add_pages(db: sqlite3.Connection) -> None:
+    """Format 2 -> 3: the page columns, every stored page unknown and no line a footnote (what
+    the older formats knew)."""
+    for table, column, definition in PAGE_COLUMNS:
+        db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+
+
+def _record_format(db: sqlite3.Connection, version: int) -> None:
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)", (str(version),))
+
+
+#: The collection's schema: new collections get :data:`SCHEMA`; the next ``ingest`` into one of
+#: an older format applies the steps from it (:meth:`CollectionWriter.__init__`, one transaction:
+#: a crash leaves the old format, whole).
+COLLECTION_SCHEMA = Schema(FORMAT_VERSION, SCHEMA, {1: _add_pair_index, 2: _add_pages}, _record_format)
+#: Formats this statinterp reads; a collection of format 1 is found with the phrase query alone, one
+#: of format 1 or 2 has no pages (every page unknown), and the next ``ingest`` into either upgrades it.
+READABLE_FORMATS = COLLECTION_SCHEMA.readable
+
+
+def stored_format(db: sqlite3.Connection) -> str | None:
+    """The ``format`` row of a collection database's ``meta`` (None: no collection there yet)."""
+    if select(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is None:
+        return None
+    row = select(db, "SELECT value FROM meta WHERE key = 'format'").fetchone()
+    return None if row is None else row["value"]
+
 
 #: Meta keys that record when (left out of :func:`canonical_dump`).
 TIME_KEYS = ("created_at", "statistics_date")
@@ -149,10 +199,14 @@ def line_pages(record: CaseRecord) -> list[list[str | None]]:
     return out
 
 
-def _paragraph_row(row: Sequence) -> ParagraphRow:
-    """A paragraph row from ``case_id, opinion_id, id, position, text, page, page_starts, footnote``."""
-    starts = tuple((int(at), str(label)) for at, label in json.loads(row[6]))
-    return ParagraphRow(row[0], row[1], row[2], row[3], row[4], row[5], starts, bool(row[7]))
+#: The columns of a :class:`ParagraphRow` without its pages, in ``paragraphs p``.
+_PARAGRAPH_COLUMNS = "p.case_id, p.opinion_id, p.id AS paragraph_id, p.position, p.text"
+
+
+def _paragraph_row(row: sqlite3.Row) -> ParagraphRow:
+    """A paragraph from a row of :data:`_PARAGRAPH_COLUMNS` and the page columns."""
+    starts = tuple((int(at), str(label)) for at, label in json.loads(row["page_starts"]))
+    return ParagraphRow(**{**row, "page_starts": starts, "footnote": bool(row["footnote"])})
 
 
 def _now() -> str:
@@ -185,7 +239,7 @@ def damage_named(folder: str | Path) -> Iterator[None]:
 def check_integrity(db: sqlite3.Connection, folder: str | Path) -> None:
     """Raise :class:`InputError` if SQLite's ``quick_check`` finds the collection damaged (it reads
     every page once: ``ingest`` and ``collection info`` run it)."""
-    problems = [r[0] for r in db.execute("PRAGMA quick_check(3)")]
+    problems = [row["quick_check"] for row in select(db, "PRAGMA quick_check(3)")]
     if problems != ["ok"]:
         raise InputError(database_path(folder), f"is damaged ({'; '.join(problems)}); restore a copy, or ingest its "
                          "sources again into a new folder")
@@ -216,6 +270,23 @@ def _lines(value: str) -> list[str]:
     return [line for line in value.split("\n") if line] if value else []
 
 
+#: The columns of ``cases`` that are a :class:`CaseRecord`'s fields (all but ``id`` and ``content_hash``).
+_CASE_COLUMNS = ", ".join(f.name for f in fields(CaseRecord) if f.name != "opinions")
+
+
+def dataset_case(record: CaseRecord, text: str) -> dict:
+    """A case as a row of the data set's case table (its field names: ``original_id``,
+    ``short_name``, ``official_citation``, ...; ``text``: the whole case): the one place a stored
+    case takes them, at the boundary where ``find`` writes the data set's tables."""
+    return {"original_id": record.source_id, "source": record.source, "name": record.name,
+            "short_name": record.name_abbreviation, "date": record.decision_date,
+            "official_citation": record.official_citation,
+            "alternate_citations": [cite for _, cite in record.citations], "court": record.court,
+            "jurisdiction": record.jurisdiction, "docket_number": record.docket_number,
+            "attorneys": _lines(record.attorneys), "parties": _lines(record.parties),
+            "judges": _lines(record.judges), "text": text}
+
+
 class Collection:
     """Read access to a collection folder (read-only; use as a context manager).
 
@@ -227,10 +298,11 @@ class Collection:
         self.folder = folder
         self.db = db
         #: Whether the collection has the pair index (format 2; :meth:`paragraphs_matching`'s ``pairs``).
-        self.has_pairs = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'paragraph_pairs'").fetchone() is not None
+        self.has_pairs = select(db, "SELECT 1 FROM sqlite_master WHERE name = 'paragraph_pairs'").fetchone() is not None
         #: Whether paragraphs have pages and footnote marks (format 3); without, every page is unknown.
-        self.has_pages = "page" in {r[1] for r in db.execute("PRAGMA table_info(paragraphs)")}
-        self._page_columns = "page, page_starts, footnote" if self.has_pages else "NULL, '[]', 0"
+        self.has_pages = "page" in {r["name"] for r in select(db, "PRAGMA table_info(paragraphs)")}
+        self._page_columns = ("p.page, p.page_starts, p.footnote" if self.has_pages else
+                              "NULL AS page, '[]' AS page_starts, 0 AS footnote")
 
     @classmethod
     def open(cls, folder: str | Path) -> Collection:
@@ -241,12 +313,12 @@ class Collection:
                              "`statinterp ingest SOURCE... --collection DIR`")
         try:
             db = _read_only_connection(path)
-            row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            found = stored_format(db)
         except sqlite3.DatabaseError as exc:
             raise InputError(path, f"is not a readable collection database ({exc})") from None
-        if row is None or row[0] not in {str(f) for f in READABLE_FORMATS}:
+        if found not in {str(f) for f in READABLE_FORMATS}:
             db.close()
-            raise InputError(path, f"has collection format {row[0] if row else 'unknown'}, this statinterp reads "
+            raise InputError(path, f"has collection format {found or 'unknown'}, this statinterp reads "
                              f"formats {', '.join(map(str, READABLE_FORMATS))}; ingest the sources again into a new "
                              "folder")
         return cls(folder, db)
@@ -268,15 +340,15 @@ class Collection:
         table = "paragraph_pairs" if pairs else "paragraphs_fts"
         if pairs and not self.has_pairs:
             raise UsageError(f"the collection {self.folder} has no pair index (format 1); ingest into it to add one")
-        sql = (f"SELECT p.case_id, p.opinion_id, p.id, p.position, p.text FROM {table} "
+        sql = (f"SELECT {_PARAGRAPH_COLUMNS} FROM {table} "
                f"JOIN paragraphs p ON p.id = {table}.rowid JOIN opinions o ON o.id = p.opinion_id "
                f"WHERE {table} MATCH ? ORDER BY p.case_id, o.position, p.position")
         try:
-            cursor = self.db.execute(sql, (fts_query,))
+            cursor = select(self.db, sql, (fts_query,))
         except sqlite3.OperationalError as exc:
             raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
         for row in cursor:
-            yield ParagraphRow(*row)
+            yield ParagraphRow(**row)
 
     def occurring(self, phrases: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
         """Those of ``phrases`` (sequences of single words) that occur in some paragraph: one FTS5
@@ -307,68 +379,56 @@ class Collection:
 
     def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
         """Every paragraph (line) of an opinion, in position order, with its pages."""
-        return [_paragraph_row(row) for row in self.db.execute(
-            f"SELECT case_id, opinion_id, id, position, text, {self._page_columns} FROM paragraphs "
-            "WHERE opinion_id = ? ORDER BY position", (opinion_id,))]
+        return [_paragraph_row(row) for row in select(
+            self.db, f"SELECT {_PARAGRAPH_COLUMNS}, {self._page_columns} FROM paragraphs p "
+            "WHERE p.opinion_id = ? ORDER BY p.position", (opinion_id,))]
 
     def case_ids(self) -> list[int]:
-        return [r[0] for r in self.db.execute("SELECT id FROM cases ORDER BY id")]
+        return [row["id"] for row in select(self.db, "SELECT id FROM cases ORDER BY id")]
 
     def case(self, case_id: int, opinions: list[dict] | None = None) -> dict:
         """The case in the data set's fields (``text`` is the whole case). ``opinions``: the case's
         :meth:`opinions` if the caller has read them already (they are not read again)."""
-        row = self.db.execute(
-            "SELECT source, source_id, name, name_abbreviation, decision_date, citations, court, jurisdiction, "
-            "attorneys, parties, judges, head_matter, docket_number FROM cases WHERE id = ?", (case_id,)).fetchone()
-        if row is None:
-            raise UsageError(f"no case {case_id} in the collection {self.folder}")
-        (source, source_id, name, abbr, date, cites, court, jurisdiction, attorneys, parties, judges, head,
-         docket) = row
-        citations = [tuple(c) for c in json.loads(cites)]
-        official = next((c for k, c in citations if k == "official"), citations[0][1] if citations else "")
-        parts = [head] if head.strip() else []
+        record = self._case_record(case_id)
+        parts = [record.head_matter] if record.head_matter.strip() else []  # as CaseRecord.text
         parts.extend(o["text"] for o in (self.opinions(case_id) if opinions is None else opinions))
-        return {"original_id": source_id, "source": source, "name": name, "short_name": abbr, "date": date,
-                "official_citation": official, "alternate_citations": [c for _, c in citations],
-                "court": court, "jurisdiction": jurisdiction, "docket_number": docket,
-                "attorneys": _lines(attorneys), "parties": _lines(parties), "judges": _lines(judges),
-                "text": "\n".join(parts)}
+        return dataset_case(record, "\n".join(parts))
 
     def opinions(self, case_id: int) -> list[dict]:
         """The case's opinions in order: id, type, author, position, text."""
         out = []
-        for oid, pos, kind, author in self.db.execute(
-                "SELECT id, position, type, author FROM opinions WHERE case_id = ? ORDER BY position", (case_id,)):
-            text = "\n".join(t for (t,) in self.db.execute(
-                "SELECT text FROM paragraphs WHERE opinion_id = ? ORDER BY position", (oid,)))
-            out.append({"id": oid, "type": kind, "author": author or "", "position": pos, "text": text})
+        for row in select(self.db, "SELECT id, type, author, position FROM opinions WHERE case_id = ? "
+                          "ORDER BY position", (case_id,)).fetchall():
+            lines = select(self.db, "SELECT text FROM paragraphs WHERE opinion_id = ? ORDER BY position",
+                           (row["id"],))
+            out.append({**row, "author": row["author"] or "", "text": "\n".join(line["text"] for line in lines)})
         return out
 
     def record(self, case_id: int) -> CaseRecord:
         """The stored case as the record it was ingested from."""
-        row = self.db.execute(
-            "SELECT source, source_id, name, name_abbreviation, decision_date, docket_number, citations, court, "
-            "jurisdiction, head_matter, judges, parties, attorneys FROM cases WHERE id = ?", (case_id,)).fetchone()
+        ops = []
+        paged = "paged" if self.has_pages else "0 AS paged"
+        for row in select(self.db, f"SELECT id, type, author, {paged} FROM opinions WHERE case_id = ? "
+                          "ORDER BY position", (case_id,)).fetchall():
+            rows = self.opinion_paragraphs(row["id"])
+            ops.append(OpinionRecord(type=row["type"], author=row["author"],
+                                     paragraphs=tuple(r.text for r in rows if not r.footnote),
+                                     footnotes=tuple(r.text for r in rows if r.footnote),
+                                     page_starts=tuple(r.page_starts for r in rows) if row["paged"] else ()))
+        return self._case_record(case_id, tuple(ops))
+
+    def _case_record(self, case_id: int, opinions: tuple[OpinionRecord, ...] = ()) -> CaseRecord:
+        """The stored case's fields (its columns are :class:`CaseRecord`'s fields) with ``opinions``."""
+        row = select(self.db, f"SELECT {_CASE_COLUMNS} FROM cases WHERE id = ?", (case_id,)).fetchone()
         if row is None:
             raise UsageError(f"no case {case_id} in the collection {self.folder}")
-        ops = []
-        paged = "paged" if self.has_pages else "0"
-        for oid, kind, author, has_labels in self.db.execute(
-                f"SELECT id, type, author, {paged} FROM opinions WHERE case_id = ? ORDER BY position",
-                (case_id,)).fetchall():
-            rows = self.opinion_paragraphs(oid)
-            ops.append(OpinionRecord(kind, author, tuple(r.text for r in rows if not r.footnote),
-                                     tuple(r.text for r in rows if r.footnote),
-                                     tuple(r.page_starts for r in rows) if has_labels else ()))
-        (source, source_id, name, abbr, date, docket, cites, court, jurisdiction, head, judges, parties,
-         attorneys) = row
-        return CaseRecord(source, source_id, name, abbr, date, docket, tuple(tuple(c) for c in json.loads(cites)),
-                          court, jurisdiction, head, judges, parties, attorneys, tuple(ops))
+        citations = tuple(tuple(cite) for cite in json.loads(row["citations"]))
+        return CaseRecord(**{**row, "citations": citations, "opinions": opinions})
 
     def citations(self, paragraph_id: int) -> list[dict]:
-        return [{"kind": k, "start": s, "end": e, "text": t, "normalized": n} for s, e, k, t, n in self.db.execute(
-            "SELECT start, end, kind, text, normalized FROM citations WHERE paragraph_id = ? ORDER BY start, end, kind",
-            (paragraph_id,))]
+        return [dict(row) for row in select(
+            self.db, "SELECT kind, start, end, text, normalized FROM citations WHERE paragraph_id = ? "
+            "ORDER BY start, end, kind", (paragraph_id,))]
 
     # -- statistics ---------------------------------------------------------------------------
     def _require_statistics(self) -> None:
@@ -385,27 +445,31 @@ class Collection:
         for i in range(0, len(distinct), 500):
             chunk = distinct[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            for token, df, cf in self.db.execute(
-                    f"SELECT token, df, cf FROM token_stats WHERE level = ? AND token IN ({marks})", [level, *chunk]):
-                out[token] = (df, cf)
+            for row in select(self.db, f"SELECT token, df, cf FROM token_stats WHERE level = ? AND token IN ({marks})",
+                              [level, *chunk]):
+                out[row["token"]] = (row["df"], row["cf"])
         return out
 
     def level_totals(self, level: str) -> tuple[int, int]:
         """(N units holding a token, total tokens) of a unit level over the collection."""
         _check_level(level)
         self._require_statistics()
-        row = self.db.execute("SELECT n_units, total_tokens FROM level_totals WHERE level = ?", (level,)).fetchone()
-        return (row[0], row[1]) if row else (0, 0)
+        row = select(self.db, "SELECT n_units, total_tokens FROM level_totals WHERE level = ?", (level,)).fetchone()
+        return (row["n_units"], row["total_tokens"]) if row else (0, 0)
 
     # -- description --------------------------------------------------------------------------
     def meta(self) -> dict[str, str]:
-        return dict(self.db.execute("SELECT key, value FROM meta"))
+        return {row["key"]: row["value"] for row in select(self.db, "SELECT key, value FROM meta")}
 
     def info(self) -> dict:
         """Counts, sources, statistics date and size on disk (``collection info``), after checking
         that the database is not damaged (:func:`check_integrity`)."""
         def count(table: str) -> int:
-            return self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            return select(self.db, f"SELECT count(*) AS n FROM {table}").fetchone()["n"]
+
+        def counts(table: str, column: str) -> dict:  # value -> number of rows, in value order
+            return {row["value"]: row["n"] for row in select(
+                self.db, f"SELECT {column} AS value, count(*) AS n FROM {table} GROUP BY {column} ORDER BY {column}")}
 
         check_integrity(self.db, self.folder)
         meta = self.meta()
@@ -416,16 +480,14 @@ class Collection:
             "collection": str(self.folder),
             "format": int(meta.get("format", 0)),
             "cases": cases, "opinions": count("opinions"), "paragraphs": count("paragraphs"),
-            "citations": dict(self.db.execute("SELECT kind, count(*) FROM citations GROUP BY kind ORDER BY kind")),
-            "by_source": dict(self.db.execute("SELECT source, count(*) FROM cases GROUP BY source ORDER BY source")),
-            "sources": [{"path": p, "format": f, "cases": c, "skipped": s, "ingested_at": t} for p, f, c, s, t in
-                        self.db.execute("SELECT path, format, cases, skipped, ingested_at FROM sources "
-                                        "ORDER BY ingested_at, path")],
-            "statistics": {lvl: dict(zip(("units", "tokens"), self.db.execute(  # noqa: B905
-                "SELECT n_units, total_tokens FROM level_totals WHERE level = ?", (lvl,)).fetchone() or (0, 0)))
-                for lvl in LEVELS},
-            "vocabulary": {lvl: n for lvl, n in self.db.execute(
-                "SELECT level, count(*) FROM token_stats GROUP BY level ORDER BY level")},
+            "citations": counts("citations", "kind"),
+            "by_source": counts("cases", "source"),
+            "sources": [dict(row) for row in select(self.db, "SELECT path, format, cases, skipped, ingested_at "
+                                                    "FROM sources ORDER BY ingested_at, path")],
+            "statistics": {lvl: dict(select(self.db, "SELECT n_units AS units, total_tokens AS tokens FROM "
+                                            "level_totals WHERE level = ?", (lvl,)).fetchone() or
+                                     {"units": 0, "tokens": 0}) for lvl in LEVELS},
+            "vocabulary": counts("token_stats", "level"),
             "statistics_date": meta.get("statistics_date", ""),
             "analysis": json.loads(meta.get("analysis", "{}")),
             "size_bytes": size,
@@ -460,12 +522,6 @@ def canonical_dump(folder: str | Path) -> Iterator[str]:
                 yield "paragraph_pairs\t" + json.dumps(row, ensure_ascii=False)
 
 
-def _index_pairs(db: sqlite3.Connection, paragraph_id: int, text: str) -> None:
-    """Add a paragraph's adjacent word pairs to the pair index (removed with the same
-    :func:`~statinterp.text.term_match.fts_pairs_text` and FTS5's ``'delete'``)."""
-    db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (paragraph_id, fts_pairs_text(text)))
-
-
 class CollectionWriter:
     """Adds prepared cases to a collection folder (creating it), one transaction per batch."""
 
@@ -483,60 +539,34 @@ class CollectionWriter:
             self.db.execute("PRAGMA busy_timeout = 60000")
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: consistent after any crash
-            self.db.execute("BEGIN IMMEDIATE")
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    self.db.execute(statement)
-            found = self.db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-            if found is not None:
-                self._check_integrity()
-            if found is None:
-                now = _now()
-                self.db.executemany("INSERT INTO meta VALUES (?, ?)", [
-                    ("format", str(FORMAT_VERSION)), ("created_at", now), ("statistics_date", now),
-                    ("analysis", json.dumps(analysis or {}, sort_keys=True))])
-                self.db.executemany("INSERT INTO level_totals VALUES (?, 0, 0)", [(lvl,) for lvl in LEVELS])
-            elif found[0] not in {str(f) for f in READABLE_FORMATS}:
-                self.db.execute("ROLLBACK")
-                raise InputError(self.folder, f"holds a collection of format {found[0]}; this statinterp writes "
-                                 f"format {FORMAT_VERSION}: use a new folder")
-            else:
-                stored = self.db.execute("SELECT value FROM meta WHERE key = 'analysis'").fetchone()[0]
-                if analysis is not None and json.loads(stored) != analysis:
-                    self.db.execute("ROLLBACK")
-                    raise UsageError(f"{self.folder}: the collection's statistics were made with other analysis "
-                                     f"settings ({stored}); ingest into a new folder")
-                if found[0] != str(FORMAT_VERSION):
-                    try:
-                        self._upgrade(int(found[0]))
-                    except BaseException:
-                        self.db.execute("ROLLBACK")
-                        raise
-            self.db.execute("COMMIT")
+            self.db.execute("PRAGMA foreign_keys = ON")  # every write keeps the schema's REFERENCES
+            with transaction(self.db):
+                self._open(analysis)
         except sqlite3.DatabaseError as exc:
             raise InputError(database_path(self.folder), f"is not a usable collection database ({exc})") from None
 
-    def _check_integrity(self) -> None:
-        """Refuse a damaged collection before writing into it (:func:`check_integrity`)."""
-        try:
-            check_integrity(self.db, self.folder)
-        except InputError:
-            self.db.execute("ROLLBACK")
-            raise
-
-    def _upgrade(self, found: int) -> None:
-        """Upgrade a collection of format 1 or 2 to the current format, in the caller's transaction
-        (a crash leaves the old format, whole): format 1 gets the pair index (SCHEMA has just made
-        the empty table; the stored paragraphs' pairs are indexed), formats 1 and 2 the page
-        columns (every stored page unknown, no line a footnote: what those formats knew)."""
+    def _open(self, analysis: dict | None) -> None:
+        """Create the collection, or check the stored one (not damaged, a readable format, the
+        same analysis settings) and bring it to the current format, in the caller's transaction."""
         db = self.db
-        if found < 2:
-            for pid, text in db.execute("SELECT id, text FROM paragraphs ORDER BY id"):  # streamed, not held
-                _index_pairs(db, pid, text)
-        for table, column, definition in PAGE_COLUMNS:
-            if column not in {r[1] for r in db.execute(f"PRAGMA table_info({table})")}:
-                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
-        db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (str(FORMAT_VERSION),))
+        found = stored_format(db)
+        if found is None:
+            COLLECTION_SCHEMA.create_in(db)
+            now = _now()
+            db.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
+                ("created_at", now), ("statistics_date", now),
+                ("analysis", json.dumps(analysis or {}, sort_keys=True))])
+            db.executemany("INSERT INTO level_totals VALUES (?, 0, 0)", [(lvl,) for lvl in LEVELS])
+            return
+        check_integrity(db, self.folder)  # an ingest never adds to a damaged collection
+        if found not in {str(f) for f in READABLE_FORMATS}:
+            raise InputError(self.folder, f"holds a collection of format {found}; this statinterp writes "
+                             f"format {FORMAT_VERSION}: use a new folder")
+        stored = select(db, "SELECT value FROM meta WHERE key = 'analysis'").fetchone()["value"]
+        if analysis is not None and json.loads(stored) != analysis:
+            raise UsageError(f"{self.folder}: the collection's statistics were made with other analysis "
+                             f"settings ({stored}); ingest into a new folder")
+        COLLECTION_SCHEMA.upgrade(db, int(found))
 
     def close(self) -> None:
         self.db.close()
@@ -548,9 +578,9 @@ class CollectionWriter:
         self.close()
 
     def known_hash(self, source: str, source_id: str) -> str | None:
-        row = self.db.execute("SELECT content_hash FROM cases WHERE source = ? AND source_id = ?",
-                              (source, source_id)).fetchone()
-        return row[0] if row else None
+        row = select(self.db, "SELECT content_hash FROM cases WHERE source = ? AND source_id = ?",
+                     (source, source_id)).fetchone()
+        return row["content_hash"] if row else None
 
     def write(self, prepared: Iterable, reprepare=None) -> dict[str, int]:
         """Store prepared cases in one transaction: new ones are added, changed ones replace the
@@ -561,19 +591,18 @@ class CollectionWriter:
         stats: dict[str, dict[str, list[int]]] = {}
         totals = {lvl: [0, 0] for lvl in LEVELS}
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(db):
             for case in prepared:
                 rec = case.record
-                row = db.execute("SELECT id, content_hash FROM cases WHERE source = ? AND source_id = ?",
-                                 (rec.source, rec.source_id)).fetchone()
-                if row is not None and row[1] == case.content_hash:
+                row = select(db, "SELECT id, content_hash FROM cases WHERE source = ? AND source_id = ?",
+                             (rec.source, rec.source_id)).fetchone()
+                if row is not None and row["content_hash"] == case.content_hash:
                     counts["unchanged"] += 1
                     continue
                 if row is not None:
-                    old = Collection(self.folder, db).record(row[0])
+                    old = Collection(self.folder, db).record(row["id"])
                     self._add_counts(stats, totals, reprepare(old).counts, -1)
-                    self._delete_case(row[0])
+                    self._delete_case(row["id"])
                     counts["replaced"] += 1
                 else:
                     counts["added"] += 1
@@ -583,11 +612,6 @@ class CollectionWriter:
                 self._add_counts(stats, totals, case.counts, +1)
             self._apply_stats(stats, totals)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('statistics_date', ?)", (_now(),))
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
         return counts
 
     def record_source(self, path: str, fmt: str, cases: int, skipped: int) -> None:
@@ -656,13 +680,15 @@ class CollectionWriter:
         return len(r.opinions), n_paras
 
     def _delete_case(self, case_id: int) -> None:
+        """Delete a stored case, children first (foreign keys are on), with its index entries."""
         db = self.db
         db.execute("DELETE FROM citations WHERE paragraph_id IN (SELECT id FROM paragraphs WHERE case_id = ?)",
                    (case_id,))
-        rows = db.execute("SELECT id, text FROM paragraphs WHERE case_id = ?", (case_id,)).fetchall()
-        db.executemany("INSERT INTO paragraphs_fts (paragraphs_fts, rowid, text) VALUES ('delete', ?, ?)", rows)
+        rows = select(db, "SELECT id, text FROM paragraphs WHERE case_id = ?", (case_id,)).fetchall()
+        db.executemany("INSERT INTO paragraphs_fts (paragraphs_fts, rowid, text) VALUES ('delete', ?, ?)",
+                       [(r["id"], r["text"]) for r in rows])
         db.executemany("INSERT INTO paragraph_pairs (paragraph_pairs, rowid, pairs) VALUES ('delete', ?, ?)",
-                       [(pid, fts_pairs_text(text)) for pid, text in rows])
+                       [(r["id"], fts_pairs_text(r["text"])) for r in rows])
         db.execute("DELETE FROM paragraphs WHERE case_id = ?", (case_id,))
         db.execute("DELETE FROM opinions WHERE case_id = ?", (case_id,))
         db.execute("DELETE FROM cases WHERE id = ?", (case_id,))
