@@ -19,12 +19,13 @@ left beside the data (``statinterp-labels.sqlite`` in a data folder, ``NAME.labe
 a term zip) is still used, so old labels are not lost. ``--labels FILE`` overrides it.
 
 **Schema versions.** The store's schema version is SQLite's ``user_version``
-(:data:`SCHEMA_VERSION`). Opening an older store migrates it in one transaction, step by step
-(:data:`_MIGRATIONS`: the statements taking version ``v - 1`` to ``v``); the first versioned
-schema is 1, and a store written before versions existed (``user_version`` 0, with the tables)
-is version 0. A store from a newer statinterp is refused (an older program would not know its
-tables), never changed. To change the schema: add the statements to ``_SCHEMA`` (new stores) and
-as a new step to ``_MIGRATIONS`` (old stores), and raise :data:`SCHEMA_VERSION`.
+(:data:`SCHEMA_VERSION`), its migrations those of the collection (:class:`statinterp.sqlite.Schema`,
+:data:`LABEL_SCHEMA`: one step per older version, ``steps[v]`` taking version ``v`` to ``v + 1``).
+Opening an older store applies the steps in one transaction; the first versioned schema is 1,
+and a store written before versions existed (``user_version`` 0, with the tables) is version 0.
+A store from a newer statinterp is refused (an older program would not know its tables), never
+changed. To change the schema: change ``_SCHEMA`` (new stores), add the step from the last
+version to :data:`LABEL_SCHEMA` (old stores), and raise :data:`SCHEMA_VERSION`.
 """
 
 from __future__ import annotations
@@ -38,11 +39,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.errors import InputError, UsageError
+from statinterp.sqlite import Schema, select, transaction
 
-__all__ = ["MAX_NOTE_CHARS", "SCHEMA_VERSION", "LabelRecord", "LabelStore", "default_store_path", "parse_label"]
+__all__ = ["MAX_NOTE_CHARS", "SCHEMA_VERSION", "JournalEntry", "LabelRecord", "LabelStore", "default_store_path",
+           "parse_label"]
 
 #: The longest note a reviewer may attach to a sentence.
 MAX_NOTE_CHARS = 2000
@@ -70,11 +74,19 @@ CREATE INDEX IF NOT EXISTS journal_term ON journal (term, seq);
 """
 #: The schema version of stores this code writes (SQLite ``user_version``).
 SCHEMA_VERSION = 1
-#: Step ``v`` takes a store of version ``v - 1`` to version ``v``.
-_MIGRATIONS: dict[int, tuple[str, ...]] = {
-    # 0: the unversioned store; 1 adds the index that reading one term's journal uses
-    1: ("CREATE INDEX IF NOT EXISTS journal_term ON journal (term, seq)",),
-}
+
+
+def _index_journal(db: sqlite3.Connection) -> None:
+    """Version 0 (the unversioned store) -> 1: the index that reading one term's journal uses."""
+    db.execute("CREATE INDEX IF NOT EXISTS journal_term ON journal (term, seq)")
+
+
+def _record_version(db: sqlite3.Connection, version: int) -> None:
+    db.execute(f"PRAGMA user_version = {int(version)}")
+
+
+#: The label store's schema: new stores get ``_SCHEMA``, older ones the steps from their version.
+LABEL_SCHEMA = Schema(SCHEMA_VERSION, _SCHEMA, {0: _index_journal}, _record_version)
 
 
 class _NewerStore(Exception):
@@ -92,6 +104,16 @@ class LabelRecord:
     @property
     def gain(self) -> int | None:
         return None if self.label is None else LABEL_GAINS[self.label]
+
+
+class JournalEntry(NamedTuple):
+    """One write of the journal."""
+
+    at: float
+    sentence_id: str
+    label: str | None
+    note: str | None
+    source: str
 
 
 def parse_label(raw: object) -> str | None:
@@ -145,46 +167,36 @@ class LabelStore:
 
     def _check_and_create(self) -> None:
         db = self._db
-        app_id = db.execute("PRAGMA application_id").fetchone()[0]
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        app_id = self._application_id()
+        tables = {row["name"] for row in select(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
         if app_id not in (0, _APPLICATION_ID) or (app_id == 0 and tables):
             raise sqlite3.DatabaseError("an SQLite database of something else")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA busy_timeout=10000")
-        if app_id == _APPLICATION_ID and db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        if app_id == _APPLICATION_ID and self._user_version() == SCHEMA_VERSION:
             return  # up to date: nothing to write
-        db.execute("BEGIN IMMEDIATE")  # a second process opening the store waits here, then sees it done
-        try:
-            if db.execute("PRAGMA application_id").fetchone()[0] == 0:  # new (another opener may have made it)
-                for stmt in _SCHEMA.split(";"):
-                    if stmt.strip():
-                        db.execute(stmt)
+        with transaction(db):  # a second process opening the store waits here, then sees it done
+            if self._application_id() == 0:  # new (another opener may have made it)
+                LABEL_SCHEMA.create_in(db)
                 db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            else:
-                self._migrate()
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+                return
+            version = self._user_version()
+            if version > SCHEMA_VERSION:
+                raise _NewerStore(f"was written by a newer statinterp (label store schema {version}; this version "
+                                  f"reads up to {SCHEMA_VERSION}): upgrade statinterp, or give another --labels FILE")
+            LABEL_SCHEMA.upgrade(db, version)
 
-    def _migrate(self) -> None:
-        """Bring the store to :data:`SCHEMA_VERSION` (inside the caller's transaction)."""
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise _NewerStore(f"was written by a newer statinterp (label store schema {version}; this version "
-                              f"reads up to {SCHEMA_VERSION}): upgrade statinterp, or give another --labels FILE")
-        for step in range(version + 1, SCHEMA_VERSION + 1):
-            for stmt in _MIGRATIONS[step]:
-                self._db.execute(stmt)
-        if version != SCHEMA_VERSION:
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    def _application_id(self) -> int:
+        return int(select(self._db, "PRAGMA application_id").fetchone()["application_id"])
+
+    def _user_version(self) -> int:
+        return int(select(self._db, "PRAGMA user_version").fetchone()["user_version"])
 
     @property
     def schema_version(self) -> int:
         with self._lock:
-            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            return self._user_version()
 
     # ----------------------------------------------------------------------------- writing
 
@@ -198,23 +210,16 @@ class LabelStore:
         if note is not None and len(note) > MAX_NOTE_CHARS:
             raise UsageError(f"a note may have at most {MAX_NOTE_CHARS} characters")
         when = time.time() if at is None else at
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for sid in ids:
-                    db.execute(
-                        "INSERT INTO labels (term, sentence_id, label, note, updated) VALUES (?, ?, ?, ?, ?) "
-                        "ON CONFLICT (term, sentence_id) DO UPDATE SET label = excluded.label, "
-                        "note = CASE WHEN ? IS NULL THEN labels.note ELSE excluded.note END, "
-                        "updated = excluded.updated",
-                        (term, sid, label, note or "", when, note))
-                    db.execute("INSERT INTO journal (at, term, sentence_id, label, note, source) "
-                               "VALUES (?, ?, ?, ?, ?, ?)", (when, term, sid, label, note, source))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        with self._lock, transaction(self._db) as db:
+            for sid in ids:
+                db.execute(
+                    "INSERT INTO labels (term, sentence_id, label, note, updated) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (term, sentence_id) DO UPDATE SET label = excluded.label, "
+                    "note = CASE WHEN ? IS NULL THEN labels.note ELSE excluded.note END, "
+                    "updated = excluded.updated",
+                    (term, sid, label, note or "", when, note))
+                db.execute("INSERT INTO journal (at, term, sentence_id, label, note, source) "
+                           "VALUES (?, ?, ?, ?, ?, ?)", (when, term, sid, label, note, source))
         return when
 
     def set_note(self, term: str, sentence_id: str, note: str, *, source: str = "") -> float:
@@ -222,21 +227,14 @@ class LabelStore:
         if len(note) > MAX_NOTE_CHARS:
             raise UsageError(f"a note may have at most {MAX_NOTE_CHARS} characters")
         when = time.time()
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.execute(
-                    "INSERT INTO labels (term, sentence_id, label, note, updated) VALUES (?, ?, NULL, ?, ?) "
-                    "ON CONFLICT (term, sentence_id) DO UPDATE SET note = excluded.note, updated = excluded.updated",
-                    (term, sentence_id, note, when))
-                db.execute("INSERT INTO journal (at, term, sentence_id, label, note, source) "
-                           "SELECT ?, ?, ?, label, ?, ? FROM labels WHERE term = ? AND sentence_id = ?",
-                           (when, term, sentence_id, note, source, term, sentence_id))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        with self._lock, transaction(self._db) as db:
+            db.execute(
+                "INSERT INTO labels (term, sentence_id, label, note, updated) VALUES (?, ?, NULL, ?, ?) "
+                "ON CONFLICT (term, sentence_id) DO UPDATE SET note = excluded.note, updated = excluded.updated",
+                (term, sentence_id, note, when))
+            db.execute("INSERT INTO journal (at, term, sentence_id, label, note, source) "
+                       "SELECT ?, ?, ?, label, ?, ? FROM labels WHERE term = ? AND sentence_id = ?",
+                       (when, term, sentence_id, note, source, term, sentence_id))
         return when
 
     # ----------------------------------------------------------------------------- reading
@@ -244,19 +242,21 @@ class LabelStore:
     def records(self, term: str) -> dict[str, LabelRecord]:
         """Every sentence of ``term`` with a label or a note (cleared labels have ``label=None``)."""
         with self._lock:
-            rows = self._db.execute("SELECT sentence_id, label, note, updated FROM labels WHERE term = ?",
-                                    (term,)).fetchall()
-        return {sid: LabelRecord(label, note, updated) for sid, label, note, updated in rows}
+            rows = select(self._db, "SELECT sentence_id, label, note, updated FROM labels WHERE term = ?",
+                          (term,)).fetchall()
+        return {row["sentence_id"]: LabelRecord(label=row["label"], note=row["note"], updated=row["updated"])
+                for row in rows}
 
     def labels(self, term: str) -> dict[str, str]:
         """Sentence id -> canonical label, for the labelled sentences of ``term``."""
         return {sid: r.label for sid, r in self.records(term).items() if r.label is not None}
 
-    def journal(self, term: str) -> list[tuple[float, str, str | None, str | None, str]]:
+    def journal(self, term: str) -> list[JournalEntry]:
         """Every write for ``term`` in order: (time, sentence id, label, note, source)."""
         with self._lock:
-            return self._db.execute("SELECT at, sentence_id, label, note, source FROM journal WHERE term = ? "
-                                    "ORDER BY seq", (term,)).fetchall()
+            return [JournalEntry(**row) for row in select(
+                self._db, "SELECT at, sentence_id, label, note, source FROM journal WHERE term = ? ORDER BY seq",
+                (term,))]
 
     def close(self) -> None:
         with self._lock:
