@@ -35,6 +35,7 @@ the collection.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import json
 import os
 import sqlite3
@@ -591,6 +592,7 @@ class CollectionWriter:
         stats: dict[str, dict[str, list[int]]] = {}
         totals = {lvl: [0, 0] for lvl in LEVELS}
         db = self.db
+        text_work: list[tuple[bool, int, str]] = []  # the full-text indexing, done after the rows
         with transaction(db):
             for case in prepared:
                 rec = case.record
@@ -602,14 +604,15 @@ class CollectionWriter:
                 if row is not None:
                     old = Collection(self.folder, db).record(row["id"])
                     self._add_counts(stats, totals, reprepare(old).counts, -1)
-                    self._delete_case(row["id"])
+                    self._delete_case(row["id"], text_work)
                     counts["replaced"] += 1
                 else:
                     counts["added"] += 1
-                n_ops, n_paras = self._insert_case(case)
+                n_ops, n_paras = self._insert_case(case, text_work)
                 counts["opinions"] += n_ops
                 counts["paragraphs"] += n_paras
                 self._add_counts(stats, totals, case.counts, +1)
+            self._index_text(text_work)
             self._apply_stats(stats, totals)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('statistics_date', ?)", (_now(),))
         return counts
@@ -646,7 +649,26 @@ class CollectionWriter:
         db.executemany("UPDATE level_totals SET n_units = n_units + ?, total_tokens = total_tokens + ? "
                        "WHERE level = ?", [(n, t, lvl) for lvl, (n, t) in totals.items()])
 
-    def _insert_case(self, case) -> tuple[int, int]:
+    def _index_text(self, work: list[tuple[bool, int, str]]) -> None:
+        """A batch's full-text work, in order: ``(False, id, text)`` adds a paragraph to both FTS5
+        indexes, ``(True, id, text)`` removes it (FTS5's ``'delete'``, with the text it was added
+        with). It follows the batch's rows: with foreign keys on, a DELETE from a table that
+        others reference opens a statement journal, at which FTS5 writes out its pending changes;
+        interleaved with the deletes of replaced cases, that made replacing cost 20 % more CPU."""
+        db = self.db
+        for removing, run in itertools.groupby(work, key=lambda item: item[0]):
+            rows = [(pid, text) for _, pid, text in run]
+            pairs = [(pid, fts_pairs_text(text)) for pid, text in rows]
+            if removing:
+                db.executemany("INSERT INTO paragraphs_fts (paragraphs_fts, rowid, text) VALUES ('delete', ?, ?)", rows)
+                db.executemany("INSERT INTO paragraph_pairs (paragraph_pairs, rowid, pairs) VALUES ('delete', ?, ?)",
+                               pairs)
+            else:
+                db.executemany("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", rows)
+                db.executemany("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", pairs)
+
+    def _insert_case(self, case, text_work: list[tuple[bool, int, str]]) -> tuple[int, int]:
+        """Insert a prepared case's rows; its paragraphs' full-text indexing goes to ``text_work``."""
         db = self.db
         r = case.record
         cur = db.execute(
@@ -670,8 +692,7 @@ class CollectionWriter:
                 pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text, page, page_starts, "
                                  "footnote) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                  (case_id, oid, j, text, pages[i][j], starts, int(j >= n_paragraphs))).lastrowid or 0
-                db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
-                _index_pairs(db, pid, text)
+                text_work.append((False, pid, text))
                 paragraph_ids[(i, j)] = pid
                 n_paras += 1
         db.executemany("INSERT OR IGNORE INTO citations VALUES (?, ?, ?, ?, ?, ?)",
@@ -679,16 +700,15 @@ class CollectionWriter:
                         for c in case.citations])
         return len(r.opinions), n_paras
 
-    def _delete_case(self, case_id: int) -> None:
-        """Delete a stored case, children first (foreign keys are on), with its index entries."""
+    def _delete_case(self, case_id: int, text_work: list[tuple[bool, int, str]]) -> None:
+        """Delete a stored case's rows, children first (foreign keys are on); the removal of its
+        paragraphs from the full-text indexes goes to ``text_work``."""
         db = self.db
         db.execute("DELETE FROM citations WHERE paragraph_id IN (SELECT id FROM paragraphs WHERE case_id = ?)",
                    (case_id,))
-        rows = select(db, "SELECT id, text FROM paragraphs WHERE case_id = ?", (case_id,)).fetchall()
-        db.executemany("INSERT INTO paragraphs_fts (paragraphs_fts, rowid, text) VALUES ('delete', ?, ?)",
-                       [(r["id"], r["text"]) for r in rows])
-        db.executemany("INSERT INTO paragraph_pairs (paragraph_pairs, rowid, pairs) VALUES ('delete', ?, ?)",
-                       [(r["id"], fts_pairs_text(r["text"])) for r in rows])
+        text_work.extend((True, row["id"], row["text"])
+                         for row in select(db, "SELECT id, text FROM paragraphs WHERE case_id = ? ORDER BY id",
+                                           (case_id,)))
         db.execute("DELETE FROM paragraphs WHERE case_id = ?", (case_id,))
         db.execute("DELETE FROM opinions WHERE case_id = ?", (case_id,))
         db.execute("DELETE FROM cases WHERE id = ?", (case_id,))
