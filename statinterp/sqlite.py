@@ -10,19 +10,25 @@ The collection (:mod:`statinterp.collection.store`) and the label store
   (new files) and one step per older version (``steps[v]`` takes version ``v`` to ``v + 1``):
   opening an older file applies the steps in order, in the transaction that opens it, so a
   crash leaves the old version whole;
-* rows are read by column name (:func:`select` gives :class:`sqlite3.Row`\\ s).
+* rows are read by column name: :func:`select` gives :class:`sqlite3.Row`\\ s, :func:`select_as`
+  records (dataclasses) whose fields the query's columns must be.
 
 This module imports nothing of statinterp: any layer may use it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
-__all__ = ["Schema", "Step", "select", "statements", "transaction"]
+__all__ = ["Schema", "Step", "select", "select_as", "statements", "transaction"]
+
+R = TypeVar("R")
 
 #: A migration step: run in the caller's transaction, it takes a schema version ``v`` to ``v + 1``.
 Step = Callable[[sqlite3.Connection], None]
@@ -55,6 +61,19 @@ def select(db: sqlite3.Connection, sql: str, params: Mapping | tuple | list = ()
     cursor = db.cursor()
     cursor.row_factory = sqlite3.Row
     return cursor.execute(sql, params)
+
+
+def select_as(db: sqlite3.Connection, record: type[R], sql: str, params: Mapping | tuple | list = ()) -> Iterator[R]:
+    """The rows of a query as ``record``\\ s (a dataclass), built by column name: the query's
+    column names must be the record's first fields, in order (the rest keep their defaults), or
+    this raises at once; each row is then passed positionally, as fast as a tuple."""
+    cursor = db.execute(sql, params)
+    columns = tuple(d[0] for d in cursor.description)
+    fields = tuple(f.name for f in dataclasses.fields(record))  # type: ignore[arg-type]
+    if columns != fields[:len(columns)]:
+        raise ValueError(f"the query's columns {columns} are not the first fields of {record.__name__} {fields}")
+    factory: Any = record
+    return itertools.starmap(factory, cursor)
 
 
 def statements(script: str) -> list[str]:

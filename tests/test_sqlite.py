@@ -23,7 +23,7 @@ from statinterp.collection.store import (
 )
 from statinterp.corpus.label_store import LABEL_SCHEMA, SCHEMA_VERSION, LabelStore
 from statinterp.sources.records import CaseRecord, OpinionRecord
-from statinterp.sqlite import Schema, select, transaction
+from statinterp.sqlite import Schema, select, select_as, transaction
 from statinterp.text.term_match import fts_pairs_text
 
 # --------------------------------------------------------------------------------------------
@@ -80,6 +80,16 @@ def test_select_reads_rows_by_name_and_leaves_the_connection_alone(tmp_path):
     db.execute("INSERT INTO t VALUES (3)")
     assert dict(select(db, "SELECT x, x + 1 AS y FROM t").fetchone()) == {"x": 3, "y": 4}
     assert db.execute("SELECT x FROM t").fetchone() == (3,)
+
+
+def test_select_as_builds_records_by_column_name_and_refuses_other_columns(tmp_path):
+    from statinterp.collection.store import ParagraphRow
+
+    db = _autocommit(tmp_path)
+    sql = "SELECT 1 AS case_id, 2 AS opinion_id, 3 AS paragraph_id, 0 AS position, 'Text.' AS text"
+    assert list(select_as(db, ParagraphRow, sql)) == [ParagraphRow(1, 2, 3, 0, "Text.")]
+    with pytest.raises(ValueError, match="not the first fields of ParagraphRow"):
+        select_as(db, ParagraphRow, "SELECT 1 AS case_id, 3 AS paragraph_id, 2 AS opinion_id")
 
 
 # --------------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from statinterp.corpus.pin_cites import first_page, page_at
 from statinterp.errors import InputError, OutputError, UsageError, printable
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
-from statinterp.sqlite import Schema, select, transaction
+from statinterp.sqlite import Schema, select, select_as, transaction
 from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pairs, fts_pairs_text
 
 FILENAME = "collection.sqlite"
@@ -206,8 +206,11 @@ _PARAGRAPH_COLUMNS = "p.case_id, p.opinion_id, p.id AS paragraph_id, p.position,
 
 def _paragraph_row(row: sqlite3.Row) -> ParagraphRow:
     """A paragraph from a row of :data:`_PARAGRAPH_COLUMNS` and the page columns."""
-    starts = tuple((int(at), str(label)) for at, label in json.loads(row["page_starts"]))
-    return ParagraphRow(**{**row, "page_starts": starts, "footnote": bool(row["footnote"])})
+    raw = row["page_starts"]
+    starts = () if raw == "[]" else tuple((int(at), str(label)) for at, label in json.loads(raw))
+    return ParagraphRow(case_id=row["case_id"], opinion_id=row["opinion_id"], paragraph_id=row["paragraph_id"],
+                        position=row["position"], text=row["text"], page=row["page"], page_starts=starts,
+                        footnote=bool(row["footnote"]))
 
 
 def _now() -> str:
@@ -345,11 +348,10 @@ class Collection:
                f"JOIN paragraphs p ON p.id = {table}.rowid JOIN opinions o ON o.id = p.opinion_id "
                f"WHERE {table} MATCH ? ORDER BY p.case_id, o.position, p.position")
         try:
-            cursor = select(self.db, sql, (fts_query,))
+            rows = select_as(self.db, ParagraphRow, sql, (fts_query,))
         except sqlite3.OperationalError as exc:
             raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
-        for row in cursor:
-            yield ParagraphRow(**row)
+        yield from rows
 
     def occurring(self, phrases: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
         """Those of ``phrases`` (sequences of single words) that occur in some paragraph: one FTS5
