@@ -42,6 +42,7 @@ from statinterp.sources.fields import BadField, text_of
 from statinterp.sources.limits import id_problem, sqlite_integer
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from statinterp.sources.registry import SourceFormat, register
+from statinterp.sqlite import transaction
 
 #: CourtListener's text fields in its order of preference (``OPINION_TEXT_SOURCE_FIELDS``), then
 #: ``plain_text`` (its fallback).
@@ -225,7 +226,6 @@ def _load_companion(db: sqlite3.Connection, path: Path, kind: str) -> None:
         db.executemany(sql, batch)
     if kind == "clusters":
         db.execute("INSERT OR IGNORE INTO need_dk SELECT docket FROM clu WHERE docket != ''")
-    db.commit()
 
 
 def read_courtlistener(path: Path, companions: tuple[str, ...] = ()) -> Iterator[CaseRecord | SkippedRecord]:
@@ -233,36 +233,37 @@ def read_courtlistener(path: Path, companions: tuple[str, ...] = ()) -> Iterator
     joined with the companion files."""
     where = str(path)
     with tempfile.TemporaryDirectory(prefix="statinterp-cl-") as tmp:
-        db = sqlite3.connect(Path(tmp) / "spill.sqlite")
+        db = sqlite3.connect(Path(tmp) / "spill.sqlite", isolation_level=None)
         try:
             _schema(db)
-            seq = 0
-            for label, row, problem in read_records(path):
-                if row is None:
-                    yield SkippedRecord(where, label, "(record)", problem or "unreadable")
-                    continue
-                cluster, why = cluster_of(row)
-                bad_id = id_problem(cluster) if cluster is not None else None
-                if bad_id is not None:
-                    cluster, why = None, bad_id
-                if cluster is None:
-                    yield SkippedRecord(where, str(row.get("id") or label), "cluster_id", why)
-                    continue
-                try:
-                    order = sqlite_integer(row.get("ordering_key"))
-                except ValueError as exc:
-                    yield SkippedRecord(where, str(row.get("id") or label), "ordering_key", str(exc))
-                    continue
-                db.execute("INSERT OR IGNORE INTO cl VALUES (?, ?)", (cluster, seq))
-                db.execute("INSERT INTO op VALUES (?, ?, ?, ?)", (seq, cluster, order, json.dumps(_compact(row))))
-                seq += 1
-            db.execute("CREATE INDEX op_cluster ON op (cluster)")
-            db.commit()
+            with transaction(db):
+                seq = 0
+                for label, row, problem in read_records(path):
+                    if row is None:
+                        yield SkippedRecord(where, label, "(record)", problem or "unreadable")
+                        continue
+                    cluster, why = cluster_of(row)
+                    bad_id = id_problem(cluster) if cluster is not None else None
+                    if bad_id is not None:
+                        cluster, why = None, bad_id
+                    if cluster is None:
+                        yield SkippedRecord(where, str(row.get("id") or label), "cluster_id", why)
+                        continue
+                    try:
+                        order = sqlite_integer(row.get("ordering_key"))
+                    except ValueError as exc:
+                        yield SkippedRecord(where, str(row.get("id") or label), "ordering_key", str(exc))
+                        continue
+                    db.execute("INSERT OR IGNORE INTO cl VALUES (?, ?)", (cluster, seq))
+                    db.execute("INSERT INTO op VALUES (?, ?, ?, ?)", (seq, cluster, order, json.dumps(_compact(row))))
+                    seq += 1
+                db.execute("CREATE INDEX op_cluster ON op (cluster)")
             kinds = {"clusters": 0, "dockets": 1, "courts": 2, "citations": 3}  # clusters before dockets
             for companion in sorted(map(Path, companions), key=lambda c: kinds[companion_kind(c) or "citations"]):
                 kind = companion_kind(companion)
                 if kind is not None:
-                    _load_companion(db, companion, kind)
+                    with transaction(db):
+                        _load_companion(db, companion, kind)
             db.execute("CREATE INDEX cit_cluster ON cit (cluster)")
             reader = db.cursor()
             for (cluster,) in reader.execute("SELECT cluster FROM cl ORDER BY first"):
