@@ -16,6 +16,7 @@ by file and line.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,16 @@ def _lazy_exports(package: Path) -> dict[str, str]:
     return {}
 
 
+@functools.cache  # the source is read once per session, whichever test asks first
+def import_statements(package: Path = PACKAGE) -> tuple[tuple[Path, tuple[ast.Import | ast.ImportFrom, ...]], ...]:
+    """Every ``.py`` file of ``package`` (in path order) with every import statement in it, wherever it stands."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        out.append((path, tuple(n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom))))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Import:
     """``module`` (file ``path``) imports ``target``, a statinterp module, at line ``line``."""
@@ -67,11 +78,13 @@ class Import:
     target: str
 
 
-def statinterp_imports(package: Path = PACKAGE) -> list[Import]:
+@functools.cache
+def statinterp_imports(package: Path = PACKAGE) -> tuple[Import, ...]:
     """Every import of one statinterp module by another (submodules named in ``from X import sub``
     count as imports of ``X.sub``; ``import a.b.c`` imports ``a.b.c``; a name imported from the
     package root is an import of the module the root takes it from)."""
-    modules = {_module_name(p, package): p for p in sorted(package.rglob("*.py"))}
+    statements = import_statements(package)
+    modules = {_module_name(p, package): p for p, _ in statements}
     lazy = _lazy_exports(package)
     top = package.name
 
@@ -81,10 +94,10 @@ def statinterp_imports(package: Path = PACKAGE) -> list[Import]:
         return name or None
 
     found: list[Import] = []
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for path, nodes in statements:
+        name = _module_name(path, package)
         is_package = path.name == "__init__.py"
-        for node in ast.walk(tree):
+        for node in nodes:
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -98,7 +111,7 @@ def statinterp_imports(package: Path = PACKAGE) -> list[Import]:
                 module = target(imported)
                 if module is not None and module != name:
                     found.append(Import(name, path, node.lineno, module))
-    return list(dict.fromkeys(found))  # several names of one module on one line: one import
+    return tuple(dict.fromkeys(found))  # several names of one module on one line: one import
 
 
 def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
@@ -197,8 +210,8 @@ def test_no_module_imports_another_modules_private_names():
     """What one module takes from another is public: ``from statinterp.X import _name`` is a name
     that should be made public or moved home (``__future__`` and dunder names aside)."""
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, nodes in import_statements(PACKAGE):
+        for node in nodes:
             if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("statinterp"):
                 found += [f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {node.module}.{a.name}"
                           for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
