@@ -1,5 +1,5 @@
 """Continuous review (statinterp.learned.continuous), the simulated reviewer
-(statinterp.evaluation.review_simulation) and `statinterp simulate-review`."""
+(statinterp.learned.review_simulation) and `statinterp simulate-review`."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from click.testing import CliRunner
 
 from statinterp.app.cli import cli
 from statinterp.errors import UsageError
-from statinterp.evaluation.review_simulation import TermRun, against, macro, reading_order, simulate_term
 from statinterp.learned.continuous import (
     ContinuousModel,
     ContinuousSettings,
     estimate_remaining,
     rerank_rest,
 )
+from statinterp.learned.review_simulation import TermRun, against, macro, reading_order, simulate_term
 from statinterp.workflow import example_data_path
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from statinterp.collection.ingest import ingest
-from statinterp.evaluation.against import find_and_compare
 from statinterp.sources.cap import write_cap_volume
 from statinterp.sources.dataset import read_dataset
 from statinterp.sources.records import CaseRecord
+from statinterp.workflow import find_and_compare
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_data]
 
