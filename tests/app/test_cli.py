@@ -19,6 +19,7 @@ from statinterp.evaluation.metrics import random_baseline_ndcg
 from statinterp.evaluation.ranking import rank
 from statinterp.rankers.grammar import build_method, list_methods
 from statinterp.workflow import example_data_path, open_corpus, prepare_corpus
+from tests.support.paths import REPO_ROOT
 
 EXAMPLE = load_corpus(example_data_path()).term("vehicle")
 SENTENCES = {s.id: s for s in EXAMPLE.sentences}
@@ -334,7 +335,7 @@ def test_method_list_splits_on_commas_outside_parentheses():
 def test_data_format_doc_minimal_term_runs_as_written(tmp_path, capsys):
     """docs/data-format.md's minimal term: its files, written as the doc shows, load and rank,
     and a provision-based method without a provision stops with the error the doc quotes."""
-    doc = (Path(__file__).parents[1] / "docs" / "data-format.md").read_text(encoding="utf-8")
+    doc = (REPO_ROOT / "docs" / "data-format.md").read_text(encoding="utf-8")
     block = doc.split("## A minimal term", 1)[1].split("```console", 1)[1].split("```", 1)[0]
     files = re.findall(r"cat > (\S+) <<'EOF'\n(.*?)\nEOF", block, re.DOTALL)
     kinds = ("case", "opinion", "paragraph", "sentence")
@@ -357,6 +358,7 @@ def test_data_format_doc_minimal_term_runs_as_written(tmp_path, capsys):
     assert err.strip() == f"statinterp: error: {quoted.group(1)}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra, expected", [([], None), (["--jobs", "2"], 2)])
 def test_jobs_default_leaves_the_process_count_to_the_analyser(monkeypatch, capsys, extra, expected):
     """Without --jobs the CLI passes n_process=None, so the analyser's automatic choice (up to

@@ -24,6 +24,7 @@ from statinterp.corpus.dataset import load_corpus
 from statinterp.corpus.label_store import LabelStore, default_store_path
 from statinterp.errors import InputError, UsageError
 from statinterp.workflow import example_data_path, open_corpus, prepare_corpus
+from tests.support.paths import FIXTURES
 
 starlette_testclient = pytest.importorskip("starlette.testclient", reason="starlette/httpx not installed")
 TestClient = starlette_testclient.TestClient
@@ -88,12 +89,11 @@ def test_store_is_durable_keeps_last_write_and_journal(tmp_path):
 def test_a_store_written_before_schema_versions_is_migrated_and_keeps_everything(tmp_path):
     """tests/fixtures/label_store/unversioned.sqlite was written by the label store of main at
     d196342 (no schema version): opening it migrates it to SCHEMA_VERSION in place."""
-    from pathlib import Path
 
     from statinterp.corpus.label_store import SCHEMA_VERSION
 
     path = tmp_path / "old.sqlite"
-    shutil.copyfile(Path(__file__).parent / "fixtures" / "label_store" / "unversioned.sqlite", path)
+    shutil.copyfile(FIXTURES / "label_store" / "unversioned.sqlite", path)
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == 0
     db.close()
@@ -606,6 +606,7 @@ def test_session_filters_in_python(vehicle, tmp_path):
 # ------------------------------------------------------------------------------------------ a killed server
 
 
+@pytest.mark.slow
 def test_sigkill_after_a_label_loses_nothing(tmp_path, review_server):
     httpx = pytest.importorskip("httpx", reason="httpx not installed")
     labels = tmp_path / "labels.sqlite"
@@ -671,6 +672,7 @@ def test_near_duplicates_collapse_and_can_be_labelled_together(example_with_copy
     assert r.status_code == 200 and r.json()["counts"]["high value"] == 2
 
 
+@pytest.mark.slow
 def test_host_needs_the_printed_token(tmp_path, review_server):
     httpx = pytest.importorskip("httpx", reason="httpx not installed")
     proc, url = review_server("vehicle", "--host", "127.0.0.1", "--labels", str(tmp_path / "l.sqlite"))
@@ -698,6 +700,7 @@ def test_a_taken_port_is_one_line_exit_2(tmp_path, capsys):
     assert "Open http" not in err
 
 
+@pytest.mark.slow
 def test_review_a_term_found_in_a_collection(tmp_path, review_server, capsys):
     httpx = pytest.importorskip("httpx", reason="httpx not installed")
     from statinterp.collection.ingest import ingest

@@ -192,6 +192,7 @@ SLOW_WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_interrupted_write_leaves_old_or_no_file_and_no_temp_files(tmp_path):
     script = tmp_path / "slow_writer.py"
     script.write_text(SLOW_WRITER)
@@ -404,6 +405,7 @@ CONCURRENT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_concurrent_runs_sharing_a_fresh_cache_agree_and_leave_it_intact(tmp_path, monkeypatch):
     term = load_corpus(example_data_path()).term("vehicle")
     texts = [c.text for c in term.cases.values()][:3] + [s.text for s in term.sentences] + TEXTS

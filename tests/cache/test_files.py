@@ -208,12 +208,14 @@ def small_vectors():
     return DomainVectors(kv)
 
 
+@pytest.mark.slow
 def test_vector_cache_files_follow_the_umask(tmp_path, small_vectors):
     path = VectorCache(tmp_path / "vectors").put("corpus", _Settings(), small_vectors)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask()  # not mkstemp's 0600
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", SPECIAL)
 def test_a_vector_cache_entry_that_is_no_regular_file_is_discarded(tmp_path, small_vectors, kind):
     cache = VectorCache(tmp_path)

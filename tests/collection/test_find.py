@@ -28,8 +28,9 @@ from statinterp.evaluation.against import compare_with_labelled, normalise
 from statinterp.sources.cap import write_cap_volume
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.text.segmentation import build_pipeline, sentence_spans
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).parents[1]
+REPO = REPO_ROOT
 EXAMPLE = REPO / "data" / "example"
 EXAMPLE_CAP = EXAMPLE / "sources" / "cap"
 
@@ -379,6 +380,7 @@ def test_tables_of_runs_merged_in_order_equal_the_tables_of_the_whole(example_co
                 assert [list(table) for table in merged[0].values()] == [list(table) for table in whole[0].values()]
 
 
+@pytest.mark.slow
 def test_find_on_dask_gives_the_same_zip_as_local(example_collection, dask_cluster, tmp_path, capsys):
     local, dask = tmp_path / "local.zip", tmp_path / "dask.zip"
     code, _, err = run(["find", "vehicle", "--collection", str(example_collection), "--out", str(local)], capsys)
@@ -403,6 +405,7 @@ def _dies_once(folder, term, opinions, marker_dir=None):
     return find_run(folder, term, opinions)
 
 
+@pytest.mark.slow
 def test_a_dask_worker_that_dies_mid_run_is_retried_and_find_is_unchanged(example_collection, dask_cluster,
                                                                           tmp_path):
     import functools

@@ -27,8 +27,9 @@ from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources.cap import to_cap_json, write_cap_volume
 from statinterp.sources.cleaning import clean_markup, clean_opinion
 from statinterp.sources.records import CaseRecord, SkippedRecord
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).parents[1]
+REPO = REPO_ROOT
 EXAMPLE = REPO / "data" / "example"
 SOURCES = EXAMPLE / "sources"
 
@@ -423,6 +424,7 @@ def _wait_for_cases(col: Path, proc: subprocess.Popen, at_least: int, timeout: f
 LONG_INGEST_CASES = 600
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_killed_ingest_leaves_a_consistent_collection_and_rerun_completes_it(tmp_path, sig):
     src = tmp_path / "src"
@@ -451,6 +453,7 @@ def test_killed_ingest_leaves_a_consistent_collection_and_rerun_completes_it(tmp
     assert list(canonical_dump(col)) == list(canonical_dump(tmp_path / "clean"))
 
 
+@pytest.mark.slow
 def test_a_reader_sees_whole_batches_while_an_ingest_writes(tmp_path):
     src = tmp_path / "src"
     write_cap_volume(copies(LONG_INGEST_CASES), src / "vol")
@@ -506,6 +509,7 @@ def _dies_once(partition, citations, marker_dir=None):
     return prepare_whole_partition(partition, citations)
 
 
+@pytest.mark.slow
 def test_dask_engine_writes_the_same_collection_as_the_local_engine(tmp_path, dask_cluster):
     recs = copies(12)
     for i in range(3):
@@ -594,6 +598,7 @@ def check_real_terms(zips: list[Path], tmp_path: Path) -> int:
     return checked
 
 
+@pytest.mark.slow
 def test_real_terms_are_stored_with_their_case_texts_and_paragraphs(shared_data, tmp_path):
     zips = [shared_data / f"{t}.zip" for t in ("mechanical_recordation", "semiconductor_chip_product")]
     assert check_real_terms(zips, tmp_path) == 18 + 25

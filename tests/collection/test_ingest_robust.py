@@ -18,7 +18,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_ingest import copies
 
 from statinterp.app.cli import main
 from statinterp.collection.ingest import MOSTLY_SKIPPED_MIN, ingest
@@ -28,8 +27,10 @@ from statinterp.sources.cap import to_cap_json, write_cap_volume
 from statinterp.sources.courtlistener_files import read_records
 from statinterp.sources.limits import MAX_CASE_CHARS, MAX_LINE_CHARS, bounded_lines
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from tests.collection.test_ingest import copies
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).parents[1]
+REPO = REPO_ROOT
 
 
 def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
@@ -249,6 +250,7 @@ def test_a_device_is_refused_before_anything_is_read(tmp_path, capsys, fmt):
     assert not (tmp_path / "col").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
 @pytest.mark.parametrize("name", ["stuck.json", "stuck.txt", "stuck.jsonl"])
 def test_a_fifo_among_the_sources_is_refused_without_hanging(tmp_path, name):
@@ -263,6 +265,7 @@ def test_a_fifo_among_the_sources_is_refused_without_hanging(tmp_path, name):
     assert code == 2
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
 def test_a_fifo_as_the_data_of_a_bag_folder_is_refused_without_hanging(tmp_path):
     bag = tmp_path / "bag"
@@ -360,6 +363,7 @@ def _unshare_works() -> bool:
     return subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_collection_on_a_read_only_mount_is_read(tmp_path, capsys):
     """Tests run as root, for whom file permissions stop nothing: the collection is bind-mounted
     read-only in a user and mount namespace (``unshare -rm``), where even root cannot write."""
@@ -420,6 +424,7 @@ def test_a_damaged_collection_is_one_line_and_exit_2(tmp_path, capsys, table):
 # Dask
 
 
+@pytest.mark.slow
 def test_a_dask_task_failure_is_one_line(tmp_path):
     bag = tmp_path / "bag.zip"
     with zipfile.ZipFile(bag, "w") as zf:

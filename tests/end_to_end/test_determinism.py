@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,6 +64,7 @@ def run_drivers(plans: dict[int, list], tmp_path: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
 
+@pytest.mark.slow
 def test_cli_outputs_are_byte_identical_cold_warm_partial_and_uncached(tmp_path):
     a, b = tmp_path / "cache-a", tmp_path / "cache-b"
     out = run_drivers({
@@ -91,6 +93,7 @@ def test_cli_outputs_are_byte_identical_cold_warm_partial_and_uncached(tmp_path)
 # Tie-breaking: score descending, then sentence id ascending
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data(), n=st.integers(0, 40))
 def test_rank_order_is_score_desc_then_id_asc_whatever_the_input_order(data, n):
@@ -105,6 +108,7 @@ def test_rank_order_is_score_desc_then_id_asc_whatever_the_input_order(data, n):
     assert [ids[perm[i]] for i in shuffled] == [ids[i] for i in expected]
 
 
+@pytest.mark.slow
 def test_constant_scores_rank_by_sentence_id(tmp_path):
     from statinterp.evaluation.ranking import rank
     from statinterp.rankers.base import Ranker
@@ -125,6 +129,7 @@ def test_constant_scores_rank_by_sentence_id(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_vocabulary_ids_do_not_depend_on_what_the_cache_holds(tmp_path):
     """Cached or not, new words get their ids in input order (ids decide summation order)."""
     from statinterp.text.analysis import Analyzer

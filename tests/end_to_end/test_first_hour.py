@@ -12,7 +12,9 @@ import io
 import json
 
 import pytest
-from conftest import one_error_line, run_main
+
+from tests.support.cli import one_error_line, run_main
+from tests.support.paths import REPO_ROOT
 
 
 @pytest.mark.parametrize("typo, meant", [("TF-ISF-x", "TF-ISF-p"), ("TFISF-p", "TF-ISF-p"), ("BM52", "BM25"),
@@ -138,9 +140,8 @@ def test_readme_cv_command_writes_to_a_folder_no_clone_commits():
     does not make this test fail)."""
     import re
     import shlex
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = REPO_ROOT
     readme = (root / "README.md").read_text(encoding="utf-8")
     commands = re.findall(r"^\$ (statinterp cv [^\n#]*)", readme, re.M)
     commands += re.findall(r"^(statinterp cv [^\n#]*)", readme, re.M)

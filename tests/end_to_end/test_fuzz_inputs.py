@@ -31,8 +31,9 @@ from statinterp.corpus.dataset import KINDS, load_corpus
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.corpus.provisions import load_provisions
 from statinterp.errors import InputError, StatinterpError
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 EXAMPLE = REPO / "data" / "example"
 PROVISIONS = REPO / "data" / "provisions.json"
 STATINTERP = Path(sys.executable).with_name("statinterp")
@@ -115,6 +116,7 @@ def load_or_error(data: Path, *needles: str):
 # JSON: truncated, not UTF-8, garbage, nested too deeply, duplicate keys
 
 
+@pytest.mark.slow
 @FUZZ
 @given(kind=st.sampled_from(KINDS), frac=st.floats(0.0, 1.0, exclude_max=True))
 def test_truncated_json_is_one_clear_error(kind, frac):
@@ -336,6 +338,7 @@ def test_huge_texts_load_and_too_huge_texts_are_refused(tmp_path, monkeypatch):
     cli_error(folder, "vehicle-case.json", f"record {cid!r}", "field 'text'", "over the limit of 1000000")
 
 
+@pytest.mark.slow
 def test_analyser_accepts_texts_beyond_spacys_default_max_length():
     from statinterp.text.analysis import Analyzer
 
@@ -537,6 +540,7 @@ def test_zip_member_over_the_limit_and_plain_file_over_the_limit(tmp_path, monke
     cli_error(write_term(tmp_path / "plain", RECORDS), "vehicle-case.json", "larger than the limit of 30000 bytes")
 
 
+@pytest.mark.slow
 def test_zip_header_that_lies_about_the_size_cannot_exhaust_memory(tmp_path):
     """A member that declares 2 kB but inflates to 64 MB: reading stops at the declared size."""
     members = dict(GOOD_MEMBERS)
@@ -563,6 +567,7 @@ def provision_terms() -> list[dict]:
     return json.loads(PROVISIONS.read_text(encoding="utf-8"))["terms"]
 
 
+@pytest.mark.slow
 def test_provisions_file_without_the_term(tmp_path):
     path = tmp_path / "prov.json"
     path.write_text(json.dumps({"terms": [t for t in provision_terms() if t["key"] != "vehicle"]}))
@@ -681,6 +686,7 @@ def test_unexpected_exception_is_one_line_without_debug_and_a_traceback_with_it(
     assert code == 1 and "Traceback" in err and "simulated bug" in err
 
 
+@pytest.mark.slow
 def test_installed_console_script_reports_bad_input_in_one_line(tmp_path):
     if not STATINTERP.exists():
         pytest.skip("console script not installed next to the interpreter")

@@ -35,8 +35,9 @@ from statinterp.app.cli import main
 from statinterp.collection.find import find_term
 from statinterp.collection.store import Collection
 from statinterp.text.segmentation import build_pipeline, sentence_spans
+from tests.support.paths import FIXTURES
 
-GENUINE = Path(__file__).parent / "fixtures" / "genuine"
+GENUINE = FIXTURES / "genuine"
 CL = GENUINE / "courtlistener"
 LATIN1 = GENUINE / "latin1" / "peyton-latin1.txt"
 

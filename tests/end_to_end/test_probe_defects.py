@@ -11,13 +11,14 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import one_error_line, run_main
 
 from statinterp.corpus.dataset import load_corpus
 from statinterp.corpus.provisions import load_provisions
 from statinterp.errors import InputError
+from tests.support.cli import one_error_line, run_main
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 EXAMPLE = REPO / "data" / "example"
 PROVISIONS = REPO / "data" / "provisions.json"
 

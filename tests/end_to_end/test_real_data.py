@@ -39,6 +39,7 @@ def prepared(real_prepared):
     return real_prepared
 
 
+@pytest.mark.slow
 def test_all_fourteen_terms_load_as_documented(real_corpus, shared_data):
     assert sorted(p.stem for p in shared_data.glob("*.zip")) == sorted(README_TERMS)
     assert {t.key: len(t.sentences) for t in real_corpus} == README_TERMS
@@ -47,6 +48,7 @@ def test_all_fourteen_terms_load_as_documented(real_corpus, shared_data):
         assert term.provision is not None, term.key  # the shipped provisions cover every term
 
 
+@pytest.mark.slow
 def test_every_text_is_found_inside_its_parent(prepared):
     # the data-set invariant that lets index.py slice every unit out of one case analysis
     assert prepared.fallbacks == 0
@@ -73,6 +75,7 @@ def check_ranking(method: str, ix, ranking) -> None:
         assert 0.0 <= value <= 1.0 + 1e-12, (method, ix.key, key, value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", [n for n, _ in list_methods() if not needs_vectors(n)])
 def test_every_method_runs_on_every_term(prepared, method):
     ranker = build_method(method)
@@ -80,6 +83,7 @@ def test_every_method_runs_on_every_term(prepared, method):
         check_ranking(method, ix, rank(ranker, ix))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", [n for n, _ in list_methods() if needs_vectors(n)])
 def test_vector_methods_say_they_need_vectors_when_none_are_attached(prepared, method):
     ix = prepared["mechanical_recordation"]
@@ -87,6 +91,7 @@ def test_vector_methods_say_they_need_vectors_when_none_are_attached(prepared, m
         rank(build_method(method), ix)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", [n for n, _ in list_methods() if needs_vectors(n)])
 def test_vector_methods_run_on_every_term(prepared, small_vectors, method):
     """With small vectors (conftest.small_vectors: 16 dimensions, one epoch, no phrases) every
@@ -101,6 +106,7 @@ def test_vector_methods_run_on_every_term(prepared, small_vectors, method):
             ix.vectors = None
 
 
+@pytest.mark.slow
 def test_ndcg_by_hand_on_one_real_term(prepared):
     ix = prepared["mechanical_recordation"]
     ranking = rank(build_method("BM25-p"), ix)
@@ -119,6 +125,7 @@ def test_ndcg_by_hand_on_one_real_term(prepared):
     assert ranking.evaluate(["nDCG@100"])["nDCG@100"] == pytest.approx(dcg / idcg, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_random_random_ties_equals_the_exact_random_baseline(prepared):
     for ix in prepared:
         values = rank(build_method("Random"), ix).evaluate(["nDCG@10", "nDCG@100"])
@@ -138,6 +145,7 @@ def _bm25_idf(ix) -> dict[str, float]:
     return out
 
 
+@pytest.mark.slow
 def test_background_statistics_are_not_degenerate(prepared, real_prepared_candidates):
     n_candidates = sum(len(ix) for ix in prepared)
     for ix in prepared:
@@ -153,6 +161,7 @@ def test_background_statistics_are_not_degenerate(prepared, real_prepared_candid
     assert {t for _, t in negative} <= {"the"}
 
 
+@pytest.mark.slow
 def test_candidate_only_statistics_are_degenerate(prepared, real_prepared_candidates):
     """With the candidates as the collection, a term's own content words are in most units and
     BM25's IDF turns negative: this is why the background collection exists."""

@@ -200,6 +200,7 @@ def test_evaluate_run_needs_one_method(tmp_path, capsys):
     assert code == 2 and "one method" in err
 
 
+@pytest.mark.slow
 def test_ir_measures_agree_with_statinterp_on_the_shared_terms(real_prepared, tmp_path):
     """Per term, nDCG@10/@100 of the exported run + qrels through ir_measures equal statinterp's,
     also where scores tie (trec_eval's own tie order would differ)."""
@@ -239,6 +240,7 @@ def _prepare_in_order(shared_data, order, n_process=1):
     return prepared
 
 
+@pytest.mark.slow
 def test_figures_do_not_depend_on_the_loading_order_or_processes(shared_data):
     """Two loading orders (so two vocabulary numberings) and 1 vs 2 analysis processes give
     bit-identical lexical scores and an identical learned ranker."""
@@ -262,6 +264,7 @@ def test_figures_do_not_depend_on_the_loading_order_or_processes(shared_data):
             assert np.array_equal(ma.score(a[term]), mb.score(b[term])), (learner, term)
 
 
+@pytest.mark.slow
 def test_learned_scores_do_not_depend_on_the_thread_count(shared_data):
     from threadpoolctl import threadpool_limits
 
@@ -282,6 +285,7 @@ def test_learned_scores_do_not_depend_on_the_thread_count(shared_data):
 # background statistics
 
 
+@pytest.mark.slow
 def test_term_restricts_the_terms_scored_not_the_background(shared_data, real_prepared, capsys):
     """`evaluate -t X` gives X's row of the run over all terms (the background stays all of --data)."""
     from statinterp.workflow import evaluate_methods
@@ -296,6 +300,7 @@ def test_term_restricts_the_terms_scored_not_the_background(shared_data, real_pr
         assert row["per_term"]["mechanical_recordation"] == full[row["method"]]["mechanical_recordation"]
 
 
+@pytest.mark.slow
 def test_background_option_fixes_the_collection(shared_data, tmp_path, capsys):
     """--background PATH: the statistics come from PATH alone, so loading another term beside X
     changes none of X's figures; the report names the collection."""

@@ -19,9 +19,10 @@ import pytest
 
 from statinterp.corpus.dataset import load_corpus
 from statinterp.corpus.label_store import LabelStore
+from tests.support.paths import REPO_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
-DOCS = Path(__file__).parents[1] / "docs"
+DOCS = REPO_ROOT / "docs"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 
@@ -40,6 +41,7 @@ def browser():
             b.close()
 
 
+@pytest.mark.slow
 def test_label_rerank_export_in_chromium(browser, review_server, example_with_copy, tmp_path):
     labels = tmp_path / "labels.sqlite"
     _, url = review_server("vehicle", "--data", str(example_with_copy), "--labels", str(labels), "--fixed-order")

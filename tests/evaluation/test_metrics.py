@@ -415,6 +415,7 @@ def test_paired_test_known_values_and_common_terms_only():
     assert result.ttest_p == pytest.approx(0.0132356, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_paired_test_keeps_zero_differences():
     # Terms where the systems tie still count: n = 8 and they pull the mean difference down.
     # Dropping the zeros (zero_method="wilcox") would give a different p-value here.

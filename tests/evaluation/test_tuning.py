@@ -239,6 +239,7 @@ def test_reproduce_report_rendering(prepared):
     assert rnd["reported_macro"]["nDCG@10"] == rnd["macro"]["nDCG@10 (random ties)"]
 
 
+@pytest.mark.slow
 def test_cli_reproduce_writes_files_matching_evaluate(tmp_path, capsys):
     out = tmp_path / "reports"
     assert main(["reproduce", "--no-cache", "-q", "--out", str(out)]) == 0

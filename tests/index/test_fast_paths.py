@@ -80,6 +80,7 @@ def test_vectorised_sentence_spans_equal_the_reference_on_example_texts():
     _assert_spans_equal(build_pipeline(), texts)
 
 
+@pytest.mark.slow
 def test_vectorised_sentence_spans_equal_the_reference_on_real_case_texts(real_corpus):
     """A deterministic sample of real case texts (every 8th case of every term)."""
     texts = [c.text for t in real_corpus for c in list(t.cases.values())[::8]]
@@ -107,6 +108,7 @@ def _words(an, analysed):
             for a in analysed]
 
 
+@pytest.mark.slow
 def test_multi_process_analysis_equals_single_process(tmp_path):
     corpus = open_corpus()
     texts = [c.text for t in corpus for c in t.cases.values()] + TRICKY
@@ -139,6 +141,7 @@ def test_automatic_process_count_and_sessions(monkeypatch):
     assert Analyzer(cache_dir=False, n_process=1)._processes_for(small * 10) == 1
 
 
+@pytest.mark.slow
 def test_a_session_keeps_the_worker_processes_for_every_call():
     corpus = open_corpus()
     texts = [c.text for t in corpus for c in t.cases.values()]
@@ -430,6 +433,7 @@ def _prepared_files(folder):
     return sorted((folder / "prepared").rglob("*.bin"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("statistics", ["background", "candidates"])
 def test_cold_warm_and_cached_prepare_agree(tmp_path, monkeypatch, statistics):
     corpus = open_corpus()
@@ -450,6 +454,7 @@ def test_cold_warm_and_cached_prepare_agree(tmp_path, monkeypatch, statistics):
     _assert_same_prepared(plain, warm_analysis)
 
 
+@pytest.mark.slow
 def test_cold_and_cached_prepare_agree_on_real_terms(real_corpus, tmp_path):
     from statinterp.corpus.dataset import Corpus
 
@@ -489,6 +494,7 @@ def test_prepared_cache_key_follows_the_corpus_content(tmp_path):
     assert prepared_cache(corpus, used, "background", None) is None  # ids would differ
 
 
+@pytest.mark.slow
 def test_damaged_prepared_cache_is_discarded_with_a_warning_and_rebuilt(tmp_path):
     corpus = open_corpus()
     plain = prepare(corpus, Analyzer(cache_dir=False))
@@ -506,6 +512,7 @@ def test_damaged_prepared_cache_is_discarded_with_a_warning_and_rebuilt(tmp_path
         _assert_same_prepared(plain, prepare(corpus, Analyzer(cache_dir=tmp_path)))
 
 
+@pytest.mark.slow
 def test_prepared_cache_yields_to_a_changed_analysis_entry(tmp_path):
     """A damaged analysis entry is still found (and reported) although a prepared file exists."""
     corpus = open_corpus()

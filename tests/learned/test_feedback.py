@@ -19,6 +19,7 @@ from statinterp.learned import feedback as fb
 from statinterp.learned.features import FeatureMatrix
 from statinterp.rankers.grammar import build_method
 from statinterp.workflow import example_data_path, open_corpus, prepare_corpus
+from tests.support.paths import REPO_ROOT
 
 
 @pytest.fixture(scope="module")
@@ -240,6 +241,7 @@ def test_shipped_default_model_file():
     assert not any(name.startswith("vectors:") for name in header["feature_names"])
 
 
+@pytest.mark.slow
 def test_rank_uses_the_default_model(example_index, recwarn):
     from statinterp.learned.default_model import default_ranker
 
@@ -257,6 +259,7 @@ def test_rank_uses_the_default_model(example_index, recwarn):
     assert data["method"] == "BM25-p"
 
 
+@pytest.mark.slow
 def test_feedback_ranker_with_the_default_model_prior(example_index):
     """A learned prior is scored from the features cached for the term: the same scores as its own."""
     from statinterp.learned.default_model import default_ranker
@@ -273,9 +276,8 @@ def test_feedback_ranker_with_the_default_model_prior(example_index):
 def test_readme_first_ranking_is_what_rank_prints():
     """The README's first command (`statinterp rank vehicle --top 3`) shows the default model's
     real output: its header line and the first ranked sentence's line."""
-    from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("$ statinterp rank vehicle --top 3\n", 1)[1].split("```", 1)[0].splitlines()
     out = CliRunner().invoke(cli, ["rank", "vehicle", "--top", "3", "-q"], catch_exceptions=False).stdout.splitlines()
     assert block[0] == out[0] == "learned:default ranking of 47 sentences for 'vehicle' (top 3)"

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_as_two_terms
 
 from statinterp.app.cli import main
 from statinterp.app.cv_report import cv_markdown, importance_chart, limits_notes
@@ -35,8 +34,9 @@ from statinterp.learned.sentence_patterns import (
     term_pattern,
 )
 from statinterp.workflow import example_data_path, open_corpus
+from tests.support.corpora import example_as_two_terms
+from tests.support.paths import REAL_DATA
 
-REAL_DATA = Path(__file__).parents[1].parent / "shared" / "data" / "statutory_interpretation"
 #: Fast settings: no word vectors (training them is the slow part).
 FAST = FeatureSettings(vectors="off")
 
@@ -159,6 +159,7 @@ def test_make_folds():
         make_folds(terms, "folds", 9)
 
 
+@pytest.mark.slow
 def test_loo_never_trains_on_the_held_out_term(two_terms):
     result = cross_validate(two_terms, FAST, learners=("pairwise", "linear"), compounds=["Tp-Tg-Nr"], repeats=1)
     assert len(result.folds) == 2
@@ -177,6 +178,7 @@ def test_loo_never_trains_on_the_held_out_term(two_terms):
 # ------------------------------------------------------------------------------ models and files
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("learner", ["linear", "pairwise", "hgb", "ensemble"])
 def test_learners_rank(example, learner):
     m = fit_ranker(list(example), FAST, learner)
@@ -186,6 +188,7 @@ def test_learners_rank(example, learner):
     assert rank(m, ix).evaluate()["nDCG@10"] > 0.5  # fitted on this very term: far above random
 
 
+@pytest.mark.slow
 def test_save_load_round_trip(example, model, tmp_path):
     path = tmp_path / "vehicle.model"
     save_model(model, path)
@@ -207,6 +210,7 @@ def test_save_load_round_trip(example, model, tmp_path):
         load_model(tmp_path / "missing.model")
 
 
+@pytest.mark.slow
 def test_explain(example, model):
     ix = example["vehicle"]
     sid = ix.sentences[0].id
@@ -274,6 +278,7 @@ def _unlabelled_copy(tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_cli_train_rank_evaluate_explain(tmp_path, capsys):
     path = tmp_path / "m.model"
     assert main(["train", "--out", str(path), "--learner", "pairwise", "--no-vector-features", "-q"]) == 0
@@ -303,6 +308,7 @@ def test_cli_train_rank_evaluate_explain(tmp_path, capsys):
 # ------------------------------------------------------------------------------ real data
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL_DATA.is_dir(), reason=f"shared data not found at {REAL_DATA}")
 def test_real_terms_loo(real_prepared):
     from statinterp.index.term_index import PreparedCorpus
@@ -320,6 +326,7 @@ def test_real_terms_loo(real_prepared):
     assert fm.column("citations:source_section").max() >= 0.0
 
 
+@pytest.mark.slow
 def test_cli_cv_writes_report(tmp_path, capsys):
     data = example_as_two_terms(tmp_path / "two")
     reports = tmp_path / "reports"

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "statinterp"
+from tests.support.paths import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "statinterp"
 
 
 def _module_name(path: Path, package: Path) -> str:

@@ -35,6 +35,7 @@ def test_cli_and_help_import_no_heavy_library():
     assert json.loads(last) == []
 
 
+@pytest.mark.slow
 def test_every_exported_name_resolves_and_is_listed():
     listing = dir(statinterp)
     for name in statinterp.__all__:

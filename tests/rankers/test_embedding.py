@@ -199,6 +199,7 @@ def _fail(*args, **kwargs):
     raise AssertionError("train_vectors must not be called")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["word2vec", "fasttext"])
 def test_domain_vectors_are_cached_and_deterministic(prepared, tmp_path, monkeypatch, kind):
     first = VectorProvider(prepared, cache_dir=tmp_path, settings=SMALL)

@@ -39,8 +39,9 @@ from statinterp.rankers.novelty import NewWordRatio, NewWords, WMDNovelty, new_w
 from statinterp.text.units import TokenSeqs
 from statinterp.vectors.training import DomainVectors
 from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 EXAMPLE = REPO / "data" / "example"
 SHARED = Path(os.environ.get("STATINTERP_SHARED_DATA") or REPO.parent / "shared" / "data")
 REAL = SHARED / "statutory_interpretation"
@@ -438,6 +439,7 @@ def real(request):
         return prepare_corpus(open_corpus(REAL))
 
 
+@pytest.mark.slow
 def test_real_data_compounds(real):
     names = [n for n in paper_compounds() if not n.startswith("Wr")] + ["TF-ISF-g", "NWR"]
     results = evaluate_methods(real, names, ["nDCG@10", "nDCG@100"])

@@ -13,6 +13,7 @@ import pytest
 from statinterp.errors import UsageError
 from statinterp.rankers import registry
 from statinterp.rankers.context import Interpolated
+from tests.support.paths import REPO_ROOT
 
 #: A complete scorer module as a user would write it (it is nowhere in the package).
 MODULE = '''
@@ -138,9 +139,7 @@ def test_the_builtin_parts_and_their_grids():
 
 
 def test_the_architecture_document_shows_the_registry():
-    from pathlib import Path
-
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    doc = (REPO_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     assert registry.markdown_table() in doc
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -27,8 +26,9 @@ from statinterp.sources.cleaning import (
 from statinterp.sources.courtlistener import read_courtlistener
 from statinterp.sources.plaintext import read_text, text_case
 from statinterp.sources.records import CaseRecord
+from tests.support.paths import FIXTURES
 
-GENUINE = Path(__file__).parent / "fixtures" / "genuine"
+GENUINE = FIXTURES / "genuine"
 SLIP = GENUINE / "scotus-slip" / "tarrant-11-889.txt"
 DC_CIRCUIT = GENUINE / "pdf-text" / "dc-circuit-96-7169.txt"
 CAP_HTML = GENUINE / "cap" / "0036-01.html"

@@ -20,8 +20,9 @@ from statinterp.sources.courtlistener import TEXT_FIELDS, opinion_record, report
 from statinterp.sources.courtlistener_files import write_bulk_csv
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from statinterp.sources.registry import SourceFormat, register, unregister
+from tests.support.paths import FIXTURES
 
-GENUINE = Path(__file__).parent / "fixtures" / "genuine" / "courtlistener"
+GENUINE = FIXTURES / "genuine" / "courtlistener"
 OPINIONS = GENUINE / "opinions-2026-11-25.csv.bz2"
 COMPANIONS = [GENUINE / f"{p}-2026-11-25.csv.bz2" for p in ("opinion-clusters", "dockets", "courts", "citations")]
 

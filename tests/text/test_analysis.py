@@ -300,6 +300,7 @@ def test_warming_the_tokenizer_cache_changes_no_token(plain_nlp, chunked):
     assert _tokens(warmed, texts) == _tokens(plain_nlp, texts)
 
 
+@pytest.mark.slow
 def test_warmed_analysis_of_real_case_text_equals_a_plain_spacy_pass(plain_nlp, real_corpus):
     """On real case texts (special cases early in each: the case spaCy's cache skips), the
     worker's warmed pass gives the tokens and sentences of a plain pass, and its tokenizer has

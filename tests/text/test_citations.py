@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 import logging
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import example_as_two_terms, run_main
 
 from statinterp.collection.prepare import Citation, citations_of
 from statinterp.errors import UsageError
@@ -22,6 +20,9 @@ from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.text import citations
 from statinterp.text.citations import case_citation_share, cites_case, find_citations
 from statinterp.workflow import example_data_path
+from tests.support.cli import run_main
+from tests.support.corpora import example_as_two_terms
+from tests.support.paths import REPO_ROOT
 
 TEXT = ("In Smith v. Jones, 500 U.S. 100, 105 (1991), the Court held so. Id. at 106. See also 18 U.S.C. "
         "§ 1839(3); Brown, supra, at 7; 12 Harv. L. Rev. 10 (1990); Jones, 500 U.S. at 107.")
@@ -167,7 +168,7 @@ def test_a_model_saved_before_the_setting_reads_regex_columns(example):
     settings = FeatureSettings(case_citations="eyecite")
     del settings.__dict__["case_citations"]  # as pickled before the setting existed
     assert pickle.loads(pickle.dumps(settings)).case_citations == "regex"
-    shipped = Path(__file__).parents[1] / "data" / "models" / "default.statinterp-model"
+    shipped = REPO_ROOT / "data" / "models" / "default.statinterp-model"
     if shipped.is_file():
         header, _ = read_header(shipped)
         loaded = load_model(shipped).settings.case_citations
@@ -184,6 +185,7 @@ def test_cli_option_matches_the_settings(capsys):
         assert f"Default: {default} " in option.help
 
 
+@pytest.mark.slow
 def test_cv_records_the_source_and_check_reruns_it(tmp_path, capsys):
     data = example_as_two_terms(tmp_path / "two")
     reports = tmp_path / "reports"

@@ -295,6 +295,7 @@ def _alignment(nlp, zip_path) -> tuple[int, int]:
     return aligned, total
 
 
+@pytest.mark.slow
 def test_real_labelled_sentences_align_better_with_legal_rules(shared_data, legal, plain):
     before = after = total = 0
     for term in ("mechanical_recordation", "leadership_role_in_an_organization", "preemployment_testing"):

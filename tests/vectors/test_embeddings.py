@@ -30,8 +30,9 @@ from statinterp.vectors.training import (
     train_phrases,
     train_vectors,
 )
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 
 
 # ----------------------------------------------------------------------------------------
@@ -147,7 +148,7 @@ _TRAIN_SCRIPT = textwrap.dedent(
     import sys
     sys.path.insert(0, sys.argv[1])
     sys.path.insert(0, sys.argv[2])
-    from test_embeddings import SMALL, fingerprint, synthetic_corpus
+    from tests.vectors.test_embeddings import SMALL, fingerprint, synthetic_corpus
     from statinterp.vectors.training import VectorSettings, train_vectors
     for kind in ("word2vec", "fasttext"):
         vectors = train_vectors(synthetic_corpus(), VectorSettings(kind, bucket=500, **SMALL))
@@ -156,6 +157,7 @@ _TRAIN_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_training_is_deterministic_across_processes_and_hash_seeds():
     expected = {
         kind: fingerprint(train_vectors(synthetic_corpus(), VectorSettings(kind, bucket=500, **SMALL)).kv)
@@ -381,6 +383,7 @@ def test_load_gensim_native(tmp_path):
     assert np.array_equal(loaded["b"], model.wv["b"])
 
 
+@pytest.mark.slow
 def test_load_fasttext_bin(tmp_path):
     fasttext = pytest.importorskip("fasttext")
     rng = random.Random(5)
