@@ -341,8 +341,7 @@ def test_cli_rank_collection_with_a_compound_and_the_shipped_model(example_colle
     compound = json.loads(stdout)
     assert compound["method"] == "Tp-Tg-Nr" and compound["candidates"] == len(compound["results"]) > 30
     model = REPO / "data" / "models" / "default.statinterp-model"
-    if not model.exists():
-        pytest.skip(f"no shipped model at {model}")
+    assert model.is_file(), f"no shipped model at {model}"
     code, stdout, err = run(["rank", "vehicle", "--collection", str(example_collection), "--model", str(model),
                              "--format", "json", "--top", "0", "-q", "--no-cache"], capsys)
     assert code == 0, err

@@ -1,20 +1,18 @@
-"""Property-based and fuzz tests of the loaders and the CLI on bad input (issue 5).
+"""Loading bad data sets (statinterp.corpus.dataset): property-based and fuzz tests (issue 5) and
+the defects an adversarial probe found (issue 16).
 
 Every bad input must end in exactly one line on stderr that starts with ``statinterp: error:``
 and names the file (and, where there is one, the record and the field), exit status 2, and no
-traceback. Valid variations (labels in any case, extra keys, unlabelled sentences, a BOM, huge
-texts) must load. The inputs are mutations of the shipped example corpus (term ``vehicle``).
+traceback. Valid variations (extra keys, a BOM, huge texts, surrogate pairs) must load. The inputs
+are mutations of the shipped example corpus (term ``vehicle``, tests/support/bad_input.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
 import struct
-import subprocess
-import sys
 import tempfile
 import tracemalloc
 import warnings
@@ -22,98 +20,31 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from statinterp.app.cli import main
 from statinterp.corpus import dataset as corpus_mod
 from statinterp.corpus.dataset import KINDS, load_corpus
-from statinterp.corpus.labels import LABEL_GAINS, normalise_label
-from statinterp.corpus.provisions import load_provisions
-from statinterp.errors import InputError, StatinterpError
-from tests.support.paths import REPO_ROOT
-
-REPO = REPO_ROOT
-EXAMPLE = REPO / "data" / "example"
-PROVISIONS = REPO / "data" / "provisions.json"
-STATINTERP = Path(sys.executable).with_name("statinterp")
-
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
-
-
-def example_records() -> dict[str, dict[str, dict]]:
-    return {k: json.loads((EXAMPLE / f"vehicle-{k}.json").read_text(encoding="utf-8")) for k in KINDS}
-
-
-RECORDS = example_records()
-ALL_IDS = {rid for kind in RECORDS.values() for rid in kind}
-
-
-def write_term(folder: Path, records: dict, raw: dict[str, bytes] | None = None) -> Path:
-    """Write ``vehicle-KIND.json`` files; ``raw`` gives the exact bytes of some of them."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for kind in KINDS:
-        path = folder / f"vehicle-{kind}.json"
-        if raw and kind in raw:
-            path.write_bytes(raw[kind])
-        elif kind in records:
-            path.write_text(json.dumps(records[kind]), encoding="utf-8")
-    return folder
-
-
-def zip_bytes(members: dict[str, bytes | str]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return buf.getvalue()
-
-
-GOOD_MEMBERS = {f"vehicle-{k}.json": json.dumps(v) for k, v in RECORDS.items()}
-GOOD_ZIP = zip_bytes(GOOD_MEMBERS)
-
-
-def run_main(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
-
-
-def assert_one_line_error(code: int, err: str, *needles: str) -> str:
-    """Exit status 2, exactly one stderr line ``statinterp: error: ...`` holding every needle."""
-    assert "Traceback" not in err, err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("statinterp: error: "), err
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    assert code == 2, (code, err)
-    return lines[0]
-
-
-def cli_error(data: Path, *needles: str, extra: tuple[str, ...] = ()) -> str:
-    """Run ``statinterp rank vehicle --data DATA`` in-process; it must fail with one clean line."""
-    code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache", "--data", str(data), *extra])
-    assert out == ""
-    return assert_one_line_error(code, err, *needles)
-
-
-def load_or_error(data: Path, *needles: str):
-    """Load ``data``: return the corpus, or check that the CLI reports the error as one line."""
-    try:
-        return load_corpus(data)
-    except StatinterpError:
-        cli_error(data, *needles)
-        return None
-
+from statinterp.corpus.labels import normalise_label
+from statinterp.errors import InputError
+from tests.support.bad_input import (
+    ALL_IDS,
+    FUZZ,
+    GOOD_MEMBERS,
+    GOOD_ZIP,
+    RECORDS,
+    cli_error,
+    dumps_pairs,
+    load_or_error,
+    with_escape,
+    write_term,
+    zip_bytes,
+)
+from tests.support.cli import one_error_line, run_main
 
 # --------------------------------------------------------------------------------------------
 # JSON: truncated, not UTF-8, garbage, nested too deeply, duplicate keys
+
 
 
 @pytest.mark.slow
@@ -159,11 +90,6 @@ def test_json_nested_too_deeply_is_an_input_error_not_a_recursion_traceback(tmp_
     cli_error(folder, "vehicle-paragraph.json", "nested too deeply")
 
 
-def dumps_pairs(pairs: list[tuple[str, object]]) -> bytes:
-    """A JSON object with exactly these key/value pairs (keys may repeat)."""
-    return ("{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}").encode("utf-8")
-
-
 @FUZZ
 @given(kind=st.sampled_from(KINDS), data=st.data())
 def test_duplicate_ids_are_an_error_naming_file_and_id(kind, data):
@@ -202,7 +128,7 @@ def test_duplicate_field_inside_a_record_names_record_and_field(kind, data):
 # Records: wrong types in every field, missing and extra keys, ids that point nowhere
 
 
-#: What each field of each kind accepts (the oracle of the property below).
+
 FIELDS = {
     "case": {"text": "text", "name": "opt", "short_name": "opt", "official_citation": "opt", "court": "opt",
              "date": "opt"},
@@ -211,6 +137,7 @@ FIELDS = {
     "sentence": {"case_id": "ref", "opinion_id": "ref", "paragraph_id": "ref", "text": "text",
                  "position": "pos", "label": "label"},
 }
+
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
@@ -338,89 +265,97 @@ def test_huge_texts_load_and_too_huge_texts_are_refused(tmp_path, monkeypatch):
     cli_error(folder, "vehicle-case.json", f"record {cid!r}", "field 'text'", "over the limit of 1000000")
 
 
-@pytest.mark.slow
-def test_analyser_accepts_texts_beyond_spacys_default_max_length():
-    from statinterp.text.analysis import Analyzer
+# --------------------------------------------------------------------------------------------
+# Lone surrogate escapes (issue 16, defect 3)
 
-    text = "The vehicle is in the park. " * 40_000  # 1.12 million characters > spaCy's 1,000,000
-    (analysed,) = Analyzer(cache_dir=False).analyse([text])
-    assert len(analysed.ids) == 6 * 40_000
-    assert len(analysed.sentences) == 40_000
+
+
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udfff", "\\ud83d x"])
+def test_lone_surrogate_in_a_sentence_is_refused_at_load(tmp_path, capsys, escape):
+    folder = write_term(tmp_path / "data", RECORDS)
+    sentences = folder / "vehicle-sentence.json"
+    record = next(iter(json.loads(sentences.read_text(encoding="utf-8"))))
+    with_escape(sentences, record, "text", escape)
+    with pytest.raises(InputError) as info:
+        load_corpus(folder)
+    assert info.value.record == record and info.value.field == "text"
+    code, out, err = run_main(capsys, "rank", "vehicle", "--data", str(folder), "-q")
+    line = one_error_line(err)
+    assert code == 2 and out == ""
+    assert "vehicle-sentence.json" in line and repr(record) in line and "'text'" in line and "surrogate" in line
+
+
+def test_lone_surrogate_in_a_label_is_refused(tmp_path, capsys):
+    folder = write_term(tmp_path / "data", RECORDS)
+    sentences = folder / "vehicle-sentence.json"
+    data = json.loads(sentences.read_text(encoding="utf-8"))
+    record = next(rid for rid, rec in data.items() if rec.get("label"))
+    with_escape(sentences, record, "label", "\\udc00")
+    code, _, err = run_main(capsys, "evaluate", "--data", str(folder), "-q")
+    line = one_error_line(err)
+    assert code == 2 and repr(record) in line and "'label'" in line
+
+
+def test_a_valid_surrogate_pair_loads(tmp_path):
+    folder = write_term(tmp_path / "data", RECORDS)
+    sentences = folder / "vehicle-sentence.json"
+    record = next(iter(json.loads(sentences.read_text(encoding="utf-8"))))
+    with_escape(sentences, record, "text", " \\ud83d\\ude97")
+    text = next(s.text for s in load_corpus(folder).term("vehicle").sentences if s.id == record)
+    assert text.endswith("\U0001f697")
+
+
+def test_lone_surrogate_in_a_record_id_is_refused(tmp_path):
+    folder = write_term(tmp_path / "data", RECORDS)
+    path = folder / "vehicle-case.json"
+    text = path.read_text(encoding="utf-8")
+    first = next(iter(json.loads(text)))
+    path.write_text(text.replace(json.dumps(first), json.dumps(first)[:-1] + '\\ud800"', 1), encoding="utf-8")
+    with pytest.raises(InputError, match="surrogate"):
+        load_corpus(folder)
 
 
 # --------------------------------------------------------------------------------------------
-# Labels and unlabelled data
+# Special files and folders as --data (issue 16, defect 4)
 
 
-LABEL_VARIANTS = st.tuples(
-    st.sampled_from(sorted(LABEL_GAINS)),
-    st.lists(st.booleans(), min_size=15, max_size=15),
-    st.text(alphabet=" \t\n\r\u00a0\u2003", max_size=3),
-    st.text(alphabet=" \t\n\r\u00a0\u2003", max_size=3),
-)
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
+def test_a_fifo_in_the_data_folder_is_named(tmp_path, capsys):
+    folder = write_term(tmp_path / "data", RECORDS)
+    (folder / "vehicle-sentence.json").unlink()
+    os.mkfifo(folder / "vehicle-sentence.json")
+    code, _, err = run_main(capsys, "rank", "vehicle", "--data", str(folder), "-q")
+    line = one_error_line(err)
+    assert code == 2 and "vehicle-sentence.json" in line and "not a regular file" in line
+    assert "lacks" not in line
 
 
-@FUZZ
-@given(variant=LABEL_VARIANTS)
-def test_labels_any_case_with_surrounding_whitespace_are_accepted(variant):
-    label, upper, left, right = variant
-    raw = left + "".join(c.upper() if u else c for c, u in zip(label, upper, strict=False)) + right
-    records = json.loads(json.dumps(RECORDS))
-    rid = next(iter(records["sentence"]))
-    records["sentence"][rid]["label"] = raw
-    with tempfile.TemporaryDirectory() as tmp:
-        term = load_corpus(write_term(Path(tmp), records)).term("vehicle")
-    sentence = next(s for s in term.sentences if s.id == rid)
-    assert sentence.label == label
-    assert sentence.gain == LABEL_GAINS[label]
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
+def test_data_that_is_a_fifo_is_refused_without_hanging(tmp_path, capsys):
+    fifo = tmp_path / "data.zip"
+    os.mkfifo(fifo)
+    code, _, err = run_main(capsys, "rank", "vehicle", "--data", str(fifo), "-q")
+    assert code == 2 and "nor a regular file" in one_error_line(err)
 
 
-@FUZZ
-@given(raw=st.text(max_size=20))
-def test_any_other_label_is_an_error_naming_it(raw):
-    assume(" ".join(raw.split()).lower() not in LABEL_GAINS)
-    records = json.loads(json.dumps(RECORDS))
-    rid = next(iter(records["sentence"]))
-    records["sentence"][rid]["label"] = raw
-    with tempfile.TemporaryDirectory() as tmp:
-        line = cli_error(write_term(Path(tmp), records), "vehicle-sentence.json", f"record {rid!r}",
-                         "field 'label'", "unknown label")
-    assert f"unknown label {raw!r}" in line
+def test_data_device_is_refused(capsys):
+    if not Path("/dev/null").exists():
+        pytest.skip("no /dev/null on this system")
+    code, _, err = run_main(capsys, "rank", "vehicle", "--data", "/dev/null", "-q")
+    assert code == 2 and "nor a regular file" in one_error_line(err)
 
 
-def test_unlabelled_corpus_ranks_but_does_not_evaluate(tmp_path):
-    records = json.loads(json.dumps(RECORDS))
-    for rec in records["sentence"].values():
-        rec.pop("label")
-    folder = write_term(tmp_path / "unlabelled", records)
-    code, out, err = run_main(["evaluate", "-q", "--no-cache", "--data", str(folder), "-m", "BM25"])
-    assert_one_line_error(code, err, "no loaded term has labelled sentences", "rank works")
-    assert out == ""
-
-    code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache", "--data", str(folder), "--format", "json",
-                               "--top", "0"])
-    assert code == 0, err
-    ranked = json.loads(out)
-    assert ranked["candidates"] == len(records["sentence"])
-    assert all(r["label"] is None for r in ranked["results"])
-
-
-def test_partly_labelled_corpus_evaluates_labelled_sentences_and_says_so(tmp_path):
-    records = json.loads(json.dumps(RECORDS))
-    dropped = sorted(records["sentence"])[:5]
-    for rid in dropped:
-        records["sentence"][rid].pop("label")
-    folder = write_term(tmp_path / "partly", records)
-    code, out, err = run_main(["evaluate", "-q", "--no-cache", "--data", str(folder), "-m", "TF-ISF",
-                               "--format", "json"])
-    assert code == 0, err
-    assert "5 unlabelled sentence(s) left out of the evaluation" in err
-    result = json.loads(out)
-    assert result[0]["method"] == "TF-ISF" and 0.0 <= result[0]["macro"]["nDCG@10"] <= 1.0
+def test_data_folder_whose_subfolder_holds_terms_says_so(tmp_path, capsys):
+    write_term(tmp_path / "outer" / "inner", RECORDS)
+    code, _, err = run_main(capsys, "rank", "vehicle", "--data", str(tmp_path / "outer"), "-q")
+    line = one_error_line(err)
+    assert code == 2 and "'inner'" in line and f"--data {tmp_path / 'outer' / 'inner'}" in line
 
 
 # --------------------------------------------------------------------------------------------
 # Zip files: corrupt, empty, unexpected members, path traversal, zip bombs
+
 
 
 @FUZZ
@@ -557,144 +492,3 @@ def test_zip_header_that_lies_about_the_size_cannot_exhaust_memory(tmp_path):
     assert "vehicle-sentence.json" in str(info.value)
     assert peak < 16 * 1024 * 1024, peak
     cli_error(path, "liar.zip:vehicle-sentence.json")
-
-
-# --------------------------------------------------------------------------------------------
-# Provisions files
-
-
-def provision_terms() -> list[dict]:
-    return json.loads(PROVISIONS.read_text(encoding="utf-8"))["terms"]
-
-
-@pytest.mark.slow
-def test_provisions_file_without_the_term(tmp_path):
-    path = tmp_path / "prov.json"
-    path.write_text(json.dumps({"terms": [t for t in provision_terms() if t["key"] != "vehicle"]}))
-    from statinterp.workflow import open_corpus
-
-    assert open_corpus(EXAMPLE, provisions=path).term("vehicle").provision is None
-    from statinterp.rankers.grammar import list_methods
-
-    needs_provision = [n for n, desc in list_methods() if "provision" in desc and "vectors" not in desc
-                       and "2vec" not in desc and "WMD" not in n]
-    if not needs_provision:
-        pytest.skip("no registered method uses the provision")
-    code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache", "--provisions", str(path),
-                               "-m", needs_provision[0]])
-    assert_one_line_error(code, err, "'vehicle'", "no source provision", "--provision")
-
-
-prov_values = st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.lists(st.integers(), max_size=2)
-
-
-@FUZZ
-@given(field=st.sampled_from(["key", "provision", "term", "citation"]), value=prov_values,
-       delete=st.booleans())
-def test_provisions_record_fields(field, value, delete):
-    terms = provision_terms()
-    rec = terms[0]
-    needle = "record 'terms[0]'"
-    if delete:
-        rec.pop(field)
-        valid = field in ("term", "citation")
-    else:
-        rec[field] = value
-        if field == "key":
-            key = "_".join(value.lower().replace("-", " ").replace("_", " ").split()) if isinstance(value, str) else ""
-            valid = bool(key)
-            if key in {t["key"] for t in terms[1:]}:
-                valid, needle = False, "appears twice"  # reported at the later record
-        elif field == "provision":
-            valid = isinstance(value, str) and bool(value.strip())
-        else:
-            valid = value is None or isinstance(value, str)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "prov.json"
-        path.write_text(json.dumps({"terms": terms}))
-        if valid:
-            assert len(load_provisions(path).keys()) == len(terms)
-        else:
-            code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache", "--provisions", str(path)])
-            assert_one_line_error(code, err, "prov.json", needle)
-
-
-@pytest.mark.parametrize("raw,needle", [
-    (b'{"terms": []', "malformed JSON"),
-    (b'{"terms": [], "terms": []}', "more than once"),
-    (b'{"terms": [{"key": "vehicle", "key": "car", "provision": "x"}]}', "field 'key'"),
-    (b'\xff\xfe{"terms": []}', "not UTF-8"),
-    (b'[]', 'expected {"terms"'),
-    (b'{"terms": ' + b"[" * 100_000, "nested too deeply"),
-])
-def test_malformed_provisions_files(tmp_path, raw, needle):
-    path = tmp_path / "prov.json"
-    path.write_bytes(raw)
-    code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache", "--provisions", str(path)])
-    assert_one_line_error(code, err, "prov.json", needle)
-
-
-def test_provision_keys_are_normalised_like_term_names(tmp_path):
-    path = tmp_path / "prov.json"
-    path.write_text(json.dumps({"terms": [{"key": " Motor-Vehicle ", "provision": "No motor vehicle."}]}))
-    assert load_provisions(path).get("motor_vehicle").text == "No motor vehicle."
-
-
-# --------------------------------------------------------------------------------------------
-# The CLI itself: usage errors, --debug, internal errors, the installed console script
-
-
-@pytest.mark.parametrize("argv,needle", [
-    (["rank", "vehicle", "--bogus"], "No such option"),
-    (["rank"], "Missing argument 'TERM'"),
-    (["nonsense"], "No such command"),
-    (["evaluate", "--k", "0"], "--k"),
-    (["rank", "vehicle", "-m", "NO-SUCH-METHOD"], "unknown method 'NO-SUCH-METHOD'"),
-    (["rank", "bicycle", "-q", "--no-cache"], "'bicycle'"),
-    (["evaluate", "-q", "--no-cache", "-t", "bicycle"], "bicycle"),
-    (["rank", "vehicle", "--provision", "  "], "--provision is empty"),
-    (["rank", "vehicle", "--provision-file", "/no/such/file"], "/no/such/file"),
-    (["rank", "vehicle", "--data", "/no/such/data"], "/no/such/data: does not exist"),
-])
-def test_usage_errors_are_one_line(argv, needle):
-    code, out, err = run_main(argv)
-    assert_one_line_error(code, err, needle)
-
-
-def test_debug_shows_the_traceback(tmp_path):
-    folder = write_term(tmp_path, RECORDS, {"case": b"{"})
-    code, out, err = run_main(["--debug", "rank", "vehicle", "--no-cache", "--data", str(folder)])
-    assert code == 2
-    assert "Traceback" in err and "InputError" in err
-    assert err.splitlines()[-1].startswith("statinterp: error: ")
-    assert "vehicle-case.json" in err.splitlines()[-1]
-
-
-def test_unexpected_exception_is_one_line_without_debug_and_a_traceback_with_it(monkeypatch):
-    import statinterp.workflow as workflow
-
-    def boom(*args, **kwargs):
-        raise RuntimeError("simulated bug")
-
-    monkeypatch.setattr(workflow, "open_corpus", boom)  # the CLI imports it when a command runs
-    code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache"])
-    assert code == 1
-    assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("statinterp: error: internal error (RuntimeError: simulated bug)")
-    assert "--debug" in err
-    code, out, err = run_main(["--debug", "rank", "vehicle", "-q", "--no-cache"])
-    assert code == 1 and "Traceback" in err and "simulated bug" in err
-
-
-@pytest.mark.slow
-def test_installed_console_script_reports_bad_input_in_one_line(tmp_path):
-    if not STATINTERP.exists():
-        pytest.skip("console script not installed next to the interpreter")
-    folder = write_term(tmp_path, RECORDS, {"sentence": dumps_pairs([("s1", {}), ("s1", {})])})
-    proc = subprocess.run([str(STATINTERP), "rank", "vehicle", "--data", str(folder)], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "STATINTERP_CACHE": str(tmp_path / "c")})
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("statinterp: error: ")
-    assert "vehicle-sentence.json" in proc.stderr and "record 's1'" in proc.stderr

@@ -321,3 +321,13 @@ def test_the_warmer_stops_at_its_limit():
     texts = [" ".join(f"w{k}x{i}" for i in range(8)) for k in range(5)]
     warmer.warm(texts)
     assert len(warmer._seen) == 16  # two texts' chunks: the limit was passed within the second
+
+
+@pytest.mark.slow
+def test_analyser_accepts_texts_beyond_spacys_default_max_length():
+    from statinterp.text.analysis import Analyzer
+
+    text = "The vehicle is in the park. " * 40_000  # 1.12 million characters > spaCy's 1,000,000
+    (analysed,) = Analyzer(cache_dir=False).analyse([text])
+    assert len(analysed.ids) == 6 * 40_000
+    assert len(analysed.sentences) == 40_000
