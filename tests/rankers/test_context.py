@@ -1,5 +1,5 @@
 """Context (statinterp.rankers.context): Interpolated (-c/-o/-p) and Recursive (-r) against the formulas,
-recomputed with the plain-Python reference (conftest.Reference) on the tiny corpus."""
+recomputed with the plain-Python reference (tests.support.reference_scorers.Reference) on the tiny corpus."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Background statistics (statinterp.index.statistics, index.py) and the lexical similarities
-(statinterp.rankers.lexical) against hand counts and a plain-Python reference (conftest.Reference)
+(statinterp.rankers.lexical) against hand counts and a plain-Python reference (tests.support.reference_scorers.Reference)
 on the tiny hand-written corpus."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _stat(index, level, what, word):
 def test_background_statistics_equal_a_hand_count(tiny_prepared):
     ix = tiny_prepared["red_car"]
     bg = ix.background
-    # sentence: the 12 spaCy sentences of the 3 opinions (A..L in conftest.TINY); headers excluded
+    # sentence: the 12 spaCy sentences of the 3 opinions (A..L in tests.support.corpora.TINY); headers excluded
     assert bg["sentence"].n_units == 12
     assert bg["sentence"].total_tokens == 6 + 5 + 6 + 6 + 7 + 6 + 3 + 6 + 3 + 5 + 5 + 6 == 64
     assert bg["sentence"].avg_length == pytest.approx(64 / 12)
