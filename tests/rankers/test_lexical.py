@@ -1,6 +1,6 @@
 """Background statistics (statinterp.index.statistics, index.py) and the lexical similarities
-(statinterp.rankers.lexical) against hand counts and a plain-Python reference (tests.support.reference_scorers.Reference)
-on the tiny hand-written corpus."""
+(statinterp.rankers.lexical) against hand counts and a plain-Python reference
+(tests.support.reference_scorers.Reference) on the tiny hand-written corpus."""
 
 from __future__ import annotations
 
