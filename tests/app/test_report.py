@@ -3,28 +3,15 @@ report set as it was (issue 16, defect 5)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tests.support.cli import run_main
-
-
-def _old_set(folder: Path, stem: str) -> dict[Path, bytes]:
-    folder.mkdir(parents=True, exist_ok=True)
-    old = {folder / f"{stem}.{ext}": f"old {ext}\n".encode() for ext in ("md", "json", "png")}
-    for path, data in old.items():
-        path.write_bytes(data)
-    return old
-
-
-def _no_temporaries(folder: Path) -> bool:
-    return not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+from tests.support.report_sets import no_temporaries, old_report_set
 
 
 def test_reproduce_failing_chart_leaves_the_old_report_set(tmp_path, monkeypatch, capsys):
     from statinterp.app import report
 
     folder = tmp_path / "reports"
-    old = _old_set(folder, "core")
+    old = old_report_set(folder, "core")
 
     def broken_chart(rep):  # e.g. matplotlib failing after the tables were made
         raise RuntimeError("chart failed")
@@ -33,4 +20,4 @@ def test_reproduce_failing_chart_leaves_the_old_report_set(tmp_path, monkeypatch
     code, _, err = run_main(capsys, "reproduce", "--methods", "core", "--out", str(folder), "--force", "-q")
     assert code == 1 and "chart failed" in err, err
     assert {p: p.read_bytes() for p in folder.iterdir()} == old
-    assert _no_temporaries(folder)
+    assert no_temporaries(folder)

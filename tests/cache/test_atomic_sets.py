@@ -3,11 +3,10 @@ files (a report's .md, .json, .png) is written as a whole or not at all (issue 1
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.support.cli import one_error_line, run_main
+from tests.support.report_sets import no_temporaries, old_report_set
 
 
 def test_out_whose_parent_is_a_file_says_so(tmp_path, capsys):
@@ -20,25 +19,13 @@ def test_out_whose_parent_is_a_file_says_so(tmp_path, capsys):
     assert "File exists" not in line
 
 
-def _old_set(folder: Path, stem: str) -> dict[Path, bytes]:
-    folder.mkdir(parents=True, exist_ok=True)
-    old = {folder / f"{stem}.{ext}": f"old {ext}\n".encode() for ext in ("md", "json", "png")}
-    for path, data in old.items():
-        path.write_bytes(data)
-    return old
-
-
-def _no_temporaries(folder: Path) -> bool:
-    return not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
-
-
 @pytest.mark.parametrize("force", [True, False])
 def test_write_set_failure_between_files_keeps_every_old_file(tmp_path, monkeypatch, force):
     from statinterp.cache import atomic
     from statinterp.errors import OutputError
 
     folder = tmp_path / "reports"
-    old = _old_set(folder, "core") if force else {}
+    old = old_report_set(folder, "core") if force else {}
     if not force:
         folder.mkdir()
     real = atomic._create_temp
@@ -55,7 +42,7 @@ def test_write_set_failure_between_files_keeps_every_old_file(tmp_path, monkeypa
     with pytest.raises(OutputError, match="core.png"):
         atomic.write_set(new, force=force)
     assert {p: p.read_bytes() for p in folder.iterdir()} == old
-    assert _no_temporaries(folder)
+    assert no_temporaries(folder)
 
 
 def test_write_set_interrupted_while_renaming_without_force_leaves_nothing_new(tmp_path, monkeypatch):

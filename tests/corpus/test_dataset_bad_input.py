@@ -46,7 +46,6 @@ from tests.support.cli import one_error_line, run_main
 # JSON: truncated, not UTF-8, garbage, nested too deeply, duplicate keys
 
 
-
 @pytest.mark.slow
 @FUZZ
 @given(kind=st.sampled_from(KINDS), frac=st.floats(0.0, 1.0, exclude_max=True))
@@ -126,7 +125,6 @@ def test_duplicate_field_inside_a_record_names_record_and_field(kind, data):
 
 # --------------------------------------------------------------------------------------------
 # Records: wrong types in every field, missing and extra keys, ids that point nowhere
-
 
 
 FIELDS = {
@@ -269,7 +267,6 @@ def test_huge_texts_load_and_too_huge_texts_are_refused(tmp_path, monkeypatch):
 # Lone surrogate escapes (issue 16, defect 3)
 
 
-
 @pytest.mark.parametrize("escape", ["\\ud800", "\\udfff", "\\ud83d x"])
 def test_lone_surrogate_in_a_sentence_is_refused_at_load(tmp_path, capsys, escape):
     folder = write_term(tmp_path / "data", RECORDS)
@@ -319,7 +316,6 @@ def test_lone_surrogate_in_a_record_id_is_refused(tmp_path):
 # Special files and folders as --data (issue 16, defect 4)
 
 
-
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
 def test_a_fifo_in_the_data_folder_is_named(tmp_path, capsys):
     folder = write_term(tmp_path / "data", RECORDS)
@@ -355,7 +351,6 @@ def test_data_folder_whose_subfolder_holds_terms_says_so(tmp_path, capsys):
 
 # --------------------------------------------------------------------------------------------
 # Zip files: corrupt, empty, unexpected members, path traversal, zip bombs
-
 
 
 @FUZZ

@@ -128,7 +128,6 @@ def test_constant_scores_rank_by_sentence_id(tmp_path):
     assert len(ids) == 47
 
 
-
 @pytest.mark.slow
 def test_vocabulary_ids_do_not_depend_on_what_the_cache_holds(tmp_path):
     """Cached or not, new words get their ids in input order (ids decide summation order)."""

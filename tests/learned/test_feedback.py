@@ -272,7 +272,6 @@ def test_feedback_ranker_with_the_default_model_prior(example_index):
     assert ranker.name == "learned:default+feedback"
 
 
-
 def test_readme_first_ranking_is_what_rank_prints():
     """The README's first command (`statinterp rank vehicle --top 3`) shows the default model's
     real output: its header line and the first ranked sentence's line."""

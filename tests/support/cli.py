@@ -23,7 +23,6 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-
 def capture_main(argv: list[str]) -> tuple[int, str, str]:
     """Run the CLI in-process with stdout and stderr redirected; its exit code, stdout and stderr.
     For Hypothesis tests, whose many examples share one test call (capsys is not reset between
