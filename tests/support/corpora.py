@@ -53,6 +53,9 @@ TINY = {
     }
 }
 
+#: TINY's term as a query: the query its candidates are scored against.
+TINY_QUERY = ["red", "car"]
+
 #: The spaCy sentences of each opinion of TINY, in order (for neighbours and hand counts).
 TINY_OPINION_SENTENCES = {
     "c1-o1": ["The red car near the road.", "A dog in the park.", "The blue car in the city.",
