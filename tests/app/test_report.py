@@ -4,7 +4,7 @@ report set as it was (issue 16, defect 5)."""
 from __future__ import annotations
 
 from tests.support.cli import run_main
-from tests.support.report_sets import no_temporaries, old_report_set
+from tests.support.files import no_temporaries, old_report_set
 
 
 def test_reproduce_failing_chart_leaves_the_old_report_set(tmp_path, monkeypatch, capsys):

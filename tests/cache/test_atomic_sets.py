@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.cli import one_error_line, run_main
-from tests.support.report_sets import no_temporaries, old_report_set
+from tests.support.files import no_temporaries, old_report_set
 
 
 def test_out_whose_parent_is_a_file_says_so(tmp_path, capsys):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import pickle
@@ -18,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from statinterp.app.cli import main
 from statinterp.cache.analysis import AnalysisCache
 from statinterp.cache.arrayfile import read_array_file, write_array_file
 from statinterp.cache.directions import DirectionCache
@@ -26,6 +24,8 @@ from statinterp.cache.files import NotRegularFile, TooLarge, read_regular
 from statinterp.cache.vectors import CacheWarning, VectorCache
 from statinterp.errors import InputError, StatinterpWarning
 from statinterp.text.analysis import Analyzer, text_hash
+from tests.support.cli import capture_main
+from tests.support.files import umask
 
 TEXTS = ["The cart is a vehicle. It moves.", "No vehicles in the park."]
 
@@ -46,12 +46,6 @@ def deadline(seconds: int = 30):
         signal.signal(signal.SIGALRM, previous)
 
 
-def umask() -> int:
-    old = os.umask(0)
-    os.umask(old)
-    return old
-
-
 def make_special(path: Path, kind: str) -> None:
     """Replace ``path`` by a symlink to /dev/zero, a FIFO, or a folder."""
     if path.exists() or path.is_symlink():
@@ -67,13 +61,6 @@ def make_special(path: Path, kind: str) -> None:
 
 
 SPECIAL = ["zero", "fifo", "null"]
-
-
-def run_main(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 # ----------------------------------------------------------------------------- files.py
@@ -254,7 +241,7 @@ def test_a_vector_cache_entry_of_a_moved_class_is_discarded_with_one_warning(tmp
 def test_a_damaged_vector_cache_warns_in_one_statinterp_line_on_the_command_line(tmp_path):
     cache_dir = tmp_path / "cache"
     argv = ["rank", "vehicle", "-q", "-m", "w2vec*", "--top", "3", "--format", "json", "--cache-dir", str(cache_dir)]
-    code, first, err = run_main(argv)
+    code, first, err = capture_main(argv)
     assert code == 0, err
     (entry,) = (cache_dir / "vectors").glob("*.vectors")
     assert stat.S_IMODE(entry.stat().st_mode) == 0o666 & ~umask()
@@ -263,7 +250,7 @@ def test_a_damaged_vector_cache_warns_in_one_statinterp_line_on_the_command_line
     entry.write_bytes(bytes(data))
     for directions in (cache_dir / "directions").glob("*.bin"):
         directions.unlink()  # so that the vectors are needed again
-    code, again, err = run_main(argv)
+    code, again, err = capture_main(argv)
     assert code == 0, err
     assert again == first  # retrained: the same vectors (one worker, fixed seed), the same ranking
     lines = err.splitlines()
@@ -278,14 +265,14 @@ def test_a_model_that_is_no_regular_file_stops_with_one_line(tmp_path, kind):
     path = tmp_path / "x.model"
     make_special(path, kind)
     with deadline():
-        code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache", "--model", str(path)])
+        code, out, err = capture_main(["rank", "vehicle", "-q", "--no-cache", "--model", str(path)])
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("statinterp: error: ") and "not a model file" in err
 
 
 def test_model_dev_zero_stops_with_one_line():
     with deadline():
-        code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache", "--model", "/dev/zero"])
+        code, out, err = capture_main(["rank", "vehicle", "-q", "--no-cache", "--model", "/dev/zero"])
     assert code == 2 and err.count("\n") == 1 and "/dev/zero" in err and "character device" in err
 
 
@@ -322,7 +309,7 @@ def test_a_model_over_the_size_limit_is_refused_before_it_is_read(tmp_path, monk
 def test_a_model_pickling_a_moved_class_is_rejected_with_one_line_saying_retrain(tmp_path):
     payload = _pickle_of_missing_module("statinterp.scorers.lexical", "TFISF")
     path = _model_file(tmp_path / "old.model", payload)
-    code, out, err = run_main(["rank", "vehicle", "-q", "--no-cache", "--model", str(path)])
+    code, out, err = capture_main(["rank", "vehicle", "-q", "--no-cache", "--model", str(path)])
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "statinterp.scorers" in err and "retrain it with `statinterp train`" in err
 
@@ -364,7 +351,7 @@ def test_vector_training_is_reported_through_logging_not_printed(tmp_path, caplo
 def test_the_command_line_shows_what_vector_training_reports(tmp_path):
     import logging
 
-    code, _, err = run_main(["rank", "vehicle", "-m", "w2vec*", "--cache-dir", str(tmp_path)])
+    code, _, err = capture_main(["rank", "vehicle", "-m", "w2vec*", "--cache-dir", str(tmp_path)])
     assert code == 0
     assert any(line.startswith("statinterp: training word2vec vectors") for line in err.splitlines())
     assert not logging.getLogger("statinterp").handlers  # the command line removed its handler
