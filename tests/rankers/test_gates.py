@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,12 +37,11 @@ from statinterp.rankers.novelty import NewWordRatio, NewWords, WMDNovelty, new_w
 from statinterp.text.units import TokenSeqs
 from statinterp.vectors.training import DomainVectors
 from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus
-from tests.support.paths import REPO_ROOT
+from tests.support.paths import REAL_DATA, REPO_ROOT
 
 REPO = REPO_ROOT
 EXAMPLE = REPO / "data" / "example"
-SHARED = Path(os.environ.get("STATINTERP_SHARED_DATA") or REPO.parent / "shared" / "data")
-REAL = SHARED / "statutory_interpretation"
+REAL = REAL_DATA
 
 
 # ----------------------------------------------------------------------------- fixtures
