@@ -33,8 +33,9 @@ text (a bounded cache in this process).
 
 Ingest stores only the case, statute and journal citations, with their span, text and
 normalised form (:func:`stored_citations`), and spends on them only the work that can change
-those: see its docstring (no ``Id.``/``supra`` resolution, no back references, no case names;
-paragraphs without a digit or without a reporter match skipped).
+those: see its docstring (no back references, no case names unless an edition is ambiguous;
+a text without a match of a citation pattern is done after those patterns, which, where they
+need a digit, are tried only where one can start).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ import functools
 import logging
 import re
 from dataclasses import dataclass
+from re import _constants as sre
+from re import _parser as sre_parse
 
 __all__ = ["CASE_KINDS", "KINDS", "STORED_KINDS", "FoundCitation", "StoredCitation", "cached_citations",
            "case_citation_share", "cites_case", "find_citations", "stored_citations"]
@@ -55,7 +58,7 @@ CASE_KINDS = ("case", "id", "supra")
 #: The kinds a collection stores (:func:`stored_citations`): full and short case citations, statutes
 #: and journals (not ``Id.`` / ``supra``, which only point back).
 STORED_KINDS = ("case", "statute", "journal")
-#: A text without a match of this holds no citation of :data:`STORED_KINDS` (:func:`stored_citations`).
+#: A text without a match of this holds no match of a pattern that needs a digit (:func:`_needs_digit`).
 _DIGIT = re.compile(r"\d")
 #: How most of eyecite's reporter patterns begin (``eyecite.regexes.nonalphanum_boundaries_re``
 #: around a first group that can only start with a digit): a match starts at the text's start or
@@ -166,6 +169,15 @@ def _tokenizer():  # noqa: ANN202 - an eyecite Tokenizer (eyecite is imported on
             #: per extractor, whether its matches can only start where :func:`_digit_starts` says
             self.digit_first = tuple(e.regex.startswith(_DIGIT_FIRST) and not e.flags & (re.M | re.X)
                                      for e in self.extractors)
+            self.needs: dict[int, bool] = {}
+
+        def needs_digit(self, i: int) -> bool:
+            """Whether every match of extractor ``i`` holds a digit (parsed on first use)."""
+            known = self.needs.get(i)
+            if known is None:
+                e = self.extractors[i]
+                known = self.needs[i] = self.digit_first[i] or _needs_digit(sre_parse.parse(e.regex, e.flags))
+            return known
 
         def get_extractors(self, text: str) -> list:
             return [self.extractors[i] for i in self.chosen(text)]
@@ -223,16 +235,18 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
 
     Only the work that can change them is done:
 
-    * **No digit, no citation.** Such a citation comes from a citation token (a match of one of
-      eyecite's reporter, law or journal patterns), and every one of those patterns needs a digit
-      (``\\d``: the volume, page or section; checked pattern by pattern by
-      tests/test_citations_speed.py, which also runs eyecite over every paragraph of the data set
-      without a digit). A text without a digit is never tokenized.
-    * **No citation token, no citation.** The patterns eyecite would run are chosen as eyecite
-      chooses them (:func:`_tokenizer`), and the citation patterns run first: when none matches,
-      the other tokens (stop words, ``Id.``, ``supra``, section marks) cannot add one, and the
-      text is done. Otherwise the other patterns run too and the text is tokenized from all the
+    * **No citation token, no citation.** Such a citation comes from a citation token (a match of
+      one of eyecite's reporter, law or journal patterns). The patterns eyecite would run are
+      chosen as eyecite chooses them (:func:`_tokenizer`), and the citation patterns run first:
+      when none matches, the other tokens (stop words, ``Id.``, ``supra``, section marks) cannot
+      add one, and the text is done. Otherwise the other patterns run too and the text is tokenized from all the
       matches, exactly as eyecite tokenizes it.
+    * **Digits.** Most citation patterns need a digit (a volume, page or section; not all: a
+      nominative reporter's volume is optional and its page may be Roman, "Abb. Adm. xiv", or a
+      blank, "U.S. ___"): in a text without a digit only the others run (:func:`_needs_digit`,
+      parsed once per pattern). Most patterns begin with eyecite's boundary and a group that
+      starts with a digit (:data:`_DIGIT_FIRST`): they are tried only where a digit follows a
+      boundary (:func:`_digit_starts`, :func:`_matches`), not at every character.
     * **Only what is stored.** eyecite's ``get_citations`` then builds every citation and looks
       for back references ("Smith, at 5", one regular expression compiled per case name: its
       largest cost). A stored citation's span is its token's (and, for a short citation, the pin
@@ -246,7 +260,7 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
       tokens), so leaving them out changes none. The test compares the result with
       eyecite's ``get_citations`` on every paragraph of the data set.
     """
-    if not _DIGIT.search(text):
+    if not text.strip():
         return ()
     from eyecite.find import _extract_full_citation, _extract_shortform_citation
     from eyecite.models import CitationToken, Document, FullCaseCitation, FullJournalCitation, FullLawCitation
@@ -255,9 +269,13 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
     tokenizer = _tokenizer()
     extractors = tokenizer.extractors
     chosen = tokenizer.chosen(text)
-    starts = _digit_starts(text)
-    matches = {i: _matches(extractors[i].compiled_regex, text, starts if tokenizer.digit_first[i] else None)
-               for i in chosen if tokenizer.citation[i]}
+    if _DIGIT.search(text):
+        starts = _digit_starts(text)
+        matches = {i: _matches(extractors[i].compiled_regex, text, starts if tokenizer.digit_first[i] else None)
+                   for i in chosen if tokenizer.citation[i]}
+    else:  # only the few citation patterns that can match without a digit ("Abb. Adm. xiv", "U.S. ___")
+        matches = {i: list(extractors[i].get_matches(text)) for i in chosen
+                   if tokenizer.citation[i] and not tokenizer.needs_digit(i)}
     if not any(matches.values()):
         return ()
     for i in chosen:
@@ -299,6 +317,34 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
         out[(int(start), int(end))] = StoredCitation(KINDS[type(cite).__name__], int(start), int(end),
                                                      cite.matched_text(), cite.corrected_citation())
     return tuple(out[k] for k in sorted(out))
+
+
+_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+
+
+def _digit_item(op, av) -> bool:  # noqa: ANN001 - an item of a parsed pattern
+    """Whether a one-character item of a parsed pattern matches only what ``\\d`` matches."""
+    if op is sre.LITERAL:
+        return chr(av).isdecimal()
+    if op is sre.IN:
+        return bool(av) and all(
+            (o is sre.LITERAL and chr(v).isdecimal())
+            or (o is sre.RANGE and all(chr(c).isdecimal() for c in range(v[0], v[1] + 1)))
+            or (o is sre.CATEGORY and v is sre.CATEGORY_DIGIT) for o, v in av)
+    return False
+
+
+def _needs_digit(pattern) -> bool:  # noqa: ANN001 - a parsed pattern (re._parser.SubPattern)
+    """Whether every match of a parsed pattern holds (or, in a lookaround, sees) a ``\\d`` character:
+    an item that is a digit, or a group, a repeat of at least one, every branch of an alternation,
+    or a lookaround, that needs one. Anything else is taken as needing none (never wrongly yes)."""
+    for op, av in pattern:
+        if (_digit_item(op, av) or (op is sre.SUBPATTERN and _needs_digit(av[3]))
+                or (op in _REPEATS and av[0] >= 1 and _needs_digit(av[2]))
+                or (op is sre.BRANCH and all(_needs_digit(b) for b in av[1]))
+                or (op is sre.ATOMIC_GROUP and _needs_digit(av)) or (op is sre.ASSERT and _needs_digit(av[1]))):
+            return True
+    return False
 
 
 def _digit_starts(text: str) -> list[int]:
