@@ -44,8 +44,8 @@ import functools
 import logging
 import re
 from dataclasses import dataclass
-from re import _constants as sre
-from re import _parser as sre_parse
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 __all__ = ["CASE_KINDS", "KINDS", "STORED_KINDS", "FoundCitation", "StoredCitation", "cached_citations",
            "case_citation_share", "cites_case", "find_citations", "stored_citations"]
@@ -179,7 +179,7 @@ def _tokenizer():  # noqa: ANN202 - an eyecite Tokenizer (eyecite is imported on
                 known = self.needs[i] = self.digit_first[i] or _needs_digit(sre_parse.parse(e.regex, e.flags))
             return known
 
-        def get_extractors(self, text: str) -> list:
+        def get_extractors(self, text: str) -> list:  # type: ignore[override]  # (a list: in order)
             return [self.extractors[i] for i in self.chosen(text)]
 
         def chosen(self, text: str) -> list[int]:
@@ -263,7 +263,14 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
     if not text.strip():
         return ()
     from eyecite.find import _extract_full_citation, _extract_shortform_citation
-    from eyecite.models import CitationToken, Document, FullCaseCitation, FullJournalCitation, FullLawCitation
+    from eyecite.models import (
+        CitationToken,
+        Document,
+        FullCaseCitation,
+        FullJournalCitation,
+        FullLawCitation,
+        ResourceCitation,
+    )
 
     _use_fast_eyecite()
     tokenizer = _tokenizer()
@@ -285,7 +292,8 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
     document.words, document.citation_tokens = tokenizer.tokenize_found(text, [(extractors[i], matches[i])
                                                                                for i in chosen])
     tokens = [(i, t) for i, t in document.citation_tokens if type(t) is CitationToken]
-    cites = []
+    cites: list[ResourceCitation] = []
+    cite: ResourceCitation
     if any(not t.short and len(t.exact_editions or t.variation_editions) != 1 for _, t in tokens):
         previous = None
         for i, token in document.citation_tokens:  # eyecite's get_citations, citations of stored kinds only
