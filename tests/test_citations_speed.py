@@ -129,6 +129,16 @@ def test_eyecite_own_answer_can_depend_on_hash_order_ours_does_not():
                                                      "N.Y. Corr. Law § 168"),)
 
 
+def test_without_eyecites_private_names_eyecite_itself_is_used(monkeypatch):
+    text = ("In Smith v. Jones, 500 U.S. 100, 105 (1991), the Court held so. Id. at 106. See also 18 U.S.C. "
+            "§ 1839(3); Brown, supra, at 7; 12 Harv. L. Rev. 10 (1990); Jones, 500 U.S. at 107.")
+    fast = stored_citations(text)
+    assert [c.kind for c in fast] == ["case", "statute", "journal", "case"]
+    monkeypatch.setattr(citations, "_tokenizer", lambda: None)  # as if eyecite's private names were gone
+    assert stored_citations(text) == fast == _reference(text)
+    assert [c.kind for c in citations.find_citations(text)] == ["case", "id", "statute", "supra", "journal", "case"]
+
+
 # ------------------------------------------------------------------------------ the data set
 
 

@@ -134,10 +134,17 @@ class StoredCitation:
 def _tokenizer():  # noqa: ANN202 - an eyecite Tokenizer (eyecite is imported on first use)
     """eyecite's Aho-Corasick tokenizer, choosing the same extractors as eyecite's own (those whose
     strings occur in the text, whitespace aside, and those without strings) by their position in
-    ``eyecite.tokenizers.EXTRACTORS``, and running them in that order (module docstring)."""
-    import ahocorasick
-    from eyecite.models import CitationToken
-    from eyecite.tokenizers import AhocorasickTokenizer, Tokenizer, _strip_ws
+    ``eyecite.tokenizers.EXTRACTORS``, and running them in that order (module docstring).
+
+    None if this eyecite lacks a private name the fast path builds on (those of eyecite 2.7): then
+    eyecite's own tokenizer and ``get_citations`` are used, as before (slower; hash-ordered)."""
+    try:
+        import ahocorasick
+        from eyecite.find import _extract_full_citation, _extract_shortform_citation  # noqa: F401
+        from eyecite.models import CitationToken
+        from eyecite.tokenizers import AhocorasickTokenizer, Tokenizer, _strip_ws
+    except ImportError:
+        return None
 
     def renumber(automaton, position: dict[int, int]):  # noqa: ANN001, ANN202
         out = ahocorasick.Automaton()
@@ -217,7 +224,8 @@ def find_citations(text: str) -> tuple[FoundCitation, ...]:
 
     _use_fast_eyecite()
     out = []
-    for cite in get_citations(text, tokenizer=_tokenizer()):
+    tokenizer = _tokenizer()
+    for cite in get_citations(text, **({"tokenizer": tokenizer} if tokenizer is not None else {})):
         kind = KINDS.get(type(cite).__name__)
         if kind is None:
             continue
@@ -262,7 +270,7 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
     """
     if not text.strip():
         return ()
-    from eyecite.find import _extract_full_citation, _extract_shortform_citation
+    from eyecite import get_citations
     from eyecite.models import (
         CitationToken,
         Document,
@@ -274,6 +282,10 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
 
     _use_fast_eyecite()
     tokenizer = _tokenizer()
+    if tokenizer is None:  # an eyecite without the names used here: its own get_citations
+        return _as_stored(get_citations(text))
+    from eyecite.find import _extract_full_citation, _extract_shortform_citation
+
     extractors = tokenizer.extractors
     chosen = tokenizer.chosen(text)
     if _DIGIT.search(text):
@@ -319,11 +331,19 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
                 token, i, exact_editions=token.exact_editions, variation_editions=token.variation_editions)
             cite.guess_edition()
             cites.append(cite)
+    return _as_stored(cites)
+
+
+def _as_stored(cites: list) -> tuple[StoredCitation, ...]:
+    """eyecite's citations of :data:`STORED_KINDS`, one per span (the last, as eyecite's
+    ``filter_citations`` keeps it), in the order of their spans."""
     out = {}
     for cite in cites:
-        start, end = cite.span()
-        out[(int(start), int(end))] = StoredCitation(KINDS[type(cite).__name__], int(start), int(end),
-                                                     cite.matched_text(), cite.corrected_citation())
+        kind = KINDS.get(type(cite).__name__)
+        if kind in STORED_KINDS:
+            start, end = cite.span()
+            out[(int(start), int(end))] = StoredCitation(kind, int(start), int(end), cite.matched_text(),
+                                                         cite.corrected_citation())
     return tuple(out[k] for k in sorted(out))
 
 
