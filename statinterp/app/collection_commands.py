@@ -11,6 +11,7 @@ import click
 
 from statinterp.app.options import engine_options
 from statinterp.cache import atomic
+from statinterp.collection.shards import SHARD_KEYS
 from statinterp.errors import InputError, OutputError
 
 
@@ -67,6 +68,9 @@ def example_sources() -> Path:
 @click.option("--allow-skips", is_flag=True,
               help="Exit 0 even when most records of a source file are skipped (more than half, and at least 10: "
                    "by default that ends with exit status 2, as the file is probably not of the format read).")
+@click.option("--shard-by", type=click.Choice(SHARD_KEYS), default=None,
+              help="Write the collection in shards: one collection per court, jurisdiction, reporter or source "
+                   "format under the folder, with a manifest (docs/collection.md, \"Shards\"). Default: one file.")
 @engine_options("parse and analyse partitions (one per source file)")
 @click.option("--citations/--no-citations", default=True, show_default=True,
               help="Extract case, statute and journal citations with eyecite (it takes longer than the analysis: "
@@ -74,8 +78,8 @@ def example_sources() -> Path:
 @click.option("--format-summary", "summary_fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="The final summary as text or as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, engine, scheduler, workers, citations,
-           summary_fmt, quiet):
+def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, shard_by, engine, scheduler, workers,
+           citations, summary_fmt, quiet):
     """Read bulk case law (SOURCE: files or folders) into a collection folder.
 
     Without SOURCE, ingests the shipped example sources (invented cases in every format).
@@ -104,7 +108,7 @@ def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, e
     # a bar on a terminal, else a line every few seconds (statinterp.app.progress)
     with counter("ingest", enabled=not quiet, unit="cases") as advance:
         summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler, citations=citations,
-                             progress=advance, n_workers=workers, encoding=encoding)
+                             progress=advance, n_workers=workers, encoding=encoding, shard_by=shard_by)
     if errors_out is not None:
         lines = "".join(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
                                    ensure_ascii=False) + "\n" for s in summary.skipped)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from statinterp.collection.dask_engine import check_engine
 from statinterp.collection.prepare import PreparedCase, new_analyzer, prepare_cases, prepare_partition
+from statinterp.collection.shards import ShardedWriter
 from statinterp.collection.store import CollectionWriter, damage_named
 from statinterp.sources import Partition, discover
 from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord
@@ -86,7 +87,8 @@ def analysis_settings(statistics: bool = True) -> dict:
 def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | None = None,
            engine: str = "local", scheduler: str | None = None, citations: bool = True,
            progress: Callable[[int], None] | None = None, n_workers: int = 2,
-           statistics: bool = True, analyzer=None, encoding: str | None = None) -> IngestSummary:
+           statistics: bool = True, analyzer=None, encoding: str | None = None,
+           shard_by: str | None = None) -> IngestSummary:
     """Read ``sources`` into the collection folder ``collection`` (created if new).
 
     ``progress`` is called with the number of cases read after each batch. ``engine="dask"``
@@ -94,13 +96,19 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     cluster of ``n_workers`` processes); the collection is the same as with ``"local"``.
     ``statistics=False`` stores cases without analysing them (no statistics: for measuring the
     cost of parsing and storing alone; such a collection cannot later receive statistics).
-    ``encoding`` forces the encoding of plain-text sources (``ingest --encoding``)."""
+    ``encoding`` forces the encoding of plain-text sources (``ingest --encoding``).
+    ``shard_by`` (one of :data:`~statinterp.collection.shards.SHARD_KEYS`) writes a collection in
+    shards: one collection per value of that field under ``collection``, with a manifest
+    (:mod:`statinterp.collection.shards`)."""
     check_engine(engine, scheduler)
     started = time.perf_counter()
     partitions = discover(list(sources), fmt, encoding)  # unreadable or unknown sources fail before anything is written
     summary = IngestSummary(partitions=len(partitions), engine=engine)
     settings = analysis_settings(statistics)
-    with damage_named(collection), CollectionWriter(collection, settings) as writer:
+    with damage_named(collection), (ShardedWriter(collection, shard_by, settings) if shard_by is not None
+                                    else CollectionWriter(collection, settings)) as writer:
+        # in shards, a case's shard comes from its record, not from (source, source_id) alone
+        known = writer.known_hash if isinstance(writer, CollectionWriter) else None
         analyzer = (analyzer or new_analyzer()) if statistics else None
 
         def reprepare(record: CaseRecord) -> PreparedCase:
@@ -108,7 +116,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
 
         streams: Iterable[tuple[Partition, Iterable]]
         if engine == "local":
-            streams = ((p, prepare_partition(p, citations, writer.known_hash, analyzer, statistics))
+            streams = ((p, prepare_partition(p, citations, known, analyzer, statistics))
                        for p in partitions)
         else:
             from statinterp.collection.dask_engine import dask_streams

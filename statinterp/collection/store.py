@@ -39,7 +39,7 @@ import itertools
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -585,11 +585,22 @@ class CollectionWriter:
                      (source, source_id)).fetchone()
         return row["content_hash"] if row else None
 
-    def write(self, prepared: Iterable, reprepare=None) -> dict[str, int]:
+    def max_ids(self) -> tuple[int, int]:
+        """The largest case id and opinion id stored (0 when none)."""
+        row = select(self.db, "SELECT (SELECT coalesce(max(id), 0) FROM cases) AS cases, "
+                     "(SELECT coalesce(max(id), 0) FROM opinions) AS opinions").fetchone()
+        return row["cases"], row["opinions"]
+
+    def write(self, prepared: Iterable, reprepare=None,
+              ids: Callable[[CaseRecord], tuple[int, int]] | None = None) -> dict[str, int]:
         """Store prepared cases in one transaction: new ones are added, changed ones replace the
         stored case (``reprepare(record)`` gives the old case's statistics to subtract),
         unchanged ones are left alone. Returns counts of added / replaced / unchanged cases and
-        of the opinions and paragraphs added."""
+        of the opinions and paragraphs added.
+
+        ``ids(record)`` gives a stored case its id and its first opinion's id (the opinions'
+        follow): a shard set's writer allocates them over the whole set
+        (:mod:`statinterp.collection.shards`); without it SQLite gives the next ids."""
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
         stats: dict[str, dict[str, list[int]]] = {}
         totals = {lvl: [0, 0] for lvl in LEVELS}
@@ -610,7 +621,7 @@ class CollectionWriter:
                     counts["replaced"] += 1
                 else:
                     counts["added"] += 1
-                n_ops, n_paras = self._insert_case(case, text_work)
+                n_ops, n_paras = self._insert_case(case, text_work, ids(rec) if ids is not None else None)
                 counts["opinions"] += n_ops
                 counts["paragraphs"] += n_paras
                 self._add_counts(stats, totals, case.counts, +1)
@@ -669,15 +680,18 @@ class CollectionWriter:
                 db.executemany("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", rows)
                 db.executemany("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", pairs)
 
-    def _insert_case(self, case, text_work: list[tuple[bool, int, str]]) -> tuple[int, int]:
-        """Insert a prepared case's rows; its paragraphs' full-text indexing goes to ``text_work``."""
+    def _insert_case(self, case, text_work: list[tuple[bool, int, str]],
+                     ids: tuple[int, int] | None = None) -> tuple[int, int]:
+        """Insert a prepared case's rows (``ids``: its id and its first opinion's, see :meth:`write`);
+        its paragraphs' full-text indexing goes to ``text_work``."""
         db = self.db
         r = case.record
+        case_id, first_opinion = ids if ids is not None else (None, None)
         cur = db.execute(
-            "INSERT INTO cases (source, source_id, content_hash, name, name_abbreviation, decision_date, "
+            "INSERT INTO cases (id, source, source_id, content_hash, name, name_abbreviation, decision_date, "
             "docket_number, citations, court, jurisdiction, head_matter, judges, parties, attorneys) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (r.source, r.source_id, case.content_hash, r.name, r.name_abbreviation, r.decision_date,
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (case_id, r.source, r.source_id, case.content_hash, r.name, r.name_abbreviation, r.decision_date,
              r.docket_number, json.dumps([list(c) for c in r.citations], ensure_ascii=False), r.court,
              r.jurisdiction, r.head_matter, r.judges, r.parties, r.attorneys))
         case_id = int(cur.lastrowid or 0)
@@ -685,8 +699,10 @@ class CollectionWriter:
         n_paras = 0
         pages = line_pages(r)
         for i, op in enumerate(r.opinions):
-            oid = db.execute("INSERT INTO opinions (case_id, position, type, author, paged) VALUES (?, ?, ?, ?, ?)",
-                             (case_id, i, op.type, op.author, int(bool(op.page_starts)))).lastrowid or 0
+            oid = db.execute("INSERT INTO opinions (id, case_id, position, type, author, paged) "
+                             "VALUES (?, ?, ?, ?, ?, ?)",
+                             (None if first_opinion is None else first_opinion + i, case_id, i, op.type, op.author,
+                              int(bool(op.page_starts)))).lastrowid or 0
             n_paragraphs = len(op.paragraphs)
             for j, text in enumerate(op.lines):
                 starts = json.dumps([list(s) for s in op.page_starts[j]] if j < len(op.page_starts) else [],

@@ -1,0 +1,272 @@
+"""A collection in shards: one SQLite collection per shard of the sources, under one folder.
+
+``statinterp ingest ... --collection DIR --shard-by KEY`` puts each case in the shard named by
+its value of ``KEY`` (:data:`SHARD_KEYS`, :func:`shard_key`) and writes one ordinary collection
+folder per shard (``DIR/shards/<name>/collection.sqlite``, :func:`shard_folder_name`), listed in
+``DIR/manifest.json`` (:class:`Manifest`, docs/collection.md "Shards"). A folder with a manifest
+is a shard set; a folder with ``collection.sqlite`` is a single-file collection; never both.
+
+**Ids.** Case and opinion ids are unique over the whole set: the writer allocates them from one
+counter per kind (:class:`IdCounter`), in the order a single-file ingest of the same sources
+would insert the cases (partition order, record order), so a shard set and a single-file
+collection of the same sources give each case and opinion the same id (paragraph ids are each
+shard's own: nothing outside a shard names them). Background statistics add up: every level's
+N and token total, and every token's df and cf, are sums over cases, so the set's statistics
+are the sums over its shards.
+
+A case belongs to the shard of its key when it is first stored; ingesting it again (changed or
+not) is looked up in the shard of its current key. A case whose key value changes between two
+ingests (a court renamed at the source) is therefore stored again in its new shard and stays in
+its old one as well: re-ingest into a new folder after such a change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from statinterp.cache import atomic
+from statinterp.errors import InputError, UsageError
+from statinterp.sources.records import CaseRecord
+
+__all__ = ["MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS", "IdCounter", "Manifest", "ShardEntry",
+           "is_shard_set", "reporter_of", "shard_folder_name", "shard_key"]
+
+#: The manifest's file name inside a shard set's folder.
+MANIFEST = "manifest.json"
+MANIFEST_KIND = "statinterp-shard-set"
+MANIFEST_VERSION = 1
+#: What a case's shard can be chosen by (``ingest --shard-by``).
+SHARD_KEYS = ("court", "jurisdiction", "reporter", "source")
+#: The key value of a case that has none (no court, no citation, ...).
+UNKNOWN = "unknown"
+
+_VOLUME_REPORTER_PAGE = re.compile(r"^\s*\d+\s+(.+?)\s+\d+\s*$")
+
+
+def reporter_of(record: CaseRecord) -> str:
+    """The reporter of a case's first citation (official first: ``"212 Marl. App. 341"`` ->
+    ``"Marl. App."``); a citation that is not ``VOLUME REPORTER PAGE`` gives its words without
+    numbers; no citation gives :data:`UNKNOWN`."""
+    if not record.citations:
+        return UNKNOWN
+    cite = record.official_citation or record.citations[0][1]
+    match = _VOLUME_REPORTER_PAGE.match(cite)
+    if match:
+        return match.group(1)
+    words = " ".join(w for w in cite.split() if not any(ch.isdigit() for ch in w))
+    return words or UNKNOWN
+
+
+def shard_key(record: CaseRecord, by: str) -> str:
+    """The shard a case belongs to when shards are chosen by ``by`` (one of :data:`SHARD_KEYS`)."""
+    if by == "reporter":
+        value = reporter_of(record)
+    elif by in ("court", "jurisdiction", "source"):
+        value = getattr(record, by)
+    else:
+        raise UsageError(f"cannot shard by {by!r}; use one of {', '.join(SHARD_KEYS)}")
+    value = " ".join(str(value).split())
+    return value or UNKNOWN
+
+
+def shard_folder_name(key: str) -> str:
+    """A shard's folder name (relative to the set's folder): readable, safe on every file
+    system, and distinct for distinct keys (a hash of the key ends it)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", key).strip("-.")[:48] or "shard"
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"shards/{slug}-{digest}"
+
+
+@dataclass(frozen=True)
+class ShardEntry:
+    """One shard of a set: its key value and its collection folder (relative to the set)."""
+
+    key: str
+    folder: str
+
+
+@dataclass
+class Manifest:
+    """``manifest.json``: what a shard set holds.
+
+    ``{"kind": "statinterp-shard-set", "version": 1, "shard_by": "court",
+    "shards": [{"key": "...", "folder": "shards/..."}, ...]}``: shards in order of key (code
+    point order), each folder an ordinary collection folder relative to the set's folder."""
+
+    shard_by: str
+    shards: list[ShardEntry] = field(default_factory=list)
+
+    def folder_of(self, root: str | Path, key: str) -> Path:
+        for entry in self.shards:
+            if entry.key == key:
+                return Path(root) / entry.folder
+        raise KeyError(key)
+
+    def add(self, key: str) -> ShardEntry:
+        """The shard of ``key``, added (in key order) if new."""
+        for entry in self.shards:
+            if entry.key == key:
+                return entry
+        entry = ShardEntry(key, shard_folder_name(key))
+        self.shards.append(entry)
+        self.shards.sort(key=lambda e: e.key)
+        return entry
+
+    def as_dict(self) -> dict:
+        return {"kind": MANIFEST_KIND, "version": MANIFEST_VERSION, "shard_by": self.shard_by,
+                "shards": [{"key": e.key, "folder": e.folder} for e in self.shards]}
+
+    def save(self, root: str | Path) -> None:
+        """Write the manifest atomically (a reader sees the old one or the new one)."""
+        text = json.dumps(self.as_dict(), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+        atomic.write_text(Path(root) / MANIFEST, text, force=True)
+
+    @classmethod
+    def load(cls, root: str | Path) -> Manifest:
+        path = Path(root) / MANIFEST
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+        except ValueError as exc:
+            raise InputError(path, f"is not JSON ({exc})") from None
+        if not isinstance(raw, dict) or raw.get("kind") != MANIFEST_KIND:
+            raise InputError(path, f"is not a statinterp shard manifest (field 'kind' is not {MANIFEST_KIND!r})")
+        if raw.get("version") != MANIFEST_VERSION:
+            raise InputError(path, f"has manifest version {raw.get('version')!r}; this statinterp reads version "
+                             f"{MANIFEST_VERSION}")
+        if raw.get("shard_by") not in SHARD_KEYS:
+            raise InputError(path, f"field 'shard_by' is {raw.get('shard_by')!r}, not one of {', '.join(SHARD_KEYS)}")
+        shards = raw.get("shards")
+        if not isinstance(shards, list):
+            raise InputError(path, "field 'shards' is not a list")
+        entries = []
+        for i, item in enumerate(shards):
+            if not (isinstance(item, dict) and isinstance(item.get("key"), str)
+                    and isinstance(item.get("folder"), str)):
+                raise InputError(path, f"shard {i}: needs string fields 'key' and 'folder'")
+            folder = Path(item["folder"])
+            if folder.is_absolute() or ".." in folder.parts:
+                raise InputError(path, f"shard {i}: field 'folder' must be a path inside the set ({item['folder']!r})")
+            entries.append(ShardEntry(item["key"], item["folder"]))
+        return cls(raw["shard_by"], entries)
+
+    def folders(self, root: str | Path) -> Iterator[tuple[str, Path]]:
+        for entry in self.shards:
+            yield entry.key, Path(root) / entry.folder
+
+
+def is_shard_set(folder: str | Path) -> bool:
+    """Whether ``folder`` is a shard set (holds a manifest)."""
+    return (Path(folder) / MANIFEST).is_file()
+
+
+@dataclass
+class IdCounter:
+    """The next case and opinion ids of a shard set: one past the largest stored in any shard."""
+
+    next_case: int = 1
+    next_opinion: int = 1
+
+    def allocate(self, n_opinions: int) -> tuple[int, int]:
+        """Ids for a case with ``n_opinions`` opinions: (case id, its first opinion's id)."""
+        ids = (self.next_case, self.next_opinion)
+        self.next_case += 1
+        self.next_opinion += n_opinions
+        return ids
+
+
+class ShardedWriter:
+    """Writes prepared cases into the shards of a set (``ingest --shard-by``), one
+    :class:`~statinterp.collection.store.CollectionWriter` per shard, with ids allocated over the
+    whole set in record order (:class:`IdCounter`). The same interface as ``CollectionWriter``
+    for :func:`statinterp.collection.ingest.ingest`: :meth:`write`, :meth:`record_source`."""
+
+    def __init__(self, root: str | Path, shard_by: str, analysis: dict | None = None):
+        from statinterp.collection.store import FILENAME
+
+        if shard_by not in SHARD_KEYS:
+            raise UsageError(f"cannot shard by {shard_by!r}; use one of {', '.join(SHARD_KEYS)}")
+        self.root = Path(root)
+        self.analysis = analysis
+        if (self.root / FILENAME).exists():
+            raise UsageError(f"{self.root} is a single-file collection; give a new folder for a collection in shards "
+                             "(or leave out --shard-by)")
+        if is_shard_set(self.root):
+            self.manifest = Manifest.load(self.root)
+            if self.manifest.shard_by != shard_by:
+                raise UsageError(f"{self.root} holds shards by {self.manifest.shard_by}, not by {shard_by}: use "
+                                 f"--shard-by {self.manifest.shard_by} or a new folder")
+        else:
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                from statinterp.errors import OutputError
+
+                raise OutputError(f"cannot create the collection folder {self.root}: {exc.strerror or exc}") from None
+            if any(self.root.iterdir()):
+                raise UsageError(f"{self.root} is a folder with other files and no {MANIFEST}; give an empty or new "
+                                 "folder for a collection in shards")
+            self.manifest = Manifest(shard_by)
+            self.manifest.save(self.root)
+        self.writers: dict = {}
+        self.counter = IdCounter()
+        for key, _ in self.manifest.folders(self.root):
+            case_max, opinion_max = self._writer(key).max_ids()
+            self.counter.next_case = max(self.counter.next_case, case_max + 1)
+            self.counter.next_opinion = max(self.counter.next_opinion, opinion_max + 1)
+        self._source_cases: dict[str, int] = {}
+
+    def _writer(self, key: str):
+        from statinterp.collection.store import CollectionWriter
+
+        writer = self.writers.get(key)
+        if writer is None:
+            is_new = all(e.key != key for e in self.manifest.shards)
+            entry = self.manifest.add(key)
+            writer = CollectionWriter(self.root / entry.folder, self.analysis)
+            self.writers[key] = writer
+            if is_new:  # listed once its folder holds a collection
+                self.manifest.save(self.root)
+        return writer
+
+    def close(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
+
+    def __enter__(self) -> ShardedWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def write(self, prepared, reprepare=None) -> dict[str, int]:
+        """Store a batch: ids are allocated in the batch's order to the cases that will be stored
+        (new or changed), then each shard stores its cases in one transaction."""
+        by_shard: dict[str, list] = {}
+        allocated: dict[tuple[str, str], tuple[int, int]] = {}
+        for case in prepared:
+            rec = case.record
+            key = shard_key(rec, self.manifest.shard_by)
+            writer = self._writer(key)
+            by_shard.setdefault(key, []).append(case)
+            self._source_cases[key] = self._source_cases.get(key, 0) + 1
+            if writer.known_hash(rec.source, rec.source_id) != case.content_hash:
+                allocated[(rec.source, rec.source_id)] = self.counter.allocate(len(rec.opinions))
+        counts = {"added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
+        for key, cases in by_shard.items():
+            part = self.writers[key].write(cases, reprepare, ids=lambda r: allocated[(r.source, r.source_id)])
+            for name in counts:
+                counts[name] += part[name]
+        return counts
+
+    def record_source(self, path: str, fmt: str, cases: int, skipped: int) -> None:
+        """Record a source in each shard that received its cases (with the cases each received)."""
+        for key, n in self._source_cases.items():
+            self.writers[key].record_source(path, fmt, n, skipped)
+        self._source_cases = {}
