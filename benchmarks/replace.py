@@ -1,14 +1,15 @@
 """Replacing stored cases, and reading them back: what the collection's SQLite style costs.
 
-    python -m benchmarks.replace [DATA] [--cases 300] [--rounds 5]
+    PYTHONPATH=CHECKOUT python benchmarks/replace.py [DATA] [--cases 300] [--rounds 5] [--read-passes 15]
 
 Stores the first ``--cases`` distinct cases of the annotated data set (DATA, default
 ``$STATINTERP_SHARED_DATA``; without statistics or citations, so that the storing is what is
 timed), then ``--rounds`` times replaces every one of them with a changed copy (one more line of
 head matter): once with the writer's foreign keys on (as ``CollectionWriter`` writes), once off,
-in alternating order. Then reads every case back (``record``, ``case``) and every paragraph
-holding "court" (``paragraphs_matching``). Prints the median CPU seconds of each, as JSON.
-Run it under another checkout (``PYTHONPATH=/work/main``) to compare the code of two versions.
+in alternating order. Then, ``--read-passes`` times, reads every case back (``record``,
+``case``), every opinion's lines (``opinion_paragraphs``) and every paragraph holding "court"
+(``paragraphs_matching``). Prints the median CPU seconds of each, as JSON. ``PYTHONPATH`` names
+the checkout whose code is timed (this script uses only the public API), to compare two versions.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data", nargs="?", default=os.environ.get("STATINTERP_SHARED_DATA", ""))
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--read-passes", type=int, default=15)
     args = parser.parse_args(argv)
     data = Path(args.data)
     records = real_records(data / "statutory_interpretation" if (data / "statutory_interpretation").is_dir()
@@ -63,12 +65,14 @@ def main(argv: list[str] | None = None) -> int:
                     prepared = prepare_cases(_revision(records, k), None, citations=False)
                     writer.db.execute(f"PRAGMA foreign_keys = {mode}")
                     replace[mode].append(_cpu(lambda p=prepared: writer.write(p, reprepare)))
-        reads: dict[str, list[float]] = {"record": [], "case": [], "paragraphs_matching": []}
+        reads: dict[str, list[float]] = {"record": [], "case": [], "opinion_paragraphs": [], "paragraphs_matching": []}
         with Collection.open(folder) as c:
             ids = c.case_ids()
-            for _ in range(args.rounds):
+            opinions = [o["id"] for i in ids for o in c.opinions(i)]
+            for _ in range(args.read_passes):
                 reads["record"].append(_cpu(lambda: [c.record(i) for i in ids]))
                 reads["case"].append(_cpu(lambda: [c.case(i) for i in ids]))
+                reads["opinion_paragraphs"].append(_cpu(lambda: [c.opinion_paragraphs(o) for o in opinions]))
                 reads["paragraphs_matching"].append(_cpu(lambda: list(c.paragraphs_matching('"court"'))))
             n_matching = len(list(c.paragraphs_matching('"court"')))
     print(json.dumps({
