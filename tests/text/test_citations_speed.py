@@ -172,7 +172,7 @@ _SAMPLE: list[str] = []
 
 def _sample_paragraphs() -> list[str]:
     """The paragraphs of one term's cases (empty without the data set)."""
-    from conftest import REAL_DATA
+    from tests.support.paths import REAL_DATA
 
     if not _SAMPLE and REAL_DATA.is_dir():
         _SAMPLE.extend(p for r in _records(REAL_DATA, 1) for op in r.opinions for p in op.lines)
