@@ -176,13 +176,16 @@ def evaluate_methods(
 
 def find_in_collection(collection: str | Path, term: str, *, provisions: str | Path | ProvisionBook | None = None,
                        provision_text: str | None = None, show_progress: bool = False, engine: str = "local",
-                       scheduler: str | None = None, n_workers: int = 2):
-    """Find ``term`` in a collection folder: ``(FoundTerm, Corpus)``, the corpus holding the found
-    candidates as one unlabelled term with its provision (``provision_text``, else the provisions
-    book's entry for the term, else none). ``engine``, ``scheduler``, ``n_workers``: as
-    :func:`~statinterp.collection.find.find_term`."""
+                       scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None):
+    """Find ``term`` in a collection folder (a single file or a set of shards): ``(FoundTerm,
+    Corpus)``, the corpus holding the found candidates as one unlabelled term with its provision
+    (``provision_text``, else the provisions book's entry for the term, else none). ``engine``,
+    ``scheduler``, ``n_workers``: as :func:`~statinterp.collection.find.find_term`; ``shards``:
+    ``KEY=VALUE`` selections of a shard set's shards to search
+    (:func:`~statinterp.collection.shard_set.open_collection`)."""
     from statinterp.collection.find import find_term
-    from statinterp.collection.store import Collection, damage_named
+    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.store import damage_named
 
     if not any(ch.isalnum() for ch in term):
         from statinterp.errors import UsageError
@@ -192,7 +195,7 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     key = term_key(term)
     if provision_text is not None:
         book = book.with_override(key, provision_text)
-    with damage_named(collection), Collection.open(collection) as store:
+    with damage_named(collection), open_collection(collection, shards) as store:
         found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers)
     corpus = Corpus()
     if found.tables["sentence"]:
@@ -200,13 +203,17 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     return found, corpus
 
 
-def prepare_found(collection: str | Path, corpus: Corpus, **prepare_options: Any) -> PreparedCorpus:
+def prepare_found(collection: str | Path, corpus: Corpus, *, shards: Sequence[str] | None = None,
+                  shard_statistics: str = "all", **prepare_options: Any) -> PreparedCorpus:
     """:func:`prepare_corpus` of found candidates, scored with the collection's background
-    statistics (every unit of every stored case) instead of the loaded cases'."""
+    statistics (every unit of every stored case) instead of the loaded cases'. In a set of
+    shards: the sums over every shard (``shard_statistics="all"``), or over the shards that
+    ``shards`` selects (``"selected"``)."""
     from statinterp.collection.find import use_collection_statistics
-    from statinterp.collection.store import Collection, damage_named
+    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.store import damage_named
 
     prepared = prepare_corpus(corpus, statistics="background", **prepare_options)
-    with damage_named(collection), Collection.open(collection) as store:
+    with damage_named(collection), open_collection(collection, shards, shard_statistics) as store:
         use_collection_statistics(prepared, store)
     return prepared

@@ -134,12 +134,14 @@ def labelled_tables(tables: dict[str, dict[str, dict]], labels: dict[str, str]) 
 
 def find_and_compare(collection, labelled) -> tuple[list[AgainstResult], Corpus, dict[str, float]]:
     """Find every term of the labelled corpus ``labelled`` in ``collection`` (a folder or an open
-    :class:`~statinterp.collection.store.Collection`) and compare.
+    :class:`~statinterp.collection.store.Collection` or
+    :class:`~statinterp.collection.shard_set.ShardSet`) and compare.
 
     Returns the per-term results, the found candidates as a corpus with the labels carried over
     (and each term's provision), and the seconds each find took.
     """
     from statinterp.collection.find import find_term
+    from statinterp.collection.shard_set import ShardSet, open_collection
     from statinterp.collection.store import Collection
 
     results: list[AgainstResult] = []
@@ -147,10 +149,10 @@ def find_and_compare(collection, labelled) -> tuple[list[AgainstResult], Corpus,
     seconds: dict[str, float] = {}
     for term in labelled:
         started = time.perf_counter()
-        if isinstance(collection, Collection):
+        if isinstance(collection, Collection | ShardSet):
             found = find_term(collection, term.query)
         else:
-            with Collection.open(collection) as store:
+            with open_collection(collection) as store:
                 found = find_term(store, term.query)
         seconds[term.key] = time.perf_counter() - started
         found_term = found.term_data(term.provision)
