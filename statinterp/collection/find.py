@@ -150,7 +150,8 @@ def matching_opinions(collection: Collection | ShardSet, term: str) -> tuple[lis
     :func:`candidate_paragraphs`) and the opinions merged in case id order (a case lies in one
     shard): the opinions of a single-file collection of the same sources."""
     query = query_of(term_key(term))
-    parts = each_part(collection, _matching_in_part, query)
+    parts = each_part(collection, _matching_in_part, query,
+                      located=lambda part: ((o.case_id, o.opinion_id) for o in part[0]))
     opinions = list(heapq.merge(*(part[0] for part in parts), key=lambda o: o.case_id))
     return opinions, sum(part[1] for part in parts), sum(part[2] for part in parts)
 

@@ -90,11 +90,14 @@ def open_collection(folder: str | Path, shards: Sequence[str] | None = None,
     return Collection.open(folder)
 
 
-def each_part(collection: Collection | ShardSet, func: Callable[..., T], *args: Any) -> list[T]:
+def each_part(collection: Collection | ShardSet, func: Callable[..., T], *args: Any,
+              located: Callable[[T], Iterable[tuple[int, int]]] | None = None) -> list[T]:
     """``func(part, *args)`` for each part of ``collection`` that lookups search: the collection
-    itself, or a shard set's selected shards side by side (threads), in shard order."""
+    itself, or a shard set's selected shards side by side (threads), in shard order.
+    ``located(result)``: the (case id, opinion id) pairs a part's result names; a shard set
+    remembers that they lie in that part, so that reading them later goes straight there."""
     if isinstance(collection, ShardSet):
-        return collection.map_selected(func, *args)
+        return collection.map_selected(func, *args, located=located)
     return [func(collection, *args)]
 
 
@@ -164,10 +167,11 @@ class ShardSet:
     def _parts(self, keys: Iterable[str]) -> list[tuple[str, Collection]]:
         return [(k, self.shards[k]) for k in keys]
 
-    def map_selected(self, func: Callable[..., T], *args: Any) -> list[T]:
+    def map_selected(self, func: Callable[..., T], *args: Any,
+                     located: Callable[[T], Iterable[tuple[int, int]]] | None = None) -> list[T]:
         """``func(shard, *args)`` on each selected shard side by side (a thread pool; each shard's
-        connection is used by one thread at a time), results in shard order. A damaged shard's
-        error names its file."""
+        connection is used by one thread at a time), results in shard order (``located``: as
+        :func:`each_part`). A damaged shard's error names its file."""
         parts = self._parts(self.selected)
 
         def run(part: tuple[str, Collection]) -> T:
@@ -176,9 +180,15 @@ class ShardSet:
 
         threads = min(len(parts), os.cpu_count() or 1, MAX_THREADS)
         if threads <= 1:
-            return [run(p) for p in parts]
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shard") as pool:
-            return list(pool.map(run, parts))
+            results = [run(p) for p in parts]
+        else:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shard") as pool:
+                results = list(pool.map(run, parts))
+        if located is not None:
+            for (key, _), result in zip(parts, results, strict=True):
+                for case_id, opinion_id in located(result):
+                    self._case_shard[case_id] = self._opinion_shard[opinion_id] = key
+        return results
 
     def _statistics_parts(self) -> list[tuple[str, Collection]]:
         return self._parts(self.selected if self.statistics == "selected" else self.shards)
