@@ -6,7 +6,10 @@ collection; for a term of several words, from the index of adjacent word pairs,
 :func:`~statinterp.text.term_match.fts_pair_query`, else
 :func:`~statinterp.text.term_match.fts_exact_query`'s phrases), checks them with the exact
 pattern (:func:`~statinterp.text.term_match.term_pattern`), segments the text around each
-matching paragraph into sentences and keeps the sentences holding a match.
+matching paragraph into sentences and keeps the sentences holding a match. In a set of shards
+(:class:`~statinterp.collection.shard_set.ShardSet`) the lookup and the pattern run on each
+selected shard side by side and the matching opinions are merged in case id order
+(:func:`matching_opinions`): the same tables as in a single file of the same sources.
 
 Segmentation is the project's legal segmenter with line joining
 (``build_pipeline(join_lines=True)``): a sentence broken by a footnote-number line or
