@@ -110,8 +110,8 @@ def test_collection_info_of_a_set_sums_its_shards(collections, capsys):
     for field in ("format", "cases", "opinions", "paragraphs", "citations", "by_source", "statistics", "vocabulary",
                   "analysis"):
         assert sharded[field] == one[field], field
-    assert [(s["path"], s["cases"], s["skipped"]) for s in sharded["sources"]] == [
-        (s["path"], s["cases"], s["skipped"]) for s in one["sources"]]
+    assert sorted((s["path"], s["cases"], s["skipped"]) for s in sharded["sources"]) == sorted(
+        (s["path"], s["cases"], s["skipped"]) for s in one["sources"])  # listed by time of ingest: not compared
     assert sharded["shard_by"] == "court"
     assert sum(s["cases"] for s in sharded["shards"]) == one["cases"]
     assert sharded["size_bytes"] > sum(s["size_bytes"] for s in sharded["shards"])  # plus the manifest
