@@ -204,6 +204,7 @@ def _damage(database: Path) -> None:
         fh.write(b"\xa5" * page_size)
 
 
+@pytest.mark.slow
 def test_a_missing_or_damaged_shard_is_one_line_naming_its_file(tmp_path, capsys):
     folder = tmp_path / "set"
     ingest([example_sources()], folder, citations=False, statistics=False, shard_by="court")
@@ -238,6 +239,7 @@ def test_shards_of_other_analysis_settings_do_not_add_up(tmp_path):
         open_collection(folder)
 
 
+@pytest.mark.slow
 def test_find_in_a_set_equals_find_in_the_single_file(tmp_path):
     """Without statistics (quick): the found tables, insertion order included, and the counts."""
     ingest([example_sources()], tmp_path / "one", citations=False, statistics=False)
