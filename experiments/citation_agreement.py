@@ -30,7 +30,7 @@ paired Wilcoxon test across terms (:func:`statinterp.evaluation.metrics.paired_t
 The features are extracted once per setting; the eyecite matrix is the regex matrix with the
 three case columns replaced (the families are extracted independently and the citation columns
 are not standardised, so this is the matrix :func:`~statinterp.learned.features.extract_features`
-gives with ``case_citations="eyecite"``; ``tests/test_citations.py`` checks it).
+gives with ``case_citations="eyecite"``; ``tests/text/test_citations.py`` checks it).
 
 **Decision rule** (issue 17): eyecite becomes the default source of the case columns only if
 neither macro nDCG@10 nor nDCG@100 of (a) and (b) is lower with it.

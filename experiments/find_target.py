@@ -135,8 +135,7 @@ def build_collection(data: Path, folder: Path) -> dict:
 def measure(data: Path, collection: Path, cache_dir: str | None = None) -> dict:
     """Find every term of ``data`` in ``collection`` and compare with the labels (see the module docstring)."""
     from statinterp.collection.shard_set import open_collection
-    from statinterp.evaluation.against import find_and_compare
-    from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus, prepare_found
+    from statinterp.workflow import evaluate_methods, find_and_compare, open_corpus, prepare_corpus, prepare_found
 
     labelled = open_corpus(data)
     results, found_corpus, seconds = find_and_compare(collection, labelled)

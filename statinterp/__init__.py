@@ -37,7 +37,7 @@ _EXPORTS = {
     "Component": ".rankers.base", "Ranker": ".rankers.base", "Requirements": ".rankers.base",
     "Similarity": ".rankers.base",
     "BM25": ".rankers.lexical", "QLLM": ".rankers.lexical", "TFISF": ".rankers.lexical",
-    "evaluate_methods": ".workflow", "example_data_path": ".workflow", "open_corpus": ".workflow",
+    "evaluate_methods": ".evaluation.methods", "example_data_path": ".workflow", "open_corpus": ".workflow",
     "prepare_corpus": ".workflow",
 }
 

@@ -1,4 +1,8 @@
-"""The library's top-level operations: load -> prepare -> rank -> evaluate.
+"""The library's top-level operations: load -> prepare -> rank -> evaluate, and find in a collection.
+
+The top layer of the library (docs/architecture.md, "Layers"): it joins the layers below it
+(the collection's find and the evaluation's comparison, the corpus and its preparation) and
+re-exports the evaluation step (:func:`~statinterp.evaluation.methods.evaluate_methods`).
 
 The CLI calls these and nothing else; Python users can call them too::
 
@@ -11,22 +15,25 @@ The CLI calls these and nothing else; Python users can call them too::
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from statinterp.corpus.dataset import Corpus, load_corpus, term_key
 from statinterp.corpus.provisions import ProvisionBook, load_provisions
-from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
-from statinterp.evaluation.ranking import rank
+from statinterp.evaluation.against import AgainstResult, compare_with_labelled
+from statinterp.evaluation.methods import MethodResult, evaluate_methods, prefetch_vectors
 from statinterp.index.term_index import PreparedCorpus, prepare
-from statinterp.progress import iterate, task
-from statinterp.rankers.base import Ranker
-from statinterp.rankers.grammar import build_method
+from statinterp.progress import task
 from statinterp.text.analysis import Analyzer
-from statinterp.vectors.provider import VectorProvider, vector_kinds
+from statinterp.vectors.provider import VectorProvider
+
+__all__ = ["MethodResult", "attach_vectors", "evaluate_methods", "example_data_path", "find_and_compare",
+           "find_in_collection", "open_corpus", "prefetch_vectors", "prepare_corpus", "prepare_found",
+           "restrict_terms"]
 
 
 def example_data_path() -> Path:
@@ -126,54 +133,6 @@ def attach_vectors(
     return provider
 
 
-def prefetch_vectors(prepared: PreparedCorpus, rankers: Sequence[str | Ranker]) -> None:
-    """Train or load, now, the word vectors that ``rankers`` will use (so that training shows
-    its own progress bar before any other is drawn)."""
-    kinds: list[str] = []
-    for ranker in rankers:
-        for kind in vector_kinds(as_ranker(ranker)):
-            if kind not in kinds:
-                kinds.append(kind)
-    provider = getattr(prepared, "vectors", None)
-    if kinds and provider is not None:
-        provider.prefetch(kinds)
-
-
-def as_ranker(method: str | Ranker) -> Ranker:
-    return build_method(method) if isinstance(method, str) else method
-
-
-@dataclass
-class MethodResult:
-    method: str
-    per_term: dict[str, dict[str, float]]
-    macro: dict[str, float] = field(default_factory=dict)
-
-
-def evaluate_methods(
-    prepared: PreparedCorpus,
-    methods: Sequence[str | Ranker],
-    metrics: Sequence[Metric | str] = DEFAULT_METRICS,
-    show_progress: bool = False,
-) -> list[MethodResult]:
-    """Per-term and macro NDCG of each method on every labelled term of ``prepared``."""
-    parsed = [m if isinstance(m, Metric) else parse_metric(m) for m in metrics]
-    rankers = [as_ranker(m) for m in methods]
-    indices = [ix for ix in prepared if ix.term.labelled]
-    prefetch_vectors(prepared, rankers)
-    results = []
-    jobs = [(j, r, ix) for j, r in enumerate(rankers) for ix in indices]
-    per: list[dict[str, dict[str, float]]] = [{} for _ in rankers]  # by position: names may repeat
-    for j, ranker, ix in iterate(jobs, "Ranking and evaluating", show_progress and len(jobs) > 20):
-        per[j][ix.key] = rank(ranker, ix).evaluate(parsed)
-    for j, ranker in enumerate(rankers):
-        res = MethodResult(ranker.name, per[j])
-        if res.per_term:
-            res.macro = macro_average(res.per_term)
-        results.append(res)
-    return results
-
-
 def find_in_collection(collection: str | Path, term: str, *, provisions: str | Path | ProvisionBook | None = None,
                        provision_text: str | None = None, show_progress: bool = False, engine: str = "local",
                        scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None):
@@ -217,3 +176,35 @@ def prepare_found(collection: str | Path, corpus: Corpus, *, shards: Sequence[st
     with damage_named(collection), open_collection(collection, shards, shard_statistics) as store:
         use_collection_statistics(prepared, store)
     return prepared
+
+
+def find_and_compare(collection, labelled) -> tuple[list[AgainstResult], Corpus, dict[str, float]]:
+    """Find every term of the labelled corpus ``labelled`` in ``collection`` (a folder or an open
+    :class:`~statinterp.collection.store.Collection` or
+    :class:`~statinterp.collection.shard_set.ShardSet`) and compare
+    (:func:`~statinterp.evaluation.against.compare_with_labelled`: ``statinterp find --against``).
+
+    Returns the per-term results, the found candidates as a corpus with the labels carried over
+    (and each term's provision), and the seconds each find took.
+    """
+    from statinterp.collection.find import find_term
+    from statinterp.collection.shard_set import ShardSet, open_collection
+    from statinterp.collection.store import Collection
+
+    results: list[AgainstResult] = []
+    found_corpus = Corpus()
+    seconds: dict[str, float] = {}
+    for term in labelled:
+        started = time.perf_counter()
+        if isinstance(collection, Collection | ShardSet):
+            found = find_term(collection, term.query)
+        else:
+            with open_collection(collection) as store:
+                found = find_term(store, term.query)
+        seconds[term.key] = time.perf_counter() - started
+        found_term = found.term_data(term.provision)
+        result = compare_with_labelled(found_term, term)
+        found_term.sentences = [replace(s, label=result.labels.get(s.id)) for s in found_term.sentences]
+        found_corpus.terms[term.key] = found_term
+        results.append(result)
+    return results, found_corpus, seconds

@@ -9,6 +9,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import statinterp
 from statinterp import progress
 from statinterp.app.cli import main
@@ -50,6 +52,7 @@ print(sorted(m for m in sys.modules if m.startswith(PACKAGE + ".app")))
 """
 
 
+@pytest.mark.slow
 def test_the_library_never_imports_click():
     """No module outside statinterp/app imports click (spaCy itself imports click through its own
     CLI, so 'click' in sys.modules alone cannot tell; the probe records who imports it)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +16,9 @@ from statinterp.evaluation.check import DEFAULT_TOLERANCE
 from statinterp.evaluation.tuning import reproduce
 from statinterp.provenance import FIGURE_DIGITS, fixed_precision, report_json
 from statinterp.workflow import MethodResult, open_corpus, prepare_corpus
+from tests.support.paths import REPO_ROOT
 
-REPORTS = Path(__file__).resolve().parents[1] / "reports"
+REPORTS = REPO_ROOT / "reports"
 
 
 def nudged(value, rng: np.random.Generator):

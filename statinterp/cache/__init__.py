@@ -2,7 +2,7 @@
 
 The cache modules keep the files (where they are, checksums, atomic writes, size limits, what
 happens to a damaged entry); the domain modules keep the computing and say what an entry means.
-Nothing here imports a domain module (``tests/test_import_graph.py``).
+Nothing here imports a domain module (``tests/package/test_import_graph.py``).
 
 ``atomic`` (temp file + rename), ``files`` (regular files only, size-capped reads), ``arrayfile``
 (checksummed manifest + raw arrays), ``fingerprint`` (source-code fingerprint for cache keys),

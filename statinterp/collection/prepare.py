@@ -24,15 +24,11 @@ from statinterp.index.term_index import TextSpan, background_units
 from statinterp.sources import Partition, read_partition
 from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord
 from statinterp.text.analysis import Analyzer, Vocabulary
-from statinterp.text.citations import find_citations
+from statinterp.text.citations import stored_citations
 from statinterp.text.units import TokenSeqs
 
 #: Cases analysed and committed together (one spaCy batch, one transaction).
 BATCH_CASES = 32
-
-#: The citation kinds (:data:`statinterp.text.citations.KINDS`) stored in the collection: full and
-#: short case citations, statutes, journals (not ``Id.`` / ``supra``, which only point back).
-STORED_KINDS = ("case", "statute", "journal")
 
 
 @dataclass(frozen=True)
@@ -91,17 +87,11 @@ def level_counts(seqs: TokenSeqs, words: list[str]) -> LevelCounts:
 
 
 def citations_of(record: CaseRecord) -> tuple[Citation, ...]:
-    """Case, statute and journal citations found by eyecite
-    (:func:`statinterp.text.citations.find_citations`), paragraph by paragraph."""
-    out = []
-    for i, op in enumerate(record.opinions):
-        for j, para in enumerate(op.lines):
-            if not any(ch.isdigit() for ch in para):  # every citation stored holds a number
-                continue
-            for cite in find_citations(para):
-                if cite.kind in STORED_KINDS:
-                    out.append(Citation(i, j, cite.kind, cite.start, cite.end, cite.text, cite.normalized))
-    return tuple(out)
+    """Case, statute and journal citations (:data:`~statinterp.text.citations.STORED_KINDS`) found by
+    eyecite (:func:`statinterp.text.citations.stored_citations`), paragraph by paragraph."""
+    return tuple(Citation(i, j, c.kind, c.start, c.end, c.text, c.normalized)
+                 for i, op in enumerate(record.opinions) for j, para in enumerate(op.lines)
+                 for c in stored_citations(para))
 
 
 def prepare_cases(records: list[CaseRecord], analyzer: Analyzer | None, citations: bool = True) -> list[PreparedCase]:

@@ -31,6 +31,7 @@ from statinterp.errors import (
     parse_json,
     read_limited,
 )
+from statinterp.text.limits import MAX_TEXT_CHARS
 
 KINDS = ("case", "opinion", "paragraph", "sentence")
 
@@ -40,9 +41,6 @@ KINDS = ("case", "opinion", "paragraph", "sentence")
 MAX_MEMBER_BYTES = 256 * 1024 * 1024
 #: Refuse a zip whose members together declare more than this many bytes.
 MAX_ZIP_BYTES = 1024 * 1024 * 1024
-#: Refuse texts longer than this many characters (the longest case text of the real data set has
-#: about 0.7 million); the analyser accepts texts up to this length.
-MAX_TEXT_CHARS = 10_000_000
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,1 @@
-"""Metrics, ranking order, tuning and reproduction, dedupe, explain."""
+"""Metrics, ranking order, methods evaluated, tuning and reproduction, dedupe, explain, found vs labelled."""

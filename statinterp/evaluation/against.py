@@ -18,13 +18,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from statinterp.corpus.dataset import Corpus, TermData
+from statinterp.corpus.dataset import TermData
 from statinterp.corpus.labels import LABEL_GAINS
 
-__all__ = ["AgainstResult", "normalise", "compare_with_labelled", "labelled_tables", "find_and_compare"]
+__all__ = ["AgainstResult", "normalise", "compare_with_labelled", "labelled_tables"]
 
 _SPACE_RE = re.compile(r"\s+")
 
@@ -130,34 +129,3 @@ def labelled_tables(tables: dict[str, dict[str, dict]], labels: dict[str, str]) 
     out = {kind: dict(records) for kind, records in tables.items()}
     out["sentence"] = {sid: {**rec, "label": labels.get(sid)} for sid, rec in tables["sentence"].items()}
     return out
-
-
-def find_and_compare(collection, labelled) -> tuple[list[AgainstResult], Corpus, dict[str, float]]:
-    """Find every term of the labelled corpus ``labelled`` in ``collection`` (a folder or an open
-    :class:`~statinterp.collection.store.Collection` or
-    :class:`~statinterp.collection.shard_set.ShardSet`) and compare.
-
-    Returns the per-term results, the found candidates as a corpus with the labels carried over
-    (and each term's provision), and the seconds each find took.
-    """
-    from statinterp.collection.find import find_term
-    from statinterp.collection.shard_set import ShardSet, open_collection
-    from statinterp.collection.store import Collection
-
-    results: list[AgainstResult] = []
-    found_corpus = Corpus()
-    seconds: dict[str, float] = {}
-    for term in labelled:
-        started = time.perf_counter()
-        if isinstance(collection, Collection | ShardSet):
-            found = find_term(collection, term.query)
-        else:
-            with open_collection(collection) as store:
-                found = find_term(store, term.query)
-        seconds[term.key] = time.perf_counter() - started
-        found_term = found.term_data(term.provision)
-        result = compare_with_labelled(found_term, term)
-        found_term.sentences = [replace(s, label=result.labels.get(s.id)) for s in found_term.sentences]
-        found_corpus.terms[term.key] = found_term
-        results.append(result)
-    return results, found_corpus, seconds

@@ -38,7 +38,7 @@ RANKING_COLUMNS = ("qid", "query", "docno", "text", "score", "rank",
 
 
 class _Result(Protocol):
-    """What :func:`results_frame` reads of an evaluation result (``workflow.MethodResult``)."""
+    """What :func:`results_frame` reads of an evaluation result (``evaluation.methods.MethodResult``)."""
 
     method: str
     per_term: Mapping[str, Mapping[str, float]]
@@ -55,7 +55,7 @@ def require_pandas() -> Any:
 
 
 def results_frame(results: Iterable[_Result], perquery: bool = False) -> pd.DataFrame:
-    """:func:`statinterp.workflow.evaluate_methods`'s results as ``pt.Experiment`` gives them:
+    """:func:`statinterp.evaluation.methods.evaluate_methods`'s results as ``pt.Experiment`` gives them:
     ``name`` and the macro average of each measure per method, or (``perquery=True``) ``name``,
     ``qid``, ``measure``, ``value`` per method, term and measure (terms and measures in the
     results' order)."""

@@ -29,15 +29,15 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from statinterp.errors import StatinterpError, UsageError
+from statinterp.evaluation.methods import MethodResult, evaluate_methods
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
 from statinterp.evaluation.ranking import rank
 from statinterp.index.term_index import PreparedCorpus
 from statinterp.progress import iterate
 from statinterp.rankers.base import Ranker
 from statinterp.rankers.gates import Gated
-from statinterp.rankers.grammar import list_methods, parse, with_params
+from statinterp.rankers.grammar import as_ranker, list_methods, parse, with_params
 from statinterp.rankers.registry import candidate_grid
-from statinterp.workflow import evaluate_methods
 
 # A method's default grid holds the keywords of :func:`candidate_grid` (the tuning grids the
 # registered parts declare: ``lam`` λ1, ``lam2`` λ2, ``nwr``, ``qllm_lam``, in that order) that
@@ -119,11 +119,6 @@ def grid_points(grid: Grid) -> list[Params]:
 
 
 Method = str | Ranker
-
-
-def as_ranker(method: Method) -> Ranker:
-    """The ranker object of ``method`` (a name is parsed; unknown names are a UsageError listing the valid ones)."""
-    return parse(method) if isinstance(method, str) else method
 
 
 def _build(method: Method, params: Params) -> Ranker:
@@ -415,7 +410,7 @@ def tune_loo(
 class Reproduction:
     """Every runnable method evaluated on every labelled term, plus what was skipped."""
 
-    results: list  # list[workflow.MethodResult], in list_methods() order
+    results: list[MethodResult]  # in list_methods() order
     skipped: list[tuple[str, str]]  # (method, reason)
     terms: list[str]
     sentences: dict[str, int]  # labelled sentences per term

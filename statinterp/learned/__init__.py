@@ -1,1 +1,2 @@
-"""A learned ranker trained across terms (issue 6): features, models, cross-validation, dedupe."""
+"""Learned rankers: features, models, cross-validation across terms (issue 6), feedback within a
+term, continuous review and its simulated reviewer."""

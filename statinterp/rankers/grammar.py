@@ -77,8 +77,8 @@ from statinterp.rankers import registry
 from statinterp.rankers.base import Component, Gate, Ranker, Similarity
 from statinterp.rankers.gates import EXPANSION_SUFFIX, DomainGate, NoveltyGate
 
-__all__ = ["COMPOUND_EXAMPLE", "SECTIONS", "build_method", "list_methods", "method_sections", "paper_compounds",
-           "parse", "parse_method", "with_params"]
+__all__ = ["COMPOUND_EXAMPLE", "SECTIONS", "as_ranker", "build_method", "list_methods", "method_sections",
+           "paper_compounds", "parse", "parse_method", "with_params"]
 
 SUFFIX_EXPANSION = {v: k for k, v in EXPANSION_SUFFIX.items()}
 #: A user compound listed by :func:`list_methods` as an example of the syntax.
@@ -197,6 +197,12 @@ def parse(name: str) -> Ranker:
 
 #: :func:`parse` as exported from :mod:`statinterp` (where a bare ``parse`` would not say what it parses).
 parse_method = parse
+
+
+def as_ranker(method: str | Ranker) -> Ranker:
+    """The ranker object of ``method``: a name is parsed (:func:`parse`: an unknown one is a
+    UsageError listing the valid ones), a ranker is itself."""
+    return parse(method) if isinstance(method, str) else method
 
 
 # ----------------------------------------------------------------------------- keyword parameters

@@ -32,7 +32,7 @@ constructor), the keyword parameters ``build_method`` and ``tune --grid`` spell 
 (:meth:`~statinterp.rankers.base.Component.needs`).
 
 Adding a scorer is one module that defines it and registers it (and its test): see
-``tests/test_registry.py``. The built-in parts are imported, in a fixed order, the first time
+``tests/rankers/test_registry.py``. The built-in parts are imported, in a fixed order, the first time
 the registry is read (:data:`BUILTIN_MODULES`), so the order of every list is the same
 whichever module was imported first.
 """

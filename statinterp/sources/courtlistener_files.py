@@ -27,9 +27,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp import progress
-from statinterp.corpus.dataset import MAX_MEMBER_BYTES, MAX_TEXT_CHARS
+from statinterp.corpus.dataset import MAX_MEMBER_BYTES
 from statinterp.errors import InputError, json_type, read_limited
 from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines
+from statinterp.text.limits import MAX_TEXT_CHARS
 
 #: csv's limit on one field: bounded (a real opinion's markup exceeds csv's default of 131,072
 #: characters); a field over the text limit is skipped with its cluster, one over this limit

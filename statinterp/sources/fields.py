@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from statinterp.corpus.dataset import MAX_TEXT_CHARS
 from statinterp.errors import json_type
 from statinterp.sources.cleaning import clean_opinion
 from statinterp.sources.records import CaseRecord
+from statinterp.text.limits import MAX_TEXT_CHARS
 
 
 class BadField(Exception):

@@ -29,9 +29,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp.cache.files import special_kind
-from statinterp.corpus.dataset import MAX_TEXT_CHARS
 from statinterp.errors import InputError
 from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
+from statinterp.text.limits import MAX_TEXT_CHARS
 
 #: All the text of one case (head matter and opinions): what the analysis accepts.
 MAX_CASE_CHARS = MAX_TEXT_CHARS

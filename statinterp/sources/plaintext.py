@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from statinterp.corpus.dataset import MAX_TEXT_CHARS
 from statinterp.errors import InputError, read_limited
 from statinterp.progress import note
 from statinterp.sources.cleaning import clean_plain, decode_text, is_pdf_text, party_caption, pdf_caption
 from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, SourceItem
 from statinterp.sources.registry import SourceFormat, register
+from statinterp.text.limits import MAX_TEXT_CHARS
 
 
 def text_files(folder: Path) -> list[Path]:

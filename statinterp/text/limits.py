@@ -1,0 +1,10 @@
+"""The longest text statinterp takes: one home for the limit every layer applies.
+
+The loaders (:mod:`statinterp.corpus.dataset`) and the bulk readers (:mod:`statinterp.sources`)
+refuse longer texts; the analysis pipeline (:mod:`statinterp.text.analysis`) and find's
+line-joining segmenter accept every text up to it (spaCy's ``max_length`` is raised to it).
+"""
+
+#: Refuse texts longer than this many characters (the longest case text of the real data set has
+#: about 0.7 million); the analyser accepts texts up to this length.
+MAX_TEXT_CHARS = 10_000_000
