@@ -17,7 +17,8 @@ benchmarks/ingest.py's generator and written as CAP volumes:
 Collections are ingested without statistics and citations (``find`` reads neither) by
 ``benchmarks.ingest``'s measured child process (wall, CPU, peak memory); each lives in
 ``WORK/<design>-<N>`` with how it was built in ``WORK/<design>-<N>.build.json`` and is reused
-when there. ``--collection DIR`` adds existing collections.
+when there. ``--collection DIR`` adds existing collections (one file, or a set of shards: its
+lookup is then each shard's, side by side, as in ``find``).
 
 For each collection a fresh process (``python -m benchmarks.find child DIR``) builds the
 segmenter (timed apart), then for each of the 14 terms: drops the collection's file from the
@@ -58,10 +59,10 @@ EXTRAPOLATE = (1_000_000, 6_700_000)
 
 
 def evict(collection: str) -> None:
-    """Drop the collection's file from the operating system's page cache (``POSIX_FADV_DONTNEED``:
-    this file only, clean pages only; nothing else on the shared machine is touched), so the next
-    lookup reads from disk."""
-    for path in Path(collection).glob("collection.sqlite*"):
+    """Drop the collection's file (a set of shards: every shard's) from the operating system's page
+    cache (``POSIX_FADV_DONTNEED``: these files only, clean pages only; nothing else on the shared
+    machine is touched), so the next lookup reads from disk."""
+    for path in [*Path(collection).glob("collection.sqlite*"), *Path(collection).glob("shards/*/collection.sqlite*")]:
         fd = os.open(path, os.O_RDONLY)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -75,7 +76,8 @@ def child(argv: list[str]) -> None:
     ap.add_argument("--terms", required=True)
     args = ap.parse_args(argv)
     from statinterp.collection import find as find_module
-    from statinterp.collection.store import Collection
+    from statinterp.collection.shard_set import each_part
+    from statinterp.collection.shard_set import open_collection as open_store
     from statinterp.text.term_match import fts_query
 
     start = time.perf_counter()
@@ -83,20 +85,20 @@ def child(argv: list[str]) -> None:
     pipeline_seconds = time.perf_counter() - start
 
     def lookup(query: str) -> tuple[float, float, int]:
-        with Collection.open(args.collection) as store:
+        with open_store(args.collection) as store:
             t0, w0 = time.process_time(), time.perf_counter()
-            hits = sum(1 for _ in find_module.candidate_paragraphs(store, query))
+            hits = sum(each_part(store, _count_candidates, query))  # a set of shards: side by side
             return time.process_time() - t0, time.perf_counter() - w0, hits
 
     def prefix_lookup(query: str) -> float:
         """The FTS5 query ``find`` used before (stem prefixes, :func:`fts_query`), for comparison."""
-        with Collection.open(args.collection) as store:
+        with open_store(args.collection) as store:
             t0 = time.process_time()
             sum(1 for _ in store.paragraphs_matching(fts_query(query)))
             return time.process_time() - t0
 
     def find(query: str):
-        with Collection.open(args.collection) as store:
+        with open_store(args.collection) as store:
             t0, w0 = time.process_time(), time.perf_counter()
             found = find_module.find_term(store, query)
             return time.process_time() - t0, time.perf_counter() - w0, found
@@ -122,12 +124,18 @@ def child(argv: list[str]) -> None:
                      "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
                      "find_seconds": min(finds), "find_wall_min": min(find_walls),
                      "sentences": found.counts["sentence"], "cases": found.counts["case"]})
-    with Collection.open(args.collection) as store:
+    with open_store(args.collection) as store:
         info = store.info()
     print("RESULT " + json.dumps({"collection": args.collection, "pipeline_seconds": pipeline_seconds,
                                   "terms": rows, "cases": info["cases"], "paragraphs": info["paragraphs"],
                                   "size_bytes": info["size_bytes"], "bytes_per_case": info["bytes_per_case"],
                                   "peak_mb": _vm_hwm_mb()}), flush=True)
+
+
+def _count_candidates(store, query: str) -> int:
+    from statinterp.collection.find import candidate_paragraphs
+
+    return sum(1 for _ in candidate_paragraphs(store, query))
 
 
 def run_child(collection: Path, terms: list[str]) -> dict:
@@ -175,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                          "the real cases once plus filler without the terms (the matches stay those of the data set)")
     ap.add_argument("--sizes", default="1000,3000,10000")
     ap.add_argument("--collection", type=Path, action="append", default=[],
-                    help="An existing collection to measure as well (repeatable).")
+                    help="An existing collection to measure as well, one file or a set of shards (repeatable).")
     ap.add_argument("--build-only", action="store_true", help="build the collections, measure nothing")
     ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section from WORK/find.json")
     args = ap.parse_args(argv)

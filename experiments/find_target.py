@@ -134,13 +134,13 @@ def build_collection(data: Path, folder: Path) -> dict:
 
 def measure(data: Path, collection: Path, cache_dir: str | None = None) -> dict:
     """Find every term of ``data`` in ``collection`` and compare with the labels (see the module docstring)."""
-    from statinterp.collection.store import Collection
+    from statinterp.collection.shard_set import open_collection
     from statinterp.workflow import evaluate_methods, find_and_compare, open_corpus, prepare_corpus, prepare_found
 
     labelled = open_corpus(data)
     results, found_corpus, seconds = find_and_compare(collection, labelled)
     rows = [{**r.as_dict(), "find_seconds": round(seconds[r.term], 3)} for r in results]
-    with Collection.open(collection) as store:
+    with open_collection(collection) as store:
         info = store.info()
 
     prepared_found = prepare_found(collection, found_corpus, cache_dir=cache_dir)

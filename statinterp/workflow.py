@@ -16,7 +16,7 @@ The CLI calls these and nothing else; Python users can call them too::
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -135,13 +135,16 @@ def attach_vectors(
 
 def find_in_collection(collection: str | Path, term: str, *, provisions: str | Path | ProvisionBook | None = None,
                        provision_text: str | None = None, show_progress: bool = False, engine: str = "local",
-                       scheduler: str | None = None, n_workers: int = 2):
-    """Find ``term`` in a collection folder: ``(FoundTerm, Corpus)``, the corpus holding the found
-    candidates as one unlabelled term with its provision (``provision_text``, else the provisions
-    book's entry for the term, else none). ``engine``, ``scheduler``, ``n_workers``: as
-    :func:`~statinterp.collection.find.find_term`."""
+                       scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None):
+    """Find ``term`` in a collection folder (a single file or a set of shards): ``(FoundTerm,
+    Corpus)``, the corpus holding the found candidates as one unlabelled term with its provision
+    (``provision_text``, else the provisions book's entry for the term, else none). ``engine``,
+    ``scheduler``, ``n_workers``: as :func:`~statinterp.collection.find.find_term`; ``shards``:
+    ``KEY=VALUE`` selections of a shard set's shards to search
+    (:func:`~statinterp.collection.shard_set.open_collection`)."""
     from statinterp.collection.find import find_term
-    from statinterp.collection.store import Collection, damage_named
+    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.store import damage_named
 
     if not any(ch.isalnum() for ch in term):
         from statinterp.errors import UsageError
@@ -151,7 +154,7 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     key = term_key(term)
     if provision_text is not None:
         book = book.with_override(key, provision_text)
-    with damage_named(collection), Collection.open(collection) as store:
+    with damage_named(collection), open_collection(collection, shards) as store:
         found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers)
     corpus = Corpus()
     if found.tables["sentence"]:
@@ -159,27 +162,33 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     return found, corpus
 
 
-def prepare_found(collection: str | Path, corpus: Corpus, **prepare_options: Any) -> PreparedCorpus:
+def prepare_found(collection: str | Path, corpus: Corpus, *, shards: Sequence[str] | None = None,
+                  shard_statistics: str = "all", **prepare_options: Any) -> PreparedCorpus:
     """:func:`prepare_corpus` of found candidates, scored with the collection's background
-    statistics (every unit of every stored case) instead of the loaded cases'."""
+    statistics (every unit of every stored case) instead of the loaded cases'. In a set of
+    shards: the sums over every shard (``shard_statistics="all"``), or over the shards that
+    ``shards`` selects (``"selected"``)."""
     from statinterp.collection.find import use_collection_statistics
-    from statinterp.collection.store import Collection, damage_named
+    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.store import damage_named
 
     prepared = prepare_corpus(corpus, statistics="background", **prepare_options)
-    with damage_named(collection), Collection.open(collection) as store:
+    with damage_named(collection), open_collection(collection, shards, shard_statistics) as store:
         use_collection_statistics(prepared, store)
     return prepared
 
 
 def find_and_compare(collection, labelled) -> tuple[list[AgainstResult], Corpus, dict[str, float]]:
     """Find every term of the labelled corpus ``labelled`` in ``collection`` (a folder or an open
-    :class:`~statinterp.collection.store.Collection`) and compare
+    :class:`~statinterp.collection.store.Collection` or
+    :class:`~statinterp.collection.shard_set.ShardSet`) and compare
     (:func:`~statinterp.evaluation.against.compare_with_labelled`: ``statinterp find --against``).
 
     Returns the per-term results, the found candidates as a corpus with the labels carried over
     (and each term's provision), and the seconds each find took.
     """
     from statinterp.collection.find import find_term
+    from statinterp.collection.shard_set import ShardSet, open_collection
     from statinterp.collection.store import Collection
 
     results: list[AgainstResult] = []
@@ -187,10 +196,10 @@ def find_and_compare(collection, labelled) -> tuple[list[AgainstResult], Corpus,
     seconds: dict[str, float] = {}
     for term in labelled:
         started = time.perf_counter()
-        if isinstance(collection, Collection):
+        if isinstance(collection, Collection | ShardSet):
             found = find_term(collection, term.query)
         else:
-            with Collection.open(collection) as store:
+            with open_collection(collection) as store:
                 found = find_term(store, term.query)
         seconds[term.key] = time.perf_counter() - started
         found_term = found.term_data(term.provision)

@@ -151,15 +151,18 @@ def collection():
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def info(folder, fmt):
-    """Counts, sources, statistics date and size on disk of a collection."""
-    from statinterp.collection.store import Collection, damage_named
+    """Counts, sources, statistics date and size on disk of a collection (of a set of shards: the
+    set's totals, then one line per shard)."""
+    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.store import damage_named
 
-    with damage_named(folder), Collection.open(folder) as c:
+    with damage_named(folder), open_collection(folder) as c:
         d = c.info()
     if fmt == "json":
         click.echo(json.dumps(d, indent=2, ensure_ascii=False))
         return
-    click.echo(f"collection {d['collection']} (format {d['format']})")
+    shards = f", {len(d['shards'])} shards by {d['shard_by']}" if "shards" in d else ""
+    click.echo(f"collection {d['collection']} (format {d['format']}{shards})")
     click.echo(f"  {d['cases']} cases, {d['opinions']} opinions, {d['paragraphs']} paragraphs")
     click.echo("  by source format: " + ", ".join(f"{k} {v}" for k, v in d["by_source"].items()))
     click.echo("  citations: " + (", ".join(f"{k} {v}" for k, v in d["citations"].items()) or "none"))
@@ -171,3 +174,8 @@ def info(folder, fmt):
     click.echo(f"  sources ({len(d['sources'])}):")
     for s in d["sources"]:
         click.echo(f"    {s['path']} [{s['format']}] {s['cases']} cases, {s['skipped']} skipped, {s['ingested_at']}")
+    if "shards" in d:
+        click.echo(f"  shards by {d['shard_by']} ({len(d['shards'])}):")
+        for s in d["shards"]:
+            click.echo(f"    {s['key']}: {s['cases']} cases, {s['opinions']} opinions, {s['paragraphs']} paragraphs, "
+                       f"{s['size_bytes'] / 1e6:.2f} MB ({s['folder']})")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from statinterp.app.options import engine_options
+from statinterp.app.options import engine_options, shard_options
 from statinterp.cache import atomic
 from statinterp.errors import UsageError
 
@@ -17,7 +17,7 @@ from statinterp.errors import UsageError
 @click.command()
 @click.argument("term")
 @click.option("--collection", "collection", type=click.Path(path_type=Path), required=True,
-              help="The collection folder (made by `statinterp ingest`).")
+              help="The collection folder (made by `statinterp ingest`): one file, or a set of shards read as one.")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
               help="Write the found sentences as a data-set term zip (default: TERM.zip in the current folder, "
                    "TERM with spaces as underscores); every command reads it with --data. Each sentence carries its "
@@ -31,7 +31,8 @@ from statinterp.errors import UsageError
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Summary on stdout: one line of text, or JSON.")
 @engine_options("segment the matching cases, in runs of whole cases,")
-def find(term, collection, out, force, against, provisions, fmt, engine, scheduler, workers):
+@shard_options(statistics=False)
+def find(term, collection, out, force, against, provisions, fmt, engine, scheduler, workers, shards):
     """Find every sentence of a collection that mentions TERM and write it in the data set's format.
 
     Matches are case-insensitive and include inflections and possessives ("technological measures",
@@ -58,13 +59,15 @@ def find(term, collection, out, force, against, provisions, fmt, engine, schedul
             raise UsageError(f"{against}: term {key!r} has no labelled sentences to compare with")
     started = time.perf_counter()
     found, _ = find_in_collection(collection, term, provisions=provisions, engine=engine, scheduler=scheduler,
-                                  n_workers=workers)
+                                  n_workers=workers, shards=shards)
     seconds = time.perf_counter() - started
     if not found.tables["sentence"]:
         raise UsageError(f"no sentence of the collection {collection} mentions {term!r}; nothing written")
     tables = found.tables
     report = {"term": key, "collection": str(collection), "out": str(out), "seconds": round(seconds, 3),
               **found.counts, "fts_hits": found.paragraphs_searched, "paragraphs_matched": found.paragraphs_matched}
+    if shards:
+        report["shards"] = list(shards)
     lines = [found.summary() + f" in {seconds:.2f} s"]
     if labelled is not None:
         result = compare_with_labelled(found.term_data(), labelled)

@@ -53,6 +53,23 @@ def engine_options(dask_work: str):
     return decorate
 
 
+def shard_options(statistics: bool = True):
+    """``--shard KEY=VALUE`` (repeatable: search only these shards of a set of shards) and, with
+    ``statistics``, ``--shard-statistics all|selected`` (find, rank/review --collection)."""
+    def decorate(func):
+        if statistics:
+            func = click.option("--shard-statistics", type=click.Choice(["all", "selected"]), default="all",
+                                show_default=True,
+                                help="With --shard: score with the background statistics of every shard of the set "
+                                     "(all) or of the selected shards alone (selected).")(func)
+        return click.option("--shard", "--shards", "shards", multiple=True, metavar="KEY=VALUE",
+                            help="In a collection in shards (`ingest --shard-by`): search only the shard whose KEY "
+                                 "(the set's shard key: court, jurisdiction, reporter or source) is VALUE; repeat "
+                                 "for several, e.g. --shard 'court=Supreme Court of Marlowe' (VALUE may hold commas "
+                                 "and spaces). Default: every shard.")(func)
+    return decorate
+
+
 def _vectors_option(ctx, param, value):
     from statinterp.vectors.provider import parse_vectors_option
 
@@ -166,9 +183,11 @@ def background_record(opts: dict, prepared) -> dict:
 
 
 def prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None, engine: str = "local",
-                   scheduler: str | None = None, workers: int = 2):
-    """Find TERM in a collection (on ``engine``) and prepare the found sentences with the
-    collection's statistics."""
+                   scheduler: str | None = None, workers: int = 2, shards: tuple[str, ...] = (),
+                   shard_statistics: str = "all"):
+    """Find TERM in a collection (on ``engine``; in the ``shards`` selected of a set of shards) and
+    prepare the found sentences with the collection's statistics (a set's: all shards', or the
+    selected shards' with ``shard_statistics="selected"``)."""
     from statinterp.workflow import find_in_collection, prepare_found
 
     if opts["data"] is not None or opts["background"] is not None:
@@ -176,13 +195,13 @@ def prepare_found(opts: dict, collection: Path, term: str, provision_text: str |
     if opts["statistics"] != "background":
         raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
     found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text,
-                                       engine=engine, scheduler=scheduler, n_workers=workers)
+                                       engine=engine, scheduler=scheduler, n_workers=workers, shards=shards)
     if not opts["quiet"]:
         click.echo(f"statinterp: {found.summary()}", err=True)
     if not len(corpus):
         raise UsageError(f"no sentence of the collection {collection} mentions {term!r}: nothing to rank")
     return prepare_found(
-        collection, corpus,
+        collection, corpus, shards=shards, shard_statistics=shard_statistics,
         cache_dir=False if opts["no_cache"] else opts["cache_dir"],
         n_process=opts["jobs"],
         vectors=opts["vectors"],

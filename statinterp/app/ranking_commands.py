@@ -21,6 +21,7 @@ from statinterp.app.options import (
     prepare_found,
     ranker_from_options,
     ranker_of_name,
+    shard_options,
     split_methods,
 )
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
@@ -48,6 +49,7 @@ from statinterp.errors import StatinterpWarning, UsageError
               help="Find TERM in this collection (made by `statinterp ingest`) and rank what is found, with the "
                    "collection's background statistics (instead of --data).")
 @engine_options("segment the matching cases of --collection, in runs of whole cases,")
+@shard_options()
 @click.option("--dedupe", is_flag=True,
               help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
 @click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
@@ -57,7 +59,7 @@ from statinterp.errors import StatinterpWarning, UsageError
                    '{"sentence_id": ..., "label": ...} or a labelled term zip. A learner fitted on them is '
                    "blended with the method's (or model's) scores.")
 def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, engine, scheduler,
-         workers, dedupe, dedupe_threshold, feedback_file, **opts):
+         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, **opts):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -89,10 +91,13 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     if out is not None:
         atomic.check_writable(out, force)
     if collection is not None:
-        prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers)
+        prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers, shards,
+                                 shard_statistics)
     else:
         if engine != "local" or scheduler is not None:
             raise UsageError("--engine and --scheduler apply to --collection only")
+        if shards or shard_statistics != "all":
+            raise UsageError("--shard and --shard-statistics apply to --collection only")
         prepared = prepare(opts, provision_override=override, require_term=term)
     index = prepared[term]
     if feedback_labels is not None:

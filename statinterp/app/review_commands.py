@@ -19,6 +19,7 @@ from statinterp.app.options import (
     prepare,
     prepare_found,
     ranker_from_options,
+    shard_options,
 )
 from statinterp.cache import atomic
 from statinterp.errors import StatinterpWarning, UsageError
@@ -46,6 +47,7 @@ def _label_store_path(data, labels_file) -> Path:
 @click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
               help="Find TERM in this collection (made by `statinterp ingest`) and review what is found, ranked with "
                    "the collection's statistics (instead of --data).")
+@shard_options()
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
 @click.option("--host", default=None,
@@ -59,8 +61,8 @@ def _label_store_path(data, labels_file) -> Path:
               help="Continuous: after every label the sentences below your last label are re-ranked with all your "
                    "labels, and the page estimates how many valuable sentences are left. Fixed order: the method's "
                    "order until you press \"Re-rank with my labels\".")
-def review(term, method, model_file, labels_file, collection, port, host, no_browser, show_labels, continuous,
-           **opts):
+def review(term, method, model_file, labels_file, collection, shards, shard_statistics, port, host, no_browser,
+           show_labels, continuous, **opts):
     """Review TERM's ranked sentences in the browser: read them in context, label, re-rank.
 
     Labels are written to the label store (--labels) the moment they are given; reopening
@@ -78,8 +80,10 @@ def review(term, method, model_file, labels_file, collection, port, host, no_bro
     check_vectors([ranker], opts)
     store = LabelStore(_label_store_path(collection if collection is not None else opts["data"], labels_file))
     if collection is not None:
-        prepared = prepare_found(opts, collection, term, None)
+        prepared = prepare_found(opts, collection, term, None, shards=shards, shard_statistics=shard_statistics)
     else:
+        if shards or shard_statistics != "all":
+            raise UsageError("--shard and --shard-statistics apply to --collection only")
         prepared = prepare(opts, require_term=term)
     index = prepared[term]
     session = ReviewSession(index, store, model=ranker,  # a method name, learned:default or --model
@@ -184,10 +188,11 @@ def labels():
 @click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
 @click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
               help="The term was reviewed from this collection (`statinterp review --collection`): find it there.")
+@shard_options(statistics=False)
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True,
               help="Term zip to write (the data set's format, with your labels).")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def labels_export(term, data, labels_file, collection, out, force):
+def labels_export(term, data, labels_file, collection, shards, out, force):
     """Write TERM in the data set's format with the labels from the review.
 
     The zip works as --data for evaluate, train and cv.
@@ -201,6 +206,8 @@ def labels_export(term, data, labels_file, collection, out, force):
     atomic.check_writable(out, force)
     if collection is not None and data is not None:
         raise UsageError("give --collection or --data, not both")
+    if shards and collection is None:
+        raise UsageError("--shard applies to --collection only")
     path = _label_store_path(collection if collection is not None else data, labels_file)
     if not path.is_file():
         raise UsageError(f"no label store at {path}: label the term with `statinterp review` first, "
@@ -208,7 +215,7 @@ def labels_export(term, data, labels_file, collection, out, force):
     if collection is not None:
         from statinterp.workflow import find_in_collection
 
-        _, found = find_in_collection(collection, term)
+        _, found = find_in_collection(collection, term, shards=shards)
         if not len(found):
             raise UsageError(f"no sentence of the collection {collection} mentions {term!r}: nothing to export")
         term_data = found.term(term)

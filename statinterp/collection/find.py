@@ -6,7 +6,10 @@ collection; for a term of several words, from the index of adjacent word pairs,
 :func:`~statinterp.text.term_match.fts_pair_query`, else
 :func:`~statinterp.text.term_match.fts_exact_query`'s phrases), checks them with the exact
 pattern (:func:`~statinterp.text.term_match.term_pattern`), segments the text around each
-matching paragraph into sentences and keeps the sentences holding a match.
+matching paragraph into sentences and keeps the sentences holding a match. In a set of shards
+(:class:`~statinterp.collection.shard_set.ShardSet`) the lookup and the pattern run on each
+selected shard side by side and the matching opinions are merged in case id order
+(:func:`matching_opinions`): the same tables as in a single file of the same sources.
 
 Segmentation is the project's legal segmenter with line joining
 (``build_pipeline(join_lines=True)``): a sentence broken by a footnote-number line or
@@ -33,12 +36,14 @@ from __future__ import annotations
 
 import bisect
 import functools
+import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from statinterp.cache import atomic
+from statinterp.collection.shard_set import ShardSet, each_part, open_collection
 from statinterp.collection.store import Collection, ParagraphRow
 from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key
 from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
@@ -119,7 +124,7 @@ def _window(lines: list[str], i: int, join_rules: frozenset[str] | None = None) 
     return lo, hi
 
 
-def candidate_paragraphs(collection: Collection, term: str) -> Iterator[ParagraphRow]:
+def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterator[ParagraphRow]:
     """The paragraphs of ``collection`` in which ``term``'s pattern may match (a superset), made of
     the spellings that occur in the collection: for a term of several words in a collection with
     the pair index, the pair query (:func:`~statinterp.text.term_match.fts_pair_query`), else the
@@ -140,11 +145,22 @@ class MatchingOpinion:
     paragraph_ids: tuple[int, ...]
 
 
-def matching_opinions(collection: Collection, term: str) -> tuple[list[MatchingOpinion], int, int]:
+def matching_opinions(collection: Collection | ShardSet, term: str) -> tuple[list[MatchingOpinion], int, int]:
     """The opinions of ``collection`` with a paragraph that ``term``'s exact pattern matches, in
     case / opinion / position order, with the number of paragraphs the full-text lookup returned
-    and the number of those the pattern matched."""
+    and the number of those the pattern matched. In a shard set, each selected shard is searched
+    side by side (:func:`~statinterp.collection.shard_set.each_part`: its own
+    :func:`candidate_paragraphs`) and the opinions merged in case id order (a case lies in one
+    shard): the opinions of a single-file collection of the same sources."""
     query = query_of(term_key(term))
+    parts = each_part(collection, _matching_in_part, query,
+                      located=lambda part: ((o.case_id, o.opinion_id) for o in part[0]))
+    opinions = list(heapq.merge(*(part[0] for part in parts), key=lambda o: o.case_id))
+    return opinions, sum(part[1] for part in parts), sum(part[2] for part in parts)
+
+
+def _matching_in_part(collection: Collection, query: str) -> tuple[list[MatchingOpinion], int, int]:
+    """:func:`matching_opinions` of one single-file collection (a shard)."""
     pattern = term_pattern(query)
     by_opinion: dict[int, list[int]] = {}
     case_of_opinion: dict[int, int] = {}
@@ -165,7 +181,7 @@ def matching_opinions(collection: Collection, term: str) -> tuple[list[MatchingO
 FoundTables = tuple[dict[str, dict[str, dict]], dict[str, int]]
 
 
-def sentences_around(collection: Collection, term: str, opinions: list[MatchingOpinion], *,
+def sentences_around(collection: Collection | ShardSet, term: str, opinions: list[MatchingOpinion], *,
                      progress: Callable[[int], None] | None = None,
                      join_rules: frozenset[str] | None = None) -> FoundTables:
     """The sentences of ``opinions`` (from :func:`matching_opinions`) that mention ``term``, with
@@ -308,7 +324,7 @@ def find_runs(opinions: list[MatchingOpinion], n_runs: int) -> list[list[Matchin
 
 def find_run(folder: str, term: str, opinions: list[MatchingOpinion]) -> FoundTables:
     """One run's tables (:func:`sentences_around`); runs on a worker."""
-    with Collection.open(folder) as collection:
+    with open_collection(folder) as collection:  # a shard set: the whole set (the run's cases may be in any shard)
         return sentences_around(collection, term, opinions)
 
 
@@ -336,7 +352,7 @@ def find_on_dask(folder: str | Path, term: str, opinions: list[MatchingOpinion],
     return merge_found_tables(arrived())
 
 
-def find_term(collection: Collection, term: str, *, progress: Callable[[int], None] | None = None,
+def find_term(collection: Collection | ShardSet, term: str, *, progress: Callable[[int], None] | None = None,
               engine: str = "local", scheduler: str | None = None, n_workers: int = 2) -> FoundTerm:
     """Every sentence of ``collection`` that mentions ``term`` (see the module docstring).
 
@@ -371,7 +387,7 @@ def write_term_zip(found: FoundTerm, path: str | Path, force: bool = False) -> P
     return atomic.write_bytes(path, term_zip_bytes(found.key, found.tables), force=force)
 
 
-def use_collection_statistics(prepared, collection: Collection) -> None:
+def use_collection_statistics(prepared, collection: Collection | ShardSet) -> None:
     """Replace the background statistics of ``prepared`` (a :class:`~statinterp.index.term_index.PreparedCorpus`
     of found candidates) by the collection's: N, df, cf and lengths over every unit of every
     case stored, as the paper's index had them."""
@@ -382,7 +398,9 @@ def use_collection_statistics(prepared, collection: Collection) -> None:
                                       collection.level_totals(level)) for level in LEVELS}
     prepared.background.stats.update(stats)
     n_cases = collection.level_totals("case")[0]
-    prepared.background.description = f"the collection {collection.folder} ({n_cases} cases)"
+    where = (collection.statistics_description() if isinstance(collection, ShardSet)
+             else f"the collection {collection.folder}")
+    prepared.background.description = f"{where} ({n_cases} cases)"
     for index in prepared:
         if index.background is not prepared.background:
             index.background.stats.update(stats)

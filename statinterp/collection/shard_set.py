@@ -1,0 +1,379 @@
+"""A set of shards read as one collection (docs/collection.md, "Reading a set of shards").
+
+:func:`open_collection` opens a collection folder for reading, whichever kind it is: a
+single-file collection (:class:`~statinterp.collection.store.Collection`) or a shard set
+(:class:`ShardSet`: a folder with ``manifest.json``, :mod:`statinterp.collection.shards`).
+``find``, ``rank --collection``, ``review --collection``, ``collection info`` and the Python
+API open collections with it.
+
+A :class:`ShardSet` has the read interface of a ``Collection``:
+
+* **lookup** (``paragraphs_matching``, ``occurring``): over the *selected* shards (all, unless
+  ``shards=`` names some: ``--shard court=...``); ``find`` runs its lookup per selected shard
+  side by side (:func:`each_part`: a thread pool; SQLite releases the GIL while it searches) and
+  merges the matching opinions in case id order (a case lies in one shard, and case and opinion
+  ids are those of a single-file collection of the same sources), so its tables, zip and
+  ranking are those of the single file;
+* **reads by id** (``case``, ``opinions``, ``opinion_paragraphs``, ``record``): from the shard
+  holding the case or opinion (case and opinion ids are unique over the set; paragraph ids are
+  each shard's own, so ``citations(paragraph_id)`` needs ``shard=``);
+* **statistics** (``token_statistics``, ``level_totals``): the sums over all shards (every
+  level's N and token total and every token's df and cf are sums over cases), or over the
+  selected shards alone with ``statistics="selected"``;
+* ``meta`` and ``info``: the set's totals, with one entry per shard.
+
+A shard the manifest lists but that is missing, or whose database is damaged, is one
+:class:`~statinterp.errors.InputError` naming the shard's file (exit status 2).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from statinterp.collection.shards import MANIFEST, Manifest, is_shard_set
+from statinterp.collection.store import Collection, ParagraphRow, damage_named, database_path
+from statinterp.errors import InputError, UsageError, closest_names, did_you_mean
+from statinterp.index.statistics import LEVELS
+
+__all__ = ["STATISTICS_CHOICES", "ShardSet", "each_part", "open_collection", "parse_shard_selection"]
+
+#: Where a selection of shards takes its background statistics: every shard, or the selected ones.
+STATISTICS_CHOICES = ("all", "selected")
+#: At most this many threads look up shards side by side.
+MAX_THREADS = 8
+
+T = TypeVar("T")
+
+
+def parse_shard_selection(values: Iterable[str], manifest: Manifest, root: str | Path) -> list[str]:
+    """The shard keys named by ``--shard KEY=VALUE`` options (``values``), in manifest order.
+
+    ``KEY`` must be the set's ``shard_by``; everything after the first ``=`` is the value, so
+    values may hold commas, spaces and ``=``. A value no shard has is a :class:`UsageError`
+    naming close matches."""
+    keys = [e.key for e in manifest.shards]
+    chosen: set[str] = set()
+    for value in values:
+        name, sep, wanted = value.partition("=")
+        if not sep or name.strip() != manifest.shard_by:
+            some = ", ".join(repr(k) for k in keys[:5]) + (", ..." if len(keys) > 5 else "")
+            raise UsageError(f"--shard {value!r}: {root} is sharded by {manifest.shard_by}; give --shard "
+                             f"{manifest.shard_by}=VALUE (values: {some or 'none, the set is empty'})")
+        if wanted not in keys:
+            close = closest_names(wanted, keys)
+            hint = did_you_mean(close) or f"its {len(keys)} shards are listed by `statinterp collection info {root}`"
+            raise UsageError(f"--shard {value!r}: no shard of {root} has {manifest.shard_by} {wanted!r}; {hint}")
+        chosen.add(wanted)
+    return [k for k in keys if k in chosen]
+
+
+def open_collection(folder: str | Path, shards: Sequence[str] | None = None,
+                    statistics: str = "all") -> Collection | ShardSet:
+    """Open a collection folder for reading: a :class:`ShardSet` if it holds a shard manifest,
+    else a single-file :class:`~statinterp.collection.store.Collection`.
+
+    ``shards``: ``KEY=VALUE`` selections (``--shard``) restricting the lookup to some shards;
+    ``statistics``: ``"all"`` (the whole set's statistics, the default) or ``"selected"`` (the
+    selected shards' alone). Both apply to shard sets only."""
+    if statistics not in STATISTICS_CHOICES:
+        raise UsageError(f"statistics must be one of {', '.join(STATISTICS_CHOICES)}, not {statistics!r}")
+    if is_shard_set(folder):
+        return ShardSet.open(folder, shards, statistics)
+    if shards:
+        raise UsageError(f"--shard selects shards of a set of shards; {folder} is a single-file collection")
+    return Collection.open(folder)
+
+
+def each_part(collection: Collection | ShardSet, func: Callable[..., T], *args: Any,
+              located: Callable[[T], Iterable[tuple[int, int]]] | None = None) -> list[T]:
+    """``func(part, *args)`` for each part of ``collection`` that lookups search: the collection
+    itself, or a shard set's selected shards side by side (threads), in shard order.
+    ``located(result)``: the (case id, opinion id) pairs a part's result names; a shard set
+    remembers that they lie in that part, so that reading them later goes straight there."""
+    if isinstance(collection, ShardSet):
+        return collection.map_selected(func, *args, located=located)
+    return [func(collection, *args)]
+
+
+class ShardSet:
+    """A shard set opened for reading as one collection (read-only; a context manager)."""
+
+    def __init__(self, folder: Path, manifest: Manifest, shards: dict[str, Collection],
+                 selected: Sequence[str] | None = None, statistics: str = "all"):
+        self.folder = folder
+        self.manifest = manifest
+        #: Every shard, by key (manifest order).
+        self.shards = shards
+        #: The keys of the shards lookups search (all by default).
+        self.selected = list(shards) if not selected else list(selected)
+        self.statistics = statistics
+        self.has_pairs = all(c.has_pairs for c in shards.values())
+        self.has_pages = all(c.has_pages for c in shards.values())
+        self._case_shard: dict[int, str] = {}
+        self._opinion_shard: dict[int, str] = {}
+
+    @classmethod
+    def open(cls, folder: str | Path, shards: Sequence[str] | None = None, statistics: str = "all") -> ShardSet:
+        folder = Path(folder)
+        manifest = Manifest.load(folder)
+        selected = parse_shard_selection(shards or (), manifest, folder)
+        opened: dict[str, Collection] = {}
+        try:
+            for key, shard_folder in manifest.folders(folder):
+                if not database_path(shard_folder).is_file():
+                    raise InputError(database_path(shard_folder), f"is missing: {folder / MANIFEST} lists it as the "
+                                     f"shard {manifest.shard_by}={key!r}; restore it, or ingest the sources again "
+                                     "into a new folder")
+                with damage_named(shard_folder):
+                    opened[key] = Collection.open(shard_folder)
+            cls._check_analysis(folder, opened)
+        except BaseException:
+            for c in opened.values():
+                c.close()
+            raise
+        return cls(folder, manifest, opened, selected, statistics)
+
+    @staticmethod
+    def _check_analysis(folder: Path, shards: dict[str, Collection]) -> None:
+        """Statistics add up only if every shard was analysed alike."""
+        first = None
+        for key, shard in shards.items():
+            with damage_named(shard.folder):
+                analysis = json.loads(shard.meta().get("analysis", "{}"))
+            if first is None:
+                first = (key, analysis)
+            elif analysis != first[1]:
+                raise InputError(database_path(shard.folder), f"was analysed with other settings than the shard "
+                                 f"{first[0]!r} of {folder} ({analysis} against {first[1]}): its statistics do not "
+                                 "add up; ingest the sources again into a new folder")
+
+    def close(self) -> None:
+        for c in self.shards.values():
+            c.close()
+
+    def __enter__(self) -> ShardSet:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- parts --------------------------------------------------------------------------------
+    def _parts(self, keys: Iterable[str]) -> list[tuple[str, Collection]]:
+        return [(k, self.shards[k]) for k in keys]
+
+    def map_selected(self, func: Callable[..., T], *args: Any,
+                     located: Callable[[T], Iterable[tuple[int, int]]] | None = None) -> list[T]:
+        """``func(shard, *args)`` on each selected shard side by side (a thread pool; each shard's
+        connection is used by one thread at a time), results in shard order (``located``: as
+        :func:`each_part`). A damaged shard's error names its file."""
+        parts = self._parts(self.selected)
+
+        def run(part: tuple[str, Collection]) -> T:
+            with damage_named(part[1].folder):
+                return func(part[1], *args)
+
+        threads = min(len(parts), os.cpu_count() or 1, MAX_THREADS)
+        if threads <= 1:
+            results = [run(p) for p in parts]
+        else:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shard") as pool:
+                results = list(pool.map(run, parts))
+        if located is not None:
+            for (key, _), result in zip(parts, results, strict=True):
+                for case_id, opinion_id in located(result):
+                    self._case_shard[case_id] = self._opinion_shard[opinion_id] = key
+        return results
+
+    def _statistics_parts(self) -> list[tuple[str, Collection]]:
+        return self._parts(self.selected if self.statistics == "selected" else self.shards)
+
+    def _holder(self, table: str, item_id: int, cache: dict[int, str]) -> Collection:
+        """The shard holding case or opinion ``item_id`` (case and opinion ids are unique over the set)."""
+        key = cache.get(item_id)
+        if key is None:
+            for k, shard in self.shards.items():
+                with damage_named(shard.folder):
+                    if shard.db.execute(f"SELECT 1 FROM {table} WHERE id = ?", (item_id,)).fetchone():
+                        key = cache[item_id] = k
+                        break
+            else:
+                raise UsageError(f"no {table[:-1]} {item_id} in the collection {self.folder}")
+        return self.shards[key]
+
+    def _case_holder(self, case_id: int) -> Collection:
+        return self._holder("cases", case_id, self._case_shard)
+
+    def _opinion_holder(self, opinion_id: int) -> Collection:
+        return self._holder("opinions", opinion_id, self._opinion_shard)
+
+    # -- lookup -------------------------------------------------------------------------------
+    def paragraphs_matching(self, fts_query: str, pairs: bool = False) -> Iterator[ParagraphRow]:
+        """The selected shards' :meth:`~statinterp.collection.store.Collection.paragraphs_matching`,
+        merged in case order (a case lies in one shard, so each case's rows keep their order)."""
+        if pairs and not self.has_pairs:
+            raise UsageError(f"a shard of {self.folder} has no pair index (format 1); ingest into it to add one")
+
+        def rows(shard: Collection) -> Iterator[ParagraphRow]:
+            with damage_named(shard.folder):
+                yield from shard.paragraphs_matching(fts_query, pairs=pairs)
+
+        return heapq.merge(*(rows(s) for _, s in self._parts(self.selected)), key=lambda r: r.case_id)
+
+    def occurring(self, phrases: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
+        """Those of ``phrases`` that occur in a selected shard (the union of the shards')."""
+        phrases = set(phrases)
+        found: set[tuple[str, ...]] = set()
+        for _, shard in self._parts(self.selected):
+            with damage_named(shard.folder):
+                found |= shard.occurring(phrases - found)
+        return found
+
+    # -- reads by id --------------------------------------------------------------------------
+    def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
+        shard = self._opinion_holder(opinion_id)
+        with damage_named(shard.folder):
+            return shard.opinion_paragraphs(opinion_id)
+
+    def case_ids(self) -> list[int]:
+        ids: list[int] = []
+        for _, shard in self._parts(self.selected):
+            with damage_named(shard.folder):
+                ids.extend(shard.case_ids())
+        return sorted(ids)
+
+    def case(self, case_id: int, opinions: list[dict] | None = None) -> dict:
+        shard = self._case_holder(case_id)
+        with damage_named(shard.folder):
+            return shard.case(case_id, opinions)
+
+    def opinions(self, case_id: int) -> list[dict]:
+        shard = self._case_holder(case_id)
+        with damage_named(shard.folder):
+            return shard.opinions(case_id)
+
+    def record(self, case_id: int):
+        shard = self._case_holder(case_id)
+        with damage_named(shard.folder):
+            return shard.record(case_id)
+
+    def citations(self, paragraph_id: int, shard: str | None = None) -> list[dict]:
+        """A paragraph's citations; paragraph ids are each shard's own, so ``shard`` (its key) is needed."""
+        if shard not in self.shards:
+            raise UsageError(f"paragraph ids are each shard's own in {self.folder}: name the shard "
+                             f"({self.manifest.shard_by}=...) of paragraph {paragraph_id}")
+        part = self.shards[shard]
+        with damage_named(part.folder):
+            return part.citations(paragraph_id)
+
+    # -- statistics ---------------------------------------------------------------------------
+    def token_statistics(self, level: str, tokens: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(df, cf) of each token: the sums over the shards (all, or the selected ones with
+        ``statistics="selected"``)."""
+        out = {t: (0, 0) for t in tokens}
+        for _, shard in self._statistics_parts():
+            with damage_named(shard.folder):
+                part = shard.token_statistics(level, tokens)
+            for token, (df, cf) in part.items():
+                if df or cf:
+                    old = out[token]
+                    out[token] = (old[0] + df, old[1] + cf)
+        return out
+
+    def level_totals(self, level: str) -> tuple[int, int]:
+        """(N units holding a token, total tokens) of a level: the sums over the shards."""
+        n = total = 0
+        for _, shard in self._statistics_parts():
+            with damage_named(shard.folder):
+                units, tokens = shard.level_totals(level)
+            n += units
+            total += tokens
+        return n, total
+
+    def statistics_description(self) -> str:
+        """Which shards the statistics come from, for reports."""
+        if self.statistics == "selected" and len(self.selected) < len(self.shards):
+            return (f"the shards {', '.join(repr(k) for k in self.selected)} of the shard set {self.folder} "
+                    f"(by {self.manifest.shard_by})")
+        return f"the shard set {self.folder} ({len(self.shards)} shards by {self.manifest.shard_by})"
+
+    # -- description --------------------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        """The meta of the set: the first shard's, with the latest statistics date of any shard."""
+        metas = []
+        for _, shard in self._parts(self.shards):
+            with damage_named(shard.folder):
+                metas.append(shard.meta())
+        if not metas:
+            return {}
+        out = dict(metas[0])
+        out["statistics_date"] = max(m.get("statistics_date", "") for m in metas)
+        out["format"] = str(min(int(m.get("format", 0)) for m in metas))
+        return out
+
+    def info(self) -> dict:
+        """``collection info`` of the set: totals over the shards (each checked for damage, as
+        :meth:`Collection.info` does) and, under ``shards``, one entry per shard."""
+        parts = []
+        for key, shard in self._parts(self.shards):
+            with damage_named(shard.folder):
+                parts.append((key, shard.info()))
+        cases = sum(d["cases"] for _, d in parts)
+        size = (self.folder / MANIFEST).stat().st_size + sum(d["size_bytes"] for _, d in parts)
+        sources: dict[tuple[str, str], dict] = {}
+        for _, d in parts:
+            for s in d["sources"]:
+                known = sources.setdefault((s["path"], s["format"]), {**s, "cases": 0})
+                known["cases"] += s["cases"]
+                known["skipped"] = max(known["skipped"], s["skipped"])  # each shard records the source's skips
+                known["ingested_at"] = max(known["ingested_at"], s["ingested_at"])
+        meta = self.meta()
+        return {
+            "collection": str(self.folder),
+            "shard_by": self.manifest.shard_by,
+            "format": int(meta.get("format", 0)),
+            "cases": cases, "opinions": sum(d["opinions"] for _, d in parts),
+            "paragraphs": sum(d["paragraphs"] for _, d in parts),
+            "citations": _sum_counts(d["citations"] for _, d in parts),
+            "by_source": _sum_counts(d["by_source"] for _, d in parts),
+            "sources": sorted(sources.values(), key=lambda s: (s["ingested_at"], s["path"])),
+            "statistics": {lvl: {"units": sum(d["statistics"][lvl]["units"] for _, d in parts),
+                                 "tokens": sum(d["statistics"][lvl]["tokens"] for _, d in parts)} for lvl in LEVELS},
+            "vocabulary": self._vocabulary(),
+            "statistics_date": meta.get("statistics_date", ""),
+            "analysis": json.loads(meta.get("analysis", "{}")),
+            "size_bytes": size,
+            "bytes_per_case": round(size / cases, 1) if cases else None,
+            "shards": [{"key": key, "folder": str(self.shards[key].folder.relative_to(self.folder)),
+                        "format": d["format"], "cases": d["cases"], "opinions": d["opinions"],
+                        "paragraphs": d["paragraphs"], "size_bytes": d["size_bytes"]} for key, d in parts],
+        }
+
+    def _vocabulary(self) -> dict[str, int]:
+        """Distinct tokens per level over the set: the shards' sorted token lists merged (tokens
+        shared by shards counted once; memory does not grow with the vocabulary)."""
+        out: dict[str, int] = {}
+        for level in LEVELS:
+            streams = [shard.db.execute("SELECT token FROM token_stats WHERE level = ? ORDER BY token", (level,))
+                       for _, shard in self._parts(self.shards)]
+            n, last = 0, None
+            for (token,) in heapq.merge(*streams):
+                if token != last:
+                    n, last = n + 1, token
+            if n:
+                out[level] = n
+        return dict(sorted(out.items()))
+
+
+def _sum_counts(parts: Iterable[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in parts:
+        for k, v in part.items():
+            out[k] = out.get(k, 0) + v
+    return dict(sorted(out.items()))
+
