@@ -25,6 +25,10 @@ name of the measure, everything its result depends on beyond the units (the refe
 its parameters, the versions of the libraries that compute it) and the fingerprint of the code
 that computes it; a warm run reads them instead of loading the vectors and solving the
 transport problems again.
+
+Word lists computed from the vectors (``w-KEY.bin``: the words most similar to a term's query,
+the query expansion ``-e``) are keyed by the code, the vectors and ``measure`` alone
+(:func:`words_key`).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ import numpy as np
 from statinterp.cache.arrayfile import evict_oldest, read_array_file, touch, write_array_file
 from statinterp.errors import StatinterpError, StatinterpWarning
 
-__all__ = ["DirectionCache", "directions_key", "query_key", "unit_values_key"]
+__all__ = ["DirectionCache", "directions_key", "query_key", "unit_values_key", "words_key"]
 
 #: Bump when the file layout or the meaning of the stored directions changes.
 DIRECTIONS_FORMAT = 1
@@ -77,6 +81,13 @@ def unit_values_key(code: str, vectors_source: str, words: Sequence[str], unit_s
                          words, unit_sets)
 
 
+def words_key(code: str, vectors_source: str, measure: str) -> str:
+    """The cache key of a word list computed from some vectors: ``measure`` names what it is and
+    everything it depends on besides the vectors; ``code`` as in :func:`unit_values_key`."""
+    return hashlib.sha256(f"statinterp-words {DIRECTIONS_FORMAT}|{code}|{vectors_source}|{measure}".encode(
+        "utf-8", "surrogatepass")).hexdigest()
+
+
 def _units_digest(head: str, words: Sequence[str], unit_sets: Mapping[str, Any]) -> str:
     """SHA-256 of ``head``, the vocabulary and the token ids and offsets of every set of units."""
     digest = hashlib.sha256(f"{head}{_words_digest(words)}".encode("utf-8", "surrogatepass"))
@@ -99,14 +110,17 @@ def query_key(code: str, vectors_source: str, tokens: Sequence[str]) -> str:
 
 class DirectionCache:
     """Unit directions (one file per term and vectors, ``d-KEY.bin``), query directions
-    (``q-KEY.bin``) and per-unit values (``v-KEY.bin``) under ``directory`` (``CACHE/directions``)."""
+    (``q-KEY.bin``), per-unit values (``v-KEY.bin``) and word lists (``w-KEY.bin``) under
+    ``directory`` (``CACHE/directions``)."""
 
     MAGIC = b"statinterp-unit-directions\n"
     QUERY_MAGIC = b"statinterp-query-direction\n"
     VALUES_MAGIC = b"statinterp-unit-values\n"
+    WORDS_MAGIC = b"statinterp-word-list\n"
     KEEP = 256
     KEEP_QUERIES = 4096
     KEEP_VALUES = 1024
+    KEEP_WORDS = 4096
 
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
@@ -180,6 +194,25 @@ class DirectionCache:
         """Store per-unit ``values`` (best effort, as :meth:`put`)."""
         self._write(self.values_path(key), self.VALUES_MAGIC, key, {"format": DIRECTIONS_FORMAT},
                     {"values": np.asarray(values, dtype=np.float64)}, "v-*.bin", self.KEEP_VALUES)
+
+    def words_path(self, key: str) -> Path:
+        return self.directory / f"w-{key}.bin"
+
+    def get_words(self, key: str) -> list[str] | None:
+        """The stored word list, or ``None``."""
+
+        def decode(meta, array):
+            words = meta["words"]
+            if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+                raise ValueError("inconsistent word list")
+            return words
+
+        return self._read(self.words_path(key), self.WORDS_MAGIC, key, decode)
+
+    def put_words(self, key: str, words: Sequence[str]) -> None:
+        """Store a word list (best effort, as :meth:`put`)."""
+        self._write(self.words_path(key), self.WORDS_MAGIC, key, {"format": DIRECTIONS_FORMAT, "words": list(words)},
+                    {}, "w-*.bin", self.KEEP_WORDS)
 
     def _read(self, path: Path, magic: bytes, key: str, decode: Callable[[dict, Callable], Any]) -> Any:
         """``decode(meta, array)`` of the file at ``path`` (used: its time is touched), ``None`` if

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.provenance import package_version
+from statinterp.provenance import library_versions
 from statinterp.rankers import registry
 from statinterp.rankers.base import Ranker, Requirements
 
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
     from statinterp.text.units import TokenSeqs
 
-__all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "new_words", "require_vectors",
-           "vector_provider"]
+__all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "available_vectors", "libraries_key",
+           "new_words", "vector_provider"]
 
 
 def vector_provider(index: TermIndex, kind: str, purpose: str) -> Any:
@@ -52,25 +52,18 @@ def vector_provider(index: TermIndex, kind: str, purpose: str) -> Any:
     return provider
 
 
-def _available(vectors: Any, kind: str, purpose: str) -> Any:
+def available_vectors(vectors: Any, kind: str, purpose: str) -> Any:
+    """``vectors`` (what a provider gave for ``kind``); :class:`UsageError` if there are none."""
     if vectors is None:
         raise UsageError(f"{purpose} needs {kind} word vectors, which are not available")
     return vectors
 
 
-def require_vectors(index: TermIndex, kind: str, purpose: str) -> Any:
-    """The :class:`~statinterp.vectors.training.DomainVectors` of ``kind`` attached to ``index``
-    (:func:`vector_provider`); :class:`UsageError` if the provider has none.
-
-    ``kind`` is a domain kind (``word2vec``, ``fasttext``) or a pretrained name the provider knows.
-    """
-    return _available(vector_provider(index, kind, purpose).get(kind), kind, purpose)
-
-
 @functools.cache
-def _wmd_libraries() -> list[str]:
-    """The versions of the libraries that compute Word Mover's Distances (part of their cache key)."""
-    return [f"{dist}={package_version(dist)}" for dist in ("POT", "numpy", "scipy", "gensim")]
+def libraries_key(libraries: tuple[str, ...]) -> str:
+    """The versions of Python, statinterp and ``libraries`` (distribution names), for the cache
+    key of values those libraries compute under word vectors."""
+    return json.dumps(library_versions(libraries), sort_keys=True)
 
 
 def new_words(units: TokenSeqs, reference_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -170,6 +163,8 @@ class WMDNovelty(NoveltyMeasure):
     purpose = "the WMD novelty measure"
     #: The modules whose code computes the distances (their fingerprint is part of the cache key).
     code_modules = ("statinterp.rankers.embedding", __name__, "statinterp.vectors.training")
+    #: The libraries that compute them (their versions are part of the cache key).
+    libraries = ("POT", "numpy", "scipy", "gensim")
 
     def __init__(self, vectors: str = "word2vec", norm: bool = False):
         self.vectors = vectors
@@ -184,7 +179,7 @@ class WMDNovelty(NoveltyMeasure):
         provision = index.require_provision()
         served = directions_for(vector_provider(index, self.vectors, self.purpose), self.vectors)
         units = index.levels["sentence"]
-        measure = json.dumps(["WMD", self.norm, list(provision.tokens), _wmd_libraries()])
+        measure = json.dumps(["WMD", self.norm, list(provision.tokens), libraries_key(self.libraries)])
         dist = served.unit_values(units.seqs, index, measure, self.code_modules,
                                   lambda dv: self.distances(dv, provision.tokens, units.seqs, index))
         return units.spread(np.where(np.isfinite(dist), dist, 0.0))
@@ -195,7 +190,7 @@ class WMDNovelty(NoveltyMeasure):
         a vector."""
         from statinterp.rankers.embedding import WMDScorer  # POT is imported only when WMD is computed
 
-        dv = _available(dv, self.vectors, self.purpose)
+        dv = available_vectors(dv, self.vectors, self.purpose)
         words = index.vocab.words
         reference = dv.transform(reference_tokens)
         if not any(t in dv.kv for t in reference):

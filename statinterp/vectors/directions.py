@@ -7,8 +7,9 @@ served to it by whoever owns the vectors: :meth:`statinterp.vectors.provider.Vec
 hands out one :class:`UnitDirections` per kind and set of vectors, which computes the
 directions of every set of units of a term index together on first use, keeps them in memory
 for the run and on disk in the :class:`~statinterp.cache.directions.DirectionCache` (a warm run
-reads them without loading the vectors). It serves other per-unit values computed under the
-vectors the same way (:meth:`UnitDirections.unit_values`: the WMD novelty distances).
+reads them without loading the vectors). It serves other values computed under the vectors
+the same way: per-unit values (:meth:`UnitDirections.unit_values`: the WMD novelty distances)
+and word lists (:meth:`UnitDirections.words`: the words most similar to a query).
 
 Pure functions over token strings and a gensim ``KeyedVectors`` (``kv``): a token "has a
 vector" when it is a key of ``kv`` or, for fastText vectors, when gensim can build one from
@@ -28,7 +29,7 @@ from gensim.models.fasttext import FastTextKeyedVectors, ft_ngram_hashes
 from gensim.models.keyedvectors import KeyedVectors
 from scipy.sparse import csr_matrix
 
-from statinterp.cache.directions import directions_key, query_key, unit_values_key
+from statinterp.cache.directions import directions_key, query_key, unit_values_key, words_key
 from statinterp.cache.fingerprint import code_fingerprint
 from statinterp.text.phrasing import join_phrases, ragged_ids
 
@@ -232,6 +233,7 @@ class UnitDirections:
         self._units: dict[int, tuple[TokenSeqs, np.ndarray]] = {}
         self._queries: dict[tuple[str, ...], np.ndarray | None] = {}
         self._values: dict[tuple[int, str], tuple[TokenSeqs, np.ndarray]] = {}
+        self._words: dict[str, list[str]] = {}
 
     def vectors(self) -> DomainVectors:
         if self._loaded is None:
@@ -303,6 +305,25 @@ class UnitDirections:
             if key is not None and self.cache is not None:
                 self.cache.put_values(key, found)
         self._values[memo] = (units, found)  # holding the units keeps the id unique
+        return found
+
+    def words(self, measure: str, code_modules: Sequence[str], compute: Callable[[DomainVectors], list[str]]
+              ) -> list[str]:
+        """A word list computed from these vectors, ``compute(vectors)``, memoised and kept in the
+        cache like :meth:`unit_values` (``measure`` names it and everything it depends on besides
+        the vectors: the query, parameters, library versions)."""
+        found = self._words.get(measure)
+        if found is not None:
+            return found
+        key = None
+        if self.cache is not None and self.source:
+            key = words_key(code_fingerprint(*code_modules, "statinterp.text.phrasing", __name__), self.source, measure)
+            found = self.cache.get_words(key)
+        if found is None:
+            found = [str(word) for word in compute(self.vectors())]
+            if key is not None and self.cache is not None:
+                self.cache.put_words(key, found)
+        self._words[measure] = found
         return found
 
     def _term_directions(self, index: Any, sets: dict[str, TokenSeqs]) -> dict[str, np.ndarray]:

@@ -1,16 +1,18 @@
-"""The WMD novelty distances kept on disk (``v-*.bin`` of statinterp.cache.directions, served by
-UnitDirections.unit_values): a warm run gives byte-identical scores and figures without loading
-the vectors, and every input the distances depend on gives a new cache entry."""
+"""Values computed under word vectors and kept on disk beside the unit directions
+(statinterp.cache.directions): the WMD novelty distances (``v-*.bin``, served by
+UnitDirections.unit_values) and the similar words of the query expansion -e (``w-*.bin``, served
+by UnitDirections.words). A warm run gives byte-identical scores and figures without loading the
+vectors, and every input they depend on gives a new cache entry."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from statinterp.cache.directions import DirectionCache, unit_values_key
+from statinterp.cache.directions import DirectionCache, unit_values_key, words_key
 from statinterp.errors import StatinterpWarning
 from statinterp.evaluation.ranking import rank
-from statinterp.rankers import novelty
+from statinterp.rankers import gates, novelty
 from statinterp.rankers.grammar import build_method
 from statinterp.rankers.novelty import WMDNovelty
 from statinterp.text.units import TokenSeqs
@@ -38,8 +40,8 @@ def fresh(analysis_cache, vectors_dir, **pretrained):
     return prepared
 
 
-def value_files(folder):
-    return sorted((folder / "directions").glob("v-*.bin"))
+def value_files(folder, prefix="v"):
+    return sorted((folder / "directions").glob(f"{prefix}-*.bin"))
 
 
 def write_vectors(path, seed):
@@ -112,7 +114,7 @@ def test_parameters_provision_code_and_libraries_are_in_the_key(analysis_cache, 
         assert len(set(value_files(tmp_path)) - before) == 1, patch
         return scores
 
-    new_entry(**{"novelty._wmd_libraries": lambda: ["POT=0.0"]})  # another POT version
+    new_entry(**{"novelty.libraries_key": lambda libraries: '{"POT": "0.0"}'})  # another POT version
     new_entry(**{"WMDNovelty.code_modules": ("statinterp.rankers.embedding",)})  # other code
     shorter = ix.provision.__class__.from_tokens(ix.provision.tokens[:3], ix.vocab)
     before = set(value_files(tmp_path))
@@ -161,3 +163,53 @@ def test_values_file_round_trip_and_shape_check(tmp_path):
     with pytest.warns(StatinterpWarning, match="damaged"):
         assert cache.get_values(key, 4) is None  # written for other units: discarded
     assert not cache.values_path(key).exists()
+
+
+# ----------------------------------------------------------------------------------------
+# the similar words of the query expansion -e
+
+
+def test_similar_words_are_read_back_identically_without_the_vectors(analysis_cache, tmp_path, monkeypatch):
+    methods = ("TF-ISF-e", "w2vec*-e", "Tp-Tg")
+    cold = fresh(analysis_cache, tmp_path)
+    expected = {m: build_method(m).score(cold["vehicle"]) for m in methods}
+    words = gates.similar_words(cold["vehicle"], 500)
+    (cold_result,) = evaluate_methods(cold, ["TF-ISF-e"])
+    assert len(value_files(tmp_path, "w")) == len(list(cold))  # one list per term (n_similar 500, word2vec)
+    assert len(words) > 10
+
+    monkeypatch.setattr(VectorProvider, "get", _fail)  # neither loaded nor asked for similar words
+    warm = fresh(analysis_cache, tmp_path)
+    assert gates.similar_words(warm["vehicle"], 500) == words
+    for m in methods:
+        assert build_method(m).score(warm["vehicle"]).tobytes() == expected[m].tobytes(), m
+    (warm_result,) = evaluate_methods(fresh(analysis_cache, tmp_path), ["TF-ISF-e"])
+    assert warm_result.per_term == cold_result.per_term and warm_result.macro == cold_result.macro
+
+
+def test_similar_words_depend_on_n_query_and_vectors(analysis_cache, tmp_path, monkeypatch):
+    ix = fresh(analysis_cache, tmp_path)["vehicle"]
+    many = gates.similar_words(ix, 20)
+    few = gates.similar_words(fresh(analysis_cache, tmp_path)["vehicle"], 5)
+    assert few == many[:5] and len(value_files(tmp_path, "w")) == 2
+    with monkeypatch.context() as m:
+        m.setattr(ix.query, "tokens", ["park"])
+        other = gates.similar_words(ix, 20)
+    assert other != many and len(value_files(tmp_path, "w")) == 3
+    path = write_vectors(tmp_path / "vectors.txt", seed=1)
+    one = gates.similar_words(fresh(analysis_cache, tmp_path, w2vec=path)["vehicle"], 5, vectors="w2vec")
+    write_vectors(path, seed=2)
+    two = gates.similar_words(fresh(analysis_cache, tmp_path, w2vec=path)["vehicle"], 5, vectors="w2vec")
+    assert one != two and len(value_files(tmp_path, "w")) == 5
+
+
+def test_word_list_file_round_trip(tmp_path):
+    cache = DirectionCache(tmp_path)
+    key = words_key("code", "file x 1 2", "most similar")
+    assert key != words_key("code", "file x 1 2", "most similar 2") != words_key("code", "file y", "most similar")
+    cache.put_words(key, ["motor_vehicle", "é", "car"])
+    assert cache.get_words(key) == ["motor_vehicle", "é", "car"]
+    path = cache.words_path(key)
+    path.write_bytes(path.read_bytes()[:-2])
+    with pytest.warns(StatinterpWarning, match="damaged"):
+        assert cache.get_words(key) is None
