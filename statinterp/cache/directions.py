@@ -1,5 +1,5 @@
 """On-disk cache of the unit directions of the embedding methods (mean word-vector directions)
-and of the other per-unit values computed under word vectors (the WMD novelty distances).
+and of other values computed under word vectors (WMD novelty distances, similar words).
 
 The cosine methods (``w2vec*``, ``fastt*``, pretrained vectors, with every context) need,
 for each term, the direction of the mean unit word vector of every sentence, paragraph,
