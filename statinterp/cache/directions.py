@@ -1,4 +1,5 @@
-"""On-disk cache of the unit directions of the embedding methods (mean word-vector directions).
+"""On-disk cache of the unit directions of the embedding methods (mean word-vector directions)
+and of other values computed under word vectors (WMD novelty distances, similar words).
 
 The cosine methods (``w2vec*``, ``fastt*``, pretrained vectors, with every context) need,
 for each term, the direction of the mean unit word vector of every sentence, paragraph,
@@ -17,6 +18,17 @@ ids and offsets of every set of units.  Vectors without a ``source`` (built in m
 cached.  Files use the checksummed array format of :mod:`statinterp.cache.arrayfile` (float64, so a
 warm run gives bit-identical scores); a damaged file is discarded with a warning and
 recomputed; the :attr:`DirectionCache.KEEP` most recently used files are kept.
+
+Per-unit values (``v-KEY.bin``, one float64 value per unit: the Word Mover's Distance of every
+sentence of a term to its provision) are keyed the same way (:func:`unit_values_key`), plus the
+name of the measure, everything its result depends on beyond the units (the reference tokens,
+its parameters, the versions of the libraries that compute it) and the fingerprint of the code
+that computes it; a warm run reads them instead of loading the vectors and solving the
+transport problems again.
+
+Word lists computed from the vectors (``w-KEY.bin``: the words most similar to a term's query,
+the query expansion ``-e``) are keyed by the code, the vectors and ``measure`` alone
+(:func:`words_key`).
 """
 
 from __future__ import annotations
@@ -32,7 +44,7 @@ import numpy as np
 from statinterp.cache.arrayfile import evict_oldest, read_array_file, touch, write_array_file
 from statinterp.errors import StatinterpError, StatinterpWarning
 
-__all__ = ["DirectionCache", "directions_key", "query_key"]
+__all__ = ["DirectionCache", "directions_key", "query_key", "unit_values_key", "words_key"]
 
 #: Bump when the file layout or the meaning of the stored directions changes.
 DIRECTIONS_FORMAT = 1
@@ -57,10 +69,28 @@ def directions_key(code: str, vectors_source: str, words: Sequence[str], unit_se
     """The cache key of the directions of ``unit_sets`` (name -> ragged units with ``ids`` and
     ``offsets``, a :class:`~statinterp.text.units.TokenSeqs`) under some vectors, as computed by
     the code whose fingerprint is ``code``."""
-    digest = hashlib.sha256(
-        f"statinterp-directions {DIRECTIONS_FORMAT}|{code}|{vectors_source}|"
-        f"{_words_digest(words)}".encode("utf-8", "surrogatepass")
-    )
+    return _units_digest(f"statinterp-directions {DIRECTIONS_FORMAT}|{code}|{vectors_source}|", words, unit_sets)
+
+
+def unit_values_key(code: str, vectors_source: str, words: Sequence[str], unit_sets: Mapping[str, Any],
+                    measure: str) -> str:
+    """The cache key of per-unit values of ``unit_sets`` (as in :func:`directions_key`) under some
+    vectors: ``measure`` names the measure and everything else its values depend on (reference
+    tokens, parameters, library versions); ``code`` is the fingerprint of the code computing it."""
+    return _units_digest(f"statinterp-unit-values {DIRECTIONS_FORMAT}|{code}|{vectors_source}|{measure}|",
+                         words, unit_sets)
+
+
+def words_key(code: str, vectors_source: str, measure: str) -> str:
+    """The cache key of a word list computed from some vectors: ``measure`` names what it is and
+    everything it depends on besides the vectors; ``code`` as in :func:`unit_values_key`."""
+    return hashlib.sha256(f"statinterp-words {DIRECTIONS_FORMAT}|{code}|{vectors_source}|{measure}".encode(
+        "utf-8", "surrogatepass")).hexdigest()
+
+
+def _units_digest(head: str, words: Sequence[str], unit_sets: Mapping[str, Any]) -> str:
+    """SHA-256 of ``head``, the vocabulary and the token ids and offsets of every set of units."""
+    digest = hashlib.sha256(f"{head}{_words_digest(words)}".encode("utf-8", "surrogatepass"))
     for name, seqs in unit_sets.items():
         digest.update(f"|{name}|{len(seqs.ids)}|{len(seqs.offsets)}|".encode())
         digest.update(np.ascontiguousarray(seqs.ids, dtype=np.int32).tobytes())
@@ -79,13 +109,18 @@ def query_key(code: str, vectors_source: str, tokens: Sequence[str]) -> str:
 
 
 class DirectionCache:
-    """Unit directions (one file per term and vectors, ``d-KEY.bin``) and query directions
-    (``q-KEY.bin``) under ``directory`` (``CACHE/directions``)."""
+    """Unit directions (one file per term and vectors, ``d-KEY.bin``), query directions
+    (``q-KEY.bin``), per-unit values (``v-KEY.bin``) and word lists (``w-KEY.bin``) under
+    ``directory`` (``CACHE/directions``)."""
 
     MAGIC = b"statinterp-unit-directions\n"
     QUERY_MAGIC = b"statinterp-query-direction\n"
+    VALUES_MAGIC = b"statinterp-unit-values\n"
+    WORDS_MAGIC = b"statinterp-word-list\n"
     KEEP = 256
     KEEP_QUERIES = 4096
+    KEEP_VALUES = 1024
+    KEEP_WORDS = 4096
 
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
@@ -140,6 +175,44 @@ class DirectionCache:
         arrays = {} if direction is None else {"direction": np.asarray(direction, dtype=np.float64)}
         self._write(self.query_path(key), self.QUERY_MAGIC, key,
                     {"format": DIRECTIONS_FORMAT, "none": direction is None}, arrays, "q-*.bin", self.KEEP_QUERIES)
+
+    def values_path(self, key: str) -> Path:
+        return self.directory / f"v-{key}.bin"
+
+    def get_values(self, key: str, n: int) -> np.ndarray | None:
+        """The stored per-unit values (a float64 array of length ``n``), or ``None``."""
+
+        def decode(meta, array):
+            values = array("values")
+            if values.shape != (n,) or values.dtype != np.float64:
+                raise ValueError("inconsistent array")
+            return values
+
+        return self._read(self.values_path(key), self.VALUES_MAGIC, key, decode)
+
+    def put_values(self, key: str, values: np.ndarray) -> None:
+        """Store per-unit ``values`` (best effort, as :meth:`put`)."""
+        self._write(self.values_path(key), self.VALUES_MAGIC, key, {"format": DIRECTIONS_FORMAT},
+                    {"values": np.asarray(values, dtype=np.float64)}, "v-*.bin", self.KEEP_VALUES)
+
+    def words_path(self, key: str) -> Path:
+        return self.directory / f"w-{key}.bin"
+
+    def get_words(self, key: str) -> list[str] | None:
+        """The stored word list, or ``None``."""
+
+        def decode(meta, array):
+            words = meta["words"]
+            if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+                raise ValueError("inconsistent word list")
+            return words
+
+        return self._read(self.words_path(key), self.WORDS_MAGIC, key, decode)
+
+    def put_words(self, key: str, words: Sequence[str]) -> None:
+        """Store a word list (best effort, as :meth:`put`)."""
+        self._write(self.words_path(key), self.WORDS_MAGIC, key, {"format": DIRECTIONS_FORMAT, "words": list(words)},
+                    {}, "w-*.bin", self.KEEP_WORDS)
 
     def _read(self, path: Path, magic: bytes, key: str, decode: Callable[[dict, Callable], Any]) -> Any:
         """``decode(meta, array)`` of the file at ``path`` (used: its time is touched), ``None`` if

@@ -56,6 +56,7 @@ Compound  (:class:`Gated`)
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -66,14 +67,14 @@ from statinterp.errors import UsageError
 from statinterp.rankers import registry
 from statinterp.rankers.base import Gate, Ranker, Requirements, Similarity, register_composite
 from statinterp.rankers.lexical import TFISF
-from statinterp.rankers.novelty import NoveltyMeasure, require_vectors
+from statinterp.rankers.novelty import NoveltyMeasure, available_vectors, libraries_key, vector_provider
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import Query, TermIndex
 
 __all__ = [
     "DomainGate", "EXPANSION_SUFFIX", "Expanded", "Gate", "Gated", "NoveltyGate", "domain_threshold",
-    "gated_scores", "similar_words_query", "top_mean",
+    "gated_scores", "similar_words", "similar_words_query", "top_mean",
 ]
 
 #: Expansion -> method-name suffix.
@@ -87,18 +88,37 @@ def _fmt(x: float) -> str:
 # ----------------------------------------------------------------------------- query expansion
 
 
-def similar_words_query(index: TermIndex, n_similar: int = 500, vectors: str = "word2vec") -> Query:
-    """Q_e: the ``n_similar`` words nearest the term in the word vectors, as a query bag."""
-    dv = require_vectors(index, vectors, "query expansion by similar words (-e)")
-    kv = dv.kv
+#: The modules whose code finds the similar words (their fingerprint is part of the cache key).
+SIMILAR_WORDS_CODE = (__name__, "statinterp.vectors.training")
+
+
+def similar_words(index: TermIndex, n_similar: int = 500, vectors: str = "word2vec") -> list[str]:
+    """The ``n_similar`` words nearest the term's query in the word vectors (gensim's
+    ``most_similar`` of the query tokens that have a vector, phrases joined), nearest first; served
+    by the vector provider, which keeps them in its cache (a warm run does not load the vectors)."""
+    from statinterp.vectors.directions import directions_for  # gensim: only when a term is scored
+
+    purpose = "query expansion by similar words (-e)"
     plain = list(index.query.tokens)
-    positive = [w for w in dv.transform(plain) if w in kv] or [w for w in plain if w in kv]
-    if not positive:
-        raise UsageError(f"term {index.term.query!r} has no {vectors} word vector, so similar words (-e) cannot "
-                         "be found; use provision expansion (-g) instead")
-    similar = kv.most_similar(positive=list(dict.fromkeys(positive)), topn=int(n_similar))
+
+    def nearest(dv) -> list[str]:
+        kv = available_vectors(dv, vectors, purpose).kv
+        positive = [w for w in dv.transform(plain) if w in kv] or [w for w in plain if w in kv]
+        if not positive:
+            raise UsageError(f"term {index.term.query!r} has no {vectors} word vector, so similar words (-e) "
+                             "cannot be found; use provision expansion (-g) instead")
+        return [word for word, _ in kv.most_similar(positive=list(dict.fromkeys(positive)), topn=int(n_similar))]
+
+    served = directions_for(vector_provider(index, vectors, purpose), vectors)
+    measure = json.dumps(["most similar", plain, int(n_similar), libraries_key(("numpy", "gensim"))])
+    return served.words(measure, SIMILAR_WORDS_CODE, nearest)
+
+
+def similar_words_query(index: TermIndex, n_similar: int = 500, vectors: str = "word2vec") -> Query:
+    """Q_e: the ``n_similar`` words nearest the term in the word vectors (:func:`similar_words`), as
+    a query bag (a joined phrase that is no word of the corpus counts as its parts)."""
     tokens: list[str] = []
-    for word, _ in similar:
+    for word in similar_words(index, n_similar, vectors):
         if index.vocab.get(word) is not None or "_" not in word:
             tokens.append(word)
         else:

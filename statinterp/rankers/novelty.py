@@ -12,7 +12,9 @@ a novelty gate (:class:`~statinterp.rankers.gates.NoveltyGate`):
   vectors (:class:`~statinterp.rankers.embedding.WMDScorer`, raw vectors as in the paper's gensim
   3). Both texts go through the vectors' phrase model first. A sentence none of whose tokens has
   a vector has no defined distance; it scores 0 (no evidence of novelty: it ranks last and fails
-  any positive WMD threshold).
+  any positive WMD threshold). The distances of a term's sentences are served by the vector
+  provider (:meth:`statinterp.vectors.directions.UnitDirections.unit_values`), which keeps them
+  in its cache: a warm run reads them without loading the vectors.
 
 Tokens are the analysis tokens (lower-cased lemmas, :mod:`statinterp.text.analysis`) of the
 candidate sentence and of the provision; the candidate's tokens are vocabulary ids, the
@@ -22,11 +24,14 @@ provision's ids are those of :attr:`TermIndex.provision <statinterp.index.term_i
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from statinterp.errors import UsageError
+from statinterp.provenance import library_versions
 from statinterp.rankers import registry
 from statinterp.rankers.base import Ranker, Requirements
 
@@ -34,24 +39,31 @@ if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
     from statinterp.text.units import TokenSeqs
 
-__all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "new_words", "require_vectors"]
+__all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "available_vectors", "libraries_key",
+           "new_words", "vector_provider"]
 
 
-def require_vectors(index: TermIndex, kind: str, purpose: str) -> Any:
-    """The :class:`~statinterp.vectors.training.DomainVectors` of ``kind`` attached to ``index``.
-
-    ``kind`` is a domain kind (``word2vec``, ``fasttext``) or a pretrained name the provider knows.
-
-    ``index.vectors`` is a provider with ``get(kind) -> DomainVectors`` (set by the workflow);
-    without one, :class:`UsageError` says that ``purpose`` needs word vectors.
-    """
+def vector_provider(index: TermIndex, kind: str, purpose: str) -> Any:
+    """``index.vectors``: a provider with ``get(kind) -> DomainVectors`` (set by the workflow);
+    without one, :class:`UsageError` says that ``purpose`` needs word vectors (of ``kind``)."""
     provider = getattr(index, "vectors", None)
     if provider is None:
         raise UsageError(f"{purpose} needs word vectors ({kind}), but none are attached to term {index.key!r}")
-    vectors = provider.get(kind)
+    return provider
+
+
+def available_vectors(vectors: Any, kind: str, purpose: str) -> Any:
+    """``vectors`` (what a provider gave for ``kind``); :class:`UsageError` if there are none."""
     if vectors is None:
         raise UsageError(f"{purpose} needs {kind} word vectors, which are not available")
     return vectors
+
+
+@functools.cache
+def libraries_key(libraries: tuple[str, ...]) -> str:
+    """The versions of Python, statinterp and ``libraries`` (distribution names), for the cache
+    key of values those libraries compute under word vectors."""
+    return json.dumps(library_versions(libraries), sort_keys=True)
 
 
 def new_words(units: TokenSeqs, reference_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,6 +160,11 @@ class WMDNovelty(NoveltyMeasure):
 
     name = "WMD"
     gate_keyword = "wmd"
+    purpose = "the WMD novelty measure"
+    #: The modules whose code computes the distances (their fingerprint is part of the cache key).
+    code_modules = ("statinterp.rankers.embedding", __name__, "statinterp.vectors.training")
+    #: The libraries that compute them (their versions are part of the cache key).
+    libraries = ("POT", "numpy", "scipy", "gensim")
 
     def __init__(self, vectors: str = "word2vec", norm: bool = False):
         self.vectors = vectors
@@ -157,21 +174,30 @@ class WMDNovelty(NoveltyMeasure):
         return Requirements(vectors=(self.vectors,), provision=True)
 
     def values(self, index):
-        from statinterp.rankers.embedding import WMDScorer  # POT is imported only when WMD is used
+        from statinterp.vectors.directions import directions_for  # gensim: only when WMD is used
 
         provision = index.require_provision()
-        dv = require_vectors(index, self.vectors, "the WMD novelty measure")
-        words = index.vocab.words
+        served = directions_for(vector_provider(index, self.vectors, self.purpose), self.vectors)
         units = index.levels["sentence"]
-        reference = dv.transform(provision.tokens)
+        measure = json.dumps(["WMD", self.norm, list(provision.tokens), libraries_key(self.libraries)])
+        dist = served.unit_values(units.seqs, index, measure, self.code_modules,
+                                  lambda dv: self.distances(dv, provision.tokens, units.seqs, index))
+        return units.spread(np.where(np.isfinite(dist), dist, 0.0))
+
+    def distances(self, dv: Any, reference_tokens: list[str], seqs: TokenSeqs, index: TermIndex) -> np.ndarray:
+        """WMD of every unit of ``seqs`` to the reference tokens (both phrase-joined) in the
+        vectors ``dv`` (``inf`` where undefined); :class:`UsageError` if no reference token has
+        a vector."""
+        from statinterp.rankers.embedding import WMDScorer  # POT is imported only when WMD is computed
+
+        dv = available_vectors(dv, self.vectors, self.purpose)
+        words = index.vocab.words
+        reference = dv.transform(reference_tokens)
         if not any(t in dv.kv for t in reference):
             raise UsageError(f"no token of the provision of term {index.key!r} has a {self.vectors} vector: "
                              "WMD novelty is undefined")
         scorer = WMDScorer(reference, dv.kv, norm=self.norm)
-        docs = [dv.transform([words[t] for t in units.seqs.row(r)]) for r in range(len(units.seqs))]
-        dist = scorer.distances(docs)
-        dist = np.where(np.isfinite(dist), dist, 0.0)
-        return units.spread(dist)
+        return scorer.distances([dv.transform([words[t] for t in seqs.row(r)]) for r in range(len(seqs))])
 
 
 registry.register("novelty", "NW", NewWords,

@@ -7,7 +7,9 @@ served to it by whoever owns the vectors: :meth:`statinterp.vectors.provider.Vec
 hands out one :class:`UnitDirections` per kind and set of vectors, which computes the
 directions of every set of units of a term index together on first use, keeps them in memory
 for the run and on disk in the :class:`~statinterp.cache.directions.DirectionCache` (a warm run
-reads them without loading the vectors).
+reads them without loading the vectors). It serves other values computed under the vectors
+the same way: per-unit values (:meth:`UnitDirections.unit_values`: the WMD novelty distances)
+and word lists (:meth:`UnitDirections.words`: the words most similar to a query).
 
 Pure functions over token strings and a gensim ``KeyedVectors`` (``kv``): a token "has a
 vector" when it is a key of ``kv`` or, for fastText vectors, when gensim can build one from
@@ -27,7 +29,7 @@ from gensim.models.fasttext import FastTextKeyedVectors, ft_ngram_hashes
 from gensim.models.keyedvectors import KeyedVectors
 from scipy.sparse import csr_matrix
 
-from statinterp.cache.directions import directions_key, query_key
+from statinterp.cache.directions import directions_key, query_key, unit_values_key, words_key
 from statinterp.cache.fingerprint import code_fingerprint
 from statinterp.text.phrasing import join_phrases, ragged_ids
 
@@ -230,6 +232,8 @@ class UnitDirections:
         self._loaded = loaded  # also keeps the id of in-memory vectors unique while this lives
         self._units: dict[int, tuple[TokenSeqs, np.ndarray]] = {}
         self._queries: dict[tuple[str, ...], np.ndarray | None] = {}
+        self._values: dict[tuple[int, str], tuple[TokenSeqs, np.ndarray]] = {}
+        self._words: dict[str, list[str]] = {}
 
     def vectors(self) -> DomainVectors:
         if self._loaded is None:
@@ -272,6 +276,55 @@ class UnitDirections:
         directions = mean_directions_of_ids(ids, offsets, words, vectors.kv)
         self._units[id(units)] = (units, directions)
         return directions
+
+    def unit_values(self, units: TokenSeqs, index: Any, measure: str, code_modules: Sequence[str],
+                    compute: Callable[[DomainVectors], np.ndarray]) -> np.ndarray:
+        """Per-unit values of a measure under these vectors: ``compute(vectors)`` (a float64 array,
+        one value per unit of ``units``), memoised for the life of this object and kept in the
+        cache, so that a warm run neither loads the vectors nor computes the values again.
+
+        ``measure`` names the measure and everything its values depend on besides the units, their
+        words (``index.vocab.words``) and the vectors (reference tokens, parameters, library
+        versions); ``code_modules`` are the modules whose source computes them (their
+        fingerprint, with this module's and the phrase joining's, is part of the cache key)."""
+        memo = (id(units), measure)
+        hit = self._values.get(memo)
+        if hit is not None and hit[0] is units:
+            return hit[1]
+        key = None
+        if self.cache is not None and self.source:
+            code = code_fingerprint(*code_modules, "statinterp.text.phrasing", __name__)
+            key = unit_values_key(code, self.source, index.vocab.words, {"units": units}, measure)
+            found = self.cache.get_values(key, len(units))
+        else:
+            found = None
+        if found is None:
+            found = np.asarray(compute(self.vectors()), dtype=np.float64)
+            if found.shape != (len(units),):
+                raise ValueError(f"{measure}: {found.shape} values for {len(units)} units")
+            if key is not None and self.cache is not None:
+                self.cache.put_values(key, found)
+        self._values[memo] = (units, found)  # holding the units keeps the id unique
+        return found
+
+    def words(self, measure: str, code_modules: Sequence[str], compute: Callable[[DomainVectors], list[str]]
+              ) -> list[str]:
+        """A word list computed from these vectors, ``compute(vectors)``, memoised and kept in the
+        cache like :meth:`unit_values` (``measure`` names it and everything it depends on besides
+        the vectors: the query, parameters, library versions)."""
+        found = self._words.get(measure)
+        if found is not None:
+            return found
+        key = None
+        if self.cache is not None and self.source:
+            key = words_key(code_fingerprint(*code_modules, "statinterp.text.phrasing", __name__), self.source, measure)
+            found = self.cache.get_words(key)
+        if found is None:
+            found = [str(word) for word in compute(self.vectors())]
+            if key is not None and self.cache is not None:
+                self.cache.put_words(key, found)
+        self._words[measure] = found
+        return found
 
     def _term_directions(self, index: Any, sets: dict[str, TokenSeqs]) -> dict[str, np.ndarray]:
         """:func:`mean_directions_of_ids` of every set of ``sets`` (phrases joined), read from or
