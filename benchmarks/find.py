@@ -76,16 +76,25 @@ def child(argv: list[str]) -> None:
     args = ap.parse_args(argv)
     from statinterp.collection import find as find_module
     from statinterp.collection.store import Collection
-    from statinterp.text.term_match import fts_query
+    from statinterp.text.term_match import fts_pair_query, fts_query, fts_word_options
 
     start = time.perf_counter()
     find_module._joining_pipeline()
     pipeline_seconds = time.perf_counter() - start
 
-    def lookup(query: str) -> tuple[float, float, int]:
+    def earlier_candidates(store, term: str):
+        """The lookup before the position check: the pair query's paragraphs, every one read."""
+        if not (store.has_pairs and len(fts_word_options(term)) > 1):
+            return candidates(store, term)
+        query = fts_pair_query(term, store.occurring)
+        return iter(()) if query is None else store.paragraphs_matching(query, pairs=True)
+
+    candidates = find_module.candidate_paragraphs
+
+    def lookup(query: str, earlier: bool = False) -> tuple[float, float, int]:
         with Collection.open(args.collection) as store:
             t0, w0 = time.process_time(), time.perf_counter()
-            hits = sum(1 for _ in find_module.candidate_paragraphs(store, query))
+            hits = sum(1 for _ in (earlier_candidates if earlier else candidates)(store, query))
             return time.process_time() - t0, time.perf_counter() - w0, hits
 
     def prefix_lookup(query: str) -> float:
@@ -95,33 +104,43 @@ def child(argv: list[str]) -> None:
             sum(1 for _ in store.paragraphs_matching(fts_query(query)))
             return time.process_time() - t0
 
-    def find(query: str):
-        with Collection.open(args.collection) as store:
-            t0, w0 = time.process_time(), time.perf_counter()
-            found = find_module.find_term(store, query)
-            return time.process_time() - t0, time.perf_counter() - w0, found
+    def find(query: str, earlier: bool = False):
+        find_module.candidate_paragraphs = earlier_candidates if earlier else candidates
+        try:
+            with Collection.open(args.collection) as store:
+                t0, w0 = time.process_time(), time.perf_counter()
+                found = find_module.find_term(store, query)
+                return time.process_time() - t0, time.perf_counter() - w0, found
+        finally:
+            find_module.candidate_paragraphs = candidates
 
     rows = []
     for term in args.terms.split(","):
         query = term.replace("_", " ")
-        evict(args.collection)
-        lookup_cold, lookup_cold_wall, hits = lookup(query)
-        evict(args.collection)
-        find_cold, find_cold_wall, found = find(query)
-        lookups, finds, find_walls = [], [], []
-        for _ in range(REPEATS):
-            cpu, _wall, hits = lookup(query)
-            lookups.append(cpu)
-            cpu, wall, found = find(query)
-            finds.append(cpu)
-            find_walls.append(wall)
-        prefix = min(prefix_lookup(query) for _ in range(REPEATS))
-        rows.append({"term": term, "fts_hits": hits, "prefix_lookup_seconds": prefix,
-                     "matched": found.paragraphs_matched,
-                     "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall,
-                     "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
-                     "find_seconds": min(finds), "find_wall_min": min(find_walls),
-                     "sentences": found.counts["sentence"], "cases": found.counts["case"]})
+        row: dict = {"term": term}
+        tables = {}
+        for prefix, earlier in (("", False), ("earlier_", True)):
+            evict(args.collection)
+            lookup_cold, lookup_cold_wall, hits = lookup(query, earlier)
+            evict(args.collection)
+            find_cold, find_cold_wall, found = find(query, earlier)
+            lookups, finds, find_walls = [], [], []
+            for _ in range(REPEATS):
+                cpu, _wall, hits = lookup(query, earlier)
+                lookups.append(cpu)
+                cpu, wall, found = find(query, earlier)
+                finds.append(cpu)
+                find_walls.append(wall)
+            row.update({f"{prefix}{key}": value for key, value in {
+                "fts_hits": hits, "matched": found.paragraphs_matched,
+                "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall,
+                "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
+                "find_seconds": min(finds), "find_wall_min": min(find_walls),
+                "sentences": found.counts["sentence"], "cases": found.counts["case"]}.items()})
+            tables[earlier] = json.dumps(found.tables, sort_keys=True)
+        row["same_tables_as_earlier"] = tables[False] == tables[True]  # the sentences found, and their records
+        row["prefix_lookup_seconds"] = min(prefix_lookup(query) for _ in range(REPEATS))
+        rows.append(row)
     with Collection.open(args.collection) as store:
         info = store.info()
     print("RESULT " + json.dumps({"collection": args.collection, "pipeline_seconds": pipeline_seconds,
@@ -138,6 +157,9 @@ def run_child(collection: Path, terms: list[str]) -> dict:
 
 
 DESIGNS = ("copies", "realistic")
+#: Per term, the growth of these figures is fitted (``earlier_``: the lookup before the position check).
+GROWTH_KEYS = tuple(prefix + key for prefix in ("", "earlier_") for key in (
+    "find_seconds", "lookup_seconds", "find_cold", "find_cold_wall", "lookup_cold_wall", "fts_hits"))
 
 
 def build(design: str, n: int, workdir: Path, records: list, terms: list[str]) -> tuple[Path, dict]:
@@ -242,8 +264,10 @@ def growth(results: dict, terms: list[str]) -> None:
     per_term = {}
     for i, term in enumerate(terms):
         row = {}
-        for key in ("find_seconds", "lookup_seconds", "find_cold", "find_cold_wall"):
-            ys = [s["terms"][i][key] for s in sizes]
+        for key in GROWTH_KEYS:
+            if any(key not in s["terms"][i] for s in sizes):
+                continue
+            ys = [max(s["terms"][i][key], 1) if key.endswith("fts_hits") else s["terms"][i][key] for s in sizes]
             b_all, b_last = slope(ns, ys), slope(ns[-2:], ys[-2:])
             b = max(b_all, b_last)  # the steeper of the two: growth that speeds up is not hidden by the fit
             row[key] = {"b_all": b_all, "b_last": b_last,
@@ -383,6 +407,7 @@ def _tables(res: dict) -> list[str]:
             f"{x['lookup_cold_wall']:.3f} ({x['lookup_cold']:.3f}) | {x['lookup_seconds']:.3f} | "
             f"{x['find_cold_wall']:.3f} ({x['find_cold']:.3f}) | {x['find_seconds']:.3f} | {bw:.2f} | {bc:.2f} | "
             f"{e.get('1000000', float('nan')):.2f} | {e.get('6700000', float('nan')):.2f} |")
+    lines += _position_check_lines(res)
     gs = res.get("growth_summary")
     if gs:
         fw, fc, lk = gs["find_seconds"], gs["find_cold_wall"], gs["lookup_seconds"]
@@ -406,6 +431,46 @@ def _tables(res: dict) -> list[str]:
                   f"{c['extrapolated']['6700000'] / 3600:.1f} h CPU, {w['extrapolated']['6700000'] / 3600:.1f} h "
                   f"wall on this shared machine, {d['extrapolated']['6700000'] / 1e9:.0f} GB on disk "
                   "(this text averages 37 k characters per case; CAP's average is nearer 25 k)."]
+    return lines
+
+
+def _position_check_lines(res: dict) -> list[str]:
+    """Before / after the position check (``find.candidate_paragraphs``), per size, for the terms whose
+    pair query returned more paragraphs than the check reads at some size; and whether the 14 terms'
+    tables are identical both ways."""
+    sizes = [s for s in res["sizes"] if "earlier_fts_hits" in s["terms"][0]]
+    if not sizes:
+        return []
+    terms = [t["term"] for t in sizes[0]["terms"] if any(
+        s["terms"][i]["earlier_fts_hits"] != s["terms"][i]["fts_hits"]
+        for s in sizes for i in range(len(s["terms"])) if s["terms"][i]["term"] == t["term"])]
+    same = all(t["same_tables_as_earlier"] for s in sizes for t in s["terms"])
+    lines = ["", "The position check (`find.candidate_paragraphs`: above 256 rows from the pair query, only the rows "
+             "the positions of the term's content words allow are read, `term_match.fts_near_query`) against the "
+             "lookup before it (the pair query's rows, every one read), in the same run; before → after:", "",
+             "| term | cases | rows read | matched | lookup cold (CPU) | lookup warm | find cold (CPU) | find warm |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for term in terms:
+        for s in sizes:
+            x = next(t for t in s["terms"] if t["term"] == term)
+            lines.append(
+                f"| {term} | {s['n']:,} | {x['earlier_fts_hits']} → {x['fts_hits']} | {x['matched']} | "
+                f"{x['earlier_lookup_cold_wall']:.3f} ({x['earlier_lookup_cold']:.3f}) → "
+                f"{x['lookup_cold_wall']:.3f} ({x['lookup_cold']:.3f}) | "
+                f"{x['earlier_lookup_seconds']:.3f} → {x['lookup_seconds']:.3f} | "
+                f"{x['earlier_find_cold_wall']:.3f} ({x['earlier_find_cold']:.3f}) → "
+                f"{x['find_cold_wall']:.3f} ({x['find_cold']:.3f}) | "
+                f"{x['earlier_find_seconds']:.3f} → {x['find_seconds']:.3f} |")
+    g = res.get("growth", {})
+    for term in terms:
+        gt = g.get(term, {})
+        if "earlier_fts_hits" in gt:
+            lines += ["", f"*{term.replace('_', ' ')}*: rows read ~ N^{gt['earlier_fts_hits']['b_all']:.2f} before, "
+                      f"~ N^{gt['fts_hits']['b_all']:.2f} after; cold lookup ~ "
+                      f"N^{gt['earlier_lookup_cold_wall']['b_all']:.2f} before, "
+                      f"~ N^{gt['lookup_cold_wall']['b_all']:.2f} after (fits over all sizes)."]
+    lines += ["", "Tables found (the four tables, every record) identical before and after for all 14 terms at every "
+              f"size: **{'yes' if same else 'NO'}**."]
     return lines
 
 
