@@ -69,6 +69,17 @@ def evict(collection: str) -> None:
             os.close(fd)
 
 
+def disk_read_bytes() -> int:
+    """Bytes this process has had read from the disk so far (``read_bytes`` of ``/proc/self/io``: the
+    page cache's misses, readahead included; 0 where the file is missing), a cold figure that other
+    jobs on the machine do not disturb."""
+    try:
+        with open("/proc/self/io") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("read_bytes:")), 0)
+    except OSError:
+        return 0
+
+
 def child(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(prog="benchmarks.find child")
     ap.add_argument("collection")
@@ -91,11 +102,11 @@ def child(argv: list[str]) -> None:
 
     candidates = find_module.candidate_paragraphs
 
-    def lookup(query: str, earlier: bool = False) -> tuple[float, float, int]:
+    def lookup(query: str, earlier: bool = False) -> tuple[float, float, int, int]:
         with Collection.open(args.collection) as store:
-            t0, w0 = time.process_time(), time.perf_counter()
+            t0, w0, b0 = time.process_time(), time.perf_counter(), disk_read_bytes()
             hits = sum(1 for _ in (earlier_candidates if earlier else candidates)(store, query))
-            return time.process_time() - t0, time.perf_counter() - w0, hits
+            return time.process_time() - t0, time.perf_counter() - w0, hits, disk_read_bytes() - b0
 
     def prefix_lookup(query: str) -> float:
         """The FTS5 query ``find`` used before (stem prefixes, :func:`fts_query`), for comparison."""
@@ -108,9 +119,9 @@ def child(argv: list[str]) -> None:
         find_module.candidate_paragraphs = earlier_candidates if earlier else candidates
         try:
             with Collection.open(args.collection) as store:
-                t0, w0 = time.process_time(), time.perf_counter()
+                t0, w0, b0 = time.process_time(), time.perf_counter(), disk_read_bytes()
                 found = find_module.find_term(store, query)
-                return time.process_time() - t0, time.perf_counter() - w0, found
+                return time.process_time() - t0, time.perf_counter() - w0, found, disk_read_bytes() - b0
         finally:
             find_module.candidate_paragraphs = candidates
 
@@ -121,19 +132,20 @@ def child(argv: list[str]) -> None:
         tables = {}
         for prefix, earlier in (("", False), ("earlier_", True)):
             evict(args.collection)
-            lookup_cold, lookup_cold_wall, hits = lookup(query, earlier)
+            lookup_cold, lookup_cold_wall, hits, lookup_disk = lookup(query, earlier)
             evict(args.collection)
-            find_cold, find_cold_wall, found = find(query, earlier)
+            find_cold, find_cold_wall, found, find_disk = find(query, earlier)
             lookups, finds, find_walls = [], [], []
             for _ in range(REPEATS):
-                cpu, _wall, hits = lookup(query, earlier)
+                cpu, _wall, hits, _ = lookup(query, earlier)
                 lookups.append(cpu)
-                cpu, wall, found = find(query, earlier)
+                cpu, wall, found, _ = find(query, earlier)
                 finds.append(cpu)
                 find_walls.append(wall)
             row.update({f"{prefix}{key}": value for key, value in {
                 "fts_hits": hits, "matched": found.paragraphs_matched,
-                "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall,
+                "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall, "lookup_cold_disk": lookup_disk,
+                "find_cold_disk": find_disk,
                 "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
                 "find_seconds": min(finds), "find_wall_min": min(find_walls),
                 "sentences": found.counts["sentence"], "cases": found.counts["case"]}.items()})
@@ -159,7 +171,8 @@ def run_child(collection: Path, terms: list[str]) -> dict:
 DESIGNS = ("copies", "realistic")
 #: Per term, the growth of these figures is fitted (``earlier_``: the lookup before the position check).
 GROWTH_KEYS = tuple(prefix + key for prefix in ("", "earlier_") for key in (
-    "find_seconds", "lookup_seconds", "find_cold", "find_cold_wall", "lookup_cold_wall", "fts_hits"))
+    "find_seconds", "lookup_seconds", "find_cold", "find_cold_wall", "lookup_cold", "lookup_cold_wall", "fts_hits",
+    "lookup_cold_disk", "find_cold_disk"))
 
 
 def build(design: str, n: int, workdir: Path, records: list, terms: list[str]) -> tuple[Path, dict]:
@@ -267,7 +280,8 @@ def growth(results: dict, terms: list[str]) -> None:
         for key in GROWTH_KEYS:
             if any(key not in s["terms"][i] for s in sizes):
                 continue
-            ys = [max(s["terms"][i][key], 1) if key.endswith("fts_hits") else s["terms"][i][key] for s in sizes]
+            ys = [max(s["terms"][i][key], 1) if key.endswith(("fts_hits", "_disk")) else s["terms"][i][key]
+                  for s in sizes]
             b_all, b_last = slope(ns, ys), slope(ns[-2:], ys[-2:])
             b = max(b_all, b_last)  # the steeper of the two: growth that speeds up is not hidden by the fit
             row[key] = {"b_all": b_all, "b_last": b_last,
@@ -448,8 +462,13 @@ def _position_check_lines(res: dict) -> list[str]:
     lines = ["", "The position check (`find.candidate_paragraphs`: above 256 rows from the pair query, only the rows "
              "the positions of the term's content words allow are read, `term_match.fts_near_query`) against the "
              "lookup before it (the pair query's rows, every one read), in the same run; before → after:", "",
-             "| term | cases | rows read | matched | lookup cold (CPU) | lookup warm | find cold (CPU) | find warm |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| term | cases | rows read | matched | lookup cold: wall (CPU) | lookup cold: disk read | lookup warm | "
+             "find cold: wall (CPU) | find cold: disk read | find warm |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def mb(x: dict, key: str) -> str:
+        return f"{x[key] / 1e6:.1f} MB" if key in x else "–"
+
     for term in terms:
         for s in sizes:
             x = next(t for t in s["terms"] if t["term"] == term)
@@ -457,18 +476,25 @@ def _position_check_lines(res: dict) -> list[str]:
                 f"| {term} | {s['n']:,} | {x['earlier_fts_hits']} → {x['fts_hits']} | {x['matched']} | "
                 f"{x['earlier_lookup_cold_wall']:.3f} ({x['earlier_lookup_cold']:.3f}) → "
                 f"{x['lookup_cold_wall']:.3f} ({x['lookup_cold']:.3f}) | "
+                f"{mb(x, 'earlier_lookup_cold_disk')} → {mb(x, 'lookup_cold_disk')} | "
                 f"{x['earlier_lookup_seconds']:.3f} → {x['lookup_seconds']:.3f} | "
                 f"{x['earlier_find_cold_wall']:.3f} ({x['earlier_find_cold']:.3f}) → "
                 f"{x['find_cold_wall']:.3f} ({x['find_cold']:.3f}) | "
+                f"{mb(x, 'earlier_find_cold_disk')} → {mb(x, 'find_cold_disk')} | "
                 f"{x['earlier_find_seconds']:.3f} → {x['find_seconds']:.3f} |")
     g = res.get("growth", {})
+
+    def b(gt: dict, key: str) -> str:
+        return f"N^{gt[key]['b_all']:.2f}" if key in gt else "–"
+
     for term in terms:
         gt = g.get(term, {})
         if "earlier_fts_hits" in gt:
-            lines += ["", f"*{term.replace('_', ' ')}*: rows read ~ N^{gt['earlier_fts_hits']['b_all']:.2f} before, "
-                      f"~ N^{gt['fts_hits']['b_all']:.2f} after; cold lookup ~ "
-                      f"N^{gt['earlier_lookup_cold_wall']['b_all']:.2f} before, "
-                      f"~ N^{gt['lookup_cold_wall']['b_all']:.2f} after (fits over all sizes)."]
+            lines += ["", f"*{term.replace('_', ' ')}* (fits over all sizes, before → after): rows read "
+                      f"~{b(gt, 'earlier_fts_hits')} → ~{b(gt, 'fts_hits')}; cold lookup wall "
+                      f"~{b(gt, 'earlier_lookup_cold_wall')} → ~{b(gt, 'lookup_cold_wall')}, CPU "
+                      f"~{b(gt, 'earlier_lookup_cold')} → ~{b(gt, 'lookup_cold')}, disk read "
+                      f"~{b(gt, 'earlier_lookup_cold_disk')} → ~{b(gt, 'lookup_cold_disk')}."]
     lines += ["", "Tables found (the four tables, every record) identical before and after for all 14 terms at every "
               f"size: **{'yes' if same else 'NO'}**."]
     return lines
