@@ -36,6 +36,7 @@ benchmarks/RESULTS.md (``--markdown --sizes ""`` from WORK/find.json alone).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -84,6 +85,8 @@ def child(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(prog="benchmarks.find child")
     ap.add_argument("collection")
     ap.add_argument("--terms", required=True)
+    ap.add_argument("--earlier", action="store_true",
+                    help="the lookup before the position check: the pair query's paragraphs, every one read")
     args = ap.parse_args(argv)
     from statinterp.collection import find as find_module
     from statinterp.collection.store import Collection
@@ -92,6 +95,7 @@ def child(argv: list[str]) -> None:
     start = time.perf_counter()
     find_module._joining_pipeline()
     pipeline_seconds = time.perf_counter() - start
+    candidates = find_module.candidate_paragraphs
 
     def earlier_candidates(store, term: str):
         """The lookup before the position check: the pair query's paragraphs, every one read."""
@@ -100,12 +104,13 @@ def child(argv: list[str]) -> None:
         query = fts_pair_query(term, store.occurring)
         return iter(()) if query is None else store.paragraphs_matching(query, pairs=True)
 
-    candidates = find_module.candidate_paragraphs
+    if args.earlier:
+        find_module.candidate_paragraphs = earlier_candidates
 
-    def lookup(query: str, earlier: bool = False) -> tuple[float, float, int, int]:
+    def lookup(query: str) -> tuple[float, float, int, int]:
         with Collection.open(args.collection) as store:
             t0, w0, b0 = time.process_time(), time.perf_counter(), disk_read_bytes()
-            hits = sum(1 for _ in (earlier_candidates if earlier else candidates)(store, query))
+            hits = sum(1 for _ in find_module.candidate_paragraphs(store, query))
             return time.process_time() - t0, time.perf_counter() - w0, hits, disk_read_bytes() - b0
 
     def prefix_lookup(query: str) -> float:
@@ -115,43 +120,34 @@ def child(argv: list[str]) -> None:
             sum(1 for _ in store.paragraphs_matching(fts_query(query)))
             return time.process_time() - t0
 
-    def find(query: str, earlier: bool = False):
-        find_module.candidate_paragraphs = earlier_candidates if earlier else candidates
-        try:
-            with Collection.open(args.collection) as store:
-                t0, w0, b0 = time.process_time(), time.perf_counter(), disk_read_bytes()
-                found = find_module.find_term(store, query)
-                return time.process_time() - t0, time.perf_counter() - w0, found, disk_read_bytes() - b0
-        finally:
-            find_module.candidate_paragraphs = candidates
+    def find(query: str):
+        with Collection.open(args.collection) as store:
+            t0, w0, b0 = time.process_time(), time.perf_counter(), disk_read_bytes()
+            found = find_module.find_term(store, query)
+            return time.process_time() - t0, time.perf_counter() - w0, found, disk_read_bytes() - b0
 
     rows = []
     for term in args.terms.split(","):
         query = term.replace("_", " ")
-        row: dict = {"term": term}
-        tables = {}
-        for prefix, earlier in (("", False), ("earlier_", True)):
-            evict(args.collection)
-            lookup_cold, lookup_cold_wall, hits, lookup_disk = lookup(query, earlier)
-            evict(args.collection)
-            find_cold, find_cold_wall, found, find_disk = find(query, earlier)
-            lookups, finds, find_walls = [], [], []
-            for _ in range(REPEATS):
-                cpu, _wall, hits, _ = lookup(query, earlier)
-                lookups.append(cpu)
-                cpu, wall, found, _ = find(query, earlier)
-                finds.append(cpu)
-                find_walls.append(wall)
-            row.update({f"{prefix}{key}": value for key, value in {
-                "fts_hits": hits, "matched": found.paragraphs_matched,
-                "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall, "lookup_cold_disk": lookup_disk,
-                "find_cold_disk": find_disk,
-                "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
-                "find_seconds": min(finds), "find_wall_min": min(find_walls),
-                "sentences": found.counts["sentence"], "cases": found.counts["case"]}.items()})
-            tables[earlier] = json.dumps(found.tables, sort_keys=True)
-        row["same_tables_as_earlier"] = tables[False] == tables[True]  # the sentences found, and their records
-        row["prefix_lookup_seconds"] = min(prefix_lookup(query) for _ in range(REPEATS))
+        evict(args.collection)
+        lookup_cold, lookup_cold_wall, hits, lookup_disk = lookup(query)
+        evict(args.collection)
+        find_cold, find_cold_wall, found, find_disk = find(query)
+        lookups, finds, find_walls = [], [], []
+        for _ in range(REPEATS):
+            cpu, _wall, hits, _ = lookup(query)
+            lookups.append(cpu)
+            cpu, wall, found, _ = find(query)
+            finds.append(cpu)
+            find_walls.append(wall)
+        row = {"term": term, "fts_hits": hits, "matched": found.paragraphs_matched,
+               "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall, "lookup_cold_disk": lookup_disk,
+               "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
+               "find_cold_disk": find_disk, "find_seconds": min(finds), "find_wall_min": min(find_walls),
+               "sentences": found.counts["sentence"], "cases": found.counts["case"],
+               "tables_sha256": hashlib.sha256(json.dumps(found.tables, sort_keys=True).encode()).hexdigest()}
+        if not args.earlier:
+            row["prefix_lookup_seconds"] = min(prefix_lookup(query) for _ in range(REPEATS))
         rows.append(row)
     with Collection.open(args.collection) as store:
         info = store.info()
@@ -161,11 +157,24 @@ def child(argv: list[str]) -> None:
                                   "peak_mb": _vm_hwm_mb()}), flush=True)
 
 
-def run_child(collection: Path, terms: list[str]) -> dict:
-    cmd = [sys.executable, "-m", "benchmarks.find", "child", str(collection), "--terms", ",".join(terms)]
+def run_child(collection: Path, terms: list[str], earlier: bool = False) -> dict:
+    cmd = [sys.executable, "-m", "benchmarks.find", "child", str(collection), "--terms", ",".join(terms),
+           *(["--earlier"] if earlier else [])]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
+
+
+def run_both(collection: Path, terms: list[str]) -> dict:
+    """The collection measured twice, each in a fresh process (each term's first find pays the same
+    first-use costs): with ``find``'s lookup, and with the lookup before the position check (its
+    figures as ``earlier_<key>`` beside each term's), and whether both found the same tables."""
+    res = run_child(collection, terms)
+    earlier = run_child(collection, terms, earlier=True)
+    for row, old in zip(res["terms"], earlier["terms"], strict=True):
+        row.update({f"earlier_{key}": value for key, value in old.items() if key != "term"})
+        row["same_tables_as_earlier"] = row["tables_sha256"] == old["tables_sha256"]
+    return res
 
 
 DESIGNS = ("copies", "realistic")
@@ -232,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         collection, built = build(args.design, n, args.workdir, records, terms)
         if args.build_only:
             continue
-        res = run_child(collection, terms)
+        res = run_both(collection, terms)
         res["n"] = n
         res["build"] = built
         results["sizes"].append(res)
