@@ -25,9 +25,13 @@ page cache (``evict``) and times the lookup alone; drops it again and times ``fi
 ("cold": disk reads included, wall and CPU seconds); then 3 lookups and 3 finds, each with a
 fresh ``Collection.open`` ("warm": the least CPU seconds, ``time.process_time``, the figure
 least disturbed on a shared machine), and 3 lookups with the earlier prefix query
-(:func:`~statinterp.text.term_match.fts_query`) for comparison. Growth: the exponent ``b`` of
-``latency ~ N^b`` (least squares on logs) over all sizes and over the last step, per term; the
-steeper one extrapolates the largest size to 1 M cases and to all of CAP (6.7 M).
+(:func:`~statinterp.text.term_match.fts_query`) for comparison. A second fresh process
+(``child --earlier``) measures the same with the lookup before the position check (the pair query's
+paragraphs, every one read): its figures are each term's ``earlier_<key>``, and
+``same_tables_as_earlier`` says whether both found the same four tables. Cold figures add the bytes
+read from the disk (``/proc/self/io``), which other jobs on a shared machine do not disturb.
+Growth: the exponent ``b`` of ``latency ~ N^b`` (least squares on logs) over all sizes and over
+the last step, per term; the steeper one extrapolates the largest size to 1 M cases and to all of CAP (6.7 M).
 
 Results go to WORK/find.json (one entry per design); ``--markdown`` prints the section of
 benchmarks/RESULTS.md (``--markdown --sizes ""`` from WORK/find.json alone).
