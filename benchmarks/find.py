@@ -90,7 +90,8 @@ def child(argv: list[str]) -> None:
     ap.add_argument("collection")
     ap.add_argument("--terms", required=True)
     ap.add_argument("--earlier", action="store_true",
-                    help="the lookup before the position check: the pair query's paragraphs, every one read")
+                    help="the lookup before the position check: the pair query (every boundary) and its "
+                         "paragraphs, every one read")
     args = ap.parse_args(argv)
     from statinterp.collection import find as find_module
     from statinterp.collection.store import Collection
@@ -102,10 +103,11 @@ def child(argv: list[str]) -> None:
     candidates = find_module.candidate_paragraphs
 
     def earlier_candidates(store, term: str):
-        """The lookup before the position check: the pair query's paragraphs, every one read."""
+        """The lookup before the position check: the pair query (every boundary's pairs, "of|the" too)
+        and its paragraphs, every one read."""
         if not (store.has_pairs and len(fts_word_options(term)) > 1):
             return candidates(store, term)
-        query = fts_pair_query(term, store.occurring)
+        query = fts_pair_query(term, store.occurring, every_boundary=True)
         return iter(()) if query is None else store.paragraphs_matching(query, pairs=True)
 
     if args.earlier:
