@@ -96,6 +96,19 @@ def test_spellings_multiply_only_within_a_run():
     assert query is not None and query.count("NEAR(") == 4 * 1  # "alpha(s) bravo(s)" x "charlie"
 
 
+def test_pair_query_leaves_out_a_boundary_of_two_function_words():
+    def every(phrases):
+        return {p for p in phrases if len(p) == 1 and p[0] in {"distributive", "share", "of", "the", "income"}}
+
+    assert term_match.fts_pair_query("distributive share of the income", every) == (
+        '("distributive|share") AND ("share|of") AND ("the|income")')
+    assert '"of|the"' in term_match.fts_pair_query("distributive share of the income", every, every_boundary=True)
+    assert term_match.fts_pair_query("of the", lambda phrases: phrases) == '("of|the")'  # no content word: kept
+    # still a superset: the row without "of the" anywhere comes back, and the pattern rules it out
+    texts = ["the distributive share of a partner and the income", "the distributive share of the income"]
+    assert _read(_collection(texts), "distributive share of the income") == [0, 1]
+
+
 # --------------------------------------------------------------------------------------------
 # candidate_paragraphs with the check
 
