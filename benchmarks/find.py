@@ -474,9 +474,12 @@ def _position_check_lines(res: dict) -> list[str]:
         s["terms"][i]["earlier_fts_hits"] != s["terms"][i]["fts_hits"]
         for s in sizes for i in range(len(s["terms"])) if s["terms"][i]["term"] == t["term"])]
     same = all(t["same_tables_as_earlier"] for s in sizes for t in s["terms"])
-    lines = ["", "The position check (`find.candidate_paragraphs`: above 256 rows from the pair query, only the rows "
-             "the positions of the term's content words allow are read, `term_match.fts_near_query`) against the "
-             "lookup before it (the pair query's rows, every one read), in the same run; before → after:", "",
+    from statinterp.collection.find import POSITION_CHECK_ROWS
+
+    lines = ["", f"The position check (`find.candidate_paragraphs`: above {POSITION_CHECK_ROWS} rows from the pair "
+             "query, only the rows the positions of the term's content words allow are read, "
+             "`term_match.fts_near_query`) against the lookup before it (the pair query with every boundary's pairs, "
+             "its rows every one read), each in a fresh process of the same run; before → after:", "",
              "| term | cases | rows read | matched | lookup cold: wall (CPU) | lookup cold: disk read | lookup warm | "
              "find cold: wall (CPU) | find cold: disk read | find warm |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
