@@ -26,9 +26,13 @@ page cache (``evict``) and times the lookup alone; drops it again and times ``fi
 ("cold": disk reads included, wall and CPU seconds); then 3 lookups and 3 finds, each with a
 fresh ``Collection.open`` ("warm": the least CPU seconds, ``time.process_time``, the figure
 least disturbed on a shared machine), and 3 lookups with the earlier prefix query
-(:func:`~statinterp.text.term_match.fts_query`) for comparison. Growth: the exponent ``b`` of
-``latency ~ N^b`` (least squares on logs) over all sizes and over the last step, per term; the
-steeper one extrapolates the largest size to 1 M cases and to all of CAP (6.7 M).
+(:func:`~statinterp.text.term_match.fts_query`) for comparison. A second fresh process
+(``child --earlier``) measures the same with the lookup before the position check (the pair query's
+paragraphs, every one read): its figures are each term's ``earlier_<key>``, and
+``same_tables_as_earlier`` says whether both found the same four tables. Cold figures add the bytes
+read from the disk (``/proc/self/io``), which other jobs on a shared machine do not disturb.
+Growth: the exponent ``b`` of ``latency ~ N^b`` (least squares on logs) over all sizes and over
+the last step, per term; the steeper one extrapolates the largest size to 1 M cases and to all of CAP (6.7 M).
 
 Results go to WORK/find.json (one entry per design); ``--markdown`` prints the section of
 benchmarks/RESULTS.md (``--markdown --sizes ""`` from WORK/find.json alone).
@@ -37,6 +41,7 @@ benchmarks/RESULTS.md (``--markdown --sizes ""`` from WORK/find.json alone).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -70,25 +75,51 @@ def evict(collection: str) -> None:
             os.close(fd)
 
 
+def disk_read_bytes() -> int:
+    """Bytes this process has had read from the disk so far (``read_bytes`` of ``/proc/self/io``: the
+    page cache's misses, readahead included; 0 where the file is missing), a cold figure that other
+    jobs on the machine do not disturb."""
+    try:
+        with open("/proc/self/io") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("read_bytes:")), 0)
+    except OSError:
+        return 0
+
+
 def child(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(prog="benchmarks.find child")
     ap.add_argument("collection")
     ap.add_argument("--terms", required=True)
+    ap.add_argument("--earlier", action="store_true",
+                    help="the lookup before the position check: the pair query (every boundary) and its "
+                         "paragraphs, every one read")
     args = ap.parse_args(argv)
     from statinterp.collection import find as find_module
     from statinterp.collection.shard_set import each_part
     from statinterp.collection.shard_set import open_collection as open_store
-    from statinterp.text.term_match import fts_query
+    from statinterp.text.term_match import fts_pair_query, fts_query, fts_word_options
 
     start = time.perf_counter()
     find_module._joining_pipeline()
     pipeline_seconds = time.perf_counter() - start
+    candidates = find_module.candidate_paragraphs
 
-    def lookup(query: str) -> tuple[float, float, int]:
+    def earlier_candidates(store, term: str):
+        """The lookup before the position check: the pair query (every boundary's pairs, "of|the" too)
+        and its paragraphs, every one read."""
+        if not (store.has_pairs and len(fts_word_options(term)) > 1):
+            return candidates(store, term)
+        query = fts_pair_query(term, store.occurring, every_boundary=True)
+        return iter(()) if query is None else store.paragraphs_matching(query, pairs=True)
+
+    if args.earlier:
+        find_module.candidate_paragraphs = earlier_candidates
+
+    def lookup(query: str) -> tuple[float, float, int, int]:
         with open_store(args.collection) as store:
-            t0, w0 = time.process_time(), time.perf_counter()
+            t0, w0, b0 = time.process_time(), time.perf_counter(), disk_read_bytes()
             hits = sum(each_part(store, _count_candidates, query))  # a set of shards: side by side
-            return time.process_time() - t0, time.perf_counter() - w0, hits
+            return time.process_time() - t0, time.perf_counter() - w0, hits, disk_read_bytes() - b0
 
     def prefix_lookup(query: str) -> float:
         """The FTS5 query ``find`` used before (stem prefixes, :func:`fts_query`), for comparison."""
@@ -99,31 +130,33 @@ def child(argv: list[str]) -> None:
 
     def find(query: str):
         with open_store(args.collection) as store:
-            t0, w0 = time.process_time(), time.perf_counter()
+            t0, w0, b0 = time.process_time(), time.perf_counter(), disk_read_bytes()
             found = find_module.find_term(store, query)
-            return time.process_time() - t0, time.perf_counter() - w0, found
+            return time.process_time() - t0, time.perf_counter() - w0, found, disk_read_bytes() - b0
 
     rows = []
     for term in args.terms.split(","):
         query = term.replace("_", " ")
         evict(args.collection)
-        lookup_cold, lookup_cold_wall, hits = lookup(query)
+        lookup_cold, lookup_cold_wall, hits, lookup_disk = lookup(query)
         evict(args.collection)
-        find_cold, find_cold_wall, found = find(query)
+        find_cold, find_cold_wall, found, find_disk = find(query)
         lookups, finds, find_walls = [], [], []
         for _ in range(REPEATS):
-            cpu, _wall, hits = lookup(query)
+            cpu, _wall, hits, _ = lookup(query)
             lookups.append(cpu)
-            cpu, wall, found = find(query)
+            cpu, wall, found, _ = find(query)
             finds.append(cpu)
             find_walls.append(wall)
-        prefix = min(prefix_lookup(query) for _ in range(REPEATS))
-        rows.append({"term": term, "fts_hits": hits, "prefix_lookup_seconds": prefix,
-                     "matched": found.paragraphs_matched,
-                     "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall,
-                     "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
-                     "find_seconds": min(finds), "find_wall_min": min(find_walls),
-                     "sentences": found.counts["sentence"], "cases": found.counts["case"]})
+        row = {"term": term, "fts_hits": hits, "matched": found.paragraphs_matched,
+               "lookup_cold": lookup_cold, "lookup_cold_wall": lookup_cold_wall, "lookup_cold_disk": lookup_disk,
+               "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
+               "find_cold_disk": find_disk, "find_seconds": min(finds), "find_wall_min": min(find_walls),
+               "sentences": found.counts["sentence"], "cases": found.counts["case"],
+               "tables_sha256": hashlib.sha256(json.dumps(found.tables, sort_keys=True).encode()).hexdigest()}
+        if not args.earlier:
+            row["prefix_lookup_seconds"] = min(prefix_lookup(query) for _ in range(REPEATS))
+        rows.append(row)
     with open_store(args.collection) as store:
         info = store.info()
     print("RESULT " + json.dumps({"collection": args.collection, "pipeline_seconds": pipeline_seconds,
@@ -133,19 +166,36 @@ def child(argv: list[str]) -> None:
 
 
 def _count_candidates(store, query: str) -> int:
-    from statinterp.collection.find import candidate_paragraphs
+    from statinterp.collection import find as find_module  # its candidate_paragraphs, replaced by --earlier
 
-    return sum(1 for _ in candidate_paragraphs(store, query))
+    return sum(1 for _ in find_module.candidate_paragraphs(store, query))
 
 
-def run_child(collection: Path, terms: list[str]) -> dict:
-    cmd = [sys.executable, "-m", "benchmarks.find", "child", str(collection), "--terms", ",".join(terms)]
+def run_child(collection: Path, terms: list[str], earlier: bool = False) -> dict:
+    cmd = [sys.executable, "-m", "benchmarks.find", "child", str(collection), "--terms", ",".join(terms),
+           *(["--earlier"] if earlier else [])]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
 
 
+def run_both(collection: Path, terms: list[str]) -> dict:
+    """The collection measured twice, each in a fresh process (each term's first find pays the same
+    first-use costs): with ``find``'s lookup, and with the lookup before the position check (its
+    figures as ``earlier_<key>`` beside each term's), and whether both found the same tables."""
+    res = run_child(collection, terms)
+    earlier = run_child(collection, terms, earlier=True)
+    for row, old in zip(res["terms"], earlier["terms"], strict=True):
+        row.update({f"earlier_{key}": value for key, value in old.items() if key != "term"})
+        row["same_tables_as_earlier"] = row["tables_sha256"] == old["tables_sha256"]
+    return res
+
+
 DESIGNS = ("copies", "realistic")
+#: Per term, the growth of these figures is fitted (``earlier_``: the lookup before the position check).
+GROWTH_KEYS = tuple(prefix + key for prefix in ("", "earlier_") for key in (
+    "find_seconds", "lookup_seconds", "find_cold", "find_cold_wall", "lookup_cold", "lookup_cold_wall", "fts_hits",
+    "lookup_cold_disk", "find_cold_disk"))
 
 
 def build(design: str, n: int, workdir: Path, records: list, terms: list[str]) -> tuple[Path, dict]:
@@ -205,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         collection, built = build(args.design, n, args.workdir, records, terms)
         if args.build_only:
             continue
-        res = run_child(collection, terms)
+        res = run_both(collection, terms)
         res["n"] = n
         res["build"] = built
         results["sizes"].append(res)
@@ -250,8 +300,11 @@ def growth(results: dict, terms: list[str]) -> None:
     per_term = {}
     for i, term in enumerate(terms):
         row = {}
-        for key in ("find_seconds", "lookup_seconds", "find_cold", "find_cold_wall"):
-            ys = [s["terms"][i][key] for s in sizes]
+        for key in GROWTH_KEYS:
+            if any(key not in s["terms"][i] for s in sizes):
+                continue
+            ys = [max(s["terms"][i][key], 1) if key.endswith(("fts_hits", "_disk")) else s["terms"][i][key]
+                  for s in sizes]
             b_all, b_last = slope(ns, ys), slope(ns[-2:], ys[-2:])
             b = max(b_all, b_last)  # the steeper of the two: growth that speeds up is not hidden by the fit
             row[key] = {"b_all": b_all, "b_last": b_last,
@@ -391,6 +444,7 @@ def _tables(res: dict) -> list[str]:
             f"{x['lookup_cold_wall']:.3f} ({x['lookup_cold']:.3f}) | {x['lookup_seconds']:.3f} | "
             f"{x['find_cold_wall']:.3f} ({x['find_cold']:.3f}) | {x['find_seconds']:.3f} | {bw:.2f} | {bc:.2f} | "
             f"{e.get('1000000', float('nan')):.2f} | {e.get('6700000', float('nan')):.2f} |")
+    lines += _position_check_lines(res)
     gs = res.get("growth_summary")
     if gs:
         fw, fc, lk = gs["find_seconds"], gs["find_cold_wall"], gs["lookup_seconds"]
@@ -414,6 +468,61 @@ def _tables(res: dict) -> list[str]:
                   f"{c['extrapolated']['6700000'] / 3600:.1f} h CPU, {w['extrapolated']['6700000'] / 3600:.1f} h "
                   f"wall on this shared machine, {d['extrapolated']['6700000'] / 1e9:.0f} GB on disk "
                   "(this text averages 37 k characters per case; CAP's average is nearer 25 k)."]
+    return lines
+
+
+def _position_check_lines(res: dict) -> list[str]:
+    """Before / after the position check (``find.candidate_paragraphs``), per size, for the terms whose
+    pair query returned more paragraphs than the check reads at some size; and whether the 14 terms'
+    tables are identical both ways."""
+    sizes = [s for s in res["sizes"] if "earlier_fts_hits" in s["terms"][0]]
+    if not sizes:
+        return []
+    terms = [t["term"] for t in sizes[0]["terms"] if any(
+        s["terms"][i]["earlier_fts_hits"] != s["terms"][i]["fts_hits"]
+        for s in sizes for i in range(len(s["terms"])) if s["terms"][i]["term"] == t["term"])]
+    same = all(t["same_tables_as_earlier"] for s in sizes for t in s["terms"])
+    from statinterp.collection.find import POSITION_CHECK_ROWS
+
+    lines = ["", f"The position check (`find.candidate_paragraphs`: above {POSITION_CHECK_ROWS} rows from the pair "
+             "query, only the rows the positions of the term's content words allow are read, "
+             "`term_match.fts_near_query`) against the lookup before it (the pair query with every boundary's pairs, "
+             "its rows every one read), each in a fresh process of the same run; before → after:", "",
+             "| term | cases | rows read | matched | lookup cold: wall (CPU) | lookup cold: disk read | lookup warm | "
+             "find cold: wall (CPU) | find cold: disk read | find warm |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def mb(x: dict, key: str) -> str:
+        return f"{x[key] / 1e6:.1f} MB" if key in x else "–"
+
+    for term in terms:
+        for s in sizes:
+            x = next(t for t in s["terms"] if t["term"] == term)
+            lines.append(
+                f"| {term} | {s['n']:,} | {x['earlier_fts_hits']} → {x['fts_hits']} | {x['matched']} | "
+                f"{x['earlier_lookup_cold_wall']:.3f} ({x['earlier_lookup_cold']:.3f}) → "
+                f"{x['lookup_cold_wall']:.3f} ({x['lookup_cold']:.3f}) | "
+                f"{mb(x, 'earlier_lookup_cold_disk')} → {mb(x, 'lookup_cold_disk')} | "
+                f"{x['earlier_lookup_seconds']:.3f} → {x['lookup_seconds']:.3f} | "
+                f"{x['earlier_find_cold_wall']:.3f} ({x['earlier_find_cold']:.3f}) → "
+                f"{x['find_cold_wall']:.3f} ({x['find_cold']:.3f}) | "
+                f"{mb(x, 'earlier_find_cold_disk')} → {mb(x, 'find_cold_disk')} | "
+                f"{x['earlier_find_seconds']:.3f} → {x['find_seconds']:.3f} |")
+    g = res.get("growth", {})
+
+    def b(gt: dict, key: str) -> str:
+        return f"N^{gt[key]['b_all']:.2f}" if key in gt else "–"
+
+    for term in terms:
+        gt = g.get(term, {})
+        if "earlier_fts_hits" in gt:
+            lines += ["", f"*{term.replace('_', ' ')}* (fits over all sizes, before → after): rows read "
+                      f"~{b(gt, 'earlier_fts_hits')} → ~{b(gt, 'fts_hits')}; cold lookup wall "
+                      f"~{b(gt, 'earlier_lookup_cold_wall')} → ~{b(gt, 'lookup_cold_wall')}, CPU "
+                      f"~{b(gt, 'earlier_lookup_cold')} → ~{b(gt, 'lookup_cold')}, disk read "
+                      f"~{b(gt, 'earlier_lookup_cold_disk')} → ~{b(gt, 'lookup_cold_disk')}."]
+    lines += ["", "Tables found (the four tables, every record) identical before and after for all 14 terms at every "
+              f"size: **{'yes' if same else 'NO'}**."]
     return lines
 
 

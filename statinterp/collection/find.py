@@ -50,10 +50,14 @@ from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cit
 from statinterp.corpus.provisions import Provision
 from statinterp.corpus.writer import tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
-from statinterp.text.term_match import fts_exact_query, fts_pair_query, fts_word_options, term_pattern
+from statinterp.text.term_match import fts_exact_query, fts_near_query, fts_pair_query, fts_word_options, term_pattern
 
 __all__ = ["FoundTerm", "FoundTables", "MatchingOpinion", "candidate_paragraphs", "find_term", "matching_opinions",
            "merge_found_tables", "sentences_around", "write_term_zip", "term_data_from_tables"]
+
+#: Above this many paragraphs from the pair query, :func:`candidate_paragraphs` reads only those that
+#: the positions of the term's content words allow (benchmarks/RESULTS.md, "find").
+POSITION_CHECK_ROWS = 256
 
 #: At most this many lines are joined to a matching line on each side.
 MAX_JOIN_LINES = 12
@@ -129,10 +133,31 @@ def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterat
     the spellings that occur in the collection: for a term of several words in a collection with
     the pair index, the pair query (:func:`~statinterp.text.term_match.fts_pair_query`), else the
     phrase query (:func:`~statinterp.text.term_match.fts_exact_query`); none when a word of the
-    term has no spelling there."""
+    term has no spelling there.
+
+    The pair query's paragraphs are found from the index first; above :data:`POSITION_CHECK_ROWS`
+    of them, only those that the positions of the term's content words also allow
+    (:func:`~statinterp.text.term_match.fts_near_query`, when it makes a query) are read: the pairs
+    of a match lie together, those of other paragraphs may lie apart, and a paragraph read costs a
+    disk read when the collection is not in memory.
+
+    On a shard set, each selected shard is searched by itself, side by side, and the paragraphs
+    are merged in case order (paragraph ids are each shard's own)."""
+    if isinstance(collection, ShardSet):
+        parts = collection.map_selected(lambda shard: list(candidate_paragraphs(shard, term)))
+        return heapq.merge(*parts, key=lambda row: row.case_id)
     pairs = collection.has_pairs and len(fts_word_options(term)) > 1
     query = (fts_pair_query if pairs else fts_exact_query)(term, collection.occurring)
-    return iter(()) if query is None else collection.paragraphs_matching(query, pairs=pairs)
+    if query is None:
+        return iter(())
+    if not pairs:
+        return collection.paragraphs_matching(query)
+    ids = collection.paragraph_ids_matching(query, pairs=True)
+    if len(ids) > POSITION_CHECK_ROWS:
+        near = fts_near_query(term, collection.occurring)
+        if near is not None:
+            ids &= collection.paragraph_ids_matching(near)
+    return collection.paragraphs_with_ids(ids)
 
 
 @dataclass(frozen=True)

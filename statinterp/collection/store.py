@@ -94,6 +94,9 @@ CREATE TABLE IF NOT EXISTS level_totals (
     level TEXT PRIMARY KEY, n_units INTEGER NOT NULL, total_tokens INTEGER NOT NULL);
 """
 
+#: The order of :meth:`Collection.paragraphs_matching`'s paragraphs.
+_MATCHING_ORDER = "p.case_id, o.position, p.position"
+
 #: Columns format 3 added (table, column, definition): :func:`_add_pages` adds them.
 PAGE_COLUMNS = (("opinions", "paged", "INTEGER NOT NULL DEFAULT 0"), ("paragraphs", "page", "TEXT"),
                 ("paragraphs", "page_starts", "TEXT NOT NULL DEFAULT '[]'"),
@@ -341,17 +344,38 @@ class Collection:
         """Paragraphs whose text matches an FTS5 query (``pairs``: a query of the pair index,
         :func:`~statinterp.text.term_match.fts_pair_query`), in (case, opinion position, paragraph
         position) order."""
-        table = "paragraph_pairs" if pairs else "paragraphs_fts"
-        if pairs and not self.has_pairs:
-            raise UsageError(f"the collection {self.folder} has no pair index (format 1); ingest into it to add one")
-        sql = (f"SELECT {_PARAGRAPH_COLUMNS} FROM {table} "
-               f"JOIN paragraphs p ON p.id = {table}.rowid JOIN opinions o ON o.id = p.opinion_id "
-               f"WHERE {table} MATCH ? ORDER BY p.case_id, o.position, p.position")
+        table = self._fts_table(pairs)
+        sql = (f"SELECT {_PARAGRAPH_COLUMNS} FROM {table} JOIN paragraphs p ON p.id = {table}.rowid "
+               f"JOIN opinions o ON o.id = p.opinion_id WHERE {table} MATCH ? ORDER BY {_MATCHING_ORDER}")
         try:
             rows = select_as(self.db, ParagraphRow, sql, (fts_query,))
         except sqlite3.OperationalError as exc:
             raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
         yield from rows
+
+    def paragraph_ids_matching(self, fts_query: str, pairs: bool = False) -> set[int]:
+        """The ids of the paragraphs :meth:`paragraphs_matching` returns, from the index alone (no
+        paragraph is read)."""
+        table = self._fts_table(pairs)
+        return {row[0] for row in self._fts_rows(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", fts_query)}
+
+    def paragraphs_with_ids(self, ids: Iterable[int]) -> Iterator[ParagraphRow]:
+        """The paragraphs of ``ids`` (those of :meth:`paragraph_ids_matching`), in
+        :meth:`paragraphs_matching`'s order."""
+        sql = (f"SELECT {_PARAGRAPH_COLUMNS} FROM paragraphs p JOIN opinions o ON o.id = p.opinion_id "
+               f"WHERE p.id IN (SELECT value FROM json_each(?)) ORDER BY {_MATCHING_ORDER}")
+        yield from select_as(self.db, ParagraphRow, sql, (json.dumps(sorted(ids)),))
+
+    def _fts_table(self, pairs: bool) -> str:
+        if pairs and not self.has_pairs:
+            raise UsageError(f"the collection {self.folder} has no pair index (format 1); ingest into it to add one")
+        return "paragraph_pairs" if pairs else "paragraphs_fts"
+
+    def _fts_rows(self, sql: str, fts_query: str) -> sqlite3.Cursor:
+        try:
+            return self.db.execute(sql, (fts_query,))
+        except sqlite3.OperationalError as exc:
+            raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
 
     def occurring(self, phrases: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
         """Those of ``phrases`` (sequences of single words) that occur in some paragraph: one FTS5

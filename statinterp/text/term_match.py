@@ -35,6 +35,12 @@ of every word it begins, which grows with the collection; exact tokens are looke
 term's word boundaries of the ``OR`` of the pairs its spellings allow there. A phrase query must
 walk the position lists of every token of every phrase, and those of "of", "the" or "on" grow with
 the collection; a pair such as ``on|hours`` is as rare as the words together are.
+
+The pair index has no positions, so the pair query also returns paragraphs holding each pair apart
+("distributive share" in one place, "of the income" in another). :func:`fts_near_query` asks the
+positions of the text index for the term's content words only: each run of content words a phrase,
+the runs within the number of tokens the function words between them take (``NEAR``); the postings
+of "of" or "the", which a phrase of the whole term walks, are never read.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ import re
 from collections.abc import Callable, Sequence
 
 __all__ = ["FUNCTION_WORDS", "JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query",
-           "term_parts", "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query"]
+           "term_parts", "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query", "fts_near_query"]
 
 # Prefixes that case law writes closed, hyphenated or spaced ("preemployment",
 # "pre-employment", "pre employment").  Only split off when at least three letters follow.
@@ -317,7 +323,8 @@ def fts_pairs_text(text: str) -> str:
     return " ".join(dict.fromkeys(fts_pairs(_fts_tokens(text))))
 
 
-def fts_pair_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> str | None:
+def fts_pair_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]], *,
+                   every_boundary: bool = False) -> str | None:
     """FTS5 query over the pair index (:func:`fts_pairs_text`) finding every paragraph in which
     :func:`term_pattern` can match (a superset); ``None`` when no paragraph can match. For a term
     of two words or more (one word has no boundary: use :func:`fts_exact_query`).
@@ -327,15 +334,75 @@ def fts_pair_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -
     between two words, all the pairs of one spelling of the first word followed by one of the
     second ("navigation s equipment": ``navigation|s``, ``s|equipment``). The query is the ``AND``
     over the boundaries of the ``OR`` of those: its size adds up over the boundaries, where the
-    phrases of :func:`fts_exact_query` multiply over the words.
+    phrases of :func:`fts_exact_query` multiply over the words. A boundary between two function
+    words (:data:`FUNCTION_WORDS`: "of the", "in an") is left out when the term has a content word:
+    such a pair is in most paragraphs, so it rules out few of them, and its postings are the largest
+    to read (for *distributive share of the income*, ``of|the`` was 2.6 of the 3.4 MB the query read
+    cold at 30 k cases, and ruled out 61 of 1209 paragraphs). ``every_boundary``: keep those too (the
+    query before; benchmarks/find.py compares).
     """
     if len(fts_word_options(term)) < 2:
         raise ValueError(f"term {term!r} has one word: a pair query needs two or more")
     kept = _kept_spellings(term, occurring)
     if kept is None:
         return None
+    content = [possessive for _, possessive in fts_word_options(term)]
     conditions = []
-    for before, after in itertools.pairwise(kept):
+    for i, (before, after) in enumerate(itertools.pairwise(kept)):
+        if not (every_boundary or content[i] or content[i + 1]) and any(content):
+            continue  # "of|the": in most paragraphs, it rules out few and has the largest postings to read
         both = dict.fromkeys(" AND ".join(f'"{p}"' for p in fts_pairs(a + b)) for a in before for b in after)
         conditions.append(" OR ".join(f"({c})" if " " in c else c for c in both))
     return " AND ".join(f"({c})" for c in conditions)
+
+
+#: :func:`fts_near_query` gives no query above this many ``NEAR`` groups (combinations of the runs' spellings).
+MAX_NEAR_GROUPS = 32
+
+
+def fts_near_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> str | None:
+    """FTS5 query over the text index (with positions) that every paragraph in which
+    :func:`term_pattern` can match satisfies (a superset), reading the positions of the term's
+    content words only; ``None`` when there is none to make: no content word, a run of content words
+    with no spelling that ``occurring`` keeps, or more than :data:`MAX_NEAR_GROUPS` groups.
+
+    The term's words (:func:`fts_word_options`, kept spellings as :func:`fts_exact_query`) make runs
+    of consecutive content words, split by function words (:data:`FUNCTION_WORDS`, one spelling,
+    matched as written). Each run is a phrase of one kept spelling per word (the run's spellings that
+    ``occurring`` keeps), and the runs of a match lie in one clump: at most as many tokens apart, from
+    the end of the first run to the start of the last, as the words between them can take. The query
+    is the ``OR``, over the combinations of the runs' phrases, of ``NEAR(phrase ..., that many)`` (a
+    term of one run: the ``OR`` of its phrases). Meant to be ``AND``-ed with the pair query
+    (:func:`fts_pair_query`), which checks the function words' pairs: positions narrow the pairs
+    found apart to those in one place.
+    """
+    kept = _kept_spellings(term, occurring)
+    if kept is None:
+        return None
+    content = [possessive for _, possessive in fts_word_options(term)]
+    runs: list[list[int]] = []
+    for i, is_content in enumerate(content):
+        if not is_content:
+            continue
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    if not runs:
+        return None
+    phrases = []
+    for run in runs:
+        combos = {tuple(t for option in combo for t in option) for combo in itertools.product(*(kept[i] for i in run))}
+        found = occurring(combos) if len(run) > 1 else combos
+        phrases.append(sorted(c for c in combos if c in found))
+    if not all(phrases) or math.prod(len(p) for p in phrases) > MAX_NEAR_GROUPS:
+        return None
+    between = sum(max(len(option) for option in kept[i]) for i in range(runs[0][-1] + 1, runs[-1][0]))
+
+    def phrase(tokens: Phrase) -> str:
+        return '"' + " ".join(tokens) + '"'
+
+    if len(runs) == 1:
+        return " OR ".join(phrase(p) for p in phrases[0])
+    return " OR ".join(f"NEAR({' '.join(phrase(p) for p in combo)}, {between})"
+                       for combo in itertools.product(*phrases))
