@@ -30,14 +30,21 @@ WINDOW = 8
 _ANALYZER = None
 
 
+def worker_analyzer():
+    """The analyzer of this worker process (one spaCy pipeline per worker, made on first use)."""
+    global _ANALYZER
+    from statinterp.collection.prepare import new_analyzer
+
+    if _ANALYZER is None:
+        _ANALYZER = new_analyzer()
+    return _ANALYZER
+
+
 def prepare_whole_partition(partition: Partition, citations: bool, statistics: bool = True) -> list:
     """All of one partition's items (batches of prepared cases, skipped records); runs on a worker."""
-    global _ANALYZER
-    from statinterp.collection.prepare import new_analyzer, prepare_partition
+    from statinterp.collection.prepare import prepare_partition
 
-    if _ANALYZER is None and statistics:  # one spaCy pipeline per worker process
-        _ANALYZER = new_analyzer()
-    return list(prepare_partition(partition, citations, None, _ANALYZER if statistics else None, statistics))
+    return list(prepare_partition(partition, citations, None, worker_analyzer() if statistics else None, statistics))
 
 
 def check_engine(engine: str, scheduler: str | None) -> None:

@@ -467,9 +467,13 @@ def _index_pairs(db: sqlite3.Connection, paragraph_id: int, text: str) -> None:
 
 
 class CollectionWriter:
-    """Adds prepared cases to a collection folder (creating it), one transaction per batch."""
+    """Adds prepared cases to a collection folder (creating it), one transaction per batch.
 
-    def __init__(self, folder: str | Path, analysis: dict | None = None):
+    ``check=False`` skips the integrity check of an existing collection (:func:`check_integrity`:
+    it reads every page): for a writer whose caller checked it earlier in the same ingest (the
+    write tasks of a shard set, :mod:`statinterp.collection.dask_shards`)."""
+
+    def __init__(self, folder: str | Path, analysis: dict | None = None, check: bool = True):
         self.folder = Path(folder)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -488,7 +492,7 @@ class CollectionWriter:
                 if statement.strip():
                     self.db.execute(statement)
             found = self.db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-            if found is not None:
+            if found is not None and check:
                 self._check_integrity()
             if found is None:
                 now = _now()
