@@ -4,7 +4,9 @@ Ingest: each task prepares one partition (one source file) and returns its prepa
 skipped records; the calling process is the single writer and stores the results in partition
 order, so ids and statistics equal those of ``--engine local``. A task whose worker dies is run
 again by the scheduler (up to its ``allowed-failures``); since only the writer stores results,
-and it takes each partition's result once, a retried partition adds nothing twice.
+and it takes each partition's result once, a retried partition adds nothing twice. A collection
+in shards is written by the workers instead, one writer per shard
+(:mod:`statinterp.collection.dask_shards`).
 
 find (:func:`statinterp.collection.find.find_on_dask`) runs its runs of whole cases through
 :func:`dask_client` and :func:`results_in_order` as well.

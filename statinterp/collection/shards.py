@@ -14,6 +14,10 @@ shard's own: nothing outside a shard names them). Background statistics add up: 
 N and token total, and every token's df and cf, are sums over cases, so the set's statistics
 are the sums over its shards.
 
+:class:`ShardedWriter` writes a set from one process (``--engine local``); on Dask the workers
+write the shards side by side, one writer per shard (:mod:`statinterp.collection.dask_shards`).
+Either way one ingest at a time writes a set (:data:`LOCK`).
+
 A case belongs to the shard of its key when it is first stored; ingesting it again (changed or
 not) is looked up in the shard of its current key. A case whose key value changes between two
 ingests (a court renamed at the source) is therefore stored again in its new shard and stays in
@@ -33,8 +37,8 @@ from statinterp.cache import atomic
 from statinterp.errors import InputError, UsageError
 from statinterp.sources.records import CaseRecord
 
-__all__ = ["MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS", "IdCounter", "Manifest", "ShardEntry",
-           "is_shard_set", "reporter_of", "shard_folder_name", "shard_key"]
+__all__ = ["LOCK", "MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS", "IdCounter", "Manifest",
+           "ShardEntry", "ShardedWriter", "is_shard_set", "reporter_of", "shard_folder_name", "shard_key"]
 
 #: The manifest's file name inside a shard set's folder.
 MANIFEST = "manifest.json"
