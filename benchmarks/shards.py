@@ -42,12 +42,11 @@ CLUSTER = 32
 
 
 def write_sorted_source(records: list, folder: Path, key: str, volume_cases: int) -> dict:
-    from statinterp.collection.shards import shard_key
+    """Write ``records`` (in :func:`sorted_records` order) as CAP volumes; returns :func:`source_info`."""
     from statinterp.sources.cap import write_cap_volume
 
     if folder.exists():
         shutil.rmtree(folder)
-    records = sorted(records, key=lambda r: shard_key(r, key))  # stable: record order within a key
     for v in range(0, len(records), volume_cases):
         write_cap_volume(records[v:v + volume_cases], folder / f"{v // volume_cases + 1:05d}")
     return source_info(records, key, volume_cases)
@@ -59,10 +58,19 @@ def source_info(records: list, key: str, volume_cases: int) -> dict:
     from statinterp.collection.shards import shard_key
 
     keys = [shard_key(r, key) for r in records]
-    tasks = sum(len(set(keys[v:v + volume_cases])) for v in range(0, len(keys), volume_cases))
-    return {"cases": len(records), "chars": sum(len(r.text) for r in records), "shards": len(set(keys)),
-            "largest_shard": max(keys.count(k) for k in set(keys)), "partitions": -(-len(records) // volume_cases),
-            "write_tasks": tasks}
+    chars = [len(r.text) for r in records]
+    parts = range(0, len(keys), volume_cases)
+    return {"cases": len(records), "chars": sum(chars), "shards": len(set(keys)),
+            "largest_shard": max(keys.count(k) for k in set(keys)), "partitions": len(parts),
+            "write_tasks": sum(len(set(keys[v:v + volume_cases])) for v in parts),
+            "partition_chars": [sum(chars[v:v + volume_cases]) for v in parts]}
+
+
+def sorted_records(records: list, n: int, key: str) -> list:
+    """The ``n`` synthetic cases in the order they are written (by shard key, then record order)."""
+    from statinterp.collection.shards import shard_key
+
+    return sorted(synthetic(records, n), key=lambda r: shard_key(r, key))
 
 
 def child(argv: list[str]) -> None:
@@ -115,12 +123,17 @@ def run_child(source: Path, collection: Path, workers: int, key: str) -> dict:
     return res
 
 
-def idle_wall(res: dict, workers: int, largest_share: float) -> float:
+def idle_wall(res: dict, workers: int) -> float:
     """The wall seconds of the run on ``workers`` idle cores, from its CPU per role: the worker
-    processes' CPU spread over the workers, but no less than the largest shard's writes (one
-    writer at a time) nor the coordinator's CPU (one process)."""
-    return max(res["worker_processes_cpu"] / workers, res["roles"]["writers_storing"] * largest_share,
-               res["coordinator_cpu"])
+    processes' CPU shared among the partitions by their characters and run in order, each
+    partition on the first worker free (as the scheduler hands them out); no less than the
+    largest shard's writes (one writer at a time) nor the coordinator's CPU (one process)."""
+    chars = res["source"]["partition_chars"]
+    free = [0.0] * workers
+    for c in chars:
+        free[free.index(min(free))] += res["worker_processes_cpu"] * c / sum(chars)
+    share = res["source"]["largest_shard"] / res["source"]["cases"]
+    return max(max(free), res["roles"]["writers_storing"] * share, res["coordinator_cpu"])
 
 
 def main(argv=None) -> int:
@@ -141,7 +154,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     out_json = args.workdir / "shards.json"
     if args.markdown:
-        write_results(args.results, json.loads(out_json.read_text()))
+        res = json.loads(out_json.read_text())
+        if any("partition_chars" not in r["source"] for r in res["runs"]):  # a run of before they were recorded
+            records = real_records(args.data)
+            for r in res["runs"]:
+                r["source"] = source_info(sorted_records(records, r["n"], res["shard_by"]), res["shard_by"],
+                                          res["volume_cases"])
+            out_json.write_text(json.dumps(res, indent=1))
+        write_results(args.results, res)
         return 0
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -154,7 +174,7 @@ def main(argv=None) -> int:
     sizes = sorted({args.speedup_cases, *(int(x) for x in args.sizes.split(",") if x)})
     for n in sizes:
         src = args.workdir / f"src-{n}"
-        info = write_sorted_source(synthetic(records, n), src, args.shard_by, args.volume_cases)
+        info = write_sorted_source(sorted_records(records, n, args.shard_by), src, args.shard_by, args.volume_cases)
         for workers in ((1, 2) if n == args.speedup_cases else (2,)):
             run = run_child(src, args.workdir / "set", workers, args.shard_by)
             res["runs"].append({"n": n, "source": info, **run})
@@ -177,16 +197,16 @@ def markdown(res: dict) -> str:
     runs = res["runs"]
 
     def row(r: dict) -> str:
-        ro, share = r["roles"], r["source"]["largest_shard"] / r["n"]
+        ro = r["roles"]
         return (f"| {r['n']:,} | {r['source']['partitions']} / {r['source']['shards']} | {r['workers']} | "
                 f"{r['wall']:.1f} s | {ro['workers_preparing']:.1f} s | {ro['writers_storing']:.1f} s | "
                 f"{r['worker_processes_cpu']:.1f} s | {r['coordinator_cpu']:.1f} s | "
-                f"{idle_wall(r, r['workers'], share):.1f} s | {r['loadavg'][0]:.1f} → {r['loadavg'][1]:.1f} |")
+                f"{idle_wall(r, r['workers']):.1f} s | {r['loadavg'][0]:.1f} → {r['loadavg'][1]:.1f} |")
 
     one = next(r for r in runs if r["workers"] == 1)
     two = next(r for r in runs if r["workers"] == 2 and r["n"] == one["n"])
     share = one["source"]["largest_shard"] / one["n"]
-    idle = idle_wall(one, 1, share) / idle_wall(two, 2, share)
+    idle = idle_wall(one, 1) / idle_wall(two, 2)
     growth = [r for r in runs if r["workers"] == 2]
     lines = [
         "## Shards on Dask (`ingest --engine dask --shard-by`): speedup, CPU per role, all of CAP",

@@ -64,7 +64,7 @@ def test_dask_shards_equal_the_local_engines_row_for_row(tmp_path, dask_cluster)
     dask = ingest(sources, tmp_path / "dask", citations=True, shard_by="court", engine="dask",
                   scheduler=dask_cluster.scheduler_address)
     assert counts(dask) == counts(local) and local.added == 21 and len(local.skipped) == 1
-    assert set(dask.cpu_seconds) == {"workers_preparing", "writers_storing", "coordinator"}
+    assert set(dask.cpu_seconds) == {"workers_preparing", "writers_storing", "coordinator", "coordinator_thread"}
     assert dask.cpu_seconds["workers_preparing"] > 0 and dask.cpu_seconds["writers_storing"] > 0
     assert (tmp_path / "dask" / MANIFEST).read_text() == (tmp_path / "local" / MANIFEST).read_text()
     assert len(Manifest.load(tmp_path / "dask").shards) >= 4

@@ -212,14 +212,16 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
                          write_task=write_from_spool) -> None:
     """Ingest ``partitions`` into the set of ``writer`` (opened, checked and locked by it) on a
     Dask cluster, filling ``summary`` (an :class:`~statinterp.collection.ingest.IngestSummary`),
-    its ``cpu_seconds`` per role included. ``prepare_task`` / ``write_task``: steps 1 and 3."""
+    its ``cpu_seconds`` per role included (``coordinator``: this process, the Dask client's
+    threads and a local cluster's scheduler included; ``coordinator_thread``: the calling thread
+    alone, allocating ids and submitting tasks). ``prepare_task`` / ``write_task``: steps 1 and 3."""
     root = str(writer.root.resolve())
     spool = Path(root) / SPOOL
     shutil.rmtree(spool, ignore_errors=True)  # a stopped run's: the set's lock says no other ingest runs
     spool.mkdir()
     existing = {e.key: e.folder for e in writer.manifest.shards}
     writer.release()  # this process keeps no shard open while the workers write
-    coordinator_cpu = time.process_time()
+    coordinator_cpu, own_cpu = time.process_time(), time.thread_time()
     run_id = uuid.uuid4().hex[:12]  # task keys unique to this run (a scheduler outlives it)
     seen = _Seen()
     cpu = {"prepare": 0.0, "write": 0.0}
@@ -288,4 +290,5 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
         seen.close()
         shutil.rmtree(spool, ignore_errors=True)
     summary.cpu_seconds = {"workers_preparing": round(cpu["prepare"], 3), "writers_storing": round(cpu["write"], 3),
-                           "coordinator": round(time.process_time() - coordinator_cpu, 3)}
+                           "coordinator": round(time.process_time() - coordinator_cpu, 3),
+                           "coordinator_thread": round(time.thread_time() - own_cpu, 3)}
