@@ -198,3 +198,18 @@ def test_one_ingest_at_a_time_writes_a_shard_set(tmp_path):
             ShardedWriter(tmp_path / "set", "court")
     ShardedWriter(tmp_path / "set", "court").close()  # released
     assert (tmp_path / "set" / LOCK).exists() and json.loads((tmp_path / "set" / MANIFEST).read_text())
+
+
+@pytest.mark.slow
+def test_ingest_command_writes_shards_on_dask(tmp_path, dask_cluster):
+    from click.testing import CliRunner
+
+    from statinterp.app.cli import cli
+
+    result = CliRunner().invoke(cli, ["ingest", "--collection", str(tmp_path / "set"), "--shard-by", "source",
+                                       "--engine", "dask", "--scheduler", dask_cluster.scheduler_address,
+                                       "--no-citations", "-q", "--format-summary", "json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["added"] == 9 and summary["cpu_seconds"]["writers_storing"] > 0
+    assert [e.key for e in Manifest.load(tmp_path / "set").shards] == ["cap", "cap-bulk", "courtlistener", "text"]
