@@ -7,14 +7,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import pickle
 import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
 
-from statinterp.collection.dask_shards import SPOOL, prepare_to_spool, write_from_spool, write_shards_on_dask
+from statinterp.collection.dask_shards import (
+    SPOOL,
+    prepare_to_spool,
+    read_spool,
+    write_from_spool,
+    write_shards_on_dask,
+)
 from statinterp.collection.ingest import IngestSummary, analysis_settings, ingest
 from statinterp.collection.prepare import Unchanged
 from statinterp.collection.shards import LOCK, MANIFEST, Manifest, ShardedWriter
@@ -180,7 +185,7 @@ def test_a_rerun_does_not_analyse_the_cases_a_shard_holds(tmp_path):
     spooled = prepare_to_spool(discover([src])[0], 0, str(tmp_path / "set"), "court", existing, False, False)
     idents = [i for item in spooled.items for i in item]
     assert sum(i.stored == i.content_hash for i in idents) == 6 and len(idents) == 8
-    spooled_cases = [c for f in spooled.files.values() for c in pickle.loads(Path(f).read_bytes())]
+    spooled_cases = [c for f in spooled.files.values() for c in read_spool(f)]
     assert sum(isinstance(c, Unchanged) for c in spooled_cases) == 6  # not prepared again
     (tmp_path / "set" / SPOOL).rename(tmp_path / "spool")
     summary = ingest([src], tmp_path / "set", citations=False, statistics=False, shard_by="court")

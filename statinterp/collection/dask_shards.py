@@ -5,7 +5,8 @@ Per partition (one source file), in three steps (docs/collection.md, "Shards"):
 1. **Prepare** (a worker, :func:`prepare_to_spool`): the partition's cases are parsed and
    analysed as for ``--engine local`` (a case its shard already holds unchanged is not analysed
    again: the worker looks it up, read-only, in the shard of its key), and its prepared cases go,
-   shard by shard, to files in the set's hidden spool folder (``DIR/.spool/<partition>/``). Only
+   shard by shard and batch by batch, to files in the set's hidden spool folder
+   (``DIR/.spool/<partition>/``). Only
    light identities return to the coordinator: per case its shard key, source, source id,
    content hash, numbers of opinions and lines, and the hash its shard held (:class:`Identity`).
 2. **Allocate** (the coordinator, this process, in partition order, record order): a case whose
@@ -41,9 +42,10 @@ import sqlite3
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from statinterp.collection.dask_engine import WINDOW, dask_client, results_in_order, worker_analyzer
 from statinterp.collection.prepare import BATCH_CASES, PreparedCase, prepare_cases, prepare_partition
@@ -93,11 +95,45 @@ def _spool_of(root: str) -> Path:
     return spool
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    """Write ``path`` whole or not at all (a task run again replaces it)."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+class _SpoolFiles:
+    """A partition's spool files, one per shard, each a sequence of pickled batches of cases
+    (appended batch by batch: a worker holds one batch, not the partition). Each is written under
+    a temporary name and renamed when the partition is done, so a file is whole or absent (a task
+    run again replaces it)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.open: dict[str, tuple[Path, Path, BinaryIO]] = {}
+
+    def add(self, key: str, cases: list) -> None:
+        if key not in self.open:
+            path = self.folder / (Path(shard_folder_name(key)).name + ".pickle")
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            self.open[key] = (path, tmp, open(tmp, "wb"))  # noqa: SIM115 - closed in done() / discard()
+        pickle.dump(cases, self.open[key][2], protocol=pickle.HIGHEST_PROTOCOL)
+
+    def done(self) -> dict[str, str]:
+        out = {}
+        for key, (path, tmp, fh) in self.open.items():
+            fh.close()
+            os.replace(tmp, path)
+            out[key] = str(path)
+        return out
+
+    def discard(self) -> None:
+        for _, tmp, fh in self.open.values():
+            fh.close()
+            tmp.unlink(missing_ok=True)
+
+
+def read_spool(path: str | Path) -> Iterator:
+    """The cases of a spool file, in record order."""
+    with open(path, "rb") as fh:
+        while True:
+            try:
+                yield from pickle.load(fh)
+            except EOFError:
+                return
 
 
 def prepare_to_spool(partition: Partition, index: int, root: str, shard_by: str, existing: dict[str, str],
@@ -127,28 +163,31 @@ def prepare_to_spool(partition: Partition, index: int, root: str, shard_by: str,
         return seen[ident]
 
     out = Spooled()
-    by_shard: dict[str, list] = {}
+    files = _SpoolFiles(folder)
     try:
         for item in prepare_partition(partition, citations, known, worker_analyzer() if statistics else None,
                                       statistics):
             if isinstance(item, (SkippedRecord, DecodedFile)):
                 out.items.append(item)
                 continue
-            batch = []
+            batch: list[Identity] = []
+            by_shard: dict[str, list] = {}
             for case in item:
                 r = case.record
                 key = shard_key(r, shard_by)
                 by_shard.setdefault(key, []).append(case)
                 batch.append(Identity(key, r.source, r.source_id, case.content_hash, len(r.opinions),
                                       sum(len(o.lines) for o in r.opinions), known(r)))
+            for key, cases in by_shard.items():
+                files.add(key, cases)
             out.items.append(batch)
+        out.files = files.done()
+    except BaseException:
+        files.discard()
+        raise
     finally:
         for reader in readers.values():
             reader.close()
-    for key, cases in by_shard.items():
-        path = folder / (Path(shard_folder_name(key)).name + ".pickle")
-        _write_file(path, pickle.dumps(cases, protocol=pickle.HIGHEST_PROTOCOL))
-        out.files[key] = str(path)
     out.cpu = time.process_time() - cpu
     return out
 
@@ -165,7 +204,7 @@ def write_from_spool(root: str, folder: str, spool_file: str, ids: list[tuple[st
     cpu = time.process_time()
     _spool_of(root)
     given = {(s, i): (case_id, opinion_id) for s, i, case_id, opinion_id in ids}
-    todo = [c for c in pickle.loads(Path(spool_file).read_bytes()) if (c.record.source, c.record.source_id) in given]
+    todo = [c for c in read_spool(spool_file) if (c.record.source, c.record.source_id) in given]
     analyzer = worker_analyzer() if statistics else None
     again = [c.record for c in todo if not isinstance(c, PreparedCase)]  # looked unchanged to the worker, not now
     if again:
