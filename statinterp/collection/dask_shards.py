@@ -143,7 +143,7 @@ def prepare_to_spool(partition: Partition, index: int, root: str, shard_by: str,
     from statinterp.collection.store import Collection
 
     cpu = time.process_time()
-    folder = _spool_of(root) / f"{index:06d}"
+    folder = _spool_of(root) / f"{index:06d}"  # removed when the partition's writes are done
     folder.mkdir(exist_ok=True)
     readers: dict[str, Collection] = {}
     seen: dict[tuple[str, str, str], str | None] = {}
@@ -264,10 +264,12 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
     run_id = uuid.uuid4().hex[:12]  # task keys unique to this run (a scheduler outlives it)
     seen = _Seen()
     cpu = {"prepare": 0.0, "write": 0.0}
-    outstanding: deque[list] = deque()
+    outstanding: deque[tuple[int, list]] = deque()  # (partition, its write tasks), in partition order
 
     def finish_oldest() -> None:
-        cpu["write"] += sum(f.result() for f in outstanding.popleft())
+        index, writes = outstanding.popleft()
+        cpu["write"] += sum(f.result() for f in writes)
+        shutil.rmtree(spool / f"{index:06d}", ignore_errors=True)  # its writes are done: its spool goes
 
     def run_on(client) -> None:
         arguments = [(p, i, root, writer.manifest.shard_by, existing, citations, statistics)
@@ -309,7 +311,7 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
                                           last.get(key), key=f"shard-write-{run_id}-{index}-{folder.name}",
                                           pure=False, priority=1)
                 writes.append(last[key])
-            outstanding.append(writes)
+            outstanding.append((index, writes))
             summary.end_partition(partition, cases, skipped)
             while len(outstanding) > SPOOL_WINDOW:
                 finish_oldest()
@@ -323,7 +325,7 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
             except Exception:  # a task failed: every write task submitted ends before the set is unlocked
                 from distributed import wait
 
-                wait([f for writes in outstanding for f in writes])
+                wait([f for _, writes in outstanding for f in writes])
                 raise
     finally:
         seen.close()
