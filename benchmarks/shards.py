@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from benchmarks.ingest import CAP_CASES, real_records, slope, synthetic, versions
-from benchmarks.results_file import SHARDS_HEADING, shown_command, splice_section
+from benchmarks.results_file import INGEST_HEADING, SHARDS_HEADING, section_of, shown_command, splice_section
 
 #: CourtListener's opinions (bulk data, about 10 M), for the second extrapolation.
 COURTLISTENER_OPINIONS = 10_000_000
@@ -188,8 +188,15 @@ def main(argv=None) -> int:
 
 
 def write_results(path: Path, res: dict) -> None:
+    """Write the section of RESULTS.md at ``path`` (after the ingest section when new) and the raw
+    figures beside it (shards.json)."""
     text = path.read_text(encoding="utf-8") if path.exists() else "# statinterp performance results\n"
+    if section_of(text, SHARDS_HEADING) is None and section_of(text, INGEST_HEADING) is not None:
+        ingest = section_of(text, INGEST_HEADING) or ""
+        at = text.index(ingest) + len(ingest)
+        text = text[:at] + SHARDS_HEADING + "\n\n" + text[at:]
     path.write_text(splice_section(text, SHARDS_HEADING, markdown(res)), encoding="utf-8")
+    path.with_name("shards.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
     print(markdown(res))
 
 
@@ -253,56 +260,57 @@ def markdown(res: dict) -> str:
         "workers; before shards the single writer did (one process stored every case).",
     ]
     if len(growth) >= 2:
-        lines += _extrapolation(growth)
+        lines += _extrapolation(growth, runs)
     return "\n".join(lines)
 
 
-def _extrapolation(growth: list[dict]) -> list[str]:
+def _extrapolation(growth: list[dict], runs: list[dict]) -> list[str]:
     ns = [r["n"] for r in growth]
     prep = [r["roles"]["workers_preparing"] for r in growth]
     store = [r["roles"]["writers_storing"] for r in growth]
     other = [r["worker_processes_cpu"] - p - s for r, p, s in zip(growth, prep, store, strict=True)]
-    coord = [r["coordinator_cpu"] for r in growth]
     big = growth[-1]
     n_big = big["n"]
     thread = big["roles"].get("coordinator_thread", big["coordinator_cpu"])
-    b_prep, b_store, b_coord = slope(ns, prep), slope(ns, store), slope(ns, coord)
+    b_prep, b_store = slope(ns, prep), slope(ns, store)
+    chars = big["source"]["chars"] / n_big
+    shares = " / ".join(f"{r['coordinator_cpu'] / r['wall']:.1%}" for r in runs)
 
     def at(total: float, b: float, n: int) -> float:  # extrapolated at least linearly
         return total * (n / n_big) ** max(b, 1.0)
 
     lines = ["", f"**Growth** on 2 workers, {' → '.join(f'{n:,}' for n in ns)} cases: CPU preparing ~N^{b_prep:.2f}, "
              f"storing ~N^{b_store:.2f} (per case {store[0] / ns[0] * 1e3:.0f} → {store[-1] / ns[-1] * 1e3:.0f} ms: "
-             "larger write tasks share each batch's statistics upserts), coordinator ~N^" f"{b_coord:.2f}; Dask's own "
-             f"work in the workers {' / '.join(f'{o:.1f}' for o in other)} s.", "",
+             "larger write tasks share each batch's statistics upserts); Dask's own work in the workers "
+             f"{' / '.join(f'{o:.1f}' for o in other)} s. The coordinator's CPU is "
+             f"{shares} of one core over each run's "
+             "wall time whatever its cases: the periodic work of the local cluster's scheduler and the Dask client "
+             "(heartbeats, monitors), not per case; its calling thread (allocating ids, submitting) took "
+             f"{thread:.1f} s of it for {n_big:,} cases.", "",
              "| extrapolated to | cases | workers' preparing | writers' storing | Dask in the workers | "
-             f"coordinator thread | scheduler and client | on {CLUSTER} workers (wall) |",
+             f"coordinator thread | on {CLUSTER} workers (wall) | at 25 k characters a case |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, n in (("all of CAP", CAP_CASES), ("CourtListener's opinions", COURTLISTENER_OPINIONS)):
         p, s, o = at(prep[-1], b_prep, n), at(store[-1], b_store, n), at(other[-1], 1.0, n)
-        t, sched = at(thread, 1.0, n), at(big["coordinator_cpu"] - thread, 1.0, n)
+        t = at(thread, 1.0, n)
         total = p + s + o
         wall = max(total / CLUSTER, t)
         lines.append(f"| {name} | {n / 1e6:.1f} M | {p / 3600:,.1f} h CPU ({p / total:.0%}) | "
                      f"{s / 3600:,.1f} h CPU ({s / total:.0%}) | {o / 3600:,.1f} h CPU | {t / 3600:,.2f} h | "
-                     f"{sched / 3600:,.1f} h | **{wall / 3600:.1f} h** |")
-    lines += ["", f"Each role's CPU of the {n_big:,}-case run grows at its measured exponent, at least linearly (the "
-              "coordinator's parts linearly: they go per case and per task, and the tasks per case stay as here, "
-              f"{big['source']['write_tasks'] / n_big * 1e3:.0f} per thousand cases). On {CLUSTER} workers the wall "
-              f"time is the workers' CPU (preparing, storing, Dask) spread over {CLUSTER}, bounded below by the "
-              "calling thread (allocating ids, one process) and by the largest shard's writer (one at a time): with "
-              "shards by court a shard holds one court's cases (a few per cent of CAP's for its largest courts), so "
-              f"its writer needs a few per cent of the storing, below the spread share of 1/{CLUSTER} of all work "
-              "only if the largest court holds under about "
-              f"{1 / CLUSTER * (1 + (prep[-1] + other[-1]) / store[-1]):.0%} of the cases; by jurisdiction a "
-              "large jurisdiction's writer would bound the run. The scheduler and client's CPU is measured here in "
-              "the calling process, where a local cluster runs them; part of it is their periodic work, which "
-              "grows with the wall time this overloaded machine stretched; on a cluster the scheduler is a process "
-              "of its own and Dask's documented overhead is about a millisecond per task. The cases here average "
-              f"{big['source']['chars'] / n_big / 1e3:.1f} k characters; CAP's average is nearer 25 k, which "
-              "shrinks the preparing. CourtListener's bulk opinions come as one CSV file, which is one partition, "
-              "so one worker: the extrapolation assumes the opinions split into many files (e.g. per court); "
-              "splitting one bulk file into partitions is not implemented."]
+                     f"**{wall / 3600:.1f} h** | {max(total * 25e3 / chars / CLUSTER, t) / 3600:.1f} h |")
+    spread = 1 / CLUSTER * (1 + (prep[-1] + other[-1]) / store[-1])
+    lines += ["", (
+        f"Each role's CPU of the {n_big:,}-case run grows at its measured exponent, at least linearly (the "
+        f"calling thread linearly). On {CLUSTER} workers the wall time is the workers' CPU (preparing, storing, "
+        f"Dask) spread over {CLUSTER}, bounded below by the calling thread (allocating ids: one process) and by "
+        "the largest shard's writer (one at a time): with shards by court a shard holds one court's cases, so "
+        f"the largest court's writer stays under the spread share of 1/{CLUSTER} of all work while that court "
+        f"holds under {spread:.0%} of the cases (CAP's distribution by court is not measured here); by "
+        "jurisdiction a large jurisdiction's writer would bound the run. The cases here average "
+        f"{chars / 1e3:.1f} k characters; CAP's average is nearer 25 k (issue 17's estimate), and the last "
+        "column scales the workers' CPU by it. CourtListener's bulk opinions come as one CSV file, which is one "
+        "partition, so one worker: the extrapolation assumes the opinions split into many files (e.g. per "
+        "court); splitting one bulk file into partitions is not implemented.")]
     return lines
 
 
