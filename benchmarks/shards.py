@@ -144,8 +144,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.shards", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/data/statutory_interpretation"))
     ap.add_argument("--workdir", type=Path, required=True)
-    ap.add_argument("--speedup-cases", type=int, default=1000, help="cases ingested on 1 and on 2 workers")
+    ap.add_argument("--speedup-cases", type=int, default=1000, help="cases ingested on 1 and on 2 workers (0: none)")
     ap.add_argument("--sizes", default="1000,10000", help="growth on 2 workers (cases)")
+    ap.add_argument("--one-worker-sizes", default="", help="sizes also ingested on 1 worker (cases)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the runs of WORK/shards.json at other sizes and worker counts (its commands listed)")
     ap.add_argument("--shard-by", default="court")
     ap.add_argument("--volume-cases", type=int, default=250)
     ap.add_argument("--results", type=Path, default=Path(__file__).parent / "RESULTS.md")
@@ -171,15 +174,23 @@ def main(argv=None) -> int:
                  "versions": versions(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                  "cores": os.cpu_count(), "loadavg_start": os.getloadavg(), "shard_by": args.shard_by,
                  "volume_cases": args.volume_cases, "runs": []}
-    sizes = sorted({args.speedup_cases, *(int(x) for x in args.sizes.split(",") if x)})
-    for n in sizes:
+    if args.keep and out_json.exists():
+        earlier = json.loads(out_json.read_text())
+        res.update(runs=earlier["runs"], commands=earlier.get("commands", [earlier["command"]]) + [res["command"]],
+                   seconds=earlier.get("seconds", 0.0))
+    one = {int(x) for x in args.one_worker_sizes.split(",") if x} | ({args.speedup_cases} - {0})
+    two = {int(x) for x in args.sizes.split(",") if x} | ({args.speedup_cases} - {0})
+    for n in sorted(one | two):
         src = args.workdir / f"src-{n}"
         info = write_sorted_source(sorted_records(records, n, args.shard_by), src, args.shard_by, args.volume_cases)
-        for workers in ((1, 2) if n == args.speedup_cases else (2,)):
+        for workers in [w for w, sizes in ((1, one), (2, two)) if n in sizes]:
             run = run_child(src, args.workdir / "set", workers, args.shard_by)
+            res["runs"] = [r for r in res["runs"] if (r["n"], r["workers"]) != (n, workers)]
             res["runs"].append({"n": n, "source": info, **run})
+            res["runs"].sort(key=lambda r: (r["n"], r["workers"]))
             res["loadavg_end"] = os.getloadavg()
-            res["seconds"] = time.time() - started
+            res["seconds"] = res.get("seconds", 0.0) + time.time() - started
+            started = time.time()
             out_json.write_text(json.dumps(res, indent=1))  # after every run: a run cut short keeps its figures
         shutil.rmtree(src)
     shutil.rmtree(args.workdir / "set", ignore_errors=True)
@@ -212,18 +223,11 @@ def markdown(res: dict) -> str:
                 f"{r['worker_processes_cpu']:.1f} s | {r['coordinator_cpu']:.1f} s"
                 f"{thread} | {idle_wall(r, r['workers']):.1f} s | {r['loadavg'][0]:.1f} → {r['loadavg'][1]:.1f} |")
 
-    one = next(r for r in runs if r["workers"] == 1)
-    two = next(r for r in runs if r["workers"] == 2 and r["n"] == one["n"])
-    share = one["source"]["largest_shard"] / one["n"]
-    own = idle_wall(one, 1) / idle_wall(two, 2)  # each run's own CPU
-    same = idle_wall(one, 1) / idle_wall(one, 2)  # the 1-worker run's work on 2 workers
     growth = [r for r in runs if r["workers"] == 2]
     lines = [
         "## Shards on Dask (`ingest --engine dask --shard-by`): speedup, CPU per role, all of CAP",
         "",
-        f"Command: `{res['command']}` (DATA: `../shared/data/statutory_interpretation`; WORK: a scratch folder); "
-        f"{res['date']}, {res['seconds'] / 60:.0f} min. {res['cores']} cores shared with other engineers' jobs "
-        f"(load average {res['loadavg_start'][0]:.1f} at start, {res['loadavg_end'][0]:.1f} at end; per run below). "
+        _heading_paragraph(res) +
         "Versions: " + ", ".join(f"{k} {v}" for k, v in res["versions"].items()) + ".",
         "",
         f"Cases: `benchmarks.ingest.synthetic` (the data set's 985 distinct real cases, reused with new ids and "
@@ -244,24 +248,49 @@ def markdown(res: dict) -> str:
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *[row(r) for r in runs],
         "",
-        f"**Speedup from 1 to 2 workers ({one['n']:,} cases).** Wall clock: {one['wall'] / two['wall']:.2f}× on "
-        f"this shared machine (load average {one['loadavg'][0]:.1f} to {two['loadavg'][1]:.1f} on 2 cores: the "
-        "other jobs hold both cores, so the wall clock does not measure the engine here). From the CPU per role on "
-        f"idle cores: **{same:.2f}×** for the same work (the 1-worker run's CPU handed out to 2 workers: "
-        f"{one['source']['partitions']} partitions, so the last one's wait is the loss), and {own:.2f}× with "
-        "each run's own CPU: the 2-worker run took "
-        f"{two['worker_processes_cpu'] / one['worker_processes_cpu'] - 1:+.0%} CPU in its workers "
-        f"({two['worker_processes_cpu']:.1f} against {one['worker_processes_cpu']:.1f} s) for the same cases, "
-        "tasks and writes, which we put down to contention on this overloaded machine (two spaCy processes "
-        "sharing caches with the other jobs' processes); on idle cores the first figure holds. Target ≥ 1.8×. "
-        "The storing is "
-        f"{one['roles']['writers_storing'] / one['worker_processes_cpu']:.0%} of the workers' CPU, spread over "
-        f"{one['source']['shards']} shards (the largest holds {share:.0%} of the cases), so no writer bounds 2 "
-        "workers; before shards the single writer did (one process stored every case).",
+        *_speedups(runs),
     ]
     if len(growth) >= 2:
         lines += _extrapolation(growth, runs)
     return "\n".join(lines)
+
+
+def _heading_paragraph(res: dict) -> str:
+    """The commands, date, duration and load of the runs."""
+    commands = res.get("commands", [res["command"]])
+    several = len(commands) > 1
+    return (("Commands: " if several else "Command: ") + "; then ".join(f"`{c}`" for c in commands)
+            + " (DATA: `../shared/data/statutory_interpretation`; WORK: a scratch folder); "
+            + f"{'last run ' if several else ''}{res['date']}, {res['seconds'] / 60:.0f} min. {res['cores']} cores "
+            f"shared with other engineers' jobs (load average {res['loadavg_start'][0]:.1f} at the start, "
+            f"{res['loadavg_end'][0]:.1f} at the end; per run below). ")
+
+
+def _speedups(runs: list[dict]) -> list[str]:
+    """A paragraph per size measured on both 1 and 2 workers."""
+    out = []
+    for one in [r for r in runs if r["workers"] == 1]:
+        two = next((r for r in runs if r["workers"] == 2 and r["n"] == one["n"]), None)
+        if two is None:
+            continue
+        share = one["source"]["largest_shard"] / one["n"]
+        own = idle_wall(one, 1) / idle_wall(two, 2)  # each run's own CPU
+        same = idle_wall(one, 1) / idle_wall(one, 2)  # the 1-worker run's work on 2 workers
+        extra = two["worker_processes_cpu"] - one["worker_processes_cpu"]
+        out += [f"**Speedup from 1 to 2 workers, {one['n']:,} cases.** Wall clock: {one['wall'] / two['wall']:.2f}× "
+                f"(load average {one['loadavg'][0]:.1f} to {two['loadavg'][1]:.1f} on the 2 shared cores: the other "
+                "jobs' processes take the cores the second worker needs, so the wall clock does not measure the "
+                f"engine here). From the CPU per role on idle cores: **{own:.2f}×** with each run's own CPU; the "
+                f"2-worker run's workers took {extra:+.1f} s of CPU ({extra / one['worker_processes_cpu']:+.0%}: "
+                f"{two['worker_processes_cpu']:.1f} against {one['worker_processes_cpu']:.1f} s) for the same cases, "
+                "tasks and writes: each worker process starts its analysis caches cold (spaCy's tokenizer cache, "
+                "the lemma memo), and one process reuses them over all partitions (these synthetic cases repeat the "
+                "same 985 texts, which favours it). Without that start-up cost (the 1-worker run's CPU handed out "
+                f"to 2 workers, {one['source']['partitions']} partitions) {same:.2f}×. The storing is "
+                f"{one['roles']['writers_storing'] / one['worker_processes_cpu']:.0%} of the workers' CPU, spread "
+                f"over {one['source']['shards']} shards (the largest holds {share:.0%} of the cases): no writer "
+                "bounds 2 workers, where before shards the single writer stored every case.", ""]
+    return out
 
 
 def _extrapolation(growth: list[dict], runs: list[dict]) -> list[str]:
