@@ -277,6 +277,17 @@ def _speedups(runs: list[dict]) -> list[str]:
         own = idle_wall(one, 1) / idle_wall(two, 2)  # each run's own CPU
         same = idle_wall(one, 1) / idle_wall(one, 2)  # the 1-worker run's work on 2 workers
         extra = two["worker_processes_cpu"] - one["worker_processes_cpu"]
+        loads = (sum(one["loadavg"]) / 2, sum(two["loadavg"]) / 2)
+        if abs(loads[0] - loads[1]) > 3:  # CPU seconds stretch on an overloaded machine: not comparable
+            out += [f"**Speedup from 1 to 2 workers, {one['n']:,} cases.** The two runs were made at different "
+                    f"loads (load average about {loads[0]:.0f} and {loads[1]:.0f}), so neither their wall clocks "
+                    f"({one['wall']:.0f} and {two['wall']:.0f} s) nor their CPU seconds "
+                    f"({one['worker_processes_cpu']:.0f} and {two['worker_processes_cpu']:.0f} s in the workers) "
+                    "compare. The 1-worker run's CPU "
+                    f"handed out to 2 workers ({one['source']['partitions']} partitions in order): "
+                    f"**{same:.2f}×** on idle cores, less the cold start of the second worker's analysis caches "
+                    "(measured at 1,000 cases above, a fixed cost per worker).", ""]
+            continue
         out += [f"**Speedup from 1 to 2 workers, {one['n']:,} cases.** Wall clock: {one['wall'] / two['wall']:.2f}× "
                 f"(load average {one['loadavg'][0]:.1f} to {two['loadavg'][1]:.1f} on the 2 shared cores: the other "
                 "jobs' processes take the cores the second worker needs, so the wall clock does not measure the "
@@ -340,6 +351,13 @@ def _extrapolation(growth: list[dict], runs: list[dict]) -> list[str]:
         "column scales the workers' CPU by it. CourtListener's bulk opinions come as one CSV file, which is one "
         "partition, so one worker: the extrapolation assumes the opinions split into many files (e.g. per "
         "court); splitting one bulk file into partitions is not implemented.")]
+    calm = next((r for r in runs if r["n"] == n_big and r["workers"] == 1), None)
+    if calm is not None and sum(calm["loadavg"]) < sum(big["loadavg"]):
+        less = 1 - calm["worker_processes_cpu"] / big["worker_processes_cpu"]
+        lines += ["", f"The {n_big:,}-case run on 1 worker, made at a lower load (load average "
+                  f"{calm['loadavg'][0]:.1f} → {calm['loadavg'][1]:.1f}), took {less:.0%} less CPU in its worker for "
+                  "the same cases: the CPU seconds above are stretched by the overloaded machine, and the "
+                  "extrapolation from them is on the high side."]
     return lines
 
 
