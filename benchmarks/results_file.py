@@ -1,9 +1,9 @@
-"""benchmarks/RESULTS.md is written by four benchmarks, each owning sections of its own.
+"""benchmarks/RESULTS.md is written by several benchmarks, each owning sections of its own.
 
-``benchmarks.run`` rewrites the whole file; ``benchmarks.ingest``, ``benchmarks.find`` and
-``benchmarks.courtlistener_bulk`` and ``benchmarks.review`` each replace only their section (a ``## ``
-heading and everything up to the next one).  This module is the one place that knows the headings
-and how a section is replaced or kept.
+``benchmarks.run`` rewrites the whole file; ``benchmarks.ingest``, ``benchmarks.shards``,
+``benchmarks.find``, ``benchmarks.courtlistener_bulk`` and ``benchmarks.review`` each replace
+only their section (a ``## `` heading and everything up to the next one). This module is the
+one place that knows the headings and how a section is replaced or kept.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ FIND_HEADING = "## find: latency per term"
 CL_BULK_HEADING = "## CourtListener bulk files: join throughput and memory"
 #: Heading of the section ``benchmarks.review`` writes.
 REVIEW_HEADING = "## review: a label in continuous mode, an explanation"
+#: Heading of the section ``benchmarks.shards`` writes.
+SHARDS_HEADING = "## Shards on Dask"
 #: The sections ``benchmarks.run`` does not make and keeps when it rewrites the file, in order.
-KEPT_BY_RUN = (INGEST_HEADING, FIND_HEADING, CL_BULK_HEADING, REVIEW_HEADING)
+KEPT_BY_RUN = (INGEST_HEADING, SHARDS_HEADING, FIND_HEADING, CL_BULK_HEADING, REVIEW_HEADING)
 
 
 def shown_command(program: str, argv: list[str], names: dict[str, str]) -> str:

@@ -71,7 +71,7 @@ def example_sources() -> Path:
 @click.option("--shard-by", type=click.Choice(SHARD_KEYS), default=None,
               help="Write the collection in shards: one collection per court, jurisdiction, reporter or source "
                    "format under the folder, with a manifest (docs/collection.md, \"Shards\"). Default: one file.")
-@engine_options("parse and analyse partitions (one per source file)")
+@engine_options("parse and analyse partitions (one per source file), and with --shard-by write the shards")
 @click.option("--citations/--no-citations", default=True, show_default=True,
               help="Extract case, statute and journal citations with eyecite (it takes longer than the analysis: "
                    "about 2.6 times as long, benchmarks/RESULTS.md).")

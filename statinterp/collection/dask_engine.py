@@ -4,7 +4,9 @@ Ingest: each task prepares one partition (one source file) and returns its prepa
 skipped records; the calling process is the single writer and stores the results in partition
 order, so ids and statistics equal those of ``--engine local``. A task whose worker dies is run
 again by the scheduler (up to its ``allowed-failures``); since only the writer stores results,
-and it takes each partition's result once, a retried partition adds nothing twice.
+and it takes each partition's result once, a retried partition adds nothing twice. A collection
+in shards is written by the workers instead, one writer per shard
+(:mod:`statinterp.collection.dask_shards`).
 
 find (:func:`statinterp.collection.find.find_on_dask`) runs its runs of whole cases through
 :func:`dask_client` and :func:`results_in_order` as well.
@@ -30,14 +32,21 @@ WINDOW = 8
 _ANALYZER = None
 
 
+def worker_analyzer():
+    """The analyzer of this worker process (one spaCy pipeline per worker, made on first use)."""
+    global _ANALYZER
+    from statinterp.collection.prepare import new_analyzer
+
+    if _ANALYZER is None:
+        _ANALYZER = new_analyzer()
+    return _ANALYZER
+
+
 def prepare_whole_partition(partition: Partition, citations: bool, statistics: bool = True) -> list:
     """All of one partition's items (batches of prepared cases, skipped records); runs on a worker."""
-    global _ANALYZER
-    from statinterp.collection.prepare import new_analyzer, prepare_partition
+    from statinterp.collection.prepare import prepare_partition
 
-    if _ANALYZER is None and statistics:  # one spaCy pipeline per worker process
-        _ANALYZER = new_analyzer()
-    return list(prepare_partition(partition, citations, None, _ANALYZER if statistics else None, statistics))
+    return list(prepare_partition(partition, citations, None, worker_analyzer() if statistics else None, statistics))
 
 
 def check_engine(engine: str, scheduler: str | None) -> None:

@@ -4,7 +4,9 @@ Both engines read the same partitions (:func:`statinterp.sources.discover`: one 
 file), compute the same :class:`~statinterp.collection.prepare.PreparedCase` values and hand
 them to **one writer** (this process) in partition order, record order, so case, opinion and
 paragraph ids, and every statistic, are the same whichever engine ran (docs/collection.md says
-why a single writer rather than shards merged at the end).
+why a single writer rather than shards merged at the end). A collection in shards
+(``shard_by``) has one writer per shard: on Dask the workers write the shards side by side
+(:mod:`statinterp.collection.dask_shards`), with the same result as the local engine.
 
 A malformed record is skipped and reported (:class:`~statinterp.sources.records.SkippedRecord`);
 a source that cannot be read at all raises :class:`~statinterp.errors.InputError` before any
@@ -30,6 +32,9 @@ from statinterp.collection.shards import ShardedWriter
 from statinterp.collection.store import CollectionWriter, damage_named
 from statinterp.sources import Partition, discover
 from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord
+
+#: The counts of cases and rows an ingest reports (:meth:`CollectionWriter.write`'s keys).
+COUNTS = ("added", "replaced", "unchanged", "opinions", "paragraphs")
 
 #: A file is "mostly skipped" when more than half of its records, and at least this many, are skipped.
 MOSTLY_SKIPPED_MIN = 10
@@ -57,10 +62,30 @@ class IngestSummary:
     mostly_skipped: list[tuple[str, int, int]] = field(default_factory=list)
     #: (file, encoding) of each text file that was not UTF-8 and was decoded by a guessed encoding.
     decoded: list[tuple[str, str]] = field(default_factory=list)
+    #: CPU seconds per role of a shard set written on Dask (workers preparing, writers storing, the
+    #: coordinator); empty otherwise.
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
 
     def add(self, counts: dict[str, int]) -> None:
-        for key in ("added", "replaced", "unchanged", "opinions", "paragraphs"):
+        for key in COUNTS:
             setattr(self, key, getattr(self, key) + counts[key])
+
+    def note(self, item) -> bool:
+        """Note a partition's item that is not a batch of cases (a skipped record, a file's guessed
+        encoding); False for a batch of cases."""
+        if isinstance(item, DecodedFile):
+            self.decoded.append((item.file, item.encoding))
+            return True
+        if isinstance(item, SkippedRecord):
+            self.skipped.append(item)
+            return True
+        return False
+
+    def end_partition(self, partition: Partition, cases: int, skipped: int) -> None:
+        """Note a partition read whole: ``cases`` read, ``skipped`` records skipped."""
+        if mostly_skipped(cases, skipped):
+            self.mostly_skipped.append((partition.path, skipped, cases + skipped))
+        self.input_bytes += partition.size
 
     def as_dict(self) -> dict:
         return {"cases_read": self.cases_read, "added": self.added, "replaced": self.replaced,
@@ -70,7 +95,8 @@ class IngestSummary:
                 "decoded": [{"file": f, "encoding": e} for f, e in self.decoded],
                 "partitions": self.partitions, "input_bytes": self.input_bytes,
                 "seconds": round(self.seconds, 3), "engine": self.engine,
-                "cases_per_second": round(self.cases_read / self.seconds, 2) if self.seconds else None}
+                "cases_per_second": round(self.cases_read / self.seconds, 2) if self.seconds else None,
+                **({"cpu_seconds": self.cpu_seconds} if self.cpu_seconds else {})}
 
 
 def analysis_settings(statistics: bool = True) -> dict:
@@ -107,8 +133,15 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     settings = analysis_settings(statistics)
     with damage_named(collection), (ShardedWriter(collection, shard_by, settings) if shard_by is not None
                                     else CollectionWriter(collection, settings)) as writer:
-        # in shards, a case's shard comes from its record, not from (source, source_id) alone
-        known = writer.known_hash if isinstance(writer, CollectionWriter) else None
+        if isinstance(writer, ShardedWriter) and engine == "dask":  # the shards written by the workers
+            from statinterp.collection.dask_shards import write_shards_on_dask
+
+            write_shards_on_dask(partitions, writer, summary, citations=citations, statistics=statistics,
+                                 scheduler=scheduler, n_workers=n_workers, progress=progress)
+            summary.seconds = time.perf_counter() - started
+            return summary
+        known = (writer.known_hash if isinstance(writer, ShardedWriter)  # in the shard of the record's key
+                 else lambda r: writer.known_hash(r.source, r.source_id))
         analyzer = (analyzer or new_analyzer()) if statistics else None
 
         def reprepare(record: CaseRecord) -> PreparedCase:
@@ -125,26 +158,21 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
         for partition, stream in streams:
             cases = skipped = 0
             for item in stream:
-                if isinstance(item, DecodedFile):
-                    summary.decoded.append((item.file, item.encoding))
+                if summary.note(item):  # a skipped record, a guessed encoding
+                    skipped += isinstance(item, SkippedRecord)
                     continue
-                if isinstance(item, SkippedRecord):
-                    summary.skipped.append(item)
-                    skipped += 1
-                    continue
-                fresh = [c for c in item if isinstance(c, PreparedCase)]
-                unchanged = len(item) - len(fresh)
-                counts = writer.write(fresh, reprepare) if fresh else {
-                    "added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
-                counts["unchanged"] += unchanged
+                if isinstance(writer, ShardedWriter):  # it counts each shard's cases, unchanged ones too
+                    counts = writer.write(item, reprepare)
+                else:
+                    fresh = [c for c in item if isinstance(c, PreparedCase)]
+                    counts = writer.write(fresh, reprepare) if fresh else dict.fromkeys(COUNTS, 0)
+                    counts["unchanged"] += len(item) - len(fresh)
                 summary.add(counts)
                 summary.cases_read += len(item)
                 cases += len(item)
                 if progress:
                     progress(len(item))
             writer.record_source(partition.path, partition.format, cases, skipped)
-            if mostly_skipped(cases, skipped):
-                summary.mostly_skipped.append((partition.path, skipped, cases + skipped))
-            summary.input_bytes += partition.size
+            summary.end_partition(partition, cases, skipped)
     summary.seconds = time.perf_counter() - started
     return summary

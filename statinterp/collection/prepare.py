@@ -121,13 +121,14 @@ def new_analyzer() -> Analyzer:
 
 
 def prepare_partition(partition: Partition, citations: bool = True,
-                      known: Callable[[str, str], str | None] | None = None,
+                      known: Callable[[CaseRecord], str | None] | None = None,
                       analyzer=None, statistics: bool = True
                       ) -> Iterator[list[PreparedCase] | SkippedRecord | DecodedFile]:
     """Batches of prepared cases (and skipped records) of one partition, in record order.
 
-    ``known(source, source_id)`` gives a stored content hash: such unchanged cases are not
-    analysed again (the writer would leave them alone anyway)."""
+    ``known(record)`` gives the content hash stored for the record's case (None: not stored;
+    a shard set looks in the shard of the record's key): such unchanged cases are not analysed
+    again (the writer would leave them alone anyway)."""
     if statistics and analyzer is None:
         analyzer = new_analyzer()
     batch: list[CaseRecord] = []
@@ -143,7 +144,7 @@ def prepare_partition(partition: Partition, citations: bool = True,
         yield _prepare_batch(batch, analyzer, citations, known)
 
 
-class _Unchanged:
+class Unchanged:
     """A record already stored with the same content: nothing to compute."""
 
     def __init__(self, record: CaseRecord, content_hash: str):
@@ -152,11 +153,10 @@ class _Unchanged:
 
 
 def _prepare_batch(batch: list[CaseRecord], analyzer, citations: bool,
-                   known: Callable[[str, str], str | None] | None) -> list:
-    hashes = [r.content_hash for r in batch]
+                   known: Callable[[CaseRecord], str | None] | None) -> list:
     if known is None:
         return prepare_cases(batch, analyzer, citations)
-    todo = [r for r, h in zip(batch, hashes, strict=True) if known(r.source, r.source_id) != h]
-    done = iter(prepare_cases(todo, analyzer, citations) if todo else [])
-    return [next(done) if known(r.source, r.source_id) != h else _Unchanged(r, h)
-            for r, h in zip(batch, hashes, strict=True)]
+    stored = [known(r) == r.content_hash for r in batch]
+    done = iter(prepare_cases([r for r, same in zip(batch, stored, strict=True) if not same], analyzer, citations)
+                if not all(stored) else [])
+    return [Unchanged(r, r.content_hash) if same else next(done) for r, same in zip(batch, stored, strict=True)]

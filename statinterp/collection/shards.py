@@ -14,6 +14,10 @@ shard's own: nothing outside a shard names them). Background statistics add up: 
 N and token total, and every token's df and cf, are sums over cases, so the set's statistics
 are the sums over its shards.
 
+:class:`ShardedWriter` writes a set from one process (``--engine local``); on Dask the workers
+write the shards side by side, one writer per shard (:mod:`statinterp.collection.dask_shards`).
+Either way one ingest at a time writes a set (:data:`LOCK`).
+
 A case belongs to the shard of its key when it is first stored; ingesting it again (changed or
 not) is looked up in the shard of its current key. A case whose key value changes between two
 ingests (a court renamed at the source) is therefore stored again in its new shard and stays in
@@ -33,8 +37,8 @@ from statinterp.cache import atomic
 from statinterp.errors import InputError, UsageError
 from statinterp.sources.records import CaseRecord
 
-__all__ = ["MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS", "IdCounter", "Manifest", "ShardEntry",
-           "is_shard_set", "reporter_of", "shard_folder_name", "shard_key"]
+__all__ = ["LOCK", "MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS", "IdCounter", "Manifest",
+           "ShardEntry", "ShardedWriter", "is_shard_set", "reporter_of", "shard_folder_name", "shard_key"]
 
 #: The manifest's file name inside a shard set's folder.
 MANIFEST = "manifest.json"
@@ -161,6 +165,24 @@ class Manifest:
             yield entry.key, Path(root) / entry.folder
 
 
+#: The lock file of a shard set (hidden; held by the process that ingests into the set).
+LOCK = ".ingest.lock"
+
+
+def _lock_set(root: Path):
+    """Hold the set's lock (an ``flock`` on :data:`LOCK`) until the returned file is closed: one
+    ingest at a time allocates the set's ids. Refuses with one line if another holds it."""
+    import fcntl
+
+    fh = open(root / LOCK, "a+b")  # noqa: SIM115 - held open: the lock lasts as long as the file
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise UsageError(f"{root}: another ingest is writing this shard set; wait for it to end") from None
+    return fh
+
+
 def is_shard_set(folder: str | Path) -> bool:
     """Whether ``folder`` is a shard set (holds a manifest)."""
     return (Path(folder) / MANIFEST).is_file()
@@ -214,6 +236,7 @@ class ShardedWriter:
                                  "folder for a collection in shards")
             self.manifest = Manifest(shard_by)
             self.manifest.save(self.root)
+        self._lock = _lock_set(self.root)
         self.writers: dict = {}
         self.counter = IdCounter()
         for key, _ in self.manifest.folders(self.root):
@@ -235,9 +258,30 @@ class ShardedWriter:
                 self.manifest.save(self.root)
         return writer
 
-    def close(self) -> None:
+    def known_hash(self, record: CaseRecord) -> str | None:
+        """The content hash stored for the record's case in the shard of its key (None: not stored)."""
+        key = shard_key(record, self.manifest.shard_by)
+        if key not in self.writers and all(e.key != key for e in self.manifest.shards):
+            return None  # no such shard yet: not stored (and no shard made for a lookup)
+        return self._writer(key).known_hash(record.source, record.source_id)
+
+    def shard_folder(self, key: str) -> Path:
+        """The folder of the shard of ``key``, its collection made and listed first if new (for
+        writers in other processes: this one keeps no connection to it, :meth:`release`)."""
+        if all(e.key != key for e in self.manifest.shards):
+            self._writer(key)
+            self.release()
+        return self.manifest.folder_of(self.root, key)
+
+    def release(self) -> None:
+        """Close this process's connections to the shards (they reopen when next needed)."""
         for writer in self.writers.values():
             writer.close()
+        self.writers = {}
+
+    def close(self) -> None:
+        self.release()
+        self._lock.close()  # releases the lock
 
     def __enter__(self) -> ShardedWriter:
         return self
@@ -247,18 +291,21 @@ class ShardedWriter:
 
     def write(self, prepared, reprepare=None) -> dict[str, int]:
         """Store a batch: ids are allocated in the batch's order to the cases that will be stored
-        (new or changed), then each shard stores its cases in one transaction."""
+        (new or changed), then each shard stores its cases in one transaction. ``prepared`` may
+        hold :class:`~statinterp.collection.prepare.Unchanged` records (counted, not stored)."""
         by_shard: dict[str, list] = {}
         allocated: dict[tuple[str, str], tuple[int, int]] = {}
+        counts = {"added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
         for case in prepared:
             rec = case.record
             key = shard_key(rec, self.manifest.shard_by)
             writer = self._writer(key)
-            by_shard.setdefault(key, []).append(case)
             self._source_cases[key] = self._source_cases.get(key, 0) + 1
-            if writer.known_hash(rec.source, rec.source_id) != case.content_hash:
-                allocated[(rec.source, rec.source_id)] = self.counter.allocate(len(rec.opinions))
-        counts = {"added": 0, "replaced": 0, "unchanged": 0, "opinions": 0, "paragraphs": 0}
+            if writer.known_hash(rec.source, rec.source_id) == case.content_hash:
+                counts["unchanged"] += 1
+                continue
+            by_shard.setdefault(key, []).append(case)
+            allocated[(rec.source, rec.source_id)] = self.counter.allocate(len(rec.opinions))
         for key, cases in by_shard.items():
             part = self.writers[key].write(cases, reprepare, ids=lambda r: allocated[(r.source, r.source_id)])
             for name in counts:

@@ -550,9 +550,13 @@ def canonical_dump(folder: str | Path) -> Iterator[str]:
 
 
 class CollectionWriter:
-    """Adds prepared cases to a collection folder (creating it), one transaction per batch."""
+    """Adds prepared cases to a collection folder (creating it), one transaction per batch.
 
-    def __init__(self, folder: str | Path, analysis: dict | None = None):
+    ``check=False`` skips the integrity check of an existing collection (:func:`check_integrity`:
+    it reads every page): for a writer whose caller checked it earlier in the same ingest (the
+    write tasks of a shard set, :mod:`statinterp.collection.dask_shards`)."""
+
+    def __init__(self, folder: str | Path, analysis: dict | None = None, check: bool = True):
         self.folder = Path(folder)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -568,11 +572,11 @@ class CollectionWriter:
             self.db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: consistent after any crash
             self.db.execute("PRAGMA foreign_keys = ON")  # every write keeps the schema's REFERENCES
             with transaction(self.db):
-                self._open(analysis)
+                self._open(analysis, check)
         except sqlite3.DatabaseError as exc:
             raise InputError(database_path(self.folder), f"is not a usable collection database ({exc})") from None
 
-    def _open(self, analysis: dict | None) -> None:
+    def _open(self, analysis: dict | None, check: bool = True) -> None:
         """Create the collection, or check the stored one (not damaged, a readable format, the
         same analysis settings) and bring it to the current format, in the caller's transaction."""
         db = self.db
@@ -585,7 +589,8 @@ class CollectionWriter:
                 ("analysis", json.dumps(analysis or {}, sort_keys=True))])
             db.executemany("INSERT INTO level_totals VALUES (?, 0, 0)", [(lvl,) for lvl in LEVELS])
             return
-        check_integrity(db, self.folder)  # an ingest never adds to a damaged collection
+        if check:  # an ingest never adds to a damaged collection
+            check_integrity(db, self.folder)
         if found not in {str(f) for f in READABLE_FORMATS}:
             raise InputError(self.folder, f"holds a collection of format {found}; this statinterp writes "
                              f"format {FORMAT_VERSION}: use a new folder")

@@ -114,3 +114,23 @@ def test_ingest_command_writes_shards(tmp_path):
     assert result.exit_code == 0, result.output
     manifest = json.loads((tmp_path / "set" / MANIFEST).read_text())
     assert manifest["shard_by"] == "source" and len(manifest["shards"]) >= 2
+
+
+@pytest.mark.slow
+def test_a_rerun_of_a_shard_set_analyses_no_stored_case(tmp_path):
+    """Stored unchanged cases are looked up in the shard of their record's key, not analysed again."""
+    from statinterp.collection.prepare import new_analyzer
+
+    analyzer = new_analyzer()
+    texts: list[str] = []
+    analyse = analyzer.analyse
+
+    def counting(batch, *args, **kwargs):
+        texts.extend(batch)
+        return analyse(batch, *args, **kwargs)
+
+    analyzer.analyse = counting
+    first = ingest([example_sources()], tmp_path / "set", citations=False, shard_by="court", analyzer=analyzer)
+    assert len(texts) == first.added == 9
+    again = ingest([example_sources()], tmp_path / "set", citations=False, shard_by="court", analyzer=analyzer)
+    assert again.unchanged == 9 and len(texts) == 9  # nothing analysed the second time
