@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TypeVar
 
 from statinterp.corpus.pin_cites import first_page, page_at
 from statinterp.errors import InputError, OutputError, UsageError, printable
@@ -50,6 +51,8 @@ from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.sqlite import Schema, select, select_as, transaction
 from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pairs, fts_pairs_text
+
+K = TypeVar("K")
 
 FILENAME = "collection.sqlite"
 #: The collection's format (its schema version, the ``format`` row of ``meta``). Bump it when the
@@ -378,31 +381,35 @@ class Collection:
             raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
 
     def occurring(self, phrases: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
-        """Those of ``phrases`` (sequences of single words) that occur in some paragraph: one FTS5
-        lookup per distinct word, then, per sequence of several words that all occur, one lookup:
-        with the pair index, of a paragraph holding all its adjacent pairs (which keeps a sequence
-        that may not occur: a superset, as the queries built from it allow), else of the phrase."""
+        """Those of ``phrases`` (sequences of single words) that occur in some paragraph: one
+        statement asking the FTS5 index for each distinct word, then, if some sequence of several
+        words has them all, one statement asking for each such sequence: with the pair index, of a
+        paragraph holding all its adjacent pairs (which keeps a sequence that may not occur: a
+        superset, as the queries built from it allow), else of the phrase."""
         phrases = set(phrases)
         words = {w for p in phrases for w in p}
         for word in words:
             if not word.isalnum():
                 raise UsageError(f"not a single word: {word!r}")
-        known = {w for w in words if self._first_match(f'"{w}"')}
+        known = self._matching_any({w: f'"{w}"' for w in words})
+        longer = [p for p in phrases if len(p) > 1 and all(w in known for w in p)]
+        if self.has_pairs:
+            found = self._matching_any({p: " AND ".join(f'"{pair}"' for pair in fts_pairs(p)) for p in longer},
+                                       pairs=True)
+        else:
+            found = self._matching_any({p: " + ".join(f'"{w}"' for w in p) for p in longer})
+        return found | {p for p in phrases if len(p) == 1 and p[0] in known}
 
-        def occurs(p: tuple[str, ...]) -> bool:
-            if len(p) == 1:
-                return True
-            if self.has_pairs:
-                return self._first_match(" AND ".join(f'"{pair}"' for pair in fts_pairs(p)),
-                                         pairs=True)
-            return self._first_match(" + ".join(f'"{w}"' for w in p))
-
-        return {p for p in phrases if p and all(w in known for w in p) and occurs(p)}
-
-    def _first_match(self, fts_query: str, pairs: bool = False) -> bool:
+    def _matching_any(self, queries: dict[K, str], pairs: bool = False) -> set[K]:
+        """The keys of ``queries`` (key -> FTS5 query) whose query matches some paragraph: one
+        statement for them all (each query stops at its first match)."""
+        if not queries:
+            return set()
+        keys = list(queries)
         table = "paragraph_pairs" if pairs else "paragraphs_fts"
-        return self.db.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1",
-                               (fts_query,)).fetchone() is not None
+        rows = self.db.execute(f"SELECT key FROM json_each(?) WHERE EXISTS (SELECT 1 FROM {table} "
+                               f"WHERE {table} MATCH json_each.value)", (json.dumps([queries[k] for k in keys]),))
+        return {keys[i] for (i,) in rows}
 
     def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
         """Every paragraph (line) of an opinion, in position order, with its pages."""

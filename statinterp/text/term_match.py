@@ -239,6 +239,12 @@ def fts_word_options(term: str) -> list[tuple[list[tuple[str, ...]], bool]]:
     ([("compensation",), ("co", "mpensation"), ...], True)]``: each inflection of the word's last
     part, each of its parts' gaps closed (one token) or open (two tokens).
     """
+    return [(list(options), possessive) for options, possessive in _word_options(term)]
+
+
+@functools.lru_cache(maxsize=256)
+def _word_options(term: str) -> tuple[tuple[tuple[tuple[str, ...], ...], bool], ...]:
+    """:func:`fts_word_options`, computed once per term (a shard set asks for it once per shard)."""
     out = []
     for parts in term_parts(term):
         options: dict[tuple[str, ...], None] = {}
@@ -248,8 +254,8 @@ def fts_word_options(term: str) -> list[tuple[list[tuple[str, ...]], bool]]:
                 if flat:
                     options[flat] = None
         if options:
-            out.append((list(options), not _literal(parts[-1], whole=len(parts) == 1)))
-    return out
+            out.append((tuple(options), not _literal(parts[-1], whole=len(parts) == 1)))
+    return tuple(out)
 
 
 #: :func:`fts_exact_query` falls back to :func:`fts_query` above this many spellings.
@@ -262,13 +268,23 @@ def _kept_spellings(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) 
     """Per word of ``term``, its spellings (:func:`fts_word_options`) that ``occurring`` keeps, and, for
     a word before the last that may take a possessive ("leadership's role"), each kept spelling
     followed by the ``s`` token when that is kept too; ``None`` when a word keeps none (then no
-    paragraph can match)."""
-    words = fts_word_options(term)
+    paragraph can match).
+
+    ``occurring`` is asked first for the single tokens of every spelling, and only then, if each
+    word has a spelling of tokens that occur, for the spellings of several tokens whose tokens all
+    occur: where a word has no spelling (most shards of a set, for most terms), one question.
+    ``occurring`` answers a spelling of several tokens only if its tokens occur, so this keeps what
+    asking for every spelling at once keeps."""
+    words = _word_options(term)
     last = len(words) - 1
     candidates = {o for options, _ in words for o in options}
     candidates |= {o + ("s",) for i, (options, possessive) in enumerate(words) if possessive and i < last
                    for o in options}
-    found = occurring(candidates)
+    known = {p[0] for p in occurring({(t,) for c in candidates for t in c})}
+    if not all(any(all(t in known for t in o) for o in options) for options, _ in words):
+        return None
+    longer = {c for c in candidates if len(c) > 1 and all(t in known for t in c)}
+    found = {c for c in candidates if len(c) == 1 and c[0] in known} | (occurring(longer) if longer else set())
     kept = []
     for i, (options, possessive) in enumerate(words):
         here = [o for o in options if o in found]
@@ -341,12 +357,12 @@ def fts_pair_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]], *
     cold at 30 k cases, and ruled out 61 of 1209 paragraphs). ``every_boundary``: keep those too (the
     query before; benchmarks/find.py compares).
     """
-    if len(fts_word_options(term)) < 2:
+    if len(_word_options(term)) < 2:
         raise ValueError(f"term {term!r} has one word: a pair query needs two or more")
     kept = _kept_spellings(term, occurring)
     if kept is None:
         return None
-    content = [possessive for _, possessive in fts_word_options(term)]
+    content = [possessive for _, possessive in _word_options(term)]
     conditions = []
     for i, (before, after) in enumerate(itertools.pairwise(kept)):
         if not (every_boundary or content[i] or content[i + 1]) and any(content):
@@ -379,7 +395,7 @@ def fts_near_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -
     kept = _kept_spellings(term, occurring)
     if kept is None:
         return None
-    content = [possessive for _, possessive in fts_word_options(term)]
+    content = [possessive for _, possessive in _word_options(term)]
     runs: list[list[int]] = []
     for i, is_content in enumerate(content):
         if not is_content:
