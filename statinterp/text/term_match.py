@@ -270,9 +270,10 @@ def _kept_spellings(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) 
     followed by the ``s`` token when that is kept too; ``None`` when a word keeps none (then no
     paragraph can match).
 
-    ``occurring`` is asked first for the single tokens of every spelling, and only then, if each
-    word has a spelling of tokens that occur, for the spellings of several tokens whose tokens all
-    occur: where a word has no spelling (most shards of a set, for most terms), one question.
+    ``occurring`` is asked first for the single tokens of the longest word's spellings, then for
+    those of the other words, and only then, if each word has a spelling of tokens that occur, for
+    the spellings of several tokens whose tokens all occur: where the longest word has no spelling
+    (most shards of a set, for most terms), one question of a few tokens.
     ``occurring`` answers a spelling of several tokens only if its tokens occur, so this keeps what
     asking for every spelling at once keeps."""
     words = _word_options(term)
@@ -280,8 +281,20 @@ def _kept_spellings(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) 
     candidates = {o for options, _ in words for o in options}
     candidates |= {o + ("s",) for i, (options, possessive) in enumerate(words) if possessive and i < last
                    for o in options}
-    known = {p[0] for p in occurring({(t,) for c in candidates for t in c})}
-    if not all(any(all(t in known for t in o) for o in options) for options, _ in words):
+
+    def spelt(options: tuple[Phrase, ...]) -> bool:
+        return any(all(t in known for t in o) for o in options)
+
+    # The longest word first (the likeliest to be missing), then the other words' tokens.
+    first = max(words, key=lambda word: sum(map(len, word[0][0])))[0]
+    ask = {t for o in first for t in o}
+    known = {p[0] for p in occurring({(t,) for t in ask})}
+    if not spelt(first):
+        return None
+    rest = {t for c in candidates for t in c} - ask
+    if rest:
+        known |= {p[0] for p in occurring({(t,) for t in rest})}
+    if not all(spelt(options) for options, _ in words):
         return None
     longer = {c for c in candidates if len(c) > 1 and all(t in known for t in c)}
     found = {c for c in candidates if len(c) == 1 and c[0] in known} | (occurring(longer) if longer else set())
