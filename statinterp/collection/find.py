@@ -50,7 +50,14 @@ from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cit
 from statinterp.corpus.provisions import Provision
 from statinterp.corpus.writer import tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
-from statinterp.text.term_match import fts_exact_query, fts_near_query, fts_pair_query, fts_word_options, term_pattern
+from statinterp.text.term_match import (
+    fts_exact_query,
+    fts_near_query,
+    fts_pair_query,
+    fts_word_options,
+    fts_word_prefixes,
+    term_pattern,
+)
 
 __all__ = ["FoundTerm", "FoundTables", "MatchingOpinion", "candidate_paragraphs", "find_term", "matching_opinions",
            "merge_found_tables", "sentences_around", "write_term_zip", "term_data_from_tables"]
@@ -58,6 +65,13 @@ __all__ = ["FoundTerm", "FoundTables", "MatchingOpinion", "candidate_paragraphs"
 #: Above this many paragraphs from the pair query, :func:`candidate_paragraphs` reads only those that
 #: the positions of the term's content words allow (benchmarks/RESULTS.md, "find").
 POSITION_CHECK_ROWS = 256
+
+#: Up to this many paragraphs, :func:`candidate_paragraphs` first asks whether each word's prefix
+#: (:func:`~statinterp.text.term_match.fts_word_prefixes`) starts a token there: one seek, cheaper
+#: than one per spelling's token in a small collection (a shard); in larger ones the prefix's
+#: merged postings cost more than they save (94 k paragraphs: about even; benchmarks/RESULTS.md,
+#: "find over a set of shards").
+PREFIX_CHECK_PARAGRAPHS = 20_000
 
 #: At most this many lines are joined to a matching line on each side.
 MAX_JOIN_LINES = 12
@@ -146,6 +160,9 @@ def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterat
     if isinstance(collection, ShardSet):
         parts = collection.map_selected(lambda shard: list(candidate_paragraphs(shard, term)))
         return heapq.merge(*parts, key=lambda row: row.case_id)
+    if collection.paragraph_count_estimate <= PREFIX_CHECK_PARAGRAPHS and collection.lacks_a_prefix(
+            fts_word_prefixes(term)):
+        return iter(())  # a word of the term has no spelling here (a shard without it: most shards)
     pairs = collection.has_pairs and len(fts_word_options(term)) > 1
     query = (fts_pair_query if pairs else fts_exact_query)(term, collection.occurring)
     if query is None:

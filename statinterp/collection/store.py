@@ -35,6 +35,7 @@ the collection.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import itertools
 import json
 import os
@@ -399,6 +400,17 @@ class Collection:
         else:
             found = self._matching_any({p: " + ".join(f'"{w}"' for w in p) for p in longer})
         return found | {p for p in phrases if len(p) == 1 and p[0] in known}
+
+    def lacks_a_prefix(self, prefix_queries: Iterable[str]) -> bool:
+        """Whether one of the FTS5 prefix queries (``"technolog" *``,
+        :func:`~statinterp.text.term_match.fts_word_prefixes`) matches no paragraph: one statement."""
+        queries = {q: q for q in prefix_queries}
+        return len(self._matching_any(queries)) < len(queries)
+
+    @functools.cached_property
+    def paragraph_count_estimate(self) -> int:
+        """The largest paragraph id (one index seek): about the number of paragraphs."""
+        return self.db.execute("SELECT coalesce(max(id), 0) FROM paragraphs").fetchone()[0]
 
     def _matching_any(self, queries: dict[K, str], pairs: bool = False) -> set[K]:
         """The keys of ``queries`` (key -> FTS5 query) whose query matches some paragraph: one

@@ -48,11 +48,13 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import os
 import re
 from collections.abc import Callable, Sequence
 
 __all__ = ["FUNCTION_WORDS", "JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query",
-           "term_parts", "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query", "fts_near_query"]
+           "term_parts", "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query", "fts_near_query",
+           "fts_word_prefixes"]
 
 # Prefixes that case law writes closed, hyphenated or spaced ("preemployment",
 # "pre-employment", "pre employment").  Only split off when at least three letters follow.
@@ -255,6 +257,25 @@ def _word_options(term: str) -> tuple[tuple[tuple[tuple[str, ...], ...], bool], 
                     options[flat] = None
         if options:
             out.append((tuple(options), not _literal(parts[-1], whole=len(parts) == 1)))
+    return tuple(out)
+
+
+#: :func:`fts_word_prefixes` gives no prefix shorter than this (a short prefix starts many tokens).
+MIN_WORD_PREFIX = 4
+
+
+@functools.lru_cache(maxsize=256)
+def fts_word_prefixes(term: str) -> tuple[str, ...]:
+    """FTS5 prefix queries (``"technolog" *``), one per word of ``term`` that has one: the longest
+    prefix shared by the first tokens of all the word's spellings (:func:`fts_word_options`), when
+    it has at least :data:`MIN_WORD_PREFIX` ASCII letters or digits. An index with no token
+    starting with a word's prefix holds no spelling of the word, so no paragraph can match there
+    (the question is one seek, where asking for each spelling is one per token)."""
+    out = []
+    for options, _ in _word_options(term):
+        prefix = os.path.commonprefix([o[0] for o in options])
+        if len(prefix) >= MIN_WORD_PREFIX and prefix.isascii() and prefix.isalnum():
+            out.append(f'"{prefix}" *')
     return tuple(out)
 
 

@@ -1,9 +1,10 @@
 """The lookup of find on each shard of a set (statinterp.collection.find.candidate_paragraphs on a
 shard, statinterp.text.term_match._kept_spellings, Collection.occurring).
 
-A shard lacking a word of the term yields no paragraph after one or two statements (the longest
-word's tokens, then the other words'), and never runs the pair query; where every word is there,
-the spellings kept are those kept by asking for every spelling at once (the lookup before)."""
+A small shard lacking a word of the term yields no paragraph after one statement (the words'
+prefixes, fts_word_prefixes); a larger one after one or two (the longest word's tokens, then the
+other words'); neither runs the pair query. Where every word is there, the spellings kept are
+those kept by asking for every spelling at once (the lookup before)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from statinterp.app.collection_commands import example_sources
+from statinterp.collection import find
 from statinterp.collection.find import candidate_paragraphs
 from statinterp.collection.ingest import ingest
 from statinterp.collection.shard_set import ShardSet, open_collection
@@ -32,6 +34,7 @@ def shard_set(tmp_path_factory) -> Path:
 def _statements(shard: Collection, term: str) -> tuple[list, list[str]]:
     """The candidate paragraphs of ``term`` in ``shard`` and the SQL statements that found them
     (those run by the caller: FTS5's own statements, traced as ``-- ...``, are left out)."""
+    assert shard.paragraph_count_estimate >= 0  # read once per shard, before the trace
     seen: list[str] = []
     shard.db.set_trace_callback(lambda sql: None if sql.startswith("--") else seen.append(sql))
     try:
@@ -41,7 +44,20 @@ def _statements(shard: Collection, term: str) -> tuple[list, list[str]]:
     return rows, seen
 
 
-def test_a_shard_lacking_the_longest_word_is_skipped_after_one_statement(shard_set):
+def test_a_small_shard_lacking_a_word_is_skipped_after_one_prefix_statement(shard_set):
+    with open_collection(shard_set) as shards:
+        assert isinstance(shards, ShardSet)
+        tax = shards.shards[TAX_COURT]
+        assert tax.paragraph_count_estimate <= find.PREFIX_CHECK_PARAGRAPHS
+        assert not tax.occurring({("motor",)})
+        rows, seen = _statements(tax, "park motor")
+        assert rows == []
+        assert len(seen) == 1, seen
+        assert '"motor\\" *' in seen[0] and "paragraph_pairs" not in seen[0]
+
+
+def test_a_larger_shard_lacking_the_longest_word_is_skipped_after_one_statement(shard_set, monkeypatch):
+    monkeypatch.setattr(find, "PREFIX_CHECK_PARAGRAPHS", 0)  # as in a shard above the prefix check's size
     with open_collection(shard_set) as shards:
         assert isinstance(shards, ShardSet)
         tax = shards.shards[TAX_COURT]
@@ -49,10 +65,11 @@ def test_a_shard_lacking_the_longest_word_is_skipped_after_one_statement(shard_s
         rows, seen = _statements(tax, "motor park")  # "motor" is the longer word
         assert rows == []
         assert len(seen) == 1, seen
-        assert "paragraph_pairs" not in seen[0]
+        assert "paragraph_pairs" not in seen[0] and " *" not in seen[0]
 
 
-def test_a_shard_lacking_a_shorter_word_is_skipped_without_a_pair_query(shard_set):
+def test_a_larger_shard_lacking_a_shorter_word_is_skipped_without_a_pair_query(shard_set, monkeypatch):
+    monkeypatch.setattr(find, "PREFIX_CHECK_PARAGRAPHS", 0)
     with open_collection(shard_set) as shards:
         assert isinstance(shards, ShardSet)
         tax = shards.shards[TAX_COURT]
