@@ -147,7 +147,9 @@ def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterat
     the spellings that occur in the collection: for a term of several words in a collection with
     the pair index, the pair query (:func:`~statinterp.text.term_match.fts_pair_query`), else the
     phrase query (:func:`~statinterp.text.term_match.fts_exact_query`); none when a word of the
-    term has no spelling there.
+    term has no spelling there (in a collection of at most :data:`PREFIX_CHECK_PARAGRAPHS`
+    paragraphs, known from one prefix query per word first: a shard lacking a word costs that
+    one statement).
 
     The pair query's paragraphs are found from the index first; above :data:`POSITION_CHECK_ROWS`
     of them, only those that the positions of the term's content words also allow
