@@ -23,6 +23,7 @@ from statinterp.text.term_match import (
     term_parts,
     term_pattern,
 )
+from tests.support.databases import paragraph_collection
 
 _WORD = st.text(alphabet="abcdefghijklmnoprstuvw", min_size=4, max_size=9)
 _GAP = st.sampled_from([" ", "  ", "\n", " \n  ", "-", "\u2010", ", ", "” “"])
@@ -177,28 +178,13 @@ def test_occurring_and_candidate_paragraphs(handmade_collection):
 # fts_pair_query: the pair index (paragraph_pairs), a superset too
 
 
-def _pair_collection(paragraphs: list[str]) -> Collection:
-    """An in-memory collection (the store's schema) holding ``paragraphs`` as one opinion's lines,
-    indexed as the writer indexes them."""
-    from statinterp.collection.store import SCHEMA
-    from statinterp.text.term_match import fts_pairs_text
-
-    db = sqlite3.connect(":memory:", check_same_thread=False)
-    db.executescript(SCHEMA)
-    db.execute("INSERT INTO opinions (id, case_id, position, type) VALUES (1, 1, 0, 'majority')")
-    for pid, text in enumerate(paragraphs):
-        db.execute("INSERT INTO paragraphs (id, case_id, opinion_id, position, text) VALUES (?, 1, 1, ?, ?)",
-                   (pid, pid, text))
-        db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
-        db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (pid, fts_pairs_text(text)))
-    return Collection(Path(":memory:"), db)
 
 
 def _pair_hits(term: str, texts: list[str]) -> set[int]:
     """Rows the collection's lookup returns for ``term`` (the pair query for two words or more)."""
     from statinterp.collection.find import candidate_paragraphs
 
-    collection = _pair_collection(texts)
+    collection = paragraph_collection(texts)
     assert collection.has_pairs
     return {r.paragraph_id for r in candidate_paragraphs(collection, term)}
 

@@ -5,7 +5,6 @@ read; the paragraphs the exact pattern matches, and the tables found, are the sa
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from statinterp.collection import find as find_module
-from statinterp.collection.store import SCHEMA, Collection
+from statinterp.collection.store import Collection
 from statinterp.text import term_match
-from statinterp.text.term_match import fts_near_query, fts_pairs_text, term_pattern
+from statinterp.text.term_match import fts_near_query, term_pattern
+from tests.support.databases import paragraph_collection
 
 _WORD = st.text(alphabet="abcdefghijklmnoprstuvw", min_size=4, max_size=9).filter(
     lambda w: w not in term_match.FUNCTION_WORDS)
@@ -23,18 +23,6 @@ _GAP = st.sampled_from([" ", "  ", "\n", " \n  ", "-", "\u2010", ", ", "” “"
 _ENDING = st.sampled_from(["", "s", "'s", "’s", "es"])
 
 
-def _collection(paragraphs: list[str]) -> Collection:
-    """An in-memory collection (the store's schema) holding ``paragraphs`` as one opinion's lines,
-    indexed as the writer indexes them (text index and pair index)."""
-    db = sqlite3.connect(":memory:", check_same_thread=False)
-    db.executescript(SCHEMA)
-    db.execute("INSERT INTO opinions (id, case_id, position, type) VALUES (1, 1, 0, 'majority')")
-    for pid, text in enumerate(paragraphs):
-        db.execute("INSERT INTO paragraphs (id, case_id, opinion_id, position, text) VALUES (?, 1, 1, ?, ?)",
-                   (pid, pid, text))
-        db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
-        db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (pid, fts_pairs_text(text)))
-    return Collection(Path(":memory:"), db)
 
 
 @pytest.fixture
@@ -77,7 +65,7 @@ def test_near_query_reads_the_content_words_only_within_the_function_words_token
 
 def test_near_query_bounded_and_lookup_falls_back_beyond(monkeypatch, check_always):
     texts = ["the distributive share of the income", "distributive share was set; of the income, the share of it"]
-    collection = _collection(texts)
+    collection = paragraph_collection(texts)
     assert fts_near_query("distributive share of the income", collection.occurring) is not None
     assert _read(collection, "distributive share of the income") == [0]
     monkeypatch.setattr(term_match, "MAX_NEAR_GROUPS", 0)  # too many groups: no query, every pair row is read
@@ -106,7 +94,7 @@ def test_pair_query_leaves_out_a_boundary_of_two_function_words():
     assert term_match.fts_pair_query("of the", lambda phrases: phrases) == '("of|the")'  # no content word: kept
     # still a superset: the row without "of the" anywhere comes back, and the pattern rules it out
     texts = ["the distributive share of a partner and the income", "the distributive share of the income"]
-    assert _read(_collection(texts), "distributive share of the income") == [0, 1]
+    assert _read(paragraph_collection(texts), "distributive share of the income") == [0, 1]
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,7 +107,7 @@ def test_the_check_keeps_the_matches_and_drops_the_pairs_found_apart(check_alway
              "the distributive share of the rent and the income",                         # 2 pairs apart
              "The Distributive  Share\nof the\nIncome’s amount",                           # 3 match
              "income of the distributive share of the partnership"]                        # 4 no "the|income"
-    collection = _collection(texts)
+    collection = paragraph_collection(texts)
     pattern = term_pattern("distributive share of the income")
     assert [i for i, t in enumerate(texts) if pattern.search(t)] == [0, 3]
     assert _read(collection, "distributive share of the income") == [0, 3]
@@ -132,11 +120,11 @@ def test_below_the_bound_every_pair_row_is_read():
     texts = ["The distributive share was fixed; of the income, the share of the rent.",
              "their distributive share of the income"]
     assert find_module.POSITION_CHECK_ROWS > len(texts)
-    assert _read(_collection(texts), "distributive share of the income") == [0, 1]
+    assert _read(paragraph_collection(texts), "distributive share of the income") == [0, 1]
 
 
 def test_rows_come_in_case_opinion_position_order(check_always):
-    collection = _collection([f"line {i}: a hybrid instrument" for i in range(5)])
+    collection = paragraph_collection([f"line {i}: a hybrid instrument" for i in range(5)])
     rows = list(find_module.candidate_paragraphs(collection, "hybrid instrument"))
     assert [r.position for r in rows] == [0, 1, 2, 3, 4] and rows[0].text == "line 0: a hybrid instrument"
     assert list(collection.paragraphs_with_ids(set())) == []
@@ -160,7 +148,7 @@ def test_property_the_check_keeps_every_match(words, gaps, endings, upper, befor
     text = before + (written.upper() if upper else written) + after
     if not term_pattern(term).search(text):
         return
-    collection = _collection([text, "unrelated words only", " ".join(reversed(words))])
+    collection = paragraph_collection([text, "unrelated words only", " ".join(reversed(words))])
     bound = term_match.MAX_NEAR_GROUPS
     term_match.MAX_NEAR_GROUPS = 10 ** 6  # every query made, however many groups
     try:

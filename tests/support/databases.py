@@ -17,3 +17,20 @@ def schema_of(path: Path) -> dict:
             out[name] = ("index", db.execute(f"PRAGMA index_xinfo({name})").fetchall())
     db.close()
     return out
+
+
+def paragraph_collection(paragraphs: list[str]):
+    """An in-memory collection (the store's schema) holding ``paragraphs`` as one opinion's lines,
+    indexed as the writer indexes them (text index and pair index)."""
+    from statinterp.collection.store import SCHEMA, Collection
+    from statinterp.text.term_match import fts_pairs_text
+
+    db = sqlite3.connect(":memory:", check_same_thread=False)
+    db.executescript(SCHEMA)
+    db.execute("INSERT INTO opinions (id, case_id, position, type) VALUES (1, 1, 0, 'majority')")
+    for pid, text in enumerate(paragraphs):
+        db.execute("INSERT INTO paragraphs (id, case_id, opinion_id, position, text) VALUES (?, 1, 1, ?, ?)",
+                   (pid, pid, text))
+        db.execute("INSERT INTO paragraphs_fts (rowid, text) VALUES (?, ?)", (pid, text))
+        db.execute("INSERT INTO paragraph_pairs (rowid, pairs) VALUES (?, ?)", (pid, fts_pairs_text(text)))
+    return Collection(Path(":memory:"), db)
