@@ -158,7 +158,7 @@ def opinion_lines(c: Collection) -> list[tuple[str, list]]:
     for cid in c.case_ids():
         case = c.case(cid)
         for op in c.opinions(cid):
-            out.append((case["name"], c.opinion_paragraphs(op["id"])))
+            out.append((case.name, c.opinion_paragraphs(op["id"])))
     return out
 
 
