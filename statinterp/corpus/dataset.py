@@ -340,11 +340,14 @@ class _Records:
         value = rec.get(name)
         if value is None:
             return ()
-        bad = value if not isinstance(value, list) else next((v for v in value if not isinstance(v, str)), "")
-        if not isinstance(bad, str):
-            found = json_type(bad) if bad is value else f"an item that is {json_type(bad)}"
-            raise InputError(self.where, f"expected a list of strings, found {found}", record=rid, field=name)
-        return tuple(value)
+        if not isinstance(value, list):
+            found = json_type(value)
+        else:
+            bad = [v for v in value if not isinstance(v, str)]
+            if not bad:
+                return tuple(value)
+            found = f"an item of type {json_type(bad[0])}"
+        raise InputError(self.where, f"expected a list of strings, found {found}", record=rid, field=name)
 
     def position(self, rid: str, rec: dict) -> int | None:
         value = rec.get("position")
