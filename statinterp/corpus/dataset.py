@@ -340,6 +340,8 @@ class _Records:
         value = rec.get(name)
         if value is None:
             return ()
+        if isinstance(value, str):  # one string (as CAP's judges may be): one item
+            return (value,)
         if not isinstance(value, list):
             found = json_type(value)
         else:

@@ -154,7 +154,8 @@ def accepts(rule: str, value: object, original: object) -> bool:
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         return value is None or isinstance(value, str) or number
     if rule == "strs":
-        return value is None or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+        return value is None or isinstance(value, str) or (isinstance(value, list) and
+                                                           all(isinstance(v, str) for v in value))
     if rule == "pos":
         return value is None or (isinstance(value, int) and not isinstance(value, bool))
     if rule == "label":

@@ -50,6 +50,11 @@ def test_found_records_converts_only_the_case_table():
     assert tables_zip_bytes("vehicle", records) == tables_zip_bytes("vehicle", found_records(tables))
 
 
+def test_a_list_field_may_be_one_string(tmp_path):
+    folder, cid = _with_case(tmp_path, {"judges": "REYES"})
+    assert load_corpus(folder).term("vehicle").cases[cid].judges == ("REYES",)
+
+
 def test_term_records_writes_only_the_ranked_fields_of_a_case(tmp_path):
     folder, cid = _with_case(tmp_path, case_fields(CASE))
     term = load_corpus(folder).term("vehicle")
@@ -57,7 +62,7 @@ def test_term_records_writes_only_the_ranked_fields_of_a_case(tmp_path):
                                                     "text"}
 
 
-@pytest.mark.parametrize("value, found", [("REYES", "string"), ([1], "an item of type number"),
+@pytest.mark.parametrize("value, found", [(5, "number"), ([1], "an item of type number"),
                                           ({"a": "b"}, "object")])
 def test_a_list_field_that_is_not_a_list_of_strings_names_record_and_field(tmp_path, value, found):
     folder, cid = _with_case(tmp_path, {"judges": value})
