@@ -97,6 +97,7 @@ def child(argv: list[str]) -> None:
     from statinterp.collection import find as find_module
     from statinterp.collection.shard_set import each_part
     from statinterp.collection.shard_set import open_collection as open_store
+    from statinterp.corpus.writer import found_records
     from statinterp.text.term_match import fts_pair_query, fts_query, fts_word_options
 
     start = time.perf_counter()
@@ -153,7 +154,8 @@ def child(argv: list[str]) -> None:
                "lookup_seconds": min(lookups), "find_cold": find_cold, "find_cold_wall": find_cold_wall,
                "find_cold_disk": find_disk, "find_seconds": min(finds), "find_wall_min": min(find_walls),
                "sentences": found.counts["sentence"], "cases": found.counts["case"],
-               "tables_sha256": hashlib.sha256(json.dumps(found.tables, sort_keys=True).encode()).hexdigest()}
+               "tables_sha256": hashlib.sha256(json.dumps(found_records(found.tables),
+                                                          sort_keys=True).encode()).hexdigest()}
         if not args.earlier:
             row["prefix_lookup_seconds"] = min(prefix_lookup(query) for _ in range(REPEATS))
         rows.append(row)

@@ -21,8 +21,9 @@ says no where the segmenter joins), so the work grows with the number of matches
 the size of the collection.
 
 The output (:class:`FoundTerm`) holds the data set's four tables, ``case``, ``opinion``,
-``paragraph`` and ``sentence`` (no labels), each a dict ``id -> record`` with the data set's
-fields: cases with their whole text, every opinion of a case that has a match, one paragraph
+``paragraph`` and ``sentence`` (no labels), each a dict ``id -> record``: the cases as
+:class:`~statinterp.corpus.dataset.Case` (:meth:`~statinterp.collection.store.Collection.case`,
+with their whole text), the others with the data set's fields: every opinion of a case that has a match, one paragraph
 per line range a found sentence spans (a line, or the lines a joined sentence crosses), and
 the sentences, each with its ``pin_cite`` (:mod:`statinterp.corpus.pin_cites`) and, when the
 collection knows it, its ``pin_page``: the page at the sentence's first character
@@ -41,6 +42,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from statinterp.cache import atomic
 from statinterp.collection.shard_set import ShardSet, each_part, open_collection
@@ -48,7 +50,7 @@ from statinterp.collection.store import Collection, ParagraphRow
 from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key
 from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
 from statinterp.corpus.provisions import Provision
-from statinterp.corpus.writer import tables_zip_bytes
+from statinterp.corpus.writer import found_records, tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
 from statinterp.text.term_match import (
     fts_exact_query,
@@ -73,6 +75,10 @@ POSITION_CHECK_ROWS = 256
 #: "find over a set of shards").
 PREFIX_CHECK_PARAGRAPHS = 20_000
 
+#: find's four tables, kind -> id -> record: the cases as :class:`~statinterp.corpus.dataset.Case`,
+#: the opinions, paragraphs and sentences as records with the data set's fields.
+Tables = dict[str, dict[str, Any]]
+
 #: At most this many lines are joined to a matching line on each side.
 MAX_JOIN_LINES = 12
 
@@ -93,7 +99,7 @@ class FoundTerm:
 
     key: str
     query: str
-    tables: dict[str, dict[str, dict]]
+    tables: Tables
     paragraphs_searched: int = 0  # paragraphs the FTS5 query returned
     paragraphs_matched: int = 0  # of those, paragraphs the exact pattern matched
     collection: str = ""
@@ -114,12 +120,10 @@ class FoundTerm:
         return term_data_from_tables(self.key, self.tables, provision, source=self.collection)
 
 
-def term_data_from_tables(key: str, tables: dict[str, dict[str, dict]], provision: Provision | None = None,
+def term_data_from_tables(key: str, tables: Tables, provision: Provision | None = None,
                           source: str = "") -> TermData:
-    """A :class:`TermData` from the data set's four tables (the records :func:`find_term` makes)."""
-    cases = {cid: Case(cid, r["text"], r.get("name", ""), r.get("short_name", ""), r.get("official_citation", ""),
-                       r.get("court", ""), r.get("date", ""), r.get("short_court", ""))
-             for cid, r in tables["case"].items()}
+    """A :class:`TermData` from the data set's four tables (those :func:`find_term` makes)."""
+    cases: dict[str, Case] = dict(tables["case"])
     opinions = {oid: Opinion(oid, r["case_id"], r["text"], r.get("type", ""), r.get("author", ""), r.get("position"))
                 for oid, r in tables["opinion"].items()}
     paragraphs = {pid: Paragraph(pid, r["case_id"], r["opinion_id"], r["text"], r.get("position"))
@@ -220,9 +224,8 @@ def _matching_in_part(collection: Collection, query: str) -> tuple[list[Matching
     return opinions, searched, matched
 
 
-#: The data set's four tables (``case``, ``opinion``, ``paragraph``, ``sentence``: id -> record)
-#: and, per sentence id, the collection id of its case.
-FoundTables = tuple[dict[str, dict[str, dict]], dict[str, int]]
+#: The data set's four tables (:data:`Tables`) and, per sentence id, the collection id of its case.
+FoundTables = tuple[Tables, dict[str, int]]
 
 
 def sentences_around(collection: Collection | ShardSet, term: str, opinions: list[MatchingOpinion], *,
@@ -236,7 +239,7 @@ def sentences_around(collection: Collection | ShardSet, term: str, opinions: lis
     :data:`~statinterp.text.segmentation.JOIN_RULES`; ``None``: the default set, what ``find`` uses)."""
     pattern = term_pattern(query_of(term_key(term)))
     nlp = _joining_pipeline(join_rules)
-    tables: dict[str, dict[str, dict]] = {kind: {} for kind in KINDS}
+    tables: Tables = {kind: {} for kind in KINDS}
     sentence_case: dict[str, int] = {}
     cases_done: set[int] = set()
     per_paragraph: dict[str, int] = {}
@@ -304,14 +307,14 @@ def sentences_around(collection: Collection | ShardSet, term: str, opinions: lis
 
 
 class _PinCites:
-    """The pin page and pin cite of sentences of one opinion (``rows``: its lines) of ``case`` (the
-    case's record in the data set's fields), :mod:`statinterp.corpus.pin_cites`."""
+    """The pin page and pin cite of sentences of one opinion (``rows``: its lines) of ``case``,
+    :mod:`statinterp.corpus.pin_cites`."""
 
-    def __init__(self, case: dict, rows: list[ParagraphRow]):
+    def __init__(self, case: Case, rows: list[ParagraphRow]):
         self.case = case
         self.rows = rows
         self.n_paragraphs = sum(1 for r in rows if not r.footnote)
-        parsed = parse_cite(case["official_citation"]) if case["official_citation"] else None
+        parsed = parse_cite(case.citation) if case.citation else None
         self.neutral = parsed is not None and parsed.neutral
 
     def _paragraph_number(self, line: int) -> int | None:
@@ -330,7 +333,7 @@ class _PinCites:
         footnote = line - self.n_paragraphs + 1 if row.footnote else None
         paragraph = self._paragraph_number(line) if self.neutral and not row.footnote else None
         c = self.case
-        cite = format_cite(c["short_name"] or c["name"], c["official_citation"], c["court"], c["date"],
+        cite = format_cite(c.short_name or c.name, c.citation, c.court, c.date,
                            page=page, footnote=footnote, paragraph=paragraph)
         return {"pin_page": page, "pin_cite": cite} if page is not None else {"pin_cite": cite}
 
@@ -338,7 +341,7 @@ class _PinCites:
 def merge_found_tables(parts: Iterable[FoundTables]) -> FoundTables:
     """The tables of consecutive runs of a list of matching opinions, merged in order: equal,
     insertion order included, to :func:`sentences_around` of the whole list."""
-    tables: dict[str, dict[str, dict]] = {kind: {} for kind in KINDS}
+    tables: Tables = {kind: {} for kind in KINDS}
     sentence_case: dict[str, int] = {}
     for part_tables, part_cases in parts:
         for kind in KINDS:
@@ -422,8 +425,10 @@ def _line_index(starts: list[int], offset: int) -> int:
     return bisect.bisect_right(starts, offset) - 1
 
 
-#: The data set's zip of four tables; one home: :func:`statinterp.corpus.writer.tables_zip_bytes`.
-term_zip_bytes = tables_zip_bytes
+def term_zip_bytes(key: str, tables: Tables) -> bytes:
+    """find's tables as the data set's term zip (:func:`~statinterp.corpus.writer.tables_zip_bytes`
+    of :func:`~statinterp.corpus.writer.found_records`)."""
+    return tables_zip_bytes(key, found_records(tables))
 
 
 def write_term_zip(found: FoundTerm, path: str | Path, force: bool = False) -> Path:

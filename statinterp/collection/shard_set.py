@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 
 from statinterp.collection.shards import MANIFEST, Manifest, is_shard_set
 from statinterp.collection.store import Collection, ParagraphRow, damage_named, database_path
+from statinterp.corpus.dataset import Case
 from statinterp.errors import InputError, UsageError, closest_names, did_you_mean
 from statinterp.index.statistics import LEVELS
 
@@ -247,7 +248,7 @@ class ShardSet:
                 ids.extend(shard.case_ids())
         return sorted(ids)
 
-    def case(self, case_id: int, opinions: list[dict] | None = None) -> dict:
+    def case(self, case_id: int, opinions: list[dict] | None = None) -> Case:
         shard = self._case_holder(case_id)
         with damage_named(shard.folder):
             return shard.case(case_id, opinions)

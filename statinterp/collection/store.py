@@ -46,6 +46,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TypeVar
 
+from statinterp.corpus.dataset import Case
 from statinterp.corpus.pin_cites import first_page, page_at
 from statinterp.errors import InputError, OutputError, UsageError, printable
 from statinterp.index.statistics import LEVELS
@@ -277,25 +278,22 @@ def _read_only_connection(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
-def _lines(value: str) -> list[str]:
-    return [line for line in value.split("\n") if line] if value else []
+def _lines(value: str) -> tuple[str, ...]:
+    return tuple(line for line in value.split("\n") if line) if value else ()
 
 
 #: The columns of ``cases`` that are a :class:`CaseRecord`'s fields (all but ``id`` and ``content_hash``).
 _CASE_COLUMNS = ", ".join(f.name for f in fields(CaseRecord) if f.name != "opinions")
 
 
-def dataset_case(record: CaseRecord, text: str) -> dict:
-    """A case as a row of the data set's case table (its field names: ``original_id``,
-    ``short_name``, ``official_citation``, ...; ``text``: the whole case): the one place a stored
-    case takes them, at the boundary where ``find`` writes the data set's tables."""
-    return {"original_id": record.source_id, "source": record.source, "name": record.name,
-            "short_name": record.name_abbreviation, "date": record.decision_date,
-            "official_citation": record.official_citation,
-            "alternate_citations": [cite for _, cite in record.citations], "court": record.court,
-            "jurisdiction": record.jurisdiction, "docket_number": record.docket_number,
-            "attorneys": _lines(record.attorneys), "parties": _lines(record.parties),
-            "judges": _lines(record.judges), "text": text}
+def dataset_case(record: CaseRecord, case_id: str, text: str) -> Case:
+    """A stored case as the data set's :class:`~statinterp.corpus.dataset.Case` (id ``case_id``;
+    ``text``: the whole case): the one place a source's record becomes a data set's case."""
+    return Case(id=case_id, text=text, name=record.name, short_name=record.name_abbreviation,
+                citation=record.official_citation, court=record.court, date=record.decision_date,
+                source=record.source, original_id=record.source_id, jurisdiction=record.jurisdiction,
+                docket_number=record.docket_number, alternate_citations=tuple(cite for _, cite in record.citations),
+                attorneys=_lines(record.attorneys), parties=_lines(record.parties), judges=_lines(record.judges))
 
 
 class Collection:
@@ -432,13 +430,14 @@ class Collection:
     def case_ids(self) -> list[int]:
         return [row["id"] for row in select(self.db, "SELECT id FROM cases ORDER BY id")]
 
-    def case(self, case_id: int, opinions: list[dict] | None = None) -> dict:
-        """The case in the data set's fields (``text`` is the whole case). ``opinions``: the case's
-        :meth:`opinions` if the caller has read them already (they are not read again)."""
+    def case(self, case_id: int, opinions: list[dict] | None = None) -> Case:
+        """The case as the data set's :class:`~statinterp.corpus.dataset.Case`, id ``c<case_id>``
+        (``find``'s; ``text`` is the whole case). ``opinions``: the case's :meth:`opinions` if the
+        caller has read them already (they are not read again)."""
         record = self._case_record(case_id)
         parts = [record.head_matter] if record.head_matter.strip() else []  # as CaseRecord.text
         parts.extend(o["text"] for o in (self.opinions(case_id) if opinions is None else opinions))
-        return dataset_case(record, "\n".join(parts))
+        return dataset_case(record, f"c{case_id}", "\n".join(parts))
 
     def opinions(self, case_id: int) -> list[dict]:
         """The case's opinions in order: id, type, author, position, text."""

@@ -45,14 +45,25 @@ MAX_ZIP_BYTES = 1024 * 1024 * 1024
 
 @dataclass(frozen=True)
 class Case:
+    """A case of the data set (its case table's record; the zip's field names in comments), as
+    loaded or as ``find`` builds it from a collection's stored case."""
+
     id: str
-    text: str
+    text: str  # the whole case
     name: str = ""
     short_name: str = ""
-    citation: str = ""
+    citation: str = ""  # official_citation
     court: str = ""
     date: str = ""
     short_court: str = ""  # the court's abbreviation, when the record gives one (CAP's, the data set's)
+    source: str = ""  # the source format a collection's case was ingested from (cap, courtlistener, text, ...)
+    original_id: str = ""  # the case's id in its source (CAP's id)
+    jurisdiction: str = ""
+    docket_number: str = ""
+    alternate_citations: tuple[str, ...] = ()  # every citation, the official one included
+    attorneys: tuple[str, ...] = ()
+    parties: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -325,6 +336,21 @@ class _Records:
             raise InputError(self.where, f"expected a string, found {json_type(value)}", record=rid, field=name)
         return value
 
+    def optional_strings(self, rid: str, rec: dict, name: str) -> tuple[str, ...]:
+        value = rec.get(name)
+        if value is None:
+            return ()
+        if isinstance(value, str):  # one string (as CAP's judges may be): one item
+            return (value,)
+        if not isinstance(value, list):
+            found = json_type(value)
+        else:
+            bad = [v for v in value if not isinstance(v, str)]
+            if not bad:
+                return tuple(value)
+            found = f"an item of type {json_type(bad[0])}"
+        raise InputError(self.where, f"expected a list of strings, found {found}", record=rid, field=name)
+
     def position(self, rid: str, rec: dict) -> int | None:
         value = rec.get("position")
         if value is None:
@@ -363,6 +389,14 @@ def _load_term(source: _Source, provisions: ProvisionBook | None) -> TermData:
             court=recs.optional_str(rid, rec, "court"),
             date=recs.optional_str(rid, rec, "date"),
             short_court=recs.optional_str(rid, rec, "short_court"),
+            source=recs.optional_str(rid, rec, "source"),
+            original_id=recs.optional_str(rid, rec, "original_id"),
+            jurisdiction=recs.optional_str(rid, rec, "jurisdiction"),
+            docket_number=recs.optional_str(rid, rec, "docket_number"),
+            alternate_citations=recs.optional_strings(rid, rec, "alternate_citations"),
+            attorneys=recs.optional_strings(rid, rec, "attorneys"),
+            parties=recs.optional_strings(rid, rec, "parties"),
+            judges=recs.optional_strings(rid, rec, "judges"),
         )
 
     recs = _Records(source, "opinion")

@@ -3,8 +3,10 @@
 The zip holds ``KEY-case.json``, ``KEY-opinion.json``, ``KEY-paragraph.json`` and
 ``KEY-sentence.json`` exactly as :func:`statinterp.corpus.dataset.load_corpus` reads them
 (``docs/data-format.md``), so ``evaluate``, ``train`` and ``cv`` take it as ``--data``.
-Only the fields the loader reads are written (extra fields of the source, such as
-``attorneys``, are not kept).
+:func:`term_records` writes the fields the rankers read (a labelled term's case: name,
+citation, court, date, text; a collection's ``attorneys`` and the like are not kept);
+:func:`found_records` writes every field of a case ``find`` built from a collection
+(:func:`case_fields`).
 """
 
 from __future__ import annotations
@@ -14,23 +16,46 @@ import json
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from statinterp.cache import atomic
-from statinterp.corpus.dataset import KINDS, TermData
+from statinterp.corpus.dataset import KINDS, Case, TermData
 
-__all__ = ["term_records", "tables_zip_bytes", "term_zip_bytes", "write_term_zip"]
+__all__ = ["case_fields", "found_records", "term_records", "tables_zip_bytes", "term_zip_bytes", "write_term_zip"]
+
+#: The case fields :func:`term_records` writes (when not empty).
+_RANKED_CASE_FIELDS = ("name", "short_name", "official_citation", "court", "short_court", "date", "text")
 
 
 def _drop_empty(rec: dict) -> dict:
     return {k: v for k, v in rec.items() if v not in ("", None) or k == "label"}
 
 
+def case_fields(case: Case) -> dict[str, Any]:
+    """``case`` as a record of the zip's case table, in its field names: every field a
+    collection's case has (empty ones too, lists as lists), and ``short_court`` when known."""
+    record: dict[str, Any] = {
+        "original_id": case.original_id, "source": case.source, "name": case.name, "short_name": case.short_name,
+        "date": case.date, "official_citation": case.citation, "alternate_citations": list(case.alternate_citations),
+        "court": case.court, "jurisdiction": case.jurisdiction, "docket_number": case.docket_number,
+        "attorneys": list(case.attorneys), "parties": list(case.parties), "judges": list(case.judges),
+        "text": case.text}
+    if case.short_court:
+        record["short_court"] = case.short_court
+    return record
+
+
+def found_records(tables: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, dict]]:
+    """``find``'s tables (cases as :class:`Case`, the other kinds as records) as the zip's records."""
+    return {kind: ({cid: case_fields(case) for cid, case in tables[kind].items()} if kind == "case"
+                   else dict(tables[kind])) for kind in KINDS}
+
+
 def term_records(term: TermData, labels: Mapping[str, str | None] | None = None) -> dict[str, dict]:
     """The four files' contents (kind -> id -> record). ``labels`` (sentence id -> label) replaces
     every sentence's label; without it the term's own labels are kept."""
-    cases = {c.id: _drop_empty({"name": c.name, "short_name": c.short_name, "official_citation": c.citation,
-                                "court": c.court, "short_court": c.short_court, "date": c.date,
-                                "text": c.text}) for c in term.cases.values()}
+    cases = {c.id: _drop_empty({k: v for k, v in case_fields(c).items() if k in _RANKED_CASE_FIELDS})
+             for c in term.cases.values()}
     opinions = {o.id: _drop_empty({"case_id": o.case_id, "type": o.type, "author": o.author, "position": o.position,
                                    "text": o.text}) for o in term.opinions.values()}
     paragraphs = {p.id: _drop_empty({"case_id": p.case_id, "opinion_id": p.opinion_id, "position": p.position,

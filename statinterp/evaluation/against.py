@@ -19,6 +19,7 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from statinterp.corpus.dataset import TermData
 from statinterp.corpus.labels import LABEL_GAINS
@@ -124,8 +125,9 @@ def compare_with_labelled(found: TermData, labelled: TermData) -> AgainstResult:
     return result
 
 
-def labelled_tables(tables: dict[str, dict[str, dict]], labels: dict[str, str]) -> dict[str, dict[str, dict]]:
-    """Copy of the found tables with ``label`` set on the sentences that carry one (None elsewhere)."""
+def labelled_tables(tables: dict[str, dict[str, Any]], labels: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Copy of the found tables (``find``'s: cases typed, the other kinds records) with ``label``
+    set on the sentences that carry one (None elsewhere)."""
     out = {kind: dict(records) for kind, records in tables.items()}
     out["sentence"] = {sid: {**rec, "label": labels.get(sid)} for sid, rec in tables["sentence"].items()}
     return out

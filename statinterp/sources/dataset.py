@@ -1,7 +1,8 @@
 """The annotated data set's own term zips (or folders of ``TERM-*.json``), read back as cases.
 
 Each term is loaded and validated by :func:`statinterp.corpus.dataset.load_corpus` (a problem
-there stops with one line: a data-set file is validated as a whole). Every case becomes a
+there stops with one line: a data-set file is validated as a whole), its cases as
+:class:`~statinterp.corpus.dataset.Case`. Every case becomes a
 record whose id is the case's CAP id (``original_id``; the data-set id when it has none), so a
 case shared by several terms is stored once. Its head matter is the case text before its
 first opinion; each opinion's lines are its paragraphs; text outside the listed opinions (the
@@ -10,32 +11,13 @@ data set omits some opinions) becomes an opinion of type ``unlisted``.
 
 from __future__ import annotations
 
-import json
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp.corpus.dataset import load_corpus
-from statinterp.errors import InputError
-from statinterp.sources.fields import BadField, lines_of, split_lines, text_of
+from statinterp.sources.fields import split_lines
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from statinterp.sources.registry import SourceFormat, register, zip_names
-
-
-def _raw_cases(path: Path) -> dict[str, dict]:
-    """The case objects as stored (for the fields the data model does not keep)."""
-    out: dict[str, dict] = {}
-    try:
-        if path.is_dir():
-            for f in sorted(path.glob("*-case.json")):
-                out.update(json.loads(f.read_text(encoding="utf-8-sig")))
-        else:
-            with zipfile.ZipFile(path) as zf:
-                for name in sorted(n for n in zf.namelist() if n.endswith("-case.json")):
-                    out.update(json.loads(zf.read(name).decode("utf-8-sig")))
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise InputError(path, f"cannot be read ({exc})") from None
-    return out
 
 
 def _split_case(text: str, ops: list) -> tuple[str, tuple[OpinionRecord, ...]]:
@@ -66,30 +48,22 @@ def _split_case(text: str, ops: list) -> tuple[str, tuple[OpinionRecord, ...]]:
 
 def read_dataset(path: Path) -> Iterator[CaseRecord | SkippedRecord]:
     corpus = load_corpus(path)
-    raw = _raw_cases(path)
     for term in corpus:
         by_case: dict[str, list] = {}
         for op in term.opinions.values():
             by_case.setdefault(op.case_id, []).append(op)
         for cid in sorted(term.cases):
             case = term.cases[cid]
-            rec = raw.get(cid, {})
             ops = sorted(by_case.get(cid, []), key=lambda o: (o.position if o.position is not None else 1 << 30, o.id))
             head, opinions = _split_case(case.text, ops)
-            try:
-                original = rec.get("original_id")
-                source_id = str(original) if isinstance(original, (int, str)) and str(original).strip() else cid
-                yield CaseRecord(
-                    source="dataset", source_id=source_id, name=case.name, name_abbreviation=case.short_name,
-                    decision_date=case.date, docket_number="",
-                    citations=(("official", case.citation),) if case.citation else (),
-                    court=case.court, jurisdiction=text_of(rec, "jurisdiction"), head_matter=head,
-                    judges=lines_of(rec, "judges"), parties=lines_of(rec, "parties"),
-                    attorneys=lines_of(rec, "attorneys"),
-                    opinions=opinions,
-                )
-            except BadField as exc:
-                yield SkippedRecord(f"{path}:{term.key}-case.json", cid, exc.field, exc.reason)
+            yield CaseRecord(
+                source="dataset", source_id=case.original_id if case.original_id.strip() else cid,
+                name=case.name, name_abbreviation=case.short_name, decision_date=case.date, docket_number="",
+                citations=(("official", case.citation),) if case.citation else (),
+                court=case.court, jurisdiction=case.jurisdiction, head_matter=head,
+                judges="\n".join(case.judges), parties="\n".join(case.parties),
+                attorneys="\n".join(case.attorneys), opinions=opinions,
+            )
 
 
 def _sniff(path: Path) -> bool:

@@ -188,7 +188,7 @@ def test_find_term_in_a_handmade_collection(handmade_collection):
         p = t["paragraph"][s["paragraph_id"]]
         assert s["text"] in p["text"] and p["opinion_id"] == s["opinion_id"] and p["case_id"] == s["case_id"]
         assert p["text"] in t["opinion"][s["opinion_id"]]["text"]
-        assert t["opinion"][s["opinion_id"]]["text"] in t["case"][s["case_id"]]["text"]
+        assert t["opinion"][s["opinion_id"]]["text"] in t["case"][s["case_id"]].text
         assert "label" not in s
     multi = [pid for pid, p in t["paragraph"].items() if "\n" in p["text"]]
     assert len(multi) == 2 and all("-l" in pid and pid.count("-") == 2 for pid in multi)

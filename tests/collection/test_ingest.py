@@ -257,14 +257,13 @@ def test_read_api(tmp_path):
         assert keys == sorted(keys)
         case = c.case(rows[0].case_id)
         ops = c.opinions(rows[0].case_id)
-        assert all(o["text"] in case["text"] for o in ops)
+        assert all(o["text"] in case.text for o in ops)
         assert any(rows[0].text in o["text"].split("\n") for o in ops)
-        assert set(case) >= {"name", "short_name", "date", "official_citation", "court", "jurisdiction",
-                             "attorneys", "parties", "judges", "text"}
+        assert case.id == f"c{rows[0].case_id}" and case.name and case.court and case.jurisdiction
         # cases stored from CAP files give back the data set's case text, cleaned (page labels, footnotes)
         want = {r.name_abbreviation: cleaned(r).text for r in example_records()}
-        cap_ids = [i for i in c.case_ids() if c.case(i)["source"] == "cap"]
-        assert cap_ids and all(c.case(i)["text"] == want[c.case(i)["short_name"]] for i in cap_ids)
+        cap_ids = [i for i in c.case_ids() if c.case(i).source == "cap"]
+        assert cap_ids and all(c.case(i).text == want[c.case(i).short_name] for i in cap_ids)
         n_statutes = c.db.execute("SELECT count(*) FROM citations WHERE kind = 'statute'").fetchone()[0]
         assert n_statutes >= 1
         with pytest.raises(Exception, match="bad full-text query"):
@@ -578,8 +577,8 @@ def check_real_terms(zips: list[Path], tmp_path: Path) -> int:
     ingest([tmp_path / "cap"], tmp_path / "real-cap", citations=False)
     checked = 0
     with Collection.open(col) as c, Collection.open(tmp_path / "real-cap") as cap:
-        stored = {c.case(i)["original_id"]: c.case(i)["text"] for i in c.case_ids()}
-        from_cap = {cap.case(i)["original_id"]: cap.case(i)["text"] for i in cap.case_ids()}
+        stored = {c.case(i).original_id: c.case(i).text for i in c.case_ids()}
+        from_cap = {cap.case(i).original_id: cap.case(i).text for i in cap.case_ids()}
         assert from_cap == {r.source_id: cleaned(r).text for r in recs}  # CAP text goes through the cleaning step
         assert sum(len(o.footnotes) for r in recs for o in cleaned(r).opinions) > 0
         paragraphs = {t for (t,) in c.db.execute("SELECT text FROM paragraphs")}

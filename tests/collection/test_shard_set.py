@@ -132,7 +132,7 @@ def test_shard_selection_restricts_the_candidates_and_keeps_the_statistics(colle
     assert code == 0, err
     assert json.loads(out)["shards"] == [f"court={COURT}", "court=Supreme Court of Marlowe"]
     with open_collection(folder) as shards:
-        courts = {int(cid[1:]): shards.case(int(cid[1:]))["court"] for cid in
+        courts = {int(cid[1:]): shards.case(int(cid[1:])).court for cid in
                   {s["case_id"] for s in _sentences(tmp_path / "all.zip").values()}}
     everything = _sentences(tmp_path / "all.zip")
     some = _sentences(tmp_path / "some.zip")

@@ -21,6 +21,7 @@ from statinterp.collection.store import (
     CollectionWriter,
     canonical_dump,
 )
+from statinterp.corpus.dataset import Case
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.sqlite import transaction
 from statinterp.text.term_match import fts_pairs_text
@@ -139,15 +140,14 @@ def test_the_writer_enforces_the_foreign_keys_and_replacing_a_case_keeps_them(tm
         assert [c.record(i) for i in c.case_ids()] == [_case(1), changed]
 
 
-def test_collection_case_gives_the_data_sets_fields_by_name(tmp_path):
+def test_collection_case_gives_the_data_sets_case(tmp_path):
     _write(tmp_path / "col", [_case(4)])
     with Collection.open(tmp_path / "col") as c:
         (case_id,) = c.case_ids()
         case = c.case(case_id)
         assert c.opinions(case_id)[1] == {"id": 2, "type": "dissent", "author": "", "position": 1,
                                           "text": "A motor vehicle is not a boat."}
-    assert case == {
-        "original_id": "4", "source": "text", "name": "Doe 4 v. Roe", "short_name": "Doe 4 v. Roe",
-        "date": "2001-03-04", "official_citation": "204 F.2d 34", "alternate_citations": ["204 F.2d 34"],
-        "court": "cadc", "jurisdiction": "", "docket_number": "", "attorneys": [], "parties": [], "judges": [],
-        "text": _case(4).text}
+    assert case == Case(
+        id=f"c{case_id}", original_id="4", source="text", name="Doe 4 v. Roe", short_name="Doe 4 v. Roe",
+        date="2001-03-04", citation="204 F.2d 34", alternate_citations=("204 F.2d 34",), court="cadc",
+        text=_case(4).text)

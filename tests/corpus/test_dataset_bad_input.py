@@ -129,7 +129,9 @@ def test_duplicate_field_inside_a_record_names_record_and_field(kind, data):
 
 FIELDS = {
     "case": {"text": "text", "name": "opt", "short_name": "opt", "official_citation": "opt", "court": "opt",
-             "date": "opt"},
+             "date": "opt", "short_court": "opt", "source": "opt", "original_id": "opt", "jurisdiction": "opt",
+             "docket_number": "opt", "alternate_citations": "strs", "attorneys": "strs", "parties": "strs",
+             "judges": "strs"},
     "opinion": {"case_id": "ref", "text": "text", "type": "opt", "author": "opt", "position": "pos"},
     "paragraph": {"case_id": "ref", "opinion_id": "ref", "text": "text", "position": "pos"},
     "sentence": {"case_id": "ref", "opinion_id": "ref", "paragraph_id": "ref", "text": "text",
@@ -151,6 +153,9 @@ def accepts(rule: str, value: object, original: object) -> bool:
     if rule == "opt":
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         return value is None or isinstance(value, str) or number
+    if rule == "strs":
+        return value is None or isinstance(value, str) or (isinstance(value, list) and
+                                                           all(isinstance(v, str) for v in value))
     if rule == "pos":
         return value is None or (isinstance(value, int) and not isinstance(value, bool))
     if rule == "label":

@@ -158,7 +158,7 @@ def opinion_lines(c: Collection) -> list[tuple[str, list]]:
     for cid in c.case_ids():
         case = c.case(cid)
         for op in c.opinions(cid):
-            out.append((case["name"], c.opinion_paragraphs(op["id"])))
+            out.append((case.name, c.opinion_paragraphs(op["id"])))
     return out
 
 
@@ -270,7 +270,7 @@ def test_pin_pages_of_cap_html_and_its_courtlistener_copy(collection):
     found = find_term(collection, "indecent exposure").tables
     by_case: dict[str, dict[str, tuple]] = {}
     for s in found["sentence"].values():
-        source = found["case"][s["case_id"]]["name"]
+        source = found["case"][s["case_id"]].name
         by_case.setdefault(source, {})[s["text"]] = (s.get("pin_page"), s["pin_cite"])
     first = "Defendant was convicted by the court of making an obscene and indecent exposure in a public place."
     # courts-db's abbreviation of the D.C. Municipal Court of Appeals

@@ -232,7 +232,7 @@ def test_ingest_reports_the_guessed_encoding_and_takes_a_forced_one(tmp_path, ca
                  "--format-summary", "json"])
     assert code == 0 and json.loads(capsys.readouterr().out)["decoded"] == [{"file": str(LATIN1), "encoding": "cp1252"}]
     with Collection.open(tmp_path / "a") as c:
-        assert "eithér" in c.case(c.case_ids()[0])["text"]
+        assert "eithér" in c.case(c.case_ids()[0]).text
     code = main(["ingest", str(LATIN1), "--collection", str(tmp_path / "b"), "--quiet", "--no-citations",
                  "--encoding", "latin-1", "--format-summary", "json"])
     out, err = capsys.readouterr()
