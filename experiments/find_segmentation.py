@@ -47,7 +47,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from experiments.common import add_output_options, output_path
-from statinterp.collection.store import ParagraphRow
+from statinterp.collection.store import ParagraphRow, dataset_case
+from statinterp.corpus.dataset import Case
 from statinterp.text.segmentation import _is_abbreviation
 
 #: Folds of the held-apart rule choice: 7 folds of 2 terms (the 14 shared terms in sorted order, the
@@ -65,7 +66,7 @@ class MemoryCollection:
 
     def __init__(self, records):
         self.folder = Path("memory")
-        self._cases: dict[int, dict] = {}
+        self._cases: dict[int, Case] = {}
         self._opinions: dict[int, list[dict]] = {}
         self._rows: dict[int, list[ParagraphRow]] = {}
         self._all: list[ParagraphRow] = []
@@ -86,11 +87,7 @@ class MemoryCollection:
             self._opinions[case_id] = ops
             parts = [rec.head_matter] if rec.head_matter.strip() else []
             parts.extend(o["text"] for o in ops)
-            official = next((c for k, c in rec.citations if k == "official"),
-                            rec.citations[0][1] if rec.citations else "")
-            self._cases[case_id] = {"original_id": rec.source_id, "source": rec.source, "name": rec.name,
-                                    "short_name": rec.name_abbreviation, "date": rec.decision_date,
-                                    "official_citation": official, "court": rec.court, "text": "\n".join(parts)}
+            self._cases[case_id] = dataset_case(rec, f"c{case_id}", "\n".join(parts))
 
     def occurring(self, phrases):
         """Every spelling counts as occurring: the full-text lookup is replaced by "every paragraph"
@@ -100,13 +97,21 @@ class MemoryCollection:
     #: No pair index: ``find`` asks for the phrase query, which :meth:`paragraphs_matching` ignores.
     has_pairs = False
 
+    @property
+    def paragraph_count_estimate(self) -> int:
+        return len(self._all)
+
+    def lacks_a_prefix(self, prefix_queries) -> bool:
+        """No word is missing here (as :meth:`occurring`: every spelling counts as occurring)."""
+        return False
+
     def paragraphs_matching(self, fts_query: str, pairs: bool = False):
         return iter(self._all)
 
     def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
         return self._rows[opinion_id]
 
-    def case(self, case_id: int, opinions: list[dict] | None = None) -> dict:
+    def case(self, case_id: int, opinions: list[dict] | None = None) -> Case:
         return self._cases[case_id]
 
     def opinions(self, case_id: int) -> list[dict]:

@@ -272,7 +272,7 @@ def test_find_segmentation_memory_collection_and_gap_classes():
     found = find_term(memory, "wash sale")
     assert sorted(r["text"] for r in found.tables["sentence"].values()) == [
         "The court held that a wash sale is barred; or\n(3)", "Wash sale rules apply here."]
-    assert found.tables["case"]["c1"]["text"] == "A v. B\n" + "\n".join(paragraphs)
+    assert found.tables["case"]["c1"].text == "A v. B\n" + "\n".join(paragraphs)
 
     text = "\n".join(paragraphs)
     at = text.index("(3)")

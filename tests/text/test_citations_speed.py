@@ -202,16 +202,18 @@ def test_paragraphs_without_a_digit(paragraphs):
 def test_stored_citations_are_eyecites_on_every_paragraph(paragraphs):
     """On every paragraph with a digit, stored_citations equals eyecite run as ingest ran it before
     (plain ``get_citations``); where they differ, eyecite's own answer depends on its extractors'
-    order, and ours is the one eyecite gives in its own extractor order."""
+    order (plain eyecite takes them in the hash order of this process, PYTHONHASHSEED), and ours
+    is the one eyecite gives in its own extractor order. Reversing that order is only one other
+    order: a paragraph may give the same answer in eyecite's order and reversed, and another in
+    the hash order, so the reversed answer is not required to differ."""
     tok, _ = _extractors()
-    backwards = _reversed_tokenizer()
     texts = [p for p in paragraphs if citations._DIGIT.search(p)]
     n_cites, order_dependent = 0, 0
     for text in texts:
         ours = stored_citations(text)
         n_cites += len(ours)
         if ours != _reference(text):
-            assert ours == _reference(text, tok) != _reference(text, backwards), text
+            assert ours == _reference(text, tok), text  # so plain eyecite's answer depends on the order
             order_dependent += 1
     print(f"{len(texts)} paragraphs, {n_cites} citations, {order_dependent} where eyecite's answer "
           "depends on the hash order")
