@@ -27,7 +27,8 @@ KEPT_BY_RUN = (INGEST_HEADING, SHARDS_HEADING, FIND_HEADING, CL_BULK_HEADING, RE
 def shown_command(program: str, argv: list[str], names: dict[str, str]) -> str:
     """The command ``program argv...`` as RESULTS.md records it: an argument that is, or lies under,
     a folder of ``names`` (path -> name, e.g. the work folder -> ``WORK``) is written with the
-    name (``WORK/RESULTS.md``), so no machine's path is recorded."""
+    name (``WORK/RESULTS.md``), and any other absolute path as ``FILE``, so no machine's path is
+    recorded."""
     def shown(arg: str) -> str:
         for folder, name in names.items():
             folder = folder.rstrip("/")
@@ -35,7 +36,7 @@ def shown_command(program: str, argv: list[str], names: dict[str, str]) -> str:
                 return name
             if arg.startswith(folder + "/"):
                 return name + arg[len(folder):]
-        return arg
+        return "FILE" if arg.startswith("/") else arg
 
     return " ".join([program, *(shown(a) for a in argv)])
 

@@ -44,7 +44,17 @@ def test_a_recorded_command_names_folders_instead_of_machine_paths():
 
     argv = ["--workdir", "/tmp/w/", "--out", "/tmp/w/R.md", "--data", "/d/data", "--x", "/tmp/wx"]
     command = shown_command("python -m benchmarks.run", argv, {"/tmp/w/": "WORK", "/d/data": "DATA"})
-    assert command == "python -m benchmarks.run --workdir WORK --out WORK/R.md --data DATA --x /tmp/wx"
+    # /tmp/wx is not under /tmp/w: any other absolute path is written as FILE
+    assert command == "python -m benchmarks.run --workdir WORK --out WORK/R.md --data DATA --x FILE"
+
+
+def test_recorded_data_folder_is_never_a_machine_path(tmp_path):
+    from benchmarks.run import shown_data
+
+    shared = tmp_path / "elsewhere" / "shared" / "data" / "statutory_interpretation"
+    shared.mkdir(parents=True)
+    assert shown_data(str(shared)) == "../shared/data/statutory_interpretation"
+    assert shown_data(str(tmp_path)) == "DATA"
 
 
 def test_rendering_the_run_report_again_keeps_the_ingest_and_find_sections(tmp_path, capsys):
