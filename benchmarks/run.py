@@ -58,13 +58,10 @@ if str(ROOT) not in sys.path:  # run as a file from any folder: python PATH/TO/C
 
 
 def shown_data(data: str) -> str:
-    """The data folder as the results should show it: the shared data as the README names it
-    (``../shared/data/statutory_interpretation``, from a checkout or a worktree elsewhere), any
-    other folder as ``DATA``, so no machine's path is recorded."""
-    path = Path(data).resolve()
-    if path == DEFAULT_DATA.resolve() or path.parts[-3:] == ("shared", "data", "statutory_interpretation"):
-        return "../shared/data/statutory_interpretation"
-    return "DATA"
+    """The data folder as the results show it (:func:`experiments.common.shown_data`)."""
+    from experiments.common import shown_data as shown
+
+    return shown(Path(data))
 
 
 QUICK_TERMS = ["semiconductor_chip_product", "mechanical_recordation", "dependent_on_hours_worked"]

@@ -86,11 +86,12 @@ def fit_ensemble(train: list[Term], test: Term, settings, names, families) -> np
 
 def shown_data(data: Path) -> str:
     """``data`` as a command line should show it: relative to the repository for the shared data
-    (wherever the checkout is: a worktree's shared data is not beside it)."""
+    (wherever the checkout is: a worktree's shared data is not beside it), any other folder as
+    ``DATA``, so no machine's path is recorded (the studies' and benchmarks' one home for this)."""
     shared = ("shared", "data", "statutory_interpretation")
     resolved = Path(data).resolve()
     return "../" + "/".join(shared) if resolved == DEFAULT_DATA.resolve() or resolved.parts[-3:] == shared \
-        else str(data)
+        else "DATA"
 
 
 def add_output_options(ap: argparse.ArgumentParser, name: str, *aliases: str) -> None:
