@@ -51,6 +51,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.ingest import _vm_hwm_mb, real_records, realistic, slope, synthetic, write_source
@@ -200,6 +201,93 @@ GROWTH_KEYS = tuple(prefix + key for prefix in ("", "earlier_") for key in (
     "lookup_cold_disk", "find_cold_disk"))
 
 
+def build_with_shards(design: str, n: int, workdir: Path, records: list, terms: list[str],
+                      shard_by: str) -> list[tuple[Path, dict]]:
+    """The one-file collection ``WORK/<design>-<n>`` and the set of shards ``WORK/<design>-<n>-by-<key>``
+    of the same source (each built unless there, the two ingests side by side, one process each), and
+    how each was built (``WORK/<name>.build.json``)."""
+    targets = [(workdir / f"{design}-{n}", None), (workdir / f"{design}-{n}-by-{shard_by}", shard_by)]
+
+    def record(collection: Path) -> Path:
+        return collection.with_name(collection.name + ".build.json")
+
+    todo = [(c, key) for c, key in targets if not record(c).exists()]
+    if todo:
+        source = workdir / f"source-{design}-{n}"
+        cases = synthetic(records, n) if design == "copies" else realistic(records, n, terms)
+        written = write_source(cases, source)
+        del cases
+        with ThreadPoolExecutor(len(todo)) as pool:
+            runs = list(pool.map(lambda t: ingest_child("store", source, t[0], t[1]), todo))
+        shutil.rmtree(source)
+        for (collection, key), run in zip(todo, runs, strict=True):
+            info = {"design": design, "n": n, "shard_by": key, "source": written, "store": run,
+                    "built_side_by_side": len(todo)}
+            record(collection).write_text(json.dumps(info, indent=1))
+            print(f"built {collection}: {run['wall']:.0f} s wall, {run['cpu']:.0f} s CPU", file=sys.stderr, flush=True)
+    return [(c, json.loads(record(c).read_text())) for c, _ in targets]
+
+
+def compare_shards(pairs: list[tuple[Path, dict]], terms: list[str], rounds: int) -> list[dict]:
+    """Each collection measured ``rounds`` times, one fresh process each, the collections taking turns
+    (a change of the machine's load reaches both alike); per term the least of each figure."""
+    runs: list[list[dict]] = [[] for _ in pairs]
+    for _ in range(rounds):
+        for i, (collection, _built) in enumerate(pairs):
+            runs[i].append(run_child(collection, terms))
+    out = []
+    for (collection, built), rs in zip(pairs, runs, strict=True):
+        best = dict(rs[0])
+        best["terms"] = []
+        for rows in zip(*(r["terms"] for r in rs), strict=True):
+            row = dict(rows[0])
+            for key in ("lookup_cold", "lookup_cold_wall", "lookup_seconds", "find_cold", "find_cold_wall",
+                        "find_seconds", "find_wall_min"):
+                row[key] = min(x[key] for x in rows)
+            row["same_tables_every_round"] = len({x["tables_sha256"] for x in rows}) == 1
+            best["terms"].append(row)
+        best.update(build=built, name=collection.name, rounds=rounds)
+        out.append(best)
+    return out
+
+
+def shards_markdown(res: dict) -> str:
+    """The table of one file against its set of shards, per size: median / slowest term."""
+    lines = ["```", res["command"], "```", "",
+             f"{res['machine']['date']}; load average {res['machine']['load_average'][0]:.1f} at the start, "
+             f"{res['load_average_end'][0]:.1f} at the end; {res['rounds']} rounds, the collections taking turns, "
+             "per term the least of the rounds; CPU seconds unless *wall*, median / slowest of the 14 terms.", "",
+             "| cases | collection | on disk | built (wall, side by side) | lookup warm CPU | lookup cold wall | "
+             "find warm CPU | find warm wall | find cold CPU | find cold wall | sentences | same tables |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+
+    def ms(rows: list[dict], key: str) -> str:
+        values = [r[key] for r in rows]
+        return f"{statistics.median(values):.3f} / {max(values):.3f}"
+
+    for size in res["sizes"]:
+        hashes = [[r["tables_sha256"] for r in c["terms"]] for c in size["collections"]]
+        for c in size["collections"]:
+            t = c["terms"]
+            lines.append(
+                f"| {c['cases']:,} | {c['name']} | {c['size_bytes'] / 1e9:.2f} GB "
+                f"| {c['build']['store']['wall']:.0f} s "
+                f"| {ms(t, 'lookup_seconds')} | {ms(t, 'lookup_cold_wall')} | {ms(t, 'find_seconds')} "
+                f"| {ms(t, 'find_wall_min')} | {ms(t, 'find_cold')} | {ms(t, 'find_cold_wall')} "
+                f"| {sum(r['sentences'] for r in t)} | {'yes' if all(h == hashes[0] for h in hashes) else 'NO'} |")
+        one, *sets = size["collections"]
+        for c in sets:
+            parts = []
+            for key, label in (("find_seconds", "find warm CPU"), ("find_wall_min", "find warm wall"),
+                               ("find_cold", "find cold CPU"), ("find_cold_wall", "find cold wall")):
+                a = [r[key] for r in one["terms"]]
+                b = [r[key] for r in c["terms"]]
+                parts.append(f"{label} {100 * (statistics.median(b) / statistics.median(a) - 1):+.0f} % / "
+                             f"{100 * (max(b) / max(a) - 1):+.0f} %")
+            lines += ["", f"{c['name']} against {one['name']} (median / slowest term): " + "; ".join(parts) + "."]
+    return "\n".join(lines) + "\n"
+
+
 def build(design: str, n: int, workdir: Path, records: list, terms: list[str]) -> tuple[Path, dict]:
     """The collection ``WORK/<design>-<n>`` (built unless there), and how it was built: the source
     written, and the ingest run (a fresh process: wall, CPU, peak memory; ``benchmarks.ingest``),
@@ -238,8 +326,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="An existing collection to measure as well, one file or a set of shards (repeatable).")
     ap.add_argument("--build-only", action="store_true", help="build the collections, measure nothing")
     ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section from WORK/find.json")
+    ap.add_argument("--shard-by", choices=("court", "jurisdiction", "reporter", "source"), default=None,
+                    help="compare each size's one-file collection with a set of shards by this key built from the "
+                         "same source (WORK/find-shards.json; --markdown prints its table)")
+    ap.add_argument("--rounds", type=int, default=2, help="with --shard-by: measurements of each collection, in turn")
     args = ap.parse_args(argv)
     out_json = args.workdir / "find.json"
+    if args.shard_by:
+        return main_shards(args, argv)
     if args.markdown and not args.sizes:
         print(markdown(json.loads(out_json.read_text())))
         return 0
@@ -276,6 +370,35 @@ def main(argv: list[str] | None = None) -> int:
     out_json.write_text(json.dumps(everything, indent=1))
     if args.markdown:
         print(markdown(everything))
+    return 0
+
+
+def main_shards(args: argparse.Namespace, argv: list[str]) -> int:
+    """``--shard-by``: per size, the one-file collection against the set of shards of the same source."""
+    out_json = args.workdir / "find-shards.json"
+    if args.markdown and not args.sizes:
+        print(shards_markdown(json.loads(out_json.read_text())))
+        return 0
+    terms = sorted(p.name[:-4] for p in args.data.glob("*.zip"))
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    records = real_records(args.data)
+    command = shown_command("python -m benchmarks.find", argv, {str(args.data): "DATA", str(args.workdir): "WORK"})
+    results: dict = {"command": command, "design": args.design, "shard_by": args.shard_by, "rounds": args.rounds,
+                     "sizes": [],
+                     "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                                 "sqlite": sqlite3.sqlite_version, "load_average": os.getloadavg(), "nice": os.nice(0),
+                                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}}
+    for n in [int(x) for x in args.sizes.split(",") if x]:
+        pairs = build_with_shards(args.design, n, args.workdir, records, terms, args.shard_by)
+        if args.build_only:
+            continue
+        results["sizes"].append({"n": n, "collections": compare_shards(pairs, terms, args.rounds)})
+    if args.build_only:
+        return 0
+    results["load_average_end"] = os.getloadavg()
+    out_json.write_text(json.dumps(_shown(results, {str(args.workdir): "WORK", str(args.data): "DATA"}), indent=1))
+    if args.markdown:
+        print(shards_markdown(results))
     return 0
 
 

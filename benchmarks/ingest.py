@@ -144,6 +144,7 @@ def child(argv: list[str]) -> None:
     ap.add_argument("mode", choices=MODES)
     ap.add_argument("source")
     ap.add_argument("--collection")
+    ap.add_argument("--shard-by", default=None)
     args = ap.parse_args(argv)
     from statinterp.collection.ingest import ingest
     from statinterp.collection.prepare import new_analyzer
@@ -190,9 +191,9 @@ def child(argv: list[str]) -> None:
             import eyecite.find  # noqa: F401
         start, cpu = time.perf_counter(), time.process_time()
         s = ingest([args.source], args.collection, statistics=args.mode != "store", citations=args.mode == "citations",
-                   analyzer=analyzer)
+                   analyzer=analyzer, shard_by=args.shard_by)
         result = s.as_dict()
-        result["disk_bytes"] = sum(f.stat().st_size for f in Path(args.collection).iterdir())
+        result["disk_bytes"] = sum(f.stat().st_size for f in Path(args.collection).rglob("*") if f.is_file())
     result.update(mode=args.mode, wall=time.perf_counter() - start, cpu=time.process_time() - cpu,
                   peak_mb=_vm_hwm_mb(), load=os.getloadavg()[0])
     print("RESULT " + json.dumps(result), flush=True)
@@ -214,12 +215,14 @@ def run_repeated(modes: tuple[str, ...], source: Path, collection: Path, repeat:
     return out
 
 
-def run_child(mode: str, source: Path, collection: Path | None = None) -> dict:
+def run_child(mode: str, source: Path, collection: Path | None = None, shard_by: str | None = None) -> dict:
     if collection is not None and collection.exists():
         shutil.rmtree(collection)
     cmd = [sys.executable, "-m", "benchmarks.ingest", "child", mode, str(source)]
     if collection is not None:
         cmd += ["--collection", str(collection)]
+    if shard_by is not None:
+        cmd += ["--shard-by", shard_by]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     res = json.loads(line[len("RESULT "):])
