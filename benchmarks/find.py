@@ -120,7 +120,7 @@ def child(argv: list[str]) -> None:
     def lookup(query: str) -> tuple[float, float, int, int]:
         with open_store(args.collection) as store:
             t0, w0, b0 = time.process_time(), time.perf_counter(), disk_read_bytes()
-            hits = sum(each_part(store, _count_candidates, query))  # a set of shards: side by side
+            hits = sum(each_part(store, _count_candidates, query, term=query))  # a set: side by side, as find
             return time.process_time() - t0, time.perf_counter() - w0, hits, disk_read_bytes() - b0
 
     def prefix_lookup(query: str) -> float:

@@ -179,3 +179,23 @@ def info(folder, fmt):
         for s in d["shards"]:
             click.echo(f"    {s['key']}: {s['cases']} cases, {s['opinions']} opinions, {s['paragraphs']} paragraphs, "
                        f"{s['size_bytes'] / 1e6:.2f} MB ({s['folder']})")
+
+
+@collection.command()
+@click.argument("folder", type=click.Path(path_type=Path))
+def finish(folder):
+    """Finish the shards of a set of shards: merge each shard's full-text indexes into one segment
+    and write its word list (which lets `find` pass over a shard lacking a word of the term
+    without opening it). `ingest` finishes the shards it writes; this is for a set written by an
+    earlier statinterp or by a stopped ingest. Shards already finished are left as they are."""
+    from statinterp.collection.shards import finish_set, is_shard_set
+    from statinterp.collection.store import damage_named
+    from statinterp.errors import UsageError
+
+    if not is_shard_set(folder):
+        raise UsageError(f"{folder} is not a set of shards (no manifest.json); only the shards of a set "
+                         "(`ingest --shard-by`) have word lists")
+    with damage_named(folder):
+        total, finished = finish_set(folder)
+    click.echo(f"{folder}: {len(finished)} of {total} shards finished"
+               + ("" if finished else " (every shard's word list was up to date)"))

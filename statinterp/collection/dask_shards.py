@@ -1,6 +1,7 @@
 """``ingest --engine dask --shard-by KEY``: the shards of a set written in parallel by the workers.
 
-Per partition (one source file), in three steps (docs/collection.md, "Shards"):
+Per partition (one source file), in three steps, then a last step per shard (docs/collection.md,
+"Shards"):
 
 1. **Prepare** (a worker, :func:`prepare_to_spool`): the partition's cases are parsed and
    analysed as for ``--engine local`` (a case its shard already holds unchanged is not analysed
@@ -20,6 +21,9 @@ Per partition (one source file), in three steps (docs/collection.md, "Shards"):
    :data:`~statinterp.collection.prepare.BATCH_CASES` (one transaction each), and records the
    source. A shard's tasks are chained in partition order (each waits for the one before), so a
    shard has one writer at a time; different shards are written side by side.
+4. **Finish** (a worker, :func:`finish_on_worker`, once every write is done): each shard the run
+   wrote gets its full-text indexes merged and a new word list
+   (:func:`~statinterp.collection.shard_words.finish_shard`), shards side by side.
 
 A worker that dies inside a task: the scheduler runs the task again. A prepare task has stored
 nothing (its spool files are replaced whole); a write task's committed batches hold its cases
@@ -49,6 +53,7 @@ from typing import BinaryIO
 
 from statinterp.collection.dask_engine import WINDOW, dask_client, results_in_order, worker_analyzer
 from statinterp.collection.prepare import BATCH_CASES, PreparedCase, prepare_cases, prepare_partition
+from statinterp.collection.shard_words import finish_stale
 from statinterp.collection.shards import ShardedWriter, shard_folder_name, shard_key
 from statinterp.errors import UsageError
 from statinterp.sources import Partition
@@ -221,6 +226,16 @@ def write_from_spool(root: str, folder: str, spool_file: str, ids: list[tuple[st
     return time.process_time() - cpu
 
 
+def finish_on_worker(folder: str) -> float:
+    """Step 4 on a worker: finish a shard the run wrote
+    (:func:`~statinterp.collection.shard_words.finish_shard`). Returns the CPU seconds taken."""
+    from statinterp.collection.shard_words import finish_shard
+
+    cpu = time.process_time()
+    finish_shard(folder)
+    return time.process_time() - cpu
+
+
 class _Seen:
     """The content hash of each (shard key, source, source id) read so far in this run: what its
     shard holds once the writes before it are done. On disk (a private temporary SQLite
@@ -263,7 +278,7 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
     coordinator_cpu, own_cpu = time.process_time(), time.thread_time()
     run_id = uuid.uuid4().hex[:12]  # task keys unique to this run (a scheduler outlives it)
     seen = _Seen()
-    cpu = {"prepare": 0.0, "write": 0.0}
+    cpu = {"prepare": 0.0, "write": 0.0, "finish": 0.0}
     outstanding: deque[tuple[int, list]] = deque()  # (partition, its write tasks), in partition order
 
     def finish_oldest() -> None:
@@ -318,6 +333,13 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
         while outstanding:
             finish_oldest()
 
+        def on_workers(stale: list[Path]) -> None:
+            futures = client.map(finish_on_worker, [str(f) for f in stale], pure=False,
+                                 key=[f"shard-finish-{run_id}-{f.name}" for f in stale])
+            cpu["finish"] += sum(client.gather(futures))
+
+        finish_stale([folder for _, folder in writer.manifest.folders(writer.root)], on_workers)
+
     try:
         with dask_client(scheduler, n_workers) as client:
             try:
@@ -331,5 +353,6 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
         seen.close()
         shutil.rmtree(spool, ignore_errors=True)
     summary.cpu_seconds = {"workers_preparing": round(cpu["prepare"], 3), "writers_storing": round(cpu["write"], 3),
+                           "writers_finishing": round(cpu["finish"], 3),
                            "coordinator": round(time.process_time() - coordinator_cpu, 3),
                            "coordinator_thread": round(time.thread_time() - own_cpu, 3)}

@@ -162,12 +162,13 @@ def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterat
     disk read when the collection is not in memory.
 
     On a shard set, each selected shard is searched by itself, side by side, and the paragraphs
-    are merged in case order (paragraph ids are each shard's own)."""
+    are merged in case order (paragraph ids are each shard's own); a shard whose word list lacks a
+    word of the term is passed over unopened (:meth:`~statinterp.collection.shard_set.ShardSet.may_hold`)."""
     if isinstance(collection, ShardSet):
-        parts = collection.map_selected(lambda shard: list(candidate_paragraphs(shard, term)))
+        parts = collection.map_selected(lambda shard: list(candidate_paragraphs(shard, term)), term=term)
         return heapq.merge(*parts, key=lambda row: row.case_id)
-    if collection.paragraph_count_estimate <= PREFIX_CHECK_PARAGRAPHS and collection.lacks_a_prefix(
-            fts_word_prefixes(term)):
+    if collection.word_list is None and collection.paragraph_count_estimate <= PREFIX_CHECK_PARAGRAPHS and \
+            collection.lacks_a_prefix(fts_word_prefixes(term)):
         return iter(())  # a word of the term has no spelling here (a shard without it: most shards)
     pairs = collection.has_pairs and len(fts_word_options(term)) > 1
     query = (fts_pair_query if pairs else fts_exact_query)(term, collection.occurring)
@@ -202,7 +203,7 @@ def matching_opinions(collection: Collection | ShardSet, term: str) -> tuple[lis
     shard): the opinions of a single-file collection of the same sources."""
     query = query_of(term_key(term))
     parts = each_part(collection, _matching_in_part, query,
-                      located=lambda part: ((o.case_id, o.opinion_id) for o in part[0]))
+                      located=lambda part: ((o.case_id, o.opinion_id) for o in part[0]), term=query)
     opinions = list(heapq.merge(*(part[0] for part in parts), key=lambda o: o.case_id))
     return opinions, sum(part[1] for part in parts), sum(part[2] for part in parts)
 

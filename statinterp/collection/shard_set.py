@@ -28,14 +28,17 @@ A shard the manifest lists but that is missing, or whose database is damaged, is
 
 from __future__ import annotations
 
+import functools
 import heapq
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from statinterp.collection.shard_words import ShardWords, term_hashes
 from statinterp.collection.shards import MANIFEST, Manifest, is_shard_set
 from statinterp.collection.store import Collection, ParagraphRow, damage_named, database_path
 from statinterp.corpus.dataset import Case
@@ -92,71 +95,94 @@ def open_collection(folder: str | Path, shards: Sequence[str] | None = None,
 
 
 def each_part(collection: Collection | ShardSet, func: Callable[..., T], *args: Any,
-              located: Callable[[T], Iterable[tuple[int, int]]] | None = None) -> list[T]:
+              located: Callable[[T], Iterable[tuple[int, int]]] | None = None, term: str | None = None) -> list[T]:
     """``func(part, *args)`` for each part of ``collection`` that lookups search: the collection
     itself, or a shard set's selected shards side by side (threads), in shard order.
     ``located(result)``: the (case id, opinion id) pairs a part's result names; a shard set
-    remembers that they lie in that part, so that reading them later goes straight there."""
+    remembers that they lie in that part, so that reading them later goes straight there.
+    ``term``: ``func`` looks up this term; a shard whose word list lacks one of its words cannot
+    hold a match and is passed over (:meth:`ShardSet.may_hold`)."""
     if isinstance(collection, ShardSet):
-        return collection.map_selected(func, *args, located=located)
+        return collection.map_selected(func, *args, located=located, term=term)
     return [func(collection, *args)]
 
 
 class ShardSet:
     """A shard set opened for reading as one collection (read-only; a context manager)."""
 
-    def __init__(self, folder: Path, manifest: Manifest, shards: dict[str, Collection],
+    def __init__(self, folder: Path, manifest: Manifest, folders: dict[str, Path],
                  selected: Sequence[str] | None = None, statistics: str = "all"):
         self.folder = folder
         self.manifest = manifest
-        #: Every shard, by key (manifest order).
-        self.shards = shards
+        #: Every shard, by key (manifest order), opened when first used (:class:`_Shards`).
+        self.shards = _Shards(folders)
         #: The keys of the shards lookups search (all by default).
-        self.selected = list(shards) if not selected else list(selected)
+        self.selected = list(folders) if not selected else list(selected)
         self.statistics = statistics
-        self.has_pairs = all(c.has_pairs for c in shards.values())
-        self.has_pages = all(c.has_pages for c in shards.values())
         self._case_shard: dict[int, str] = {}
         self._opinion_shard: dict[int, str] = {}
+        self._analysis_checked = False
 
     @classmethod
     def open(cls, folder: str | Path, shards: Sequence[str] | None = None, statistics: str = "all") -> ShardSet:
+        """The set in ``folder``. Every shard's database must be there; each is opened (and checked
+        for damage) when first used, so a lookup that passes over a shard by its word list
+        (:mod:`statinterp.collection.shard_words`) never opens it."""
         folder = Path(folder)
         manifest = Manifest.load(folder)
         selected = parse_shard_selection(shards or (), manifest, folder)
-        opened: dict[str, Collection] = {}
-        try:
-            for key, shard_folder in manifest.folders(folder):
-                if not database_path(shard_folder).is_file():
-                    raise InputError(database_path(shard_folder), f"is missing: {folder / MANIFEST} lists it as the "
-                                     f"shard {manifest.shard_by}={key!r}; restore it, or ingest the sources again "
-                                     "into a new folder")
-                with damage_named(shard_folder):
-                    opened[key] = Collection.open(shard_folder)
-            cls._check_analysis(folder, opened)
-        except BaseException:
-            for c in opened.values():
-                c.close()
-            raise
-        return cls(folder, manifest, opened, selected, statistics)
+        folders = dict(manifest.folders(folder))
+        for key, shard_folder in folders.items():
+            if not database_path(shard_folder).is_file():
+                raise InputError(database_path(shard_folder), f"is missing: {folder / MANIFEST} lists it as the "
+                                 f"shard {manifest.shard_by}={key!r}; restore it, or ingest the sources again "
+                                 "into a new folder")
+        return cls(folder, manifest, folders, selected, statistics)
 
-    @staticmethod
-    def _check_analysis(folder: Path, shards: dict[str, Collection]) -> None:
-        """Statistics add up only if every shard was analysed alike."""
+    @functools.cached_property
+    def has_pairs(self) -> bool:
+        """Whether every shard has the pair index (opens every shard)."""
+        return all(c.has_pairs for c in self.shards.values())
+
+    @functools.cached_property
+    def has_pages(self) -> bool:
+        """Whether every shard's paragraphs have pages (opens every shard)."""
+        return all(c.has_pages for c in self.shards.values())
+
+    def _check_analysis(self) -> None:
+        """Statistics add up only if every shard was analysed alike (checked once, when the
+        statistics or the set's description are first read: it opens every shard)."""
+        if self._analysis_checked:
+            return
         first = None
-        for key, shard in shards.items():
+        for key, shard in self.shards.items():
             with damage_named(shard.folder):
                 analysis = json.loads(shard.meta().get("analysis", "{}"))
             if first is None:
                 first = (key, analysis)
             elif analysis != first[1]:
                 raise InputError(database_path(shard.folder), f"was analysed with other settings than the shard "
-                                 f"{first[0]!r} of {folder} ({analysis} against {first[1]}): its statistics do not "
-                                 "add up; ingest the sources again into a new folder")
+                                 f"{first[0]!r} of {self.folder} ({analysis} against {first[1]}): its statistics do "
+                                 "not add up; ingest the sources again into a new folder")
+        self._analysis_checked = True
+
+    def words(self, key: str) -> ShardWords | None:
+        """The word list of shard ``key`` (``None``: none that describes it as it is now)."""
+        return self.shards.words(key)
+
+    def may_hold(self, term: str) -> list[str]:
+        """The selected shards in which ``term`` may match: all but those whose word list lacks a
+        word of the term (their databases are not opened)."""
+        hashes = term_hashes(term)
+        keep = []
+        for key in self.selected:
+            words = self.words(key)
+            if words is None or not words.lacks_a_word_of(term, hashes):
+                keep.append(key)
+        return keep
 
     def close(self) -> None:
-        for c in self.shards.values():
-            c.close()
+        self.shards.close()
 
     def __enter__(self) -> ShardSet:
         return self
@@ -169,29 +195,32 @@ class ShardSet:
         return [(k, self.shards[k]) for k in keys]
 
     def map_selected(self, func: Callable[..., T], *args: Any,
-                     located: Callable[[T], Iterable[tuple[int, int]]] | None = None) -> list[T]:
+                     located: Callable[[T], Iterable[tuple[int, int]]] | None = None,
+                     term: str | None = None) -> list[T]:
         """``func(shard, *args)`` on each selected shard side by side (a thread pool; each shard's
-        connection is used by one thread at a time), results in shard order (``located``: as
+        connection is used by one thread at a time, and a shard not yet open is opened by the
+        thread that first uses it), results in shard order (``located``, ``term``: as
         :func:`each_part`). A damaged shard's error names its file."""
-        parts = self._parts(self.selected)
+        keys = self.selected if term is None else self.may_hold(term)
 
-        def run(part: tuple[str, Collection]) -> T:
-            with damage_named(part[1].folder):
-                return func(part[1], *args)
+        def run(key: str) -> T:
+            with damage_named(self.shards.folder(key)):
+                return func(self.shards[key], *args)
 
-        threads = min(len(parts), os.cpu_count() or 1, MAX_THREADS)
+        threads = min(len(keys), os.cpu_count() or 1, MAX_THREADS)
         if threads <= 1:
-            results = [run(p) for p in parts]
+            results = [run(k) for k in keys]
         else:
             with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shard") as pool:
-                results = list(pool.map(run, parts))
+                results = list(pool.map(run, keys))
         if located is not None:
-            for (key, _), result in zip(parts, results, strict=True):
+            for key, result in zip(keys, results, strict=True):
                 for case_id, opinion_id in located(result):
                     self._case_shard[case_id] = self._opinion_shard[opinion_id] = key
         return results
 
     def _statistics_parts(self) -> list[tuple[str, Collection]]:
+        self._check_analysis()
         return self._parts(self.selected if self.statistics == "selected" else self.shards)
 
     def _holder(self, table: str, item_id: int, cache: dict[int, str]) -> Collection:
@@ -265,7 +294,7 @@ class ShardSet:
 
     def citations(self, paragraph_id: int, shard: str | None = None) -> list[dict]:
         """A paragraph's citations; paragraph ids are each shard's own, so ``shard`` (its key) is needed."""
-        if shard not in self.shards:
+        if shard is None or shard not in self.shards:
             raise UsageError(f"paragraph ids are each shard's own in {self.folder}: name the shard "
                              f"({self.manifest.shard_by}=...) of paragraph {paragraph_id}")
         part = self.shards[shard]
@@ -306,6 +335,7 @@ class ShardSet:
     # -- description --------------------------------------------------------------------------
     def meta(self) -> dict[str, str]:
         """The meta of the set: the first shard's, with the latest statistics date of any shard."""
+        self._check_analysis()
         metas = []
         for _, shard in self._parts(self.shards):
             with damage_named(shard.folder):
@@ -369,6 +399,60 @@ class ShardSet:
             if n:
                 out[level] = n
         return dict(sorted(out.items()))
+
+
+class _Shards(Mapping[str, Collection]):
+    """A set's shards by key, each opened (and checked for damage) when first asked for; safe to
+    ask from several threads."""
+
+    def __init__(self, folders: dict[str, Path]):
+        self._folders = folders
+        self._opened: dict[str, Collection] = {}
+        self._words: dict[str, ShardWords | None] = {}
+        self._lock = threading.Lock()
+
+    def folder(self, key: str) -> Path:
+        return self._folders[key]
+
+    def words(self, key: str) -> ShardWords | None:
+        """The word list of shard ``key`` (``None``: none that describes it as it is now), read once."""
+        if key not in self._words:
+            self._words[key] = ShardWords.load(self._folders[key])
+        return self._words[key]
+
+    def __getitem__(self, key: str) -> Collection:
+        shard = self._opened.get(key)
+        if shard is not None:
+            return shard
+        folder = self._folders[key]  # KeyError for an unknown key, as a dict
+        with damage_named(folder):
+            shard = Collection.open(folder)
+        shard.word_list = self.words(key)
+        with self._lock:
+            if key in self._opened:  # another thread opened it meanwhile
+                shard.close()
+            else:
+                self._opened[key] = shard
+            return self._opened[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._folders)
+
+    def __len__(self) -> int:
+        return len(self._folders)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._folders
+
+    def opened(self) -> list[str]:
+        """The keys of the shards opened so far."""
+        return list(self._opened)
+
+    def close(self) -> None:
+        with self._lock:
+            for shard in self._opened.values():
+                shard.close()
+            self._opened = {}
 
 
 def _sum_counts(parts: Iterable[dict[str, int]]) -> dict[str, int]:

@@ -183,6 +183,22 @@ def _lock_set(root: Path):
     return fh
 
 
+def finish_set(root: str | Path) -> tuple[int, list[Path]]:
+    """Finish the shards of the set in ``root`` written since their word lists were made
+    (:func:`~statinterp.collection.shard_words.finish_stale`; ``ingest`` does it itself at its
+    end), holding the set's lock: (the number of shards, the folders finished)."""
+    from statinterp.collection.shard_words import finish_stale
+
+    root = Path(root)
+    manifest = Manifest.load(root)
+    folders = [folder for _, folder in manifest.folders(root)]
+    lock = _lock_set(root)
+    try:
+        return len(folders), finish_stale(folders)
+    finally:
+        lock.close()
+
+
 def is_shard_set(folder: str | Path) -> bool:
     """Whether ``folder`` is a shard set (holds a manifest)."""
     return (Path(folder) / MANIFEST).is_file()
@@ -283,11 +299,23 @@ class ShardedWriter:
         self.release()
         self._lock.close()  # releases the lock
 
+    def finish(self) -> list[Path]:
+        """Finish every shard written since its word list was made (FTS5 ``optimize`` and a new
+        word list: :func:`~statinterp.collection.shard_words.finish_stale`); the folders finished."""
+        from statinterp.collection.shard_words import finish_stale
+
+        self.release()
+        return finish_stale([folder for _, folder in self.manifest.folders(self.root)])
+
     def __enter__(self) -> ShardedWriter:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        try:
+            if exc_type is None:  # a stopped ingest leaves lists that no longer match: not used, redone next time
+                self.finish()
+        finally:
+            self.close()
 
     def write(self, prepared, reprepare=None) -> dict[str, int]:
         """Store a batch: ids are allocated in the batch's order to the cases that will be stored

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from statinterp.corpus.dataset import Case
 from statinterp.corpus.pin_cites import first_page, page_at
@@ -312,6 +312,9 @@ class Collection:
         self.has_pages = "page" in {r["name"] for r in select(db, "PRAGMA table_info(paragraphs)")}
         self._page_columns = ("p.page, p.page_starts, p.footnote" if self.has_pages else
                               "NULL AS page, '[]' AS page_starts, 0 AS footnote")
+        #: The shard's word list (:class:`~statinterp.collection.shard_words.ShardWords`), set by
+        #: the shard set that opened it: :meth:`occurring` then answers single words from it.
+        self.word_list: Any = None
 
     @classmethod
     def open(cls, folder: str | Path) -> Collection:
@@ -390,7 +393,8 @@ class Collection:
         for word in words:
             if not word.isalnum():
                 raise UsageError(f"not a single word: {word!r}")
-        known = self._matching_any({w: f'"{w}"' for w in words})
+        known = (self.word_list.holds(words) if self.word_list is not None
+                 else self._matching_any({w: f'"{w}"' for w in words}))
         longer = [p for p in phrases if len(p) > 1 and all(w in known for w in p)]
         if self.has_pairs:
             found = self._matching_any({p: " AND ".join(f'"{pair}"' for pair in fts_pairs(p)) for p in longer},

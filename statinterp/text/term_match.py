@@ -279,6 +279,20 @@ def fts_word_prefixes(term: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=256)
+def word_tokens(term: str) -> tuple[str, ...]:
+    """Every token of every spelling (:func:`fts_word_options`) of ``term``'s words, sorted."""
+    return tuple(sorted({t for options, _ in _word_options(term) for o in options for t in o}))
+
+
+def lacks_a_word(term: str, has_token: Callable[[str], bool]) -> bool:
+    """Whether some word of ``term`` has no spelling (:func:`fts_word_options`) all of whose
+    tokens ``has_token`` admits: then no paragraph of a collection whose tokens ``has_token``
+    describes can match the term (a shard's word list, :mod:`statinterp.collection.shard_words`;
+    what :func:`fts_pair_query` would find out by asking the collection)."""
+    return not all(any(all(map(has_token, o)) for o in options) for options, _ in _word_options(term))
+
+
 #: :func:`fts_exact_query` falls back to :func:`fts_query` above this many spellings.
 MAX_EXACT_SPELLINGS = 256
 

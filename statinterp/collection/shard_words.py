@@ -1,0 +1,187 @@
+"""Each shard's word list: which tokens its text index holds, kept beside the shard's database,
+so that a lookup over a set of shards passes over a shard lacking a word of the term without
+opening it (docs/collection.md, "Shards": "The word list").
+
+At the end of an ingest, each shard it wrote is *finished* (:func:`finish_shard`): its two
+full-text indexes are merged into one segment each (FTS5 ``optimize``: a lookup then reads one
+segment instead of a dozen), and the tokens of its text index (``paragraphs_fts``, as FTS5
+tokenized them: ``fts5vocab``) are written to ``words.bin`` beside ``collection.sqlite``: a
+header line, then the sorted 8-byte hashes of the tokens (BLAKE2b; two tokens sharing a hash
+only keep a shard that could have been passed over, never the reverse).
+
+The header records the database file's size and modification time when the list was made. A
+list whose database has changed since (a later write by anything that did not finish the shard,
+a copy that did not keep modification times), or whose database has a write-ahead log with
+unmerged writes beside it, is not used: the shard is then asked, as without a list. A list can
+only make a lookup skip work, never change what it finds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import mmap
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from statinterp.collection.store import FILENAME, database_path
+from statinterp.text.term_match import lacks_a_word, word_tokens
+
+__all__ = ["WORDS_FILE", "ShardWords", "finish_shard", "finish_stale", "term_hashes", "token_hash", "write_words"]
+
+#: The word list's file name, beside the shard's ``collection.sqlite``.
+WORDS_FILE = "words.bin"
+#: The first bytes of a word list (its format's version).
+MAGIC = b"statinterp-words 1\n"
+
+
+def token_hash(token: str) -> int:
+    """A token's 8-byte hash in a word list (the same in every process and on every machine)."""
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _fingerprint(database: Path) -> dict[str, int] | None:
+    """The database file's size and modification time; ``None`` when a write-ahead log with
+    unmerged writes lies beside it (the file alone then is not the collection's state)."""
+    wal = database.with_name(database.name + "-wal")
+    with contextlib.suppress(FileNotFoundError):
+        if wal.stat().st_size > 0:
+            return None
+    stat = database.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _tokens(db: sqlite3.Connection) -> Iterator[str]:
+    db.execute("CREATE VIRTUAL TABLE temp.shard_words USING fts5vocab(main, paragraphs_fts, row)")
+    try:
+        for (token,) in db.execute("SELECT term FROM temp.shard_words"):
+            yield token
+    finally:
+        db.execute("DROP TABLE temp.shard_words")
+
+
+def write_words(folder: str | Path) -> int:
+    """Write the word list of the collection in ``folder`` (a shard; nothing must be writing it)
+    and return the number of its tokens. Written to a temporary file first, then renamed: a list
+    is whole or absent."""
+    folder = Path(folder)
+    database = database_path(folder)
+    db = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        hashes = np.unique(np.fromiter((token_hash(t) for t in _tokens(db)), dtype="<u8"))
+    finally:
+        db.close()
+    fingerprint = _fingerprint(database)
+    if fingerprint is None:  # cannot happen once every writer has closed; then no list
+        return 0
+    header = json.dumps({**fingerprint, "tokens": int(hashes.size)}, sort_keys=True).encode() + b"\n"
+    partial = folder / (WORDS_FILE + ".partial")
+    with open(partial, "wb") as fh:
+        fh.write(MAGIC + header)
+        fh.write(hashes.tobytes())
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(partial, folder / WORDS_FILE)
+    return int(hashes.size)
+
+
+def finish_shard(folder: str | Path) -> int:
+    """After an ingest wrote the shard in ``folder``: merge each of its full-text indexes into one
+    segment (FTS5 ``optimize``), then write its word list (:func:`write_words`). Returns the
+    number of tokens in the list."""
+    from statinterp.sqlite import transaction
+
+    database = database_path(Path(folder))
+    db = sqlite3.connect(database, isolation_level=None)
+    try:
+        db.execute("PRAGMA busy_timeout = 30000")
+        tables = {name for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE name IN ('paragraphs_fts', 'paragraph_pairs')")}
+        with transaction(db):
+            for table in sorted(tables):
+                db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
+    return write_words(folder)
+
+
+def finish_stale(folders: list[Path], finish: Callable[[list[Path]], object] | None = None) -> list[Path]:
+    """Finish (:func:`finish_shard`) each shard of ``folders`` whose word list is missing or no
+    longer describes its database (it was written since); return those folders. ``finish``: how
+    to finish them (e.g. on a Dask cluster), else one after the other here."""
+    stale = [f for f in folders if ShardWords.load(f) is None]
+    if stale:
+        if finish is None:
+            for folder in stale:
+                finish_shard(folder)
+        else:
+            finish(stale)
+    return stale
+
+
+class ShardWords:
+    """A shard's word list, read for lookups (:meth:`load`)."""
+
+    def __init__(self, hashes: np.ndarray):
+        self.hashes = hashes
+
+    @classmethod
+    def load(cls, folder: str | Path) -> ShardWords | None:
+        """The word list of the shard in ``folder``; ``None`` when it has none, or one that does
+        not describe its database as it is now (see the module's text): the shard is then asked.
+        The hashes are mapped from the file, not read (a lookup reads the few pages it needs)."""
+        folder = os.fspath(folder)
+        try:
+            with open(os.path.join(folder, WORDS_FILE), "rb") as fh:
+                if fh.read(len(MAGIC)) != MAGIC:
+                    return None
+                header = json.loads(fh.readline())
+                offset = fh.tell()
+                fingerprint = _fingerprint(Path(folder, FILENAME))
+                if fingerprint is None or any(header.get(k) != v for k, v in fingerprint.items()):
+                    return None
+                n = header.get("tokens", 0)
+                if n == 0:
+                    return cls(np.zeros(0, dtype="<u8"))
+                mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        if len(mapped) != offset + 8 * n:
+            return None
+        return cls(np.frombuffer(mapped, dtype="<u8", count=n, offset=offset))
+
+    def held(self, hashes: np.ndarray) -> np.ndarray:
+        """Per hash of ``hashes`` (:func:`term_hashes`), whether the shard's text index may hold
+        its token (false: the token is in no paragraph of the shard)."""
+        if self.hashes.size == 0:
+            return np.zeros(hashes.size, dtype=bool)
+        at = np.minimum(np.searchsorted(self.hashes, hashes), self.hashes.size - 1)
+        return np.asarray(self.hashes[at] == hashes)
+
+    def holds(self, tokens: Iterable[str]) -> set[str]:
+        """Those of ``tokens`` that the shard's text index may hold (those left out it holds in no
+        paragraph)."""
+        tokens = list(tokens)
+        hashes = np.array([token_hash(t) for t in tokens], dtype="<u8")
+        return {t for t, h in zip(tokens, self.held(hashes), strict=True) if h}
+
+    def lacks_a_word_of(self, term: str, hashes: np.ndarray | None = None) -> bool:
+        """Whether some word of ``term`` has no spelling all of whose tokens the shard holds: then
+        no paragraph of the shard can match the term. ``hashes``: :func:`term_hashes` of the term,
+        if already made (a set asks every shard)."""
+        tokens = word_tokens(term)
+        held = self.held(term_hashes(term) if hashes is None else hashes)
+        present = {t for t, h in zip(tokens, held, strict=True) if h}
+        return lacks_a_word(term, present.__contains__)
+
+
+def term_hashes(term: str) -> np.ndarray:
+    """The hashes (:func:`token_hash`) of :func:`~statinterp.text.term_match.word_tokens` of
+    ``term``, in that order."""
+    return np.array([token_hash(t) for t in word_tokens(term)], dtype="<u8")
