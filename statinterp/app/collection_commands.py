@@ -75,7 +75,8 @@ def example_sources() -> Path:
 @click.option("--split-parts", type=click.IntRange(0, 128), default=None, metavar="N",
               help="With --engine dask: split each CourtListener opinions file into N parts by cluster, one "
                    "partition each, in COLLECTION/.split/ (removed at the end); 0: never. Default: files of at "
-                   "least 16 MiB into 2 parts per --workers (docs/data-format.md, \"CourtListener\").")
+                   "least 16 MiB into 2 parts per worker (of --workers, or of the --scheduler's cluster; "
+                   "docs/data-format.md, \"CourtListener\").")
 @click.option("--citations/--no-citations", default=True, show_default=True,
               help="Extract case, statute and journal citations with eyecite (it takes longer than the analysis: "
                    "about 2.6 times as long, benchmarks/RESULTS.md).")

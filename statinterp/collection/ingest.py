@@ -147,8 +147,9 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     ``shard_by`` (one of :data:`~statinterp.collection.shards.SHARD_KEYS`) writes a collection in
     shards: one collection per value of that field under ``collection``, with a manifest
     (:mod:`statinterp.collection.shards`). ``split_parts`` (Dask only): the parts each CourtListener
-    opinions file is split into (:func:`split_for_dask`; None: :func:`default_split_parts` for a
-    file of at least :data:`~statinterp.sources.courtlistener_split.SPLIT_MIN_BYTES`; 0 or 1: none)."""
+    opinions file is split into (:func:`split_for_dask`; None: :func:`default_split_parts` of the
+    cluster's workers for a file of at least
+    :data:`~statinterp.sources.courtlistener_split.SPLIT_MIN_BYTES`; 0 or 1: none)."""
     check_engine(engine, scheduler)
     started = time.perf_counter()
     partitions = discover(list(sources), fmt, encoding)  # unreadable or unknown sources fail before anything is written
@@ -158,8 +159,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
                                     else CollectionWriter(collection, settings)) as writer, ExitStack() as spool:
         if engine == "dask":
             partitions = spool.enter_context(split_for_dask(
-                partitions, Path(collection), default_split_parts(n_workers) if split_parts is None else split_parts,
-                split_parts is None, summary, writer))
+                partitions, Path(collection), split_parts, scheduler, n_workers, summary, writer))
         if isinstance(writer, ShardedWriter) and engine == "dask":  # the shards written by the workers
             from statinterp.collection.dask_shards import write_shards_on_dask
 
@@ -221,20 +221,25 @@ MAX_SPLIT_PARTS = 128
 
 
 @contextmanager
-def split_for_dask(partitions: list[Partition], collection: Path, parts: int, only_large: bool,
-                   summary: IngestSummary, writer) -> Iterator[list[Partition]]:
-    """``partitions`` with each CourtListener opinions file (of at least ``SPLIT_MIN_BYTES`` when
-    ``only_large``) replaced by its ``parts`` parts (:mod:`statinterp.sources.courtlistener_split`),
+def split_for_dask(partitions: list[Partition], collection: Path, parts: int | None, scheduler: str | None,
+                   n_workers: int, summary: IngestSummary, writer) -> Iterator[list[Partition]]:
+    """``partitions`` with each CourtListener opinions file replaced by its ``parts`` parts
+    (:mod:`statinterp.sources.courtlistener_split`; None: those of at least ``SPLIT_MIN_BYTES``
+    into :func:`default_split_parts` of the workers of ``scheduler``, else ``n_workers``),
     written under ``COLLECTION/.split/RUN`` and removed on leaving. Records skipped while
     splitting go to ``summary`` (and the source's count). A stopped run's folder (its process
     gone) is removed; a run never reads another's."""
     from statinterp.sources.courtlistener_split import SPLIT_MIN_BYTES, split_bulk, splittable
 
-    todo = [p for p in partitions if parts > 1 and splittable(p)
-            and (not only_large or Path(p.path).stat().st_size >= SPLIT_MIN_BYTES)]
+    todo = [p for p in partitions if (parts is None or parts > 1) and splittable(p)
+            and (parts is not None or Path(p.path).stat().st_size >= SPLIT_MIN_BYTES)]
     if not todo:
         yield partitions
         return
+    if parts is None:
+        from statinterp.collection.dask_engine import cluster_workers
+
+        parts = default_split_parts(n_workers if scheduler is None else cluster_workers(scheduler))
     root = collection.resolve() / SPLIT_FOLDER
     _remove_stopped_runs(root)
     run = root / f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"

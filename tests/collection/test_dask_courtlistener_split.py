@@ -18,6 +18,7 @@ from benchmarks.courtlistener_bulk import DATE, OPINION_COLUMNS, write_invented
 from statinterp.collection.ingest import SPLIT_FOLDER, IngestSummary, analysis_settings, ingest
 from statinterp.collection.shards import Manifest
 from statinterp.collection.store import CollectionWriter
+from statinterp.sources import courtlistener_split
 from statinterp.sources.courtlistener_files import read_records, write_bulk_csv
 
 
@@ -56,7 +57,7 @@ def totals(s: IngestSummary) -> dict:
 
 
 @pytest.mark.slow
-def test_a_split_bulk_file_on_dask_equals_the_local_ingest_of_the_whole_file(tmp_path, dask_cluster):
+def test_a_split_bulk_file_on_dask_equals_the_local_ingest_of_the_whole_file(tmp_path, dask_cluster, monkeypatch):
     opinions = bulk(tmp_path / "bulk")
     local = ingest([opinions], tmp_path / "local", citations=False)
     dask = ingest([opinions], tmp_path / "dask", citations=False, engine="dask",
@@ -70,9 +71,14 @@ def test_a_split_bulk_file_on_dask_equals_the_local_ingest_of_the_whole_file(tmp
     assert want["sources"] == [(str(opinions), "courtlistener", 24, 1)] and want["token_stats"]
     assert not (tmp_path / "dask" / SPLIT_FOLDER).exists()  # the split folder is removed
 
+    # again, split by default (as a file of at least SPLIT_MIN_BYTES): two parts per worker of the cluster
+    monkeypatch.setattr(courtlistener_split, "SPLIT_MIN_BYTES", opinions.stat().st_size)
     again = ingest([opinions], tmp_path / "dask", citations=False, engine="dask",
-                   scheduler=dask_cluster.scheduler_address, split_parts=3)
-    assert (again.added, again.unchanged, len(again.skipped)) == (0, 24, 1)
+                   scheduler=dask_cluster.scheduler_address)
+    assert (again.added, again.unchanged, len(again.skipped), again.split_parts) == (0, 24, 1, 4)
+    monkeypatch.setattr(courtlistener_split, "SPLIT_MIN_BYTES", opinions.stat().st_size + 1)
+    assert ingest([opinions], tmp_path / "dask", citations=False, engine="dask",
+                  scheduler=dask_cluster.scheduler_address).split_parts == 0  # a smaller file is read whole
 
 
 @pytest.mark.slow
