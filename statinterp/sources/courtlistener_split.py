@@ -44,7 +44,8 @@ from statinterp.sources.records import SkippedRecord
 from statinterp.sources.registry import Partition
 
 #: ``ingest --engine dask`` splits a CourtListener opinions file at least this large (bytes as
-#: stored) unless ``--split-parts`` says otherwise.
+#: stored) unless ``--split-parts`` says otherwise: the pass over such a file takes about 10 CPU
+#: seconds (benchmarks/RESULTS.md, "CourtListener bulk files"), its cases minutes on one worker.
 SPLIT_MIN_BYTES = 16 << 20
 
 #: The companion kinds in the order they are routed (clusters first: they give the dockets' parts).
