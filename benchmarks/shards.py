@@ -348,9 +348,10 @@ def _extrapolation(growth: list[dict], runs: list[dict]) -> list[str]:
         f"holds under {spread:.0%} of the cases (CAP's distribution by court is not measured here); by "
         "jurisdiction a large jurisdiction's writer would bound the run. The cases here average "
         f"{chars / 1e3:.1f} k characters; CAP's average is nearer 25 k (issue 17's estimate), and the last "
-        "column scales the workers' CPU by it. CourtListener's bulk opinions come as one CSV file, which is one "
-        "partition, so one worker: the extrapolation assumes the opinions split into many files (e.g. per "
-        "court); splitting one bulk file into partitions is not implemented.")]
+        "column scales the workers' CPU by it. CourtListener's bulk opinions come as one CSV file: `ingest "
+        "--engine dask` splits it by cluster into parts, one partition each, in one pass on one core before the "
+        "workers start (its rate: \"CourtListener bulk files\", *Splitting for Dask*); that pass is not in "
+        "this extrapolation.")]
     calm = next((r for r in runs if r["n"] == n_big and r["workers"] == 1), None)
     if calm is not None and sum(calm["loadavg"]) < sum(big["loadavg"]):
         less = 1 - calm["worker_processes_cpu"] / big["worker_processes_cpu"]

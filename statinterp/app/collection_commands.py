@@ -72,6 +72,11 @@ def example_sources() -> Path:
               help="Write the collection in shards: one collection per court, jurisdiction, reporter or source "
                    "format under the folder, with a manifest (docs/collection.md, \"Shards\"). Default: one file.")
 @engine_options("parse and analyse partitions (one per source file), and with --shard-by write the shards")
+@click.option("--split-parts", type=click.IntRange(0, 128), default=None, metavar="N",
+              help="With --engine dask: split each CourtListener opinions file into N parts by cluster, one "
+                   "partition each, in COLLECTION/.split/ (removed at the end); 0: never. Default: files of at "
+                   "least 16 MiB into 2 parts per worker (of --workers, or of the --scheduler's cluster; "
+                   "docs/data-format.md, \"CourtListener\").")
 @click.option("--citations/--no-citations", default=True, show_default=True,
               help="Extract case, statute and journal citations with eyecite (it takes longer than the analysis: "
                    "about 2.6 times as long, benchmarks/RESULTS.md).")
@@ -79,7 +84,7 @@ def example_sources() -> Path:
               show_default=True, help="The final summary as text or as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, shard_by, engine, scheduler, workers,
-           citations, summary_fmt, quiet):
+           split_parts, citations, summary_fmt, quiet):
     """Read bulk case law (SOURCE: files or folders) into a collection folder.
 
     Without SOURCE, ingests the shipped example sources (invented cases in every format).
@@ -108,7 +113,8 @@ def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, s
     # a bar on a terminal, else a line every few seconds (statinterp.app.progress)
     with counter("ingest", enabled=not quiet, unit="cases") as advance:
         summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler, citations=citations,
-                             progress=advance, n_workers=workers, encoding=encoding, shard_by=shard_by)
+                             progress=advance, n_workers=workers, encoding=encoding, shard_by=shard_by,
+                             split_parts=split_parts)
     if errors_out is not None:
         lines = "".join(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
                                    ensure_ascii=False) + "\n" for s in summary.skipped)
@@ -133,6 +139,9 @@ def _print_summary(summary, collection: Path, engine: str, errors_out: Path | No
                f"({d['cases_per_second'] or 0:.1f} cases/s, {d['input_bytes'] / max(d['seconds'], 1e-9) / 1e6:.2f} MB/s"
                f", engine {engine}): {d['added']} added, {d['replaced']} replaced, {d['unchanged']} unchanged; "
                f"{d['opinions']} opinions and {d['paragraphs']} paragraphs stored; {d['skipped']} records skipped")
+    if summary.split_parts:
+        click.echo(f"  split: CourtListener opinions files into {summary.split_parts} parts by cluster "
+                   f"({summary.split_seconds:.1f} CPU s)")
     for file, encoding in summary.decoded:
         click.echo(f"  decoded: {file} is not UTF-8; read as {encoding} (a guess; --encoding forces one)")
     for s in summary.skipped[:20]:

@@ -85,6 +85,12 @@ def dask_client(scheduler: str | None, n_workers: int) -> Iterator[Any]:
             cluster.close()
 
 
+def cluster_workers(scheduler: str) -> int:
+    """The number of workers the scheduler at ``scheduler`` has now (at least 1)."""
+    with dask_client(scheduler, 0) as client:
+        return max(1, len(client.scheduler_info()["workers"]))
+
+
 def results_in_order(client: Any, task: Callable, arguments: Sequence[tuple], name: str) -> Iterator[Any]:
     """``task(*args)`` for each of ``arguments``, run on the cluster, yielded in order; at most
     :data:`WINDOW` tasks are submitted ahead of the one yielded (bounds the results held)."""

@@ -45,7 +45,7 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -290,6 +290,7 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
         arguments = [(p, i, root, writer.manifest.shard_by, existing, citations, statistics)
                      for i, p in enumerate(partitions)]
         last: dict[str, object] = {}  # each shard's latest write task
+        source_cases: Counter[tuple[str, str]] = Counter()  # (source path, shard key) -> cases so far
         prepared = results_in_order(client, prepare_task, arguments, f"shard-prepare-{run_id}")
         for index, (partition, spooled) in enumerate(zip(partitions, prepared, strict=True)):
             cpu["prepare"] += spooled.cpu
@@ -318,16 +319,19 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
                 if progress:
                     progress(len(item))
             writes = []
+            skipped = summary.end_partition(partition, cases, skipped)[1]  # of its source so far
             for key in sorted(shard_cases):
                 folder = writer.shard_folder(key).relative_to(writer.root)
-                source = (os.path.abspath(partition.path), partition.format, shard_cases[key], skipped)
+                # a split file's parts add up (a shard's writes are chained: the last one records the sum)
+                source_cases[(partition.source_path, key)] += shard_cases[key]
+                source = (os.path.abspath(partition.source_path), partition.format,
+                          source_cases[(partition.source_path, key)], skipped)
                 last[key] = client.submit(write_task, root, str(folder), spooled.files[key],
                                           shard_ids.get(key, []), writer.analysis, citations, statistics, source,
                                           last.get(key), key=f"shard-write-{run_id}-{index}-{folder.name}",
                                           pure=False, priority=1)
                 writes.append(last[key])
             outstanding.append((index, writes))
-            summary.end_partition(partition, cases, skipped)
             while len(outstanding) > SPOOL_WINDOW:
                 finish_oldest()
         while outstanding:

@@ -21,8 +21,13 @@ lists it (:attr:`IngestSummary.mostly_skipped`) and the command ends with exit s
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
 import time
-from collections.abc import Callable, Iterable
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +70,11 @@ class IngestSummary:
     #: CPU seconds per role of a shard set written on Dask (workers preparing, writers storing, the
     #: coordinator); empty otherwise.
     cpu_seconds: dict[str, float] = field(default_factory=dict)
+    #: Parts made of split CourtListener bulk files (``--engine dask``), and the CPU seconds of splitting.
+    split_parts: int = 0
+    split_seconds: float = 0.0
+    #: [cases, records skipped] so far per source path (the parts of a split file add up).
+    _tally: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     def add(self, counts: dict[str, int]) -> None:
         for key in COUNTS:
@@ -81,11 +91,20 @@ class IngestSummary:
             return True
         return False
 
-    def end_partition(self, partition: Partition, cases: int, skipped: int) -> None:
-        """Note a partition read whole: ``cases`` read, ``skipped`` records skipped."""
-        if mostly_skipped(cases, skipped):
-            self.mostly_skipped.append((partition.path, skipped, cases + skipped))
-        self.input_bytes += partition.size
+    def end_partition(self, partition: Partition, cases: int, skipped: int) -> tuple[int, int]:
+        """Note a partition read whole: ``cases`` read, ``skipped`` records skipped. Returns the
+        cases and skipped records of its source so far (a split bulk file's parts add up; its
+        bytes are counted once)."""
+        path = partition.source_path
+        if path not in self._tally:
+            self.input_bytes += (partition.origin or partition).size
+        tally = self._tally.setdefault(path, [0, 0])
+        tally[0] += cases
+        tally[1] += skipped
+        self.mostly_skipped = [m for m in self.mostly_skipped if m[0] != path]
+        if mostly_skipped(*tally):
+            self.mostly_skipped.append((path, tally[1], sum(tally)))
+        return tally[0], tally[1]
 
     def as_dict(self) -> dict:
         return {"cases_read": self.cases_read, "added": self.added, "replaced": self.replaced,
@@ -96,6 +115,8 @@ class IngestSummary:
                 "partitions": self.partitions, "input_bytes": self.input_bytes,
                 "seconds": round(self.seconds, 3), "engine": self.engine,
                 "cases_per_second": round(self.cases_read / self.seconds, 2) if self.seconds else None,
+                **({"split_parts": self.split_parts, "split_cpu_seconds": round(self.split_seconds, 3)}
+                   if self.split_parts else {}),
                 **({"cpu_seconds": self.cpu_seconds} if self.cpu_seconds else {})}
 
 
@@ -114,7 +135,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
            engine: str = "local", scheduler: str | None = None, citations: bool = True,
            progress: Callable[[int], None] | None = None, n_workers: int = 2,
            statistics: bool = True, analyzer=None, encoding: str | None = None,
-           shard_by: str | None = None) -> IngestSummary:
+           shard_by: str | None = None, split_parts: int | None = None) -> IngestSummary:
     """Read ``sources`` into the collection folder ``collection`` (created if new).
 
     ``progress`` is called with the number of cases read after each batch. ``engine="dask"``
@@ -125,14 +146,20 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     ``encoding`` forces the encoding of plain-text sources (``ingest --encoding``).
     ``shard_by`` (one of :data:`~statinterp.collection.shards.SHARD_KEYS`) writes a collection in
     shards: one collection per value of that field under ``collection``, with a manifest
-    (:mod:`statinterp.collection.shards`)."""
+    (:mod:`statinterp.collection.shards`). ``split_parts`` (Dask only): the parts each CourtListener
+    opinions file is split into (:func:`split_for_dask`; None: :func:`default_split_parts` of the
+    cluster's workers for a file of at least
+    :data:`~statinterp.sources.courtlistener_split.SPLIT_MIN_BYTES`; 0 or 1: none)."""
     check_engine(engine, scheduler)
     started = time.perf_counter()
     partitions = discover(list(sources), fmt, encoding)  # unreadable or unknown sources fail before anything is written
     summary = IngestSummary(partitions=len(partitions), engine=engine)
     settings = analysis_settings(statistics)
     with damage_named(collection), (ShardedWriter(collection, shard_by, settings) if shard_by is not None
-                                    else CollectionWriter(collection, settings)) as writer:
+                                    else CollectionWriter(collection, settings)) as writer, ExitStack() as spool:
+        if engine == "dask":
+            partitions = spool.enter_context(split_for_dask(
+                partitions, Path(collection), split_parts, scheduler, n_workers, summary, writer))
         if isinstance(writer, ShardedWriter) and engine == "dask":  # the shards written by the workers
             from statinterp.collection.dask_shards import write_shards_on_dask
 
@@ -172,7 +199,87 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
                 cases += len(item)
                 if progress:
                     progress(len(item))
-            writer.record_source(partition.path, partition.format, cases, skipped)
-            summary.end_partition(partition, cases, skipped)
+            writer.record_source(partition.source_path, partition.format,
+                                 *summary.end_partition(partition, cases, skipped))
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+#: The folder of split bulk files, in the collection's folder (the workers see it: docs/collection.md).
+SPLIT_FOLDER = ".split"
+
+
+def default_split_parts(n_workers: int) -> int:
+    """The parts a large CourtListener file is split into by default: two per worker (a part per
+    worker would leave workers idle behind the largest part; more parts cost each its share of
+    the courts file and a task)."""
+    return max(2, min(2 * n_workers, MAX_SPLIT_PARTS))
+
+
+#: At most this many parts (a split holds five files of each part open).
+MAX_SPLIT_PARTS = 128
+
+
+@contextmanager
+def split_for_dask(partitions: list[Partition], collection: Path, parts: int | None, scheduler: str | None,
+                   n_workers: int, summary: IngestSummary, writer) -> Iterator[list[Partition]]:
+    """``partitions`` with each CourtListener opinions file replaced by its ``parts`` parts
+    (:mod:`statinterp.sources.courtlistener_split`; None: those of at least ``SPLIT_MIN_BYTES``
+    into :func:`default_split_parts` of the workers of ``scheduler``, else ``n_workers``),
+    written under ``COLLECTION/.split/RUN`` and removed on leaving. Records skipped while
+    splitting go to ``summary`` (and the source's count). A stopped run's folder (its process
+    gone) is removed; a run never reads another's."""
+    from statinterp.sources.courtlistener_split import SPLIT_MIN_BYTES, split_bulk, splittable
+
+    todo = [p for p in partitions if (parts is None or parts > 1) and splittable(p)
+            and (parts is not None or Path(p.path).stat().st_size >= SPLIT_MIN_BYTES)]
+    if not todo:
+        yield partitions
+        return
+    if parts is None:
+        from statinterp.collection.dask_engine import cluster_workers
+
+        parts = default_split_parts(n_workers if scheduler is None else cluster_workers(scheduler))
+    root = collection.resolve() / SPLIT_FOLDER
+    _remove_stopped_runs(root)
+    run = root / f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        out: list[Partition] = []
+        for p in partitions:
+            if p not in todo:
+                out.append(p)
+                continue
+            cpu = time.process_time()
+            done = split_bulk(p, run / f"{len(out):06d}", min(parts, MAX_SPLIT_PARTS))
+            summary.split_seconds += time.process_time() - cpu
+            summary.split_parts += len(done.parts)
+            for record in done.skipped:
+                summary.note(record)
+            totals = summary.end_partition(p, 0, len(done.skipped))
+            if isinstance(writer, CollectionWriter):  # a shard set records a source in the shards it reached
+                writer.record_source(p.path, p.format, *totals)
+            out.extend(done.parts)
+        yield out
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+        with suppress(OSError):
+            root.rmdir()  # when no other run's folder is there
+
+
+def _remove_stopped_runs(root: Path) -> None:
+    """Remove the split folders of stopped runs on this machine (named HOST-PID-ID; PID is gone)."""
+    host = socket.gethostname()
+    for run in root.glob("*-*-*") if root.is_dir() else ():
+        name, pid, _ = run.name.rsplit("-", 2)
+        if name == host and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(run, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -193,7 +193,7 @@ def read_partition(partition: Partition) -> Iterator[SourceItem]:
     from statinterp.sources.limits import check_record
 
     def checked() -> Iterator[SourceItem]:
-        return (check_record(item, partition.path) for item in _read(partition))
+        return (check_record(item, partition.source_path) for item in _read(partition))
 
     if partition.format not in _REPEATABLE_IDS:
         return checked()

@@ -165,8 +165,9 @@ def cluster_of(row: dict) -> tuple[str | None, str]:
     return str(value).strip(), ""
 
 
-def _compact(row: dict) -> dict:
-    """What the join keeps of an opinion row: its own fields, its best text, any case fields."""
+def compact_opinion(row: dict) -> dict:
+    """What the join keeps of an opinion row: its own fields, its best text, any case fields (a row
+    read back from it is read as the row itself)."""
     out = {k: row[k] for k in (*_OPINION_FIELDS, *_CASE_FIELDS) if row.get(k) not in (None, "")}
     for name in TEXT_FIELDS:  # the first with text (a non-string too: it is reported when the case is built)
         value = row.get(name)
@@ -191,6 +192,16 @@ def _schema(db: sqlite3.Connection) -> None:
     """)
 
 
+#: The fields the join keeps of each companion's rows (besides ``id``, and a citation's ``cluster_id``).
+COMPANION_FIELDS = {
+    "clusters": ("case_name", "case_name_short", "case_name_full", "date_filed", "judges", "attorneys",
+                 "precedential_status", "docket_id"),
+    "dockets": ("court_id", "docket_number", "case_name"),
+    "courts": ("full_name", "short_name", "jurisdiction", "citation_string"),
+    "citations": ("volume", "reporter", "page", "type"),
+}
+
+
 def _keep(row: dict, names: tuple[str, ...]) -> str:
     return json.dumps({k: row[k] for k in names if row.get(k) not in (None, "")})
 
@@ -204,21 +215,20 @@ def _load_companion(db: sqlite3.Connection, path: Path, kind: str) -> None:
         "courts": "INSERT OR REPLACE INTO ct VALUES (?, ?)",
         "citations": "INSERT INTO cit SELECT ?, ? WHERE EXISTS (SELECT 1 FROM cl WHERE cluster = ?)",
     }[kind]
+    kept = COMPANION_FIELDS[kind]
     for _label, row, _problem in read_records(path, f"read {path.name}"):
         if row is None:
             continue
         rid = str(row.get("id") or "").strip()
         if kind == "clusters":
-            batch.append((rid, str(row.get("docket_id") or ""), _keep(row, (
-                "case_name", "case_name_short", "case_name_full", "date_filed", "judges", "attorneys",
-                "precedential_status", "docket_id")), rid))
-        elif kind == "dockets":
-            batch.append((rid, _keep(row, ("court_id", "docket_number", "case_name")), rid))
-        elif kind == "courts":
-            batch.append((rid, _keep(row, ("full_name", "short_name", "jurisdiction", "citation_string"))))
-        else:
+            batch.append((rid, str(row.get("docket_id") or ""), _keep(row, kept), rid))
+        elif kind == "citations":
             cluster = str(row.get("cluster_id") or "").strip()
-            batch.append((cluster, _keep(row, ("volume", "reporter", "page", "type")), cluster))
+            batch.append((cluster, _keep(row, kept), cluster))
+        elif kind == "dockets":
+            batch.append((rid, _keep(row, kept), rid))
+        else:
+            batch.append((rid, _keep(row, kept)))
         if len(batch) >= 5000:
             db.executemany(sql, batch)
             batch.clear()
@@ -228,10 +238,27 @@ def _load_companion(db: sqlite3.Connection, path: Path, kind: str) -> None:
         db.execute("INSERT OR IGNORE INTO need_dk SELECT docket FROM clu WHERE docket != ''")
 
 
-def read_courtlistener(path: Path, companions: tuple[str, ...] = ()) -> Iterator[CaseRecord | SkippedRecord]:
+def opinion_key(where: str, label: str, row: dict) -> tuple[str, int | None] | SkippedRecord:
+    """(cluster id, ordering) of an opinion row, or the :class:`SkippedRecord` saying why it has none
+    (``label``: where the row is in ``where``)."""
+    cluster, why = cluster_of(row)
+    bad_id = id_problem(cluster) if cluster is not None else None
+    if bad_id is not None:
+        cluster, why = None, bad_id
+    if cluster is None:
+        return SkippedRecord(where, str(row.get("id") or label), "cluster_id", why)
+    try:
+        return cluster, sqlite_integer(row.get("ordering_key"))
+    except ValueError as exc:
+        return SkippedRecord(where, str(row.get("id") or label), "ordering_key", str(exc))
+
+
+def read_courtlistener(path: Path, companions: tuple[str, ...] = (),
+                       where: str | None = None) -> Iterator[CaseRecord | SkippedRecord]:
     """Cases (clusters) of one CourtListener opinions file or folder of per-opinion JSON files,
-    joined with the companion files."""
-    where = str(path)
+    joined with the companion files. ``where``: the file named in skipped records (default
+    ``path``; a part of a split bulk file names the bulk file)."""
+    where = where or str(path)
     with tempfile.TemporaryDirectory(prefix="statinterp-cl-") as tmp:
         db = sqlite3.connect(Path(tmp) / "spill.sqlite", isolation_level=None)
         try:
@@ -242,20 +269,14 @@ def read_courtlistener(path: Path, companions: tuple[str, ...] = ()) -> Iterator
                     if row is None:
                         yield SkippedRecord(where, label, "(record)", problem or "unreadable")
                         continue
-                    cluster, why = cluster_of(row)
-                    bad_id = id_problem(cluster) if cluster is not None else None
-                    if bad_id is not None:
-                        cluster, why = None, bad_id
-                    if cluster is None:
-                        yield SkippedRecord(where, str(row.get("id") or label), "cluster_id", why)
+                    key = opinion_key(where, label, row)
+                    if isinstance(key, SkippedRecord):
+                        yield key
                         continue
-                    try:
-                        order = sqlite_integer(row.get("ordering_key"))
-                    except ValueError as exc:
-                        yield SkippedRecord(where, str(row.get("id") or label), "ordering_key", str(exc))
-                        continue
+                    cluster, order = key
                     db.execute("INSERT OR IGNORE INTO cl VALUES (?, ?)", (cluster, seq))
-                    db.execute("INSERT INTO op VALUES (?, ?, ?, ?)", (seq, cluster, order, json.dumps(_compact(row))))
+                    db.execute("INSERT INTO op VALUES (?, ?, ?, ?)",
+                               (seq, cluster, order, json.dumps(compact_opinion(row))))
                     seq += 1
                 db.execute("CREATE INDEX op_cluster ON op (cluster)")
             kinds = {"clusters": 0, "dockets": 1, "courts": 2, "citations": 3}  # clusters before dockets
@@ -355,6 +376,6 @@ register(SourceFormat(
     "courtlistener",
     "CourtListener bulk CSV opinions-DATE.csv[.bz2] joined with the opinion-clusters-, dockets-, courts-, "
     "citations- files beside it or given; JSON lines, REST API pages, per-opinion JSON files or tar.gz of them",
-    lambda p: read_courtlistener(Path(p.path), p.companions), _sniff,
+    lambda p: read_courtlistener(Path(p.path), p.companions, p.source_path), _sniff,
     group=lambda path: path.name.lower().endswith(".json"), files=folder_json_files,
     companion=lambda path: _DESCRIBED.get(companion_kind(path) or ""), companions=companions_of, order=30))

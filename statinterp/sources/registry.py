@@ -27,12 +27,20 @@ class Partition:
     """One unit of reading (and of work on a cluster): a format and a path.
 
     ``companions`` are files read with the partition (CourtListener's clusters, dockets, courts
-    and citations files for an opinions file)."""
+    and citations files for an opinions file). ``origin``: the partition this one is a part of
+    (a CourtListener bulk file split for Dask, :mod:`statinterp.sources.courtlistener_split`):
+    skipped records and the collection's list of sources name the origin's path."""
 
     path: str
     format: str
     companions: tuple[str, ...] = ()
     encoding: str | None = None  # forced text encoding (``ingest --encoding``) of a ``text`` partition
+    origin: Partition | None = None
+
+    @property
+    def source_path(self) -> str:
+        """The path reported and recorded: the origin's for a part, else this partition's."""
+        return self.origin.path if self.origin is not None else self.path
 
     @property
     def size(self) -> int:
