@@ -1,0 +1,164 @@
+"""Each shard's word list (statinterp.collection.shard_words): written when an ingest finishes a
+shard, it lets a set's lookup pass over a shard lacking a word of the term without opening it,
+is not used once its database has changed, and never changes what find finds."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+import pytest
+
+from statinterp.collection.find import find_term
+from statinterp.collection.ingest import ingest
+from statinterp.collection.shard_set import open_collection
+from statinterp.collection.shard_words import WORDS_FILE, ShardWords, finish_shard, token_hash
+from statinterp.collection.shards import Manifest, ShardedWriter, finish_set
+from statinterp.collection.store import Collection
+from statinterp.text.term_match import lacks_a_word, word_tokens
+from tests.support.cli import assert_one_line_error, run_main
+from tests.support.paths import REPO_ROOT
+
+EXAMPLE = REPO_ROOT / "data" / "example"
+
+
+def fts_tokens(folder) -> set[str]:
+    db = sqlite3.connect(folder / "collection.sqlite")
+    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, paragraphs_fts, row)")
+    tokens = {t for (t,) in db.execute("SELECT term FROM temp.v")}
+    db.close()
+    return tokens
+
+
+@pytest.fixture(scope="module")
+def shard_set(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("words") / "set"
+    ingest([EXAMPLE], folder, citations=False, statistics=False, shard_by="court")
+    return folder
+
+
+def test_every_shard_an_ingest_writes_gets_a_list_of_its_tokens(shard_set):
+    folders = [f for _, f in Manifest.load(shard_set).folders(shard_set)]
+    assert len(folders) > 1
+    for folder in folders:
+        words = ShardWords.load(folder)
+        assert words is not None, folder
+        tokens = fts_tokens(folder)
+        assert words.hashes.size == len(tokens)
+        assert words.holds(tokens) == tokens
+        assert words.holds(["zzzqqqxx", "notawordanywhere"]) == set()
+
+
+def test_a_set_opens_only_the_shards_whose_list_holds_every_word(shard_set, tmp_path):
+    ingest([EXAMPLE], tmp_path / "one", citations=False, statistics=False)
+    by_shard = {key: fts_tokens(folder) for key, folder in Manifest.load(shard_set).folders(shard_set)}
+    rare = sorted(t for t in set().union(*by_shard.values()) if t.isalpha() and len(t) > 6
+                  and sum(t in tokens for tokens in by_shard.values()) == 1)
+    assert rare, "a word only one shard holds"
+    with Collection.open(tmp_path / "one") as one:
+        for term in ("motor vehicle", rare[0], f"{rare[0]} vehicle"):
+            with open_collection(shard_set) as shards:
+                assert shards.shards.opened() == []  # opening the set opens no shard
+                a, b = find_term(one, term), find_term(shards, term)
+                assert [list(t) for t in a.tables.values()] == [list(t) for t in b.tables.values()], term
+                assert a.counts == b.counts
+                may = shards.may_hold(term)
+                assert sorted(shards.shards.opened()) == sorted(may), term  # the others were never opened
+                for key in shards.selected:  # a shard passed over has no spelling of some word
+                    if key not in may:
+                        assert lacks_a_word(term, by_shard[key].__contains__), (term, key)
+        with open_collection(shard_set) as shards:
+            assert len(shards.may_hold(rare[0])) < len(shards.selected)
+            assert find_term(shards, rare[0]).counts == find_term(one, rare[0]).counts
+
+
+def test_a_list_whose_database_changed_since_is_not_used(shard_set, tmp_path):
+    key, folder = next(iter(Manifest.load(shard_set).folders(shard_set)))
+    assert ShardWords.load(folder) is not None
+    saved = (folder / WORDS_FILE).read_bytes()
+    try:
+        stat = (folder / "collection.sqlite").stat()
+        os.utime(folder / "collection.sqlite", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        assert ShardWords.load(folder) is None
+        with open_collection(shard_set) as shards:
+            assert key in shards.may_hold("zzzqqqxx motor")  # no list: the shard must be asked
+    finally:
+        os.utime(folder / "collection.sqlite", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        (folder / WORDS_FILE).write_bytes(saved)
+    assert ShardWords.load(folder) is not None
+
+
+def test_a_damaged_or_foreign_list_is_not_used(tmp_path):
+    ingest([EXAMPLE], tmp_path / "set", citations=False, statistics=False, shard_by="court")
+    _, folder = next(iter(Manifest.load(tmp_path / "set").folders(tmp_path / "set")))
+    data = (folder / WORDS_FILE).read_bytes()
+    (folder / WORDS_FILE).write_bytes(data[:-3])  # cut short
+    assert ShardWords.load(folder) is None
+    (folder / WORDS_FILE).write_bytes(b"something else\n" + data)
+    assert ShardWords.load(folder) is None
+    finish_shard(folder)
+    assert ShardWords.load(folder) is not None
+
+
+def test_the_list_is_trusted_when_it_matches(tmp_path):
+    """A list that matches its database decides: one claiming no tokens makes the set pass over
+    the shard (what shows the list, not the database, was asked)."""
+    ingest([EXAMPLE], tmp_path / "set", citations=False, statistics=False, shard_by="court")
+    root = tmp_path / "set"
+    with open_collection(root) as shards:
+        before = shards.may_hold("vehicle")
+    assert before
+    folder = Manifest.load(root).folder_of(root, before[0])
+    header, _, _ = (folder / WORDS_FILE).read_bytes().partition(b"\n")
+    meta = json.loads((folder / WORDS_FILE).read_bytes().split(b"\n")[1])
+    (folder / WORDS_FILE).write_bytes(header + b"\n" + json.dumps({**meta, "tokens": 0}).encode() + b"\n")
+    with open_collection(root) as shards:
+        assert before[0] not in shards.may_hold("vehicle")
+
+
+def test_a_stopped_ingest_leaves_lists_unused_and_the_next_finishes_them(tmp_path):
+    root = tmp_path / "set"
+    ingest([EXAMPLE], root, citations=False, statistics=False, shard_by="court")
+    key, folder = next(iter(Manifest.load(root).folders(root)))
+    db = sqlite3.connect(folder / "collection.sqlite")  # a write the list does not know of
+    db.execute("UPDATE meta SET value = value WHERE key = 'format'")
+    db.execute("INSERT INTO meta (key, value) VALUES ('note', 'x')")
+    db.commit()
+    db.close()
+    assert ShardWords.load(folder) is None
+    with pytest.raises(RuntimeError), ShardedWriter(root, "court"):
+        raise RuntimeError("stopped")
+    assert ShardWords.load(folder) is None  # a stopped ingest finishes nothing
+    total, finished = finish_set(root)
+    assert finished == [folder] and total == len(Manifest.load(root).shards)
+    assert ShardWords.load(folder) is not None
+
+
+def test_finishing_merges_the_full_text_segments(tmp_path):
+    root = tmp_path / "set"
+    ingest([EXAMPLE], root, citations=False, statistics=False, shard_by="source")
+    _, folder = next(iter(Manifest.load(root).folders(root)))
+    db = sqlite3.connect(folder / "collection.sqlite")
+    for table in ("paragraphs_fts", "paragraph_pairs"):  # one segment: the structure record lists one
+        db.execute(f"CREATE VIRTUAL TABLE temp.{table}_v USING fts5vocab(main, {table}, instance)")
+        assert db.execute(f"SELECT count(*) FROM temp.{table}_v").fetchone()[0] > 0
+    db.close()
+    # the rows read are those the index held before: find_term gives what a fresh ingest gives
+    with open_collection(root) as shards:
+        assert find_term(shards, "vehicle").counts["sentence"] > 0
+
+
+def test_word_tokens_are_the_tokens_the_index_holds(shard_set):
+    """The term's tokens are FTS5's own (what a list is looked up with must be what it holds)."""
+    tokens = set().union(*(fts_tokens(f) for _, f in Manifest.load(shard_set).folders(shard_set)))
+    assert set(word_tokens("motor vehicle")) & tokens >= {"motor", "vehicle"}
+    assert token_hash("vehicle") == token_hash("vehicle") != token_hash("vehicles")
+
+
+def test_collection_finish_command(shard_set, tmp_path, capsys):
+    code, out, err = run_main(capsys, "collection", "finish", str(shard_set))
+    assert code == 0 and "0 of" in out and "up to date" in out, (out, err)
+    ingest([EXAMPLE], tmp_path / "one", citations=False, statistics=False)
+    code, out, err = run_main(capsys, "collection", "finish", str(tmp_path / "one"))
+    assert_one_line_error(code, err, "not a set of shards")
