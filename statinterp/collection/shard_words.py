@@ -38,6 +38,8 @@ __all__ = ["WORDS_FILE", "ShardWords", "finish_shard", "finish_stale", "term_has
 WORDS_FILE = "words.bin"
 #: The first bytes of a word list (its format's version).
 MAGIC = b"statinterp-words 1\n"
+#: A word list larger than this is mapped from its file, a smaller one read whole.
+MAPPED_ABOVE = 1 << 20
 
 
 def token_hash(token: str) -> int:
@@ -45,14 +47,14 @@ def token_hash(token: str) -> int:
     return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-def _fingerprint(database: Path) -> dict[str, int] | None:
+def _fingerprint(database: str | Path) -> dict[str, int] | None:
     """The database file's size and modification time; ``None`` when a write-ahead log with
     unmerged writes lies beside it (the file alone then is not the collection's state)."""
-    wal = database.with_name(database.name + "-wal")
+    database = os.fspath(database)
     with contextlib.suppress(FileNotFoundError):
-        if wal.stat().st_size > 0:
+        if os.stat(database + "-wal").st_size > 0:
             return None
-    stat = database.stat()
+    stat = os.stat(database)
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
@@ -135,26 +137,29 @@ class ShardWords:
     def load(cls, folder: str | Path) -> ShardWords | None:
         """The word list of the shard in ``folder``; ``None`` when it has none, or one that does
         not describe its database as it is now (see the module's text): the shard is then asked.
-        The hashes are mapped from the file, not read (a lookup reads the few pages it needs)."""
+        A large list is mapped from the file, not read (a lookup reads the few pages it needs)."""
         folder = os.fspath(folder)
         try:
             with open(os.path.join(folder, WORDS_FILE), "rb") as fh:
-                if fh.read(len(MAGIC)) != MAGIC:
+                size = os.fstat(fh.fileno()).st_size
+                head = fh.read() if size <= MAPPED_ABOVE else fh.read(4096)
+                if not head.startswith(MAGIC):
                     return None
-                header = json.loads(fh.readline())
-                offset = fh.tell()
-                fingerprint = _fingerprint(Path(folder, FILENAME))
+                end = head.index(b"\n", len(MAGIC))
+                header = json.loads(head[len(MAGIC):end])
+                fingerprint = _fingerprint(os.path.join(folder, FILENAME))
                 if fingerprint is None or any(header.get(k) != v for k, v in fingerprint.items()):
                     return None
-                n = header.get("tokens", 0)
-                if n == 0:
-                    return cls(np.zeros(0, dtype="<u8"))
-                mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+                n, offset = int(header.get("tokens", 0)), end + 1
+                if offset + 8 * n <= len(head):
+                    data: bytes | mmap.mmap = head
+                else:
+                    data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):
             return None
-        if len(mapped) != offset + 8 * n:
+        if len(data) != offset + 8 * n:
             return None
-        return cls(np.frombuffer(mapped, dtype="<u8", count=n, offset=offset))
+        return cls(np.frombuffer(data, dtype="<u8", count=n, offset=offset))
 
     def held(self, hashes: np.ndarray) -> np.ndarray:
         """Per hash of ``hashes`` (:func:`term_hashes`), whether the shard's text index may hold
