@@ -217,9 +217,10 @@ def markdown(res: dict) -> str:
     def row(r: dict) -> str:
         ro = r["roles"]
         thread = f" ({ro['coordinator_thread']:.1f} s)" if "coordinator_thread" in ro else ""
+        finishing = f"{ro['writers_finishing']:.1f} s" if "writers_finishing" in ro else "—"
         return (f"| {r['n']:,} | {r['source']['partitions']} / {r['source']['shards']} / "
                 f"{r['source']['write_tasks']} | {r['workers']} | {r['wall']:.1f} s | "
-                f"{ro['workers_preparing']:.1f} s | {ro['writers_storing']:.1f} s | "
+                f"{ro['workers_preparing']:.1f} s | {ro['writers_storing']:.1f} s | {finishing} | "
                 f"{r['worker_processes_cpu']:.1f} s | {r['coordinator_cpu']:.1f} s"
                 f"{thread} | {idle_wall(r, r['workers']):.1f} s | {r['loadavg'][0]:.1f} → {r['loadavg'][1]:.1f} |")
 
@@ -238,14 +239,16 @@ def markdown(res: dict) -> str:
         "*preparing* = the prepare tasks (parse, analyse, spool), *storing* = the write tasks (read the spool, "
         "SQLite, both FTS5 indexes, statistics), *worker processes* = all CPU of the workers (the tasks plus "
         "Dask's own work), *coordinator* = the calling process (the local cluster's scheduler and the Dask "
-        "client run in it; in brackets the calling thread alone: allocating ids, submitting tasks). *Idle wall* "
+        "client run in it; in brackets the calling thread alone: allocating ids, submitting tasks), *finishing* = "
+        "the last task per shard (FTS5 `optimize` of both indexes and the word list; — : a run made before "
+        "shards were finished). *Idle wall* "
         "= the wall time these CPU figures give on idle cores: the worker processes' CPU shared among the "
         "partitions by their characters and handed out in order to the first worker free, but no less than the "
         "largest shard's share of the storing (one writer at a time) nor the coordinator's CPU.",
         "",
-        "| cases | partitions / shards / write tasks | workers | wall | CPU preparing | CPU storing | CPU worker "
-        "processes | CPU coordinator (thread) | idle wall | load average |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| cases | partitions / shards / write tasks | workers | wall | CPU preparing | CPU storing | CPU finishing "
+        "| CPU worker processes | CPU coordinator (thread) | idle wall | load average |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *[row(r) for r in runs],
         "",
         *_speedups(runs),
@@ -308,7 +311,8 @@ def _extrapolation(growth: list[dict], runs: list[dict]) -> list[str]:
     ns = [r["n"] for r in growth]
     prep = [r["roles"]["workers_preparing"] for r in growth]
     store = [r["roles"]["writers_storing"] for r in growth]
-    other = [r["worker_processes_cpu"] - p - s for r, p, s in zip(growth, prep, store, strict=True)]
+    finish = [r["roles"].get("writers_finishing", 0.0) for r in growth]
+    other = [r["worker_processes_cpu"] - p - s - f for r, p, s, f in zip(growth, prep, store, finish, strict=True)]
     big = growth[-1]
     n_big = big["n"]
     thread = big["roles"].get("coordinator_thread", big["coordinator_cpu"])
@@ -327,16 +331,17 @@ def _extrapolation(growth: list[dict], runs: list[dict]) -> list[str]:
              "wall time whatever its cases: the periodic work of the local cluster's scheduler and the Dask client "
              "(heartbeats, monitors), not per case; its calling thread (allocating ids, submitting) took "
              f"{thread:.1f} s of it for {n_big:,} cases.", "",
-             "| extrapolated to | cases | workers' preparing | writers' storing | Dask in the workers | "
-             f"coordinator thread | on {CLUSTER} workers (wall) | at 25 k characters a case |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| extrapolated to | cases | workers' preparing | writers' storing | finishing the shards | Dask in the "
+             f"workers | coordinator thread | on {CLUSTER} workers (wall) | at 25 k characters a case |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, n in (("all of CAP", CAP_CASES), ("CourtListener's opinions", COURTLISTENER_OPINIONS)):
         p, s, o = at(prep[-1], b_prep, n), at(store[-1], b_store, n), at(other[-1], 1.0, n)
-        t = at(thread, 1.0, n)
-        total = p + s + o
+        f, t = at(finish[-1], 1.0, n), at(thread, 1.0, n)
+        total = p + s + f + o
         wall = max(total / CLUSTER, t)
         lines.append(f"| {name} | {n / 1e6:.1f} M | {p / 3600:,.1f} h CPU ({p / total:.0%}) | "
-                     f"{s / 3600:,.1f} h CPU ({s / total:.0%}) | {o / 3600:,.1f} h CPU | {t / 3600:,.2f} h | "
+                     f"{s / 3600:,.1f} h CPU ({s / total:.0%}) | {f / 3600:,.1f} h CPU ({f / total:.0%}) | "
+                     f"{o / 3600:,.1f} h CPU | {t / 3600:,.2f} h | "
                      f"**{wall / 3600:.1f} h** | {max(total * 25e3 / chars / CLUSTER, t) / 3600:.1f} h |")
     spread = 1 / CLUSTER * (1 + (prep[-1] + other[-1]) / store[-1])
     lines += ["", (
