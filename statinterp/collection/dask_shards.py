@@ -53,7 +53,6 @@ from typing import BinaryIO
 
 from statinterp.collection.dask_engine import WINDOW, dask_client, results_in_order, worker_analyzer
 from statinterp.collection.prepare import BATCH_CASES, PreparedCase, prepare_cases, prepare_partition
-from statinterp.collection.shard_words import finish_stale
 from statinterp.collection.shards import ShardedWriter, shard_folder_name, shard_key
 from statinterp.errors import UsageError
 from statinterp.sources import Partition
@@ -290,6 +289,7 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
         arguments = [(p, i, root, writer.manifest.shard_by, existing, citations, statistics)
                      for i, p in enumerate(partitions)]
         last: dict[str, object] = {}  # each shard's latest write task
+        written: set[str] = set()  # the shards given cases to store
         source_cases: Counter[tuple[str, str]] = Counter()  # (source path, shard key) -> cases so far
         prepared = results_in_order(client, prepare_task, arguments, f"shard-prepare-{run_id}")
         for index, (partition, spooled) in enumerate(zip(partitions, prepared, strict=True)):
@@ -320,6 +320,7 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
                     progress(len(item))
             writes = []
             skipped = summary.end_partition(partition, cases, skipped)[1]  # of its source so far
+            written.update(k for k, ids in shard_ids.items() if ids)
             for key in sorted(shard_cases):
                 folder = writer.shard_folder(key).relative_to(writer.root)
                 # a split file's parts add up (a shard's writes are chained: the last one records the sum)
@@ -342,7 +343,7 @@ def write_shards_on_dask(partitions: list[Partition], writer: ShardedWriter, sum
                                  key=[f"shard-finish-{run_id}-{f.name}" for f in stale])
             cpu["finish"] += sum(client.gather(futures))
 
-        finish_stale([folder for _, folder in writer.manifest.folders(writer.root)], on_workers)
+        writer.finish(on_workers, written)
 
     try:
         with dask_client(scheduler, n_workers) as client:

@@ -4,7 +4,8 @@ opening it (docs/collection.md, "Shards": "The word list").
 
 At the end of an ingest, each shard it wrote is *finished* (:func:`finish_shard`): its two
 full-text indexes are merged into one segment each (FTS5 ``optimize``: a lookup then reads one
-segment instead of a dozen), and the tokens of its text index (``paragraphs_fts``, as FTS5
+segment instead of a dozen), it is left in SQLite's rollback-journal mode (a reader opens it in
+half the time of a WAL database: no shared-memory file), and the tokens of its text index (``paragraphs_fts``, as FTS5
 tokenized them: ``fts5vocab``) are written to ``words.bin`` beside ``collection.sqlite``: a
 header line, then the sorted 8-byte hashes of the tokens (BLAKE2b; two tokens sharing a hash
 only keep a shard that could have been passed over, never the reverse).
@@ -32,7 +33,8 @@ import numpy as np
 from statinterp.collection.store import FILENAME, database_path
 from statinterp.text.term_match import lacks_a_word, word_tokens
 
-__all__ = ["WORDS_FILE", "ShardWords", "finish_shard", "finish_stale", "term_hashes", "token_hash", "write_words"]
+__all__ = ["WORDS_FILE", "ShardWords", "finish_shard", "finish_stale", "refresh_list", "term_hashes", "token_hash",
+           "write_words"]
 
 #: The word list's file name, beside the shard's ``collection.sqlite``.
 WORDS_FILE = "words.bin"
@@ -81,21 +83,14 @@ def write_words(folder: str | Path) -> int:
     fingerprint = _fingerprint(database)
     if fingerprint is None:  # cannot happen once every writer has closed; then no list
         return 0
-    header = json.dumps({**fingerprint, "tokens": int(hashes.size)}, sort_keys=True).encode() + b"\n"
-    partial = folder / (WORDS_FILE + ".partial")
-    with open(partial, "wb") as fh:
-        fh.write(MAGIC + header)
-        fh.write(hashes.tobytes())
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(partial, folder / WORDS_FILE)
+    _write_list(folder, {**fingerprint, "tokens": int(hashes.size)}, hashes.tobytes())
     return int(hashes.size)
 
 
 def finish_shard(folder: str | Path) -> int:
     """After an ingest wrote the shard in ``folder``: merge each of its full-text indexes into one
-    segment (FTS5 ``optimize``), then write its word list (:func:`write_words`). Returns the
-    number of tokens in the list."""
+    segment (FTS5 ``optimize``), leave it in SQLite's rollback-journal mode, then write its word
+    list (:func:`write_words`). Returns the number of tokens in the list."""
     from statinterp.sqlite import transaction
 
     database = database_path(Path(folder))
@@ -108,23 +103,69 @@ def finish_shard(folder: str | Path) -> int:
             for table in sorted(tables):
                 db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        # A reader opens a rollback-journal database in about half the time of a WAL one (no
+        # shared-memory file): a set's lookup opens many shards. The next writer sets WAL again.
+        # With a reader holding the shard open, the switch waits, then leaves WAL: only slower.
+        db.execute("PRAGMA journal_mode = DELETE")
     finally:
         db.close()
     return write_words(folder)
 
 
-def finish_stale(folders: list[Path], finish: Callable[[list[Path]], object] | None = None) -> list[Path]:
+def refresh_list(folder: str | Path) -> bool:
+    """For a shard opened by a writer that stored nothing in it (its text index as its list says):
+    leave it in rollback-journal mode again and record the database's new size and modification
+    time in its list, whose tokens stay. False (nothing done) when it has no list to refresh."""
+    folder = Path(folder)
+    try:
+        data = (folder / WORDS_FILE).read_bytes()
+        end = data.index(b"\n", len(MAGIC))
+        header = json.loads(data[len(MAGIC):end])
+    except (OSError, ValueError):
+        return False
+    if not data.startswith(MAGIC):
+        return False
+    db = sqlite3.connect(database_path(folder), isolation_level=None)
+    try:
+        db.execute("PRAGMA busy_timeout = 30000")
+        db.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        db.close()
+    fingerprint = _fingerprint(database_path(folder))
+    if fingerprint is None:
+        return False
+    _write_list(folder, {**header, **fingerprint}, data[end + 1:])
+    return True
+
+
+def _write_list(folder: Path, header: dict, hashes: bytes) -> None:
+    """The list file written whole: to a temporary file first, then renamed."""
+    partial = folder / (WORDS_FILE + ".partial")
+    with open(partial, "wb") as fh:
+        fh.write(MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n")
+        fh.write(hashes)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(partial, folder / WORDS_FILE)
+
+
+def finish_stale(folders: list[Path], finish: Callable[[list[Path]], object] | None = None,
+                 unwritten: set[Path] | None = None) -> list[Path]:
     """Finish (:func:`finish_shard`) each shard of ``folders`` whose word list is missing or no
-    longer describes its database (it was written since); return those folders. ``finish``: how
-    to finish them (e.g. on a Dask cluster), else one after the other here."""
+    longer describes its database (it was written since); return those folders. ``unwritten``:
+    shards whose list was up to date when the ingest began and in which it stored no case (a
+    writer opened them, which changes the database file, not its text): their lists are only
+    refreshed (:func:`refresh_list`). ``finish``: how to finish the rest (e.g. on a Dask
+    cluster), else one after the other here."""
     stale = [f for f in folders if ShardWords.load(f) is None]
-    if stale:
+    todo = [f for f in stale if not (unwritten and f in unwritten and refresh_list(f))]
+    if todo:
         if finish is None:
-            for folder in stale:
+            for folder in todo:
                 finish_shard(folder)
         else:
-            finish(stale)
-    return stale
+            finish(todo)
+    return todo
 
 
 class ShardWords:

@@ -253,6 +253,13 @@ class ShardedWriter:
             self.manifest = Manifest(shard_by)
             self.manifest.save(self.root)
         self._lock = _lock_set(self.root)
+        from statinterp.collection.shard_words import ShardWords
+
+        #: The shards whose word list was up to date when this writer began (before it opened them).
+        self.listed_at_start = {key for key, folder in self.manifest.folders(self.root)
+                                if ShardWords.load(folder) is not None}
+        #: The shards in which this writer stored (or replaced) cases.
+        self.written: set[str] = set()
         self.writers: dict = {}
         self.counter = IdCounter()
         for key, _ in self.manifest.folders(self.root):
@@ -299,13 +306,23 @@ class ShardedWriter:
         self.release()
         self._lock.close()  # releases the lock
 
-    def finish(self) -> list[Path]:
+    def unwritten(self, written: set[str]) -> set[Path]:
+        """The folders of the shards whose word list was up to date when this writer began and
+        that are not in ``written`` (keys of shards in which cases were stored)."""
+        return {folder for key, folder in self.manifest.folders(self.root)
+                if key in self.listed_at_start and key not in written}
+
+    def finish(self, finish=None, written: set[str] | None = None) -> list[Path]:
         """Finish every shard written since its word list was made (FTS5 ``optimize`` and a new
-        word list: :func:`~statinterp.collection.shard_words.finish_stale`); the folders finished."""
+        word list: :func:`~statinterp.collection.shard_words.finish_stale`; a shard this writer
+        only opened has its list refreshed); the folders finished. ``finish``, ``written``: the
+        Dask engine's (its workers finish the shards; the cases it stored)."""
         from statinterp.collection.shard_words import finish_stale
 
         self.release()
-        return finish_stale([folder for _, folder in self.manifest.folders(self.root)])
+        written = self.written if written is None else written
+        return finish_stale([folder for _, folder in self.manifest.folders(self.root)], finish,
+                            self.unwritten(written))
 
     def __enter__(self) -> ShardedWriter:
         return self
@@ -335,6 +352,7 @@ class ShardedWriter:
             by_shard.setdefault(key, []).append(case)
             allocated[(rec.source, rec.source_id)] = self.counter.allocate(len(rec.opinions))
         for key, cases in by_shard.items():
+            self.written.add(key)
             part = self.writers[key].write(cases, reprepare, ids=lambda r: allocated[(r.source, r.source_id)])
             for name in counts:
                 counts[name] += part[name]

@@ -129,10 +129,32 @@ def test_a_stopped_ingest_leaves_lists_unused_and_the_next_finishes_them(tmp_pat
     assert ShardWords.load(folder) is None
     with pytest.raises(RuntimeError), ShardedWriter(root, "court"):
         raise RuntimeError("stopped")
-    assert ShardWords.load(folder) is None  # a stopped ingest finishes nothing
+    folders = [f for _, f in Manifest.load(root).folders(root)]
+    # a stopped ingest finishes nothing; its writer opened every shard (the files changed): no list is used
+    assert all(ShardWords.load(f) is None for f in folders)
     total, finished = finish_set(root)
-    assert finished == [folder] and total == len(Manifest.load(root).shards)
-    assert ShardWords.load(folder) is not None
+    assert sorted(finished) == sorted(folders) and total == len(folders)
+    assert all(ShardWords.load(f) is not None for f in folders)
+
+
+def test_a_rerun_that_stores_nothing_refreshes_the_lists_without_finishing(tmp_path, monkeypatch):
+    import statinterp.collection.shard_words as shard_words
+
+    root = tmp_path / "set"
+    ingest([EXAMPLE], root, citations=False, statistics=False, shard_by="court")
+    folders = [f for _, f in Manifest.load(root).folders(root)]
+    before = {f: (f / WORDS_FILE).read_bytes().split(b"\n", 2)[2] for f in folders}
+    finished: list = []
+    monkeypatch.setattr(shard_words, "finish_shard", finished.append)
+    summary = ingest([EXAMPLE], root, citations=False, statistics=False, shard_by="court")
+    assert summary.unchanged > 0 and summary.added == summary.replaced == 0
+    assert finished == []  # no shard's text changed: no optimize, no new list of tokens
+    for f in folders:
+        assert ShardWords.load(f) is not None, f  # the lists describe the databases again
+        assert (f / WORDS_FILE).read_bytes().split(b"\n", 2)[2] == before[f]
+        db = sqlite3.connect(f / "collection.sqlite")
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        db.close()
 
 
 def test_finishing_merges_the_full_text_segments(tmp_path):
