@@ -103,13 +103,25 @@ def finish_shard(folder: str | Path) -> int:
             for table in sorted(tables):
                 db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        # A reader opens a rollback-journal database in about half the time of a WAL one (no
-        # shared-memory file): a set's lookup opens many shards. The next writer sets WAL again.
-        # With a reader holding the shard open, the switch waits, then leaves WAL: only slower.
-        db.execute("PRAGMA journal_mode = DELETE")
     finally:
         db.close()
+    _rollback_journal(database)
     return write_words(folder)
+
+
+def _rollback_journal(database: Path) -> None:
+    """Leave the database in rollback-journal mode: a reader opens it in about half the time of
+    a WAL one (no shared-memory file), and a set's lookup opens many shards. The next writer
+    sets WAL again. While a reader holds it open the switch cannot be made: it stays in WAL
+    mode, which is only slower."""
+    db = sqlite3.connect(database, isolation_level=None)
+    try:
+        db.execute("PRAGMA busy_timeout = 2000")
+        db.execute("PRAGMA journal_mode = DELETE")
+    except sqlite3.OperationalError:
+        pass
+    finally:
+        db.close()
 
 
 def refresh_list(folder: str | Path) -> bool:
@@ -125,12 +137,7 @@ def refresh_list(folder: str | Path) -> bool:
         return False
     if not data.startswith(MAGIC):
         return False
-    db = sqlite3.connect(database_path(folder), isolation_level=None)
-    try:
-        db.execute("PRAGMA busy_timeout = 30000")
-        db.execute("PRAGMA journal_mode = DELETE")
-    finally:
-        db.close()
+    _rollback_journal(database_path(folder))
     fingerprint = _fingerprint(database_path(folder))
     if fingerprint is None:
         return False
