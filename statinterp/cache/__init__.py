@@ -7,5 +7,6 @@ Nothing here imports a domain module (``tests/package/test_import_graph.py``).
 ``atomic`` (temp file + rename), ``files`` (regular files only, size-capped reads), ``arrayfile``
 (checksummed manifest + raw arrays), ``fingerprint`` (source-code fingerprint for cache keys),
 ``location`` (the cache folder), ``analysis`` (token arrays per text), ``prepared`` (prepared
-corpora), ``vectors`` (trained word vectors, dense embeddings), ``directions`` (unit directions).
+corpora), ``vectors`` (trained word vectors, dense embeddings), ``directions`` (unit directions),
+``answers`` (a slow lookup's answers kept between processes).
 """

@@ -153,15 +153,42 @@ def _courts_db_court(court: str) -> dict | None:
     found = by_id.get(key) or by_name.get(key.lower())
     if found is not None:
         return found
-    from courts_db import find_court
-
-    ids = find_court(key, bankruptcy=False)
+    ids = _court_ids_by_name(key)
     strings = {by_id[i].get("citation_string") for i in ids if i in by_id}
     if len(strings) == 1:  # ambiguous names count only when their abbreviations agree
         return by_id[ids[0]]
     if "," in key:  # "Court of Appeals of Texas, Fourth District, San Antonio": the court before its district
         return _courts_db_court(key.split(",", 1)[0])
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _court_names():
+    """courts-db's answers for court names, kept between processes (:mod:`statinterp.cache.answers`):
+    finding a name takes courts-db about 1.6 s to compile its patterns in a process, then about
+    20 ms a name; a ``find`` meets a few dozen courts."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from statinterp.cache.answers import StoredAnswers
+
+    try:
+        known = version("courts-db")
+    except PackageNotFoundError:
+        known = "unknown"
+    return StoredAnswers("court-names", f"courts-db-{known}")
+
+
+def _court_ids_by_name(key: str) -> list[str]:
+    """courts-db's ``find_court(key)`` (not bankruptcy courts), from the stored answers when asked before."""
+    names = _court_names()
+    ids = names.get(key)
+    if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
+        return ids
+    from courts_db import find_court
+
+    ids = list(find_court(key, bankruptcy=False))
+    names.put(key, ids)
+    return ids
 
 
 def court_abbreviation(court: str, short_court: str = "") -> str:

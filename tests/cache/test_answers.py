@@ -1,0 +1,58 @@
+"""Answers of a slow lookup kept between processes (statinterp.cache.answers), and their use for
+courts-db's court names in pin cites (statinterp.corpus.pin_cites)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from statinterp.cache.answers import StoredAnswers
+from statinterp.cache.location import default_cache_dir
+from tests.support.paths import REPO_ROOT
+
+
+def test_answers_are_kept_for_the_next_process_and_a_damaged_file_is_empty():
+    answers = StoredAnswers("test-lookup", "v1")
+    assert answers.get("a") is None and "a" not in answers
+    answers.put("a", ["x", "y"])
+    answers.save()
+    assert json.loads(answers.path.read_text()) == {"a": ["x", "y"]}
+    again = StoredAnswers("test-lookup", "v1")
+    assert again.get("a") == ["x", "y"]
+    assert StoredAnswers("test-lookup", "v2").get("a") is None  # another version answers afresh
+    answers.path.write_text("{not json")
+    assert StoredAnswers("test-lookup", "v1").get("a") is None
+
+
+def test_a_cache_folder_that_cannot_be_written_is_not_an_error(tmp_path, monkeypatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("STATINTERP_CACHE", str(blocked / "cache"))
+    answers = StoredAnswers("test-lookup", "v1")
+    answers.put("a", 1)
+    answers.save()  # nothing written, nothing raised
+    assert answers.get("a") == 1
+
+
+def test_court_names_are_found_by_courts_db_once_across_processes():
+    """A court name courts-db finds by its patterns (not by its exact name): the second process
+    answers from the stored answers, without courts-db's find_court."""
+    name = "Court of Appeals of Texas, Fourth District, San Antonio"
+    code = (
+        "import sys, courts_db\n"
+        "from statinterp.corpus import pin_cites\n"
+        "calls = []\n"
+        "real = courts_db.find_court\n"
+        "courts_db.find_court = lambda *a, **k: (calls.append(a), real(*a, **k))[1]\n"
+        f"print(pin_cites.court_abbreviation({name!r}), len(calls))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    abbr, calls = first.stdout.split()[:-1], int(first.stdout.split()[-1])
+    assert calls >= 1 and abbr, first.stdout
+    assert second.stdout.split()[:-1] == abbr and int(second.stdout.split()[-1]) == 0, second.stdout
+    stored = list(default_cache_dir().glob("court-names-courts-db-*.json"))
+    assert stored and name in json.loads(stored[0].read_text())
