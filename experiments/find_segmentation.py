@@ -96,6 +96,8 @@ class MemoryCollection:
 
     #: No pair index: ``find`` asks for the phrase query, which :meth:`paragraphs_matching` ignores.
     has_pairs = False
+    #: No word list (a finished shard's): ``find`` asks :meth:`occurring`.
+    word_list = None
 
     @property
     def paragraph_count_estimate(self) -> int:
