@@ -202,17 +202,20 @@ GROWTH_KEYS = tuple(prefix + key for prefix in ("", "earlier_") for key in (
     "lookup_cold_disk", "find_cold_disk"))
 
 
-def build_with_shards(design: str, n: int, workdir: Path, records: list, terms: list[str],
-                      shard_by: str) -> list[tuple[Path, dict]]:
-    """The one-file collection ``WORK/<design>-<n>`` and the set of shards ``WORK/<design>-<n>-by-<key>``
-    of the same source (each built unless there, the two ingests side by side, one process each), and
-    how each was built (``WORK/<name>.build.json``)."""
-    targets = [(workdir / f"{design}-{n}", None), (workdir / f"{design}-{n}-by-{shard_by}", shard_by)]
+def build(design: str, n: int, workdir: Path, records: list, terms: list[str],
+          shard_by: str | None = None) -> list[tuple[Path, dict]]:
+    """The collection ``WORK/<design>-<n>`` and, with ``shard_by``, the set of shards
+    ``WORK/<design>-<n>-by-<key>`` of the same source (each built unless there, the ingests side by
+    side, one fresh process each: wall, CPU, peak memory; ``benchmarks.ingest``), and how each was
+    built: the source written and the ingest run, kept in ``WORK/<name>.build.json``."""
+    targets = [(workdir / f"{design}-{n}", None)]
+    if shard_by is not None:
+        targets.append((workdir / f"{design}-{n}-by-{shard_by}", shard_by))
 
     def record(collection: Path) -> Path:
         return collection.with_name(collection.name + ".build.json")
 
-    todo = [(c, key) for c, key in targets if not record(c).exists()]
+    todo = [(c, key) for c, key in targets if not (record(c).exists() and c.exists())]
     if todo:
         source = workdir / f"source-{design}-{n}"
         cases = synthetic(records, n) if design == "copies" else realistic(records, n, terms)
@@ -225,7 +228,8 @@ def build_with_shards(design: str, n: int, workdir: Path, records: list, terms: 
             info = {"design": design, "n": n, "shard_by": key, "source": written, "store": run,
                     "built_side_by_side": len(todo)}
             record(collection).write_text(json.dumps(info, indent=1))
-            print(f"built {collection}: {run['wall']:.0f} s wall, {run['cpu']:.0f} s CPU", file=sys.stderr, flush=True)
+            print(f"built {collection}: {run['wall']:.0f} s wall, {run['cpu']:.0f} s CPU, {run['peak_mb']:.0f} MB",
+                  file=sys.stderr, flush=True)
     return [(c, json.loads(record(c).read_text())) for c, _ in targets]
 
 
@@ -289,27 +293,6 @@ def shards_markdown(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build(design: str, n: int, workdir: Path, records: list, terms: list[str]) -> tuple[Path, dict]:
-    """The collection ``WORK/<design>-<n>`` (built unless there), and how it was built: the source
-    written, and the ingest run (a fresh process: wall, CPU, peak memory; ``benchmarks.ingest``),
-    kept in ``WORK/<design>-<n>.build.json``."""
-    collection = workdir / f"{design}-{n}"
-    record = workdir / f"{design}-{n}.build.json"
-    if (collection / "collection.sqlite").exists() and record.exists():
-        return collection, json.loads(record.read_text())
-    source = workdir / f"source-{design}-{n}"
-    cases = synthetic(records, n) if design == "copies" else realistic(records, n, terms)
-    written = write_source(cases, source)
-    del cases
-    run = ingest_child("store", source, collection)
-    shutil.rmtree(source)
-    info = {"design": design, "n": n, "source": written, "store": run}
-    record.write_text(json.dumps(info, indent=1))
-    print(f"built {collection}: {run['wall']:.0f} s wall, {run['cpu']:.0f} s CPU, {run['peak_mb']:.0f} MB",
-          file=sys.stderr, flush=True)
-    return collection, info
-
-
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
@@ -339,17 +322,10 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown(json.loads(out_json.read_text())))
         return 0
 
-    terms = sorted(p.name[:-4] for p in args.data.glob("*.zip"))
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    records = real_records(args.data)
-    command = shown_command("python -m benchmarks.find", argv, {str(args.data): "DATA", str(args.workdir): "WORK"})
-    results: dict = {"command": command, "design": args.design,
-                     "sizes": [], "existing": [],
-                     "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                                 "sqlite": sqlite3.sqlite_version, "load_average": os.getloadavg(), "nice": os.nice(0),
-                                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}}
+    terms, records, results = _start(args, argv)
+    results.update(sizes=[], existing=[])
     for n in [int(x) for x in args.sizes.split(",") if x]:
-        collection, built = build(args.design, n, args.workdir, records, terms)
+        [(collection, built)] = build(args.design, n, args.workdir, records, terms)
         if args.build_only:
             continue
         res = run_both(collection, terms)
@@ -374,23 +350,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _start(args: argparse.Namespace, argv: list[str]) -> tuple[list[str], list, dict]:
+    """The terms, the data set's real records and the results' head (command, design, machine)."""
+    terms = sorted(p.name[:-4] for p in args.data.glob("*.zip"))
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    command = shown_command("python -m benchmarks.find", argv, {str(args.data): "DATA", str(args.workdir): "WORK"})
+    head = {"command": command, "design": args.design,
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                        "sqlite": sqlite3.sqlite_version, "load_average": os.getloadavg(), "nice": os.nice(0),
+                        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}}
+    return terms, real_records(args.data), head
+
+
 def main_shards(args: argparse.Namespace, argv: list[str]) -> int:
     """``--shard-by``: per size, the one-file collection against the set of shards of the same source."""
     out_json = args.workdir / "find-shards.json"
     if args.markdown and not args.sizes:
         print(shards_markdown(json.loads(out_json.read_text())))
         return 0
-    terms = sorted(p.name[:-4] for p in args.data.glob("*.zip"))
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    records = real_records(args.data)
-    command = shown_command("python -m benchmarks.find", argv, {str(args.data): "DATA", str(args.workdir): "WORK"})
-    results: dict = {"command": command, "design": args.design, "shard_by": args.shard_by, "rounds": args.rounds,
-                     "sizes": [],
-                     "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                                 "sqlite": sqlite3.sqlite_version, "load_average": os.getloadavg(), "nice": os.nice(0),
-                                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}}
+    terms, records, results = _start(args, argv)
+    results.update(shard_by=args.shard_by, rounds=args.rounds, sizes=[])
     for n in [int(x) for x in args.sizes.split(",") if x]:
-        pairs = build_with_shards(args.design, n, args.workdir, records, terms, args.shard_by)
+        pairs = build(args.design, n, args.workdir, records, terms, args.shard_by)
         if args.build_only:
             continue
         results["sizes"].append({"n": n, "collections": compare_shards(pairs, terms, args.rounds)})
