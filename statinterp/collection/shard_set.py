@@ -166,17 +166,13 @@ class ShardSet:
                                  "not add up; ingest the sources again into a new folder")
         self._analysis_checked = True
 
-    def words(self, key: str) -> ShardWords | None:
-        """The word list of shard ``key`` (``None``: none that describes it as it is now)."""
-        return self.shards.words(key)
-
     def may_hold(self, term: str) -> list[str]:
         """The selected shards in which ``term`` may match: all but those whose word list lacks a
         word of the term (their databases are not opened)."""
         hashes = term_hashes(term)
         keep = []
         for key in self.selected:
-            words = self.words(key)
+            words = self.shards.words(key)
             if words is None or not words.lacks_a_word_of(term, hashes):
                 keep.append(key)
         return keep

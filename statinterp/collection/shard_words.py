@@ -131,18 +131,27 @@ def refresh_list(folder: str | Path) -> bool:
     folder = Path(folder)
     try:
         data = (folder / WORDS_FILE).read_bytes()
-        end = data.index(b"\n", len(MAGIC))
-        header = json.loads(data[len(MAGIC):end])
+        header, offset = _header(data)
     except (OSError, ValueError):
-        return False
-    if not data.startswith(MAGIC):
         return False
     _rollback_journal(database_path(folder))
     fingerprint = _fingerprint(database_path(folder))
     if fingerprint is None:
         return False
-    _write_list(folder, {**header, **fingerprint}, data[end + 1:])
+    _write_list(folder, {**header, **fingerprint}, data[offset:])
     return True
+
+
+def _header(data: bytes) -> tuple[dict, int]:
+    """A list's header (fingerprint and number of tokens) and where its hashes start; ValueError
+    when ``data`` does not start as a word list."""
+    if not data.startswith(MAGIC):
+        raise ValueError("not a word list")
+    end = data.index(b"\n", len(MAGIC))
+    header = json.loads(data[len(MAGIC):end])
+    if not isinstance(header, dict):
+        raise ValueError("not a word list")
+    return header, end + 1
 
 
 def _write_list(folder: Path, header: dict, hashes: bytes) -> None:
@@ -191,14 +200,11 @@ class ShardWords:
             with open(os.path.join(folder, WORDS_FILE), "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
                 head = fh.read() if size <= MAPPED_ABOVE else fh.read(4096)
-                if not head.startswith(MAGIC):
-                    return None
-                end = head.index(b"\n", len(MAGIC))
-                header = json.loads(head[len(MAGIC):end])
+                header, offset = _header(head)
                 fingerprint = _fingerprint(os.path.join(folder, FILENAME))
                 if fingerprint is None or any(header.get(k) != v for k, v in fingerprint.items()):
                     return None
-                n, offset = int(header.get("tokens", 0)), end + 1
+                n = int(header.get("tokens", 0))
                 if offset + 8 * n <= len(head):
                     data: bytes | mmap.mmap = head
                 else:
