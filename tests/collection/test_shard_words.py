@@ -157,18 +157,41 @@ def test_a_rerun_that_stores_nothing_refreshes_the_lists_without_finishing(tmp_p
         db.close()
 
 
-def test_finishing_merges_the_full_text_segments(tmp_path):
-    root = tmp_path / "set"
-    ingest([EXAMPLE], root, citations=False, statistics=False, shard_by="source")
-    _, folder = next(iter(Manifest.load(root).folders(root)))
-    db = sqlite3.connect(folder / "collection.sqlite")
-    for table in ("paragraphs_fts", "paragraph_pairs"):  # one segment: the structure record lists one
-        db.execute(f"CREATE VIRTUAL TABLE temp.{table}_v USING fts5vocab(main, {table}, instance)")
-        assert db.execute(f"SELECT count(*) FROM temp.{table}_v").fetchone()[0] > 0
+def _varint(block: bytes, i: int) -> tuple[int, int]:
+    value = 0
+    for k in range(9):
+        c = block[i]
+        i += 1
+        if k == 8:
+            return (value << 8) | c, i
+        value = (value << 7) | (c & 0x7F)
+        if not c & 0x80:
+            break
+    return value, i
+
+
+def fts_segments(database, table: str) -> int:
+    """The number of segments of an FTS5 index (its structure record: a 4-byte cookie, then the
+    numbers of levels and of segments as varints)."""
+    db = sqlite3.connect(database)
+    block = db.execute(f"SELECT block FROM {table}_data WHERE id = 10").fetchone()[0]
     db.close()
-    # the rows read are those the index held before: find_term gives what a fresh ingest gives
-    with open_collection(root) as shards:
-        assert find_term(shards, "vehicle").counts["sentence"] > 0
+    _, i = _varint(block, 4)
+    return _varint(block, i)[0]
+
+
+def test_finishing_merges_the_full_text_segments(tmp_path):
+    sources = sorted((EXAMPLE / "sources").iterdir())
+    assert len(sources) > 1
+    for source in sources:  # two ingests or more: more than one segment where nothing merges them
+        ingest([source], tmp_path / "one", citations=False, statistics=False)
+        ingest([source], tmp_path / "set", citations=False, statistics=False, shard_by="source")
+    assert fts_segments(tmp_path / "one" / "collection.sqlite", "paragraphs_fts") > 1
+    for _, folder in Manifest.load(tmp_path / "set").folders(tmp_path / "set"):
+        for table in ("paragraphs_fts", "paragraph_pairs"):
+            assert fts_segments(folder / "collection.sqlite", table) == 1, (folder, table)
+    with open_collection(tmp_path / "set") as shards, Collection.open(tmp_path / "one") as one:
+        assert find_term(shards, "vehicle").counts == find_term(one, "vehicle").counts
 
 
 def test_word_tokens_are_the_tokens_the_index_holds(shard_set):
