@@ -160,6 +160,9 @@ def child(argv: list[str]) -> None:
                                                           sort_keys=True).encode()).hexdigest()}
         if not args.earlier:
             row["prefix_lookup_seconds"] = min(prefix_lookup(query) for _ in range(REPEATS))
+        with open_store(args.collection) as store:  # a set: the shards find asks (the others' lists lack a word)
+            if hasattr(store, "may_hold"):
+                row["shards_asked"], row["shards"] = len(store.may_hold(query)), len(store.selected)
         rows.append(row)
     with open_store(args.collection) as store:
         info = store.info()
@@ -290,6 +293,10 @@ def shards_markdown(res: dict) -> str:
                 parts.append(f"{label} {100 * (statistics.median(b) / statistics.median(a) - 1):+.0f} % / "
                              f"{100 * (max(b) / max(a) - 1):+.0f} %")
             lines += ["", f"{c['name']} against {one['name']} (median / slowest term): " + "; ".join(parts) + "."]
+            if "shards_asked" in c["terms"][0]:
+                asked = [r["shards_asked"] for r in c["terms"]]
+                lines[-1] += (f" Shards asked per term (their lists hold every word): {statistics.mean(asked):.1f} "
+                              f"of {c['terms'][0]['shards']} on average, {min(asked)} to {max(asked)}.")
     return "\n".join(lines) + "\n"
 
 
