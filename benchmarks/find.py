@@ -51,6 +51,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -206,14 +207,13 @@ GROWTH_KEYS = tuple(prefix + key for prefix in ("", "earlier_") for key in (
 
 
 def build(design: str, n: int, workdir: Path, records: list, terms: list[str],
-          shard_by: str | None = None) -> list[tuple[Path, dict]]:
-    """The collection ``WORK/<design>-<n>`` and, with ``shard_by``, the set of shards
+          shard_by: Sequence[str] = ()) -> list[tuple[Path, dict]]:
+    """The collection ``WORK/<design>-<n>`` and, for each key of ``shard_by``, the set of shards
     ``WORK/<design>-<n>-by-<key>`` of the same source (each built unless there, the ingests side by
     side, one fresh process each: wall, CPU, peak memory; ``benchmarks.ingest``), and how each was
     built: the source written and the ingest run, kept in ``WORK/<name>.build.json``."""
-    targets = [(workdir / f"{design}-{n}", None)]
-    if shard_by is not None:
-        targets.append((workdir / f"{design}-{n}-by-{shard_by}", shard_by))
+    targets: list[tuple[Path, str | None]] = [(workdir / f"{design}-{n}", None)]
+    targets += [(workdir / f"{design}-{n}-by-{key}", key) for key in shard_by]
 
     def record(collection: Path) -> Path:
         return collection.with_name(collection.name + ".build.json")
@@ -317,9 +317,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="An existing collection to measure as well, one file or a set of shards (repeatable).")
     ap.add_argument("--build-only", action="store_true", help="build the collections, measure nothing")
     ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section from WORK/find.json")
-    ap.add_argument("--shard-by", choices=("court", "jurisdiction", "reporter", "source"), default=None,
-                    help="compare each size's one-file collection with a set of shards by this key built from the "
-                         "same source (WORK/find-shards.json; --markdown prints its table)")
+    ap.add_argument("--shard-by", type=_shard_keys, default=None,
+                    help="compare each size's one-file collection with sets of shards by these keys (comma-separated: "
+                         f"{', '.join(SHARD_KEYS)}) built from the same source (WORK/find-shards.json; --markdown "
+                         "prints its table)")
     ap.add_argument("--rounds", type=int, default=2, help="with --shard-by: measurements of each collection, in turn")
     args = ap.parse_args(argv)
     out_json = args.workdir / "find.json"
@@ -357,6 +358,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+SHARD_KEYS = ("court", "jurisdiction", "reporter", "source")
+
+
+def _shard_keys(value: str) -> list[str]:
+    keys = [k.strip() for k in value.split(",") if k.strip()]
+    unknown = [k for k in keys if k not in SHARD_KEYS]
+    if unknown or not keys:
+        raise argparse.ArgumentTypeError(f"{value!r}: give keys among {', '.join(SHARD_KEYS)}, comma-separated")
+    return keys
+
+
 def _start(args: argparse.Namespace, argv: list[str]) -> tuple[list[str], list, dict]:
     """The terms, the data set's real records and the results' head (command, design, machine)."""
     terms = sorted(p.name[:-4] for p in args.data.glob("*.zip"))
@@ -376,7 +388,7 @@ def main_shards(args: argparse.Namespace, argv: list[str]) -> int:
         print(shards_markdown(json.loads(out_json.read_text())))
         return 0
     terms, records, results = _start(args, argv)
-    results.update(shard_by=args.shard_by, rounds=args.rounds, sizes=[])
+    results.update(shard_by=",".join(args.shard_by), rounds=args.rounds, sizes=[])
     for n in [int(x) for x in args.sizes.split(",") if x]:
         pairs = build(args.design, n, args.workdir, records, terms, args.shard_by)
         if args.build_only:
