@@ -66,11 +66,11 @@ EXTRAPOLATE = (1_000_000, 6_700_000)
 
 
 def evict(collection: str) -> None:
-    """Drop the collection's file (a set of shards: every shard's, and its word list) from the
+    """Drop the collection's file (a set of shards: every shard's, its word list, and the set's word index) from the
     operating system's page cache (``POSIX_FADV_DONTNEED``: these files only, clean pages only;
     nothing else on the shared machine is touched), so the next lookup reads from disk."""
     for path in [*Path(collection).glob("collection.sqlite*"), *Path(collection).glob("shards/*/collection.sqlite*"),
-                 *Path(collection).glob("shards/*/words.bin")]:
+                 *Path(collection).glob("shards/*/words.bin"), *Path(collection).glob("set-words.bin")]:
         fd = os.open(path, os.O_RDONLY)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)

@@ -38,9 +38,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from statinterp.collection.shard_words import ShardWords, term_hashes
+from statinterp.collection.shard_words import SetWords, ShardWords, term_hashes
 from statinterp.collection.shards import MANIFEST, Manifest, is_shard_set
-from statinterp.collection.store import Collection, ParagraphRow, damage_named, database_path
+from statinterp.collection.store import FILENAME, Collection, ParagraphRow, damage_named, database_path
 from statinterp.corpus.dataset import Case
 from statinterp.errors import InputError, UsageError, closest_names, did_you_mean
 from statinterp.index.statistics import LEVELS
@@ -110,12 +110,12 @@ def each_part(collection: Collection | ShardSet, func: Callable[..., T], *args: 
 class ShardSet:
     """A shard set opened for reading as one collection (read-only; a context manager)."""
 
-    def __init__(self, folder: Path, manifest: Manifest, folders: dict[str, Path],
+    def __init__(self, folder: Path, manifest: Manifest, folders: dict[str, str],
                  selected: Sequence[str] | None = None, statistics: str = "all"):
         self.folder = folder
         self.manifest = manifest
         #: Every shard, by key (manifest order), opened when first used (:class:`_Shards`).
-        self.shards = _Shards(folders)
+        self.shards = _Shards(folders, folder)
         #: The keys of the shards lookups search (all by default).
         self.selected = list(folders) if not selected else list(selected)
         self.statistics = statistics
@@ -131,9 +131,10 @@ class ShardSet:
         folder = Path(folder)
         manifest = Manifest.load(folder)
         selected = parse_shard_selection(shards or (), manifest, folder)
-        folders = dict(manifest.folders(folder))
+        root = os.fspath(folder)  # strings, not paths: a set may have thousands of shards
+        folders = {entry.key: os.path.join(root, entry.folder) for entry in manifest.shards}
         for key, shard_folder in folders.items():
-            if not database_path(shard_folder).is_file():
+            if not os.path.isfile(os.path.join(shard_folder, FILENAME)):
                 raise InputError(database_path(shard_folder), f"is missing: {folder / MANIFEST} lists it as the "
                                  f"shard {manifest.shard_by}={key!r}; restore it, or ingest the sources again "
                                  "into a new folder")
@@ -401,19 +402,28 @@ class _Shards(Mapping[str, Collection]):
     """A set's shards by key, each opened (and checked for damage) when first asked for; safe to
     ask from several threads."""
 
-    def __init__(self, folders: dict[str, Path]):
+    def __init__(self, folders: dict[str, str], root: Path):
         self._folders = folders
+        self._root = root
         self._opened: dict[str, Collection] = {}
         self._words: dict[str, ShardWords | None] = {}
+        self._set_words: SetWords | None | bool = False  # False: not read yet
         self._lock = threading.Lock()
 
     def folder(self, key: str) -> Path:
-        return self._folders[key]
+        return Path(self._folders[key])
 
     def words(self, key: str) -> ShardWords | None:
-        """The word list of shard ``key`` (``None``: none that describes it as it is now), read once."""
+        """The word list of shard ``key`` (``None``: none that describes it as it is now), read once:
+        from the set's word index (:class:`~statinterp.collection.shard_words.SetWords`, one file
+        for every shard), else from the shard's own list."""
         if key not in self._words:
-            self._words[key] = ShardWords.load(self._folders[key])
+            if self._set_words is False:
+                self._set_words = SetWords.load(self._root)
+            words = None
+            if isinstance(self._set_words, SetWords):
+                words = self._set_words.shard(key, self._folders[key])
+            self._words[key] = words if words is not None else ShardWords.load(self._folders[key])
         return self._words[key]
 
     def __getitem__(self, key: str) -> Collection:

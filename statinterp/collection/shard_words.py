@@ -20,6 +20,7 @@ only make a lookup skip work, never change what it finds.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import mmap
@@ -33,17 +34,22 @@ import numpy as np
 from statinterp.collection.store import FILENAME, database_path
 from statinterp.text.term_match import lacks_a_word, word_tokens
 
-__all__ = ["WORDS_FILE", "ShardWords", "finish_shard", "finish_stale", "refresh_list", "term_hashes", "token_hash",
-           "write_words"]
+__all__ = ["SET_WORDS_FILE", "WORDS_FILE", "SetWords", "ShardWords", "finish_shard", "finish_stale", "refresh_list",
+           "term_hashes", "token_hash", "write_set_words", "write_words"]
 
 #: The word list's file name, beside the shard's ``collection.sqlite``.
 WORDS_FILE = "words.bin"
 #: The first bytes of a word list (its format's version).
 MAGIC = b"statinterp-words 1\n"
+#: The set's word index's file name, beside the set's ``manifest.json``.
+SET_WORDS_FILE = "set-words.bin"
+#: The first bytes of a set's word index (its format's version).
+SET_MAGIC = b"statinterp-set-words 1\n"
 #: A word list larger than this is mapped from its file, a smaller one read whole.
 MAPPED_ABOVE = 1 << 20
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def token_hash(token: str) -> int:
     """A token's 8-byte hash in a word list (the same in every process and on every machine)."""
     return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
@@ -187,8 +193,10 @@ def finish_stale(folders: list[Path], finish: Callable[[list[Path]], object] | N
 class ShardWords:
     """A shard's word list, read for lookups (:meth:`load`)."""
 
-    def __init__(self, hashes: np.ndarray):
+    def __init__(self, hashes: np.ndarray, fingerprint: dict[str, int] | None = None):
         self.hashes = hashes
+        #: The database's size and modification time the list describes.
+        self.fingerprint = fingerprint or {}
 
     @classmethod
     def load(cls, folder: str | Path) -> ShardWords | None:
@@ -213,7 +221,7 @@ class ShardWords:
             return None
         if len(data) != offset + 8 * n:
             return None
-        return cls(np.frombuffer(data, dtype="<u8", count=n, offset=offset))
+        return cls(np.frombuffer(data, dtype="<u8", count=n, offset=offset), fingerprint)
 
     def held(self, hashes: np.ndarray) -> np.ndarray:
         """Per hash of ``hashes`` (:func:`term_hashes`), whether the shard's text index may hold
@@ -227,7 +235,7 @@ class ShardWords:
         """Those of ``tokens`` that the shard's text index may hold (those left out it holds in no
         paragraph)."""
         tokens = list(tokens)
-        hashes = np.array([token_hash(t) for t in tokens], dtype="<u8")
+        hashes = np.fromiter((token_hash(t) for t in tokens), dtype="<u8", count=len(tokens))
         return {t for t, h in zip(tokens, self.held(hashes), strict=True) if h}
 
     def lacks_a_word_of(self, term: str, hashes: np.ndarray | None = None) -> bool:
@@ -238,6 +246,125 @@ class ShardWords:
         held = self.held(term_hashes(term) if hashes is None else hashes)
         present = {t for t, h in zip(tokens, held, strict=True) if h}
         return lacks_a_word(term, present.__contains__)
+
+
+class SetWords:
+    """A set's word index (:data:`SET_WORDS_FILE`): per token hash, the shards whose word list
+    holds it, made from the shards' lists when the set is finished (:func:`write_set_words`). A
+    lookup reads this one file instead of every shard's list; for a shard whose database has
+    changed since (its fingerprint differs), :meth:`shard` gives ``None`` and the shard's own list
+    (or the shard itself) is asked."""
+
+    def __init__(self, fingerprints: dict[str, dict[str, int]], hashes: np.ndarray, offsets: np.ndarray,
+                 postings: np.ndarray, keys: list[str]):
+        self._fingerprints = fingerprints
+        self._index = {key: i for i, key in enumerate(keys)}
+        self.hashes, self.offsets, self.postings = hashes, offsets, postings
+        self._holders: dict[bytes, list[frozenset[int]]] = {}
+
+    @classmethod
+    def load(cls, root: str | Path) -> SetWords | None:
+        """The word index of the set in ``root``; ``None`` when it has none (or a damaged one)."""
+        try:
+            with open(os.path.join(os.fspath(root), SET_WORDS_FILE), "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                data: bytes | mmap.mmap = (fh.read() if size <= MAPPED_ABOVE else
+                                           mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+            if data[:len(SET_MAGIC)] != SET_MAGIC:
+                return None
+            end = data.find(b"\n", len(SET_MAGIC))
+            header = json.loads(data[len(SET_MAGIC):end])
+            n, p = int(header["hashes"]), int(header["postings"])
+            posting_type = np.dtype(header["posting_type"])
+            start = end + 1
+            if len(data) != start + 8 * n + 4 * (n + 1) + posting_type.itemsize * p:
+                return None
+            hashes = np.frombuffer(data, dtype="<u8", count=n, offset=start)
+            offsets = np.frombuffer(data, dtype="<u4", count=n + 1, offset=start + 8 * n)
+            postings = np.frombuffer(data, dtype=posting_type, count=p, offset=start + 12 * n + 4)
+            keys = [entry["key"] for entry in header["shards"]]
+            fingerprints = {entry["key"]: {"size": entry["size"], "mtime_ns": entry["mtime_ns"]}
+                            for entry in header["shards"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return cls(fingerprints, hashes, offsets, postings, keys)
+
+    def shard(self, key: str, folder: str | Path) -> ShardWords | None:
+        """The word list of shard ``key`` (in ``folder``) as this index holds it; ``None`` when the
+        index does not describe the shard's database as it is now."""
+        known = self._fingerprints.get(key)
+        if known is None:
+            return None
+        try:
+            fingerprint = _fingerprint(os.path.join(os.fspath(folder), FILENAME))
+        except OSError:
+            return None
+        if fingerprint != known:
+            return None
+        return _ShardInSet(self, self._index[key], fingerprint)
+
+    def holders(self, hashes: np.ndarray) -> list[frozenset[int]]:
+        """Per hash of ``hashes``, the indexes of the shards whose list holds it (remembered: every
+        shard of a lookup asks the same)."""
+        remembered = self._holders.get(hashes.tobytes())
+        if remembered is not None:
+            return remembered
+        if self.hashes.size == 0:
+            found: list[frozenset[int]] = [frozenset()] * hashes.size
+        else:
+            at = np.minimum(np.searchsorted(self.hashes, hashes), self.hashes.size - 1)
+            found = [frozenset(self.postings[self.offsets[i]:self.offsets[i + 1]].tolist()) if self.hashes[i] == h
+                     else frozenset() for i, h in zip(at.tolist(), hashes.tolist(), strict=True)]
+        if len(self._holders) < 4096:
+            self._holders[hashes.tobytes()] = found
+        return found
+
+
+class _ShardInSet(ShardWords):
+    """One shard's word list read from its set's word index (:class:`SetWords`)."""
+
+    def __init__(self, words: SetWords, index: int, fingerprint: dict[str, int]):
+        super().__init__(np.zeros(0, dtype="<u8"), fingerprint)
+        self._set, self._i = words, index
+
+    def held(self, hashes: np.ndarray) -> np.ndarray:
+        return np.array([self._i in shards for shards in self._set.holders(hashes)], dtype=bool)
+
+
+def write_set_words(root: str | Path, shards: Iterable[tuple[str, Path]]) -> int:
+    """Write the word index of the set in ``root`` (:class:`SetWords`) from the word lists of
+    ``shards`` (key, folder) that describe their databases (a shard without one is left out: it is
+    asked); return the number of shards in it. Written whole, then renamed."""
+    entries: list[dict] = []
+    parts: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
+    for key, folder in shards:
+        words = ShardWords.load(folder)
+        if words is None:
+            continue
+        owners.append(np.full(words.hashes.size, len(entries), dtype="<u4"))
+        parts.append(np.asarray(words.hashes))
+        entries.append({"key": key, **words.fingerprint})
+    hashes = np.concatenate(parts) if parts else np.zeros(0, dtype="<u8")
+    owner = np.concatenate(owners) if owners else np.zeros(0, dtype="<u4")
+    order = np.lexsort((owner, hashes))
+    hashes, owner = hashes[order], owner[order]
+    distinct, first = np.unique(hashes, return_index=True)
+    offsets = np.append(first, hashes.size).astype("<u4")
+    posting_type = "<u2" if len(entries) <= 1 << 16 else "<u4"
+    header = {"shards": entries, "hashes": int(distinct.size), "postings": int(owner.size),
+              "posting_type": posting_type}
+    root = Path(root)
+    partial = root / (SET_WORDS_FILE + ".partial")
+    with open(partial, "wb") as fh:
+        fh.write(SET_MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n")
+        fh.write(distinct.astype("<u8").tobytes())
+        fh.write(offsets.tobytes())
+        fh.write(owner.astype(posting_type).tobytes())
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(partial, root / SET_WORDS_FILE)
+    return len(entries)
 
 
 def term_hashes(term: str) -> np.ndarray:

@@ -187,16 +187,26 @@ def finish_set(root: str | Path) -> tuple[int, list[Path]]:
     """Finish the shards of the set in ``root`` written since their word lists were made
     (:func:`~statinterp.collection.shard_words.finish_stale`; ``ingest`` does it itself at its
     end), holding the set's lock: (the number of shards, the folders finished)."""
-    from statinterp.collection.shard_words import finish_stale
-
     root = Path(root)
     manifest = Manifest.load(root)
-    folders = [folder for _, folder in manifest.folders(root)]
     lock = _lock_set(root)
     try:
-        return len(folders), finish_stale(folders)
+        return len(manifest.shards), finish_shards(root, manifest)
     finally:
         lock.close()
+
+
+def finish_shards(root: Path, manifest: Manifest, finish=None, unwritten: set[Path] | None = None) -> list[Path]:
+    """Finish the shards of the set in ``root`` written since their word lists were made
+    (:func:`~statinterp.collection.shard_words.finish_stale`: ``finish``, ``unwritten`` as there),
+    then write the set's word index from their lists
+    (:func:`~statinterp.collection.shard_words.write_set_words`); the folders finished."""
+    from statinterp.collection.shard_words import finish_stale, write_set_words
+
+    shards = list(manifest.folders(root))
+    finished = finish_stale([folder for _, folder in shards], finish, unwritten)
+    write_set_words(root, shards)
+    return finished
 
 
 def is_shard_set(folder: str | Path) -> bool:
@@ -317,12 +327,9 @@ class ShardedWriter:
         word list: :func:`~statinterp.collection.shard_words.finish_stale`; a shard this writer
         only opened has its list refreshed); the folders finished. ``finish``, ``written``: the
         Dask engine's (its workers finish the shards; the cases it stored)."""
-        from statinterp.collection.shard_words import finish_stale
-
         self.release()
         written = self.written if written is None else written
-        return finish_stale([folder for _, folder in self.manifest.folders(self.root)], finish,
-                            self.unwritten(written))
+        return finish_shards(self.root, self.manifest, finish, self.unwritten(written))
 
     def __enter__(self) -> ShardedWriter:
         return self

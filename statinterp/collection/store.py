@@ -149,6 +149,22 @@ def stored_format(db: sqlite3.Connection) -> str | None:
     return None if row is None else row["value"]
 
 
+def _described(db: sqlite3.Connection) -> tuple[str | None, bool, bool]:
+    """A collection database's format (:func:`stored_format`), whether it has the pair index and
+    whether its paragraphs have pages: one statement (a set's lookup opens many shards)."""
+    try:
+        found, has_pairs = db.execute("SELECT (SELECT value FROM meta WHERE key = 'format'), "
+                                      "EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'paragraph_pairs')").fetchone()
+    except sqlite3.OperationalError:  # no meta table: not a collection
+        return stored_format(db), False, False
+    try:
+        db.execute("SELECT page FROM paragraphs LIMIT 0")  # prepared only: fails without the column
+        has_pages = True
+    except sqlite3.OperationalError:
+        has_pages = False
+    return found, bool(has_pairs), has_pages
+
+
 #: Meta keys that record when (left out of :func:`canonical_dump`).
 TIME_KEYS = ("created_at", "statistics_date")
 
@@ -257,14 +273,17 @@ def check_integrity(db: sqlite3.Connection, folder: str | Path) -> None:
                          "sources again into a new folder")
 
 
+#: A reader waits this long for a lock (a writer's checkpoint, a recovery) before it fails.
+READ_BUSY_SECONDS = 30.0
+
+
 def _read_only_connection(path: Path) -> sqlite3.Connection:
     """A read-only connection to ``path``. A collection on a read-only folder or mount cannot get
     the shared-memory file a WAL database is read with: it is then opened ``immutable`` (nothing
     can write it there), unless a write-ahead log with unmerged writes lies beside it."""
-    uri = path.resolve().as_uri()
-    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+    uri = Path(os.path.abspath(path)).as_uri()  # no symbolic link resolved: a set opens many shards
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, timeout=READ_BUSY_SECONDS)
     try:
-        db.execute("PRAGMA busy_timeout = 30000")
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return db
     except sqlite3.OperationalError:
@@ -275,7 +294,7 @@ def _read_only_connection(path: Path) -> sqlite3.Connection:
     if wal.exists() and wal.stat().st_size > 0:
         raise InputError(path, "is in a read-only folder with writes not yet merged into it (its -wal file); "
                          "open it once where it can be written")
-    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, timeout=READ_BUSY_SECONDS)
 
 
 def _lines(value: str) -> tuple[str, ...]:
@@ -303,13 +322,14 @@ class Collection:
     at the same time is doing.
     """
 
-    def __init__(self, folder: Path, db: sqlite3.Connection):
+    def __init__(self, folder: Path, db: sqlite3.Connection, described: tuple[bool, bool] | None = None):
         self.folder = folder
         self.db = db
+        has_pairs, has_pages = _described(db)[1:] if described is None else described
         #: Whether the collection has the pair index (format 2; :meth:`paragraphs_matching`'s ``pairs``).
-        self.has_pairs = select(db, "SELECT 1 FROM sqlite_master WHERE name = 'paragraph_pairs'").fetchone() is not None
+        self.has_pairs = has_pairs
         #: Whether paragraphs have pages and footnote marks (format 3); without, every page is unknown.
-        self.has_pages = "page" in {r["name"] for r in select(db, "PRAGMA table_info(paragraphs)")}
+        self.has_pages = has_pages
         self._page_columns = ("p.page, p.page_starts, p.footnote" if self.has_pages else
                               "NULL AS page, '[]' AS page_starts, 0 AS footnote")
         #: The shard's word list (:class:`~statinterp.collection.shard_words.ShardWords`), set by
@@ -325,7 +345,7 @@ class Collection:
                              "`statinterp ingest SOURCE... --collection DIR`")
         try:
             db = _read_only_connection(path)
-            found = stored_format(db)
+            found, has_pairs, has_pages = _described(db)
         except sqlite3.DatabaseError as exc:
             raise InputError(path, f"is not a readable collection database ({exc})") from None
         if found not in {str(f) for f in READABLE_FORMATS}:
@@ -333,7 +353,7 @@ class Collection:
             raise InputError(path, f"has collection format {found or 'unknown'}, this statinterp reads "
                              f"formats {', '.join(map(str, READABLE_FORMATS))}; ingest the sources again into a new "
                              "folder")
-        return cls(folder, db)
+        return cls(folder, db, (has_pairs, has_pages))
 
     def close(self) -> None:
         self.db.close()

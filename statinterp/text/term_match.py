@@ -299,6 +299,22 @@ MAX_EXACT_SPELLINGS = 256
 Phrase = tuple[str, ...]
 
 
+@functools.lru_cache(maxsize=256)
+def _spelling_questions(term: str) -> tuple[frozenset[Phrase], tuple[Phrase, ...], frozenset[str], frozenset[str]]:
+    """What :func:`_kept_spellings` asks about ``term``, made once per term (a shard set asks it
+    once per shard): every candidate spelling (with the possessive ``s`` where a word may take
+    it), the spellings of the longest word (the likeliest to be missing), their tokens, and the
+    other candidates' tokens."""
+    words = _word_options(term)
+    last = len(words) - 1
+    candidates = {o for options, _ in words for o in options}
+    candidates |= {o + ("s",) for i, (options, possessive) in enumerate(words) if possessive and i < last
+                   for o in options}
+    first = max(words, key=lambda word: sum(map(len, word[0][0])))[0]
+    ask = frozenset(t for o in first for t in o)
+    return frozenset(candidates), first, ask, frozenset(t for c in candidates for t in c) - ask
+
+
 def _kept_spellings(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) -> list[list[Phrase]] | None:
     """Per word of ``term``, its spellings (:func:`fts_word_options`) that ``occurring`` keeps, and, for
     a word before the last that may take a possessive ("leadership's role"), each kept spelling
@@ -313,20 +329,14 @@ def _kept_spellings(term: str, occurring: Callable[[set[Phrase]], set[Phrase]]) 
     asking for every spelling at once keeps."""
     words = _word_options(term)
     last = len(words) - 1
-    candidates = {o for options, _ in words for o in options}
-    candidates |= {o + ("s",) for i, (options, possessive) in enumerate(words) if possessive and i < last
-                   for o in options}
+    candidates, first, ask, rest = _spelling_questions(term)
 
     def spelt(options: tuple[Phrase, ...]) -> bool:
         return any(all(t in known for t in o) for o in options)
 
-    # The longest word first (the likeliest to be missing), then the other words' tokens.
-    first = max(words, key=lambda word: sum(map(len, word[0][0])))[0]
-    ask = {t for o in first for t in o}
     known = {p[0] for p in occurring({(t,) for t in ask})}
     if not spelt(first):
         return None
-    rest = {t for c in candidates for t in c} - ask
     if rest:
         known |= {p[0] for p in occurring({(t,) for t in rest})}
     if not all(spelt(options) for options, _ in words):

@@ -22,7 +22,7 @@ from statinterp.collection.dask_shards import (
 )
 from statinterp.collection.ingest import IngestSummary, analysis_settings, ingest
 from statinterp.collection.prepare import Unchanged
-from statinterp.collection.shard_words import ShardWords
+from statinterp.collection.shard_words import SetWords, ShardWords
 from statinterp.collection.shards import LOCK, MANIFEST, Manifest, ShardedWriter
 from statinterp.collection.store import canonical_dump
 from statinterp.errors import UsageError
@@ -76,6 +76,9 @@ def test_dask_shards_equal_the_local_engines_row_for_row(tmp_path, dask_cluster)
     assert dask.cpu_seconds["workers_preparing"] > 0 and dask.cpu_seconds["writers_storing"] > 0
     assert dask.cpu_seconds["writers_finishing"] > 0  # the workers finished the shards: each has its word list
     assert all(ShardWords.load(f) is not None for _, f in Manifest.load(tmp_path / "dask").folders(tmp_path / "dask"))
+    index = SetWords.load(tmp_path / "dask")  # and the set's word index describes every shard
+    assert index is not None
+    assert all(index.shard(k, f) is not None for k, f in Manifest.load(tmp_path / "dask").folders(tmp_path / "dask"))
     assert (tmp_path / "dask" / MANIFEST).read_text() == (tmp_path / "local" / MANIFEST).read_text()
     assert len(Manifest.load(tmp_path / "dask").shards) >= 4
     assert dumps(tmp_path / "dask") == dumps(tmp_path / "local")

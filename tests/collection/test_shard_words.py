@@ -13,7 +13,7 @@ import pytest
 from statinterp.collection.find import find_term
 from statinterp.collection.ingest import ingest
 from statinterp.collection.shard_set import open_collection
-from statinterp.collection.shard_words import WORDS_FILE, ShardWords, finish_shard, token_hash
+from statinterp.collection.shard_words import SET_WORDS_FILE, WORDS_FILE, ShardWords, finish_shard, token_hash
 from statinterp.collection.shards import Manifest, ShardedWriter, finish_set
 from statinterp.collection.store import Collection
 from statinterp.text.term_match import lacks_a_word, word_tokens
@@ -103,9 +103,11 @@ def test_a_damaged_or_foreign_list_is_not_used(tmp_path):
 
 def test_the_list_is_trusted_when_it_matches(tmp_path):
     """A list that matches its database decides: one claiming no tokens makes the set pass over
-    the shard (what shows the list, not the database, was asked)."""
+    the shard (what shows the list, not the database, was asked). Without the set's word index
+    (tests/collection/test_set_words.py), each shard's own list is read."""
     ingest([EXAMPLE], tmp_path / "set", citations=False, statistics=False, shard_by="court")
     root = tmp_path / "set"
+    (root / SET_WORDS_FILE).unlink()
     with open_collection(root) as shards:
         before = shards.may_hold("vehicle")
     assert before

@@ -1,0 +1,121 @@
+"""The set's word index (statinterp.collection.shard_words.SetWords): one file, written when a
+set is finished, saying which shards' word lists hold each token. A lookup reads it instead of
+every shard's list; it answers as the shards' own lists do, is not used for a shard whose
+database changed since, and a damaged index is not used at all."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+
+from statinterp.collection.find import find_term
+from statinterp.collection.ingest import ingest
+from statinterp.collection.shard_set import open_collection
+from statinterp.collection.shard_words import (SET_WORDS_FILE, WORDS_FILE, SetWords, ShardWords, term_hashes,
+                                                write_set_words)
+from statinterp.collection.shards import Manifest, finish_set
+from statinterp.collection.store import Collection
+from tests.support.paths import REPO_ROOT
+
+EXAMPLE = REPO_ROOT / "data" / "example"
+TERMS = ("motor vehicle", "vehicle", "zzzqqqxx motor", "navigation equipment", "the")
+
+
+def fts_tokens(folder) -> set[str]:
+    db = sqlite3.connect(folder / "collection.sqlite")
+    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, paragraphs_fts, row)")
+    tokens = {t for (t,) in db.execute("SELECT term FROM temp.v")}
+    db.close()
+    return tokens
+
+
+@pytest.fixture()
+def shard_set(tmp_path):
+    folder = tmp_path / "set"
+    ingest([EXAMPLE], folder, citations=False, statistics=False, shard_by="court")
+    return folder
+
+
+def shards_of(root):
+    return list(Manifest.load(root).folders(root))
+
+
+def test_an_ingest_writes_the_index_and_it_answers_as_each_shards_list(shard_set):
+    index = SetWords.load(shard_set)
+    assert index is not None
+    every = set().union(*(fts_tokens(f) for _, f in shards_of(shard_set)))
+    asked = sorted(every)[::7] + ["zzzqqqxx", "notawordanywhere"]
+    for key, folder in shards_of(shard_set):
+        own, in_set = ShardWords.load(folder), index.shard(key, folder)
+        assert own is not None and in_set is not None, key
+        assert in_set.holds(asked) == own.holds(asked) == set(asked) & fts_tokens(folder), key
+        for term in TERMS:
+            assert in_set.lacks_a_word_of(term, term_hashes(term)) == own.lacks_a_word_of(term), (key, term)
+
+
+def test_the_index_decides_which_shards_are_asked(shard_set, tmp_path):
+    """An index that says a shard holds no token makes the set pass over it, though the shard's own
+    list holds the word: the index, not the lists, was read. Removing the index brings the lists back."""
+    with open_collection(shard_set) as shards:
+        before = shards.may_hold("vehicle")
+    assert before
+    key = before[0]
+    folder = Manifest.load(shard_set).folder_of(shard_set, key)
+    saved = (folder / WORDS_FILE).read_bytes()
+    header, fingerprint, _ = saved.split(b"\n", 2)
+    (folder / WORDS_FILE).write_bytes(header + b"\n" + fingerprint.replace(b'"tokens": ', b'"tokens": 0, "was": ')
+                                      + b"\n")
+    write_set_words(shard_set, shards_of(shard_set))  # an index made from a list without tokens
+    (folder / WORDS_FILE).write_bytes(saved)  # the shard's own list holds the word again
+    with open_collection(shard_set) as shards:
+        assert key not in shards.may_hold("vehicle")
+    (shard_set / SET_WORDS_FILE).unlink()
+    with open_collection(shard_set) as shards:
+        assert shards.may_hold("vehicle") == before
+
+
+def test_a_shard_changed_since_the_index_is_asked(shard_set, tmp_path):
+    """A shard whose database changed after the index was written is not answered from it: from its
+    own list if that is newer, else it is opened; find still finds what the one file finds."""
+    ingest([EXAMPLE], tmp_path / "one", citations=False, statistics=False)
+    key, folder = shards_of(shard_set)[0]
+    db = sqlite3.connect(folder / "collection.sqlite")  # a write neither the index nor the list knows of
+    db.execute("INSERT INTO meta (key, value) VALUES ('note', 'x')")
+    db.commit()
+    db.close()
+    index = SetWords.load(shard_set)
+    assert index is not None and index.shard(key, folder) is None
+    assert index.shard(*shards_of(shard_set)[1]) is not None  # the others are still described
+    with open_collection(shard_set) as shards:
+        assert key in shards.may_hold("zzzqqqxx motor")  # nothing describes it: it must be asked
+    finish_set(shard_set)  # finishes the shard: new list, new index
+    index = SetWords.load(shard_set)
+    assert index is not None and index.shard(key, folder) is not None
+    with open_collection(shard_set) as shards, Collection.open(tmp_path / "one") as one:
+        assert key not in shards.may_hold("zzzqqqxx motor")
+        for term in TERMS[:2]:
+            assert find_term(shards, term).counts == find_term(one, term).counts
+
+
+@pytest.mark.parametrize("damage", ["cut", "foreign", "empty"])
+def test_a_damaged_index_is_not_used(shard_set, damage):
+    by_shard = [fts_tokens(f) for _, f in shards_of(shard_set)]
+    rare = next(t for t in sorted(set().union(*by_shard)) if t.isalpha() and sum(t in b for b in by_shard) == 1)
+    path = shard_set / SET_WORDS_FILE
+    data = path.read_bytes()
+    path.write_bytes({"cut": data[:-5], "foreign": b"something else\n" + data, "empty": b""}[damage])
+    assert SetWords.load(shard_set) is None
+    with open_collection(shard_set) as shards:  # each shard's own list is read instead
+        may = shards.may_hold(rare)
+        assert len(may) == 1 < len(shards.selected)
+        assert shards.shards.opened() == []
+
+
+def test_collection_finish_writes_the_index_of_an_older_set(shard_set):
+    os.remove(shard_set / SET_WORDS_FILE)
+    total, finished = finish_set(shard_set)
+    assert finished == [] and total == len(shards_of(shard_set))
+    index = SetWords.load(shard_set)
+    assert index is not None and all(index.shard(k, f) is not None for k, f in shards_of(shard_set))
