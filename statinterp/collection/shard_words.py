@@ -261,6 +261,7 @@ class SetWords:
         self._index = {key: i for i, key in enumerate(keys)}
         self.hashes, self.offsets, self.postings = hashes, offsets, postings
         self._holders: dict[bytes, list[frozenset[int]]] = {}
+        self._holder: dict[int, frozenset[int]] = {}
 
     @classmethod
     def load(cls, root: str | Path) -> SetWords | None:
@@ -319,6 +320,15 @@ class SetWords:
             self._holders[hashes.tobytes()] = found
         return found
 
+    def holder(self, token_hash: int) -> frozenset[int]:
+        """The indexes of the shards whose list holds the token of ``token_hash`` (remembered)."""
+        found = self._holder.get(token_hash)
+        if found is None:
+            found = self.holders(np.array([token_hash], dtype="<u8"))[0]
+            if len(self._holder) < 1 << 16:
+                self._holder[token_hash] = found
+        return found
+
 
 class _ShardInSet(ShardWords):
     """One shard's word list read from its set's word index (:class:`SetWords`)."""
@@ -329,6 +339,10 @@ class _ShardInSet(ShardWords):
 
     def held(self, hashes: np.ndarray) -> np.ndarray:
         return np.array([self._i in shards for shards in self._set.holders(hashes)], dtype=bool)
+
+    def holds(self, tokens: Iterable[str]) -> set[str]:
+        holder = self._set.holder
+        return {t for t in tokens if self._i in holder(token_hash(t))}
 
 
 def write_set_words(root: str | Path, shards: Iterable[tuple[str, Path]]) -> int:
