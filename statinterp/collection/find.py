@@ -56,8 +56,10 @@ from statinterp.text.term_match import (
     fts_exact_query,
     fts_near_query,
     fts_pair_query,
+    fts_pair_query_from_tokens,
     fts_word_options,
     fts_word_prefixes,
+    pair_query_tokens,
     term_pattern,
 )
 
@@ -171,7 +173,10 @@ def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterat
             collection.lacks_a_prefix(fts_word_prefixes(term)):
         return iter(())  # a word of the term has no spelling here (a shard without it: most shards)
     pairs = collection.has_pairs and len(fts_word_options(term)) > 1
-    query = (fts_pair_query if pairs else fts_exact_query)(term, collection.occurring)
+    if pairs and collection.word_list is not None:  # a shard with a word list: made from it, nothing asked
+        query = fts_pair_query_from_tokens(term, collection.word_list.holds(pair_query_tokens(term)))
+    else:
+        query = (fts_pair_query if pairs else fts_exact_query)(term, collection.occurring)
     if query is None:
         return iter(())
     if not pairs:

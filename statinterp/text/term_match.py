@@ -430,6 +430,47 @@ def fts_pair_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]], *
     return " AND ".join(f"({c})" for c in conditions)
 
 
+@functools.lru_cache(maxsize=256)
+def _pair_query_parts(term: str) -> tuple[tuple[tuple[Phrase, ...], ...], tuple[int, ...],
+                                          dict[tuple[Phrase, Phrase], str], frozenset[str]]:
+    """What :func:`fts_pair_query_from_tokens` assembles ``term``'s query from, made once per term:
+    per word its candidate spellings (with the possessive ``s`` where the word may take it), the
+    boundaries the query asks for (as :func:`fts_pair_query`), the condition of each two adjacent
+    spellings (all their pairs), and every token of every candidate."""
+    words = _word_options(term)
+    last = len(words) - 1
+    spellings = tuple(tuple(options) + (tuple(o + ("s",) for o in options) if possessive and i < last else ())
+                      for i, (options, possessive) in enumerate(words))
+    content = [possessive for _, possessive in words]
+    boundaries = tuple(i for i in range(last) if content[i] or content[i + 1] or not any(content))
+    conditions = {(a, b): " AND ".join(f'"{p}"' for p in fts_pairs(a + b))
+                  for i in boundaries for a in spellings[i] for b in spellings[i + 1]}
+    return spellings, boundaries, conditions, frozenset(t for sp in spellings for s in sp for t in s)
+
+
+def pair_query_tokens(term: str) -> frozenset[str]:
+    """Every token :func:`fts_pair_query_from_tokens` may ask about."""
+    return _pair_query_parts(term)[3]
+
+
+def fts_pair_query_from_tokens(term: str, held: set[str] | frozenset[str]) -> str | None:
+    """:func:`fts_pair_query` made from the tokens a collection holds (``held``, of
+    :func:`pair_query_tokens`: a shard's word list) instead of asking it: a spelling is kept when
+    each of its tokens is held, where :func:`fts_pair_query` also asks whether the pairs of a
+    spelling of several tokens lie in one paragraph. The query finds the same paragraphs: a kept
+    spelling whose pairs lie in no paragraph together makes a condition that matches none, and
+    every word is in a boundary the query asks for. ``None`` when a word has no spelling held."""
+    spellings, boundaries, conditions, _ = _pair_query_parts(term)
+    kept = [[s for s in options if all(t in held for t in s)] for options in spellings]
+    if not all(kept):
+        return None
+    parts = []
+    for i in boundaries:
+        both = dict.fromkeys(conditions[a, b] for a in kept[i] for b in kept[i + 1])
+        parts.append(" OR ".join(f"({c})" if " " in c else c for c in both))
+    return " AND ".join(f"({c})" for c in parts)
+
+
 #: :func:`fts_near_query` gives no query above this many ``NEAR`` groups (combinations of the runs' spellings).
 MAX_NEAR_GROUPS = 32
 

@@ -13,8 +13,14 @@ import pytest
 from statinterp.collection.find import find_term
 from statinterp.collection.ingest import ingest
 from statinterp.collection.shard_set import open_collection
-from statinterp.collection.shard_words import (SET_WORDS_FILE, WORDS_FILE, SetWords, ShardWords, term_hashes,
-                                                write_set_words)
+from statinterp.collection.shard_words import (
+    SET_WORDS_FILE,
+    WORDS_FILE,
+    SetWords,
+    ShardWords,
+    term_hashes,
+    write_set_words,
+)
 from statinterp.collection.shards import Manifest, finish_set
 from statinterp.collection.store import Collection
 from tests.support.paths import REPO_ROOT
@@ -119,3 +125,34 @@ def test_collection_finish_writes_the_index_of_an_older_set(shard_set):
     assert finished == [] and total == len(shards_of(shard_set))
     index = SetWords.load(shard_set)
     assert index is not None and all(index.shard(k, f) is not None for k, f in shards_of(shard_set))
+
+
+def test_a_shards_query_made_from_its_list_finds_what_asking_it_finds(shard_set):
+    """A shard with a word list makes a term's pair query from the list (find.candidate_paragraphs:
+    term_match.fts_pair_query_from_tokens) instead of asking its index which spellings occur; the
+    paragraphs it returns are those of the query made by asking."""
+    from statinterp.collection.find import candidate_paragraphs
+    from statinterp.text.term_match import fts_pair_query, fts_pair_query_from_tokens, pair_query_tokens
+
+    terms = [*TERMS[:2], "navigation equipment", "leadership role in an organization",
+             "distributive share of the income", "the motor vehicle", "vehicle's owner", "motor vehicles"]
+    compared = 0
+    with open_collection(shard_set) as shards:
+        for key in shards.selected:
+            shard = shards.shards[key]
+            words = shard.word_list
+            assert words is not None
+            for term in terms:
+                if len(term.split()) < 2:
+                    continue
+                made = fts_pair_query_from_tokens(term, words.holds(pair_query_tokens(term)))
+                if made is None:  # a word has no spelling held: asking keeps none either
+                    assert fts_pair_query(term, shard.occurring) is None, (key, term)
+                found = [r.paragraph_id for r in candidate_paragraphs(shard, term)]
+                shard.word_list = None
+                try:
+                    assert [r.paragraph_id for r in candidate_paragraphs(shard, term)] == found, (key, term)
+                finally:
+                    shard.word_list = words
+                compared += bool(found)
+    assert compared >= 3  # some shards have candidates for some terms
