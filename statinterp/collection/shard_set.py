@@ -410,8 +410,9 @@ class _Shards(Mapping[str, Collection]):
         self._set_words: SetWords | None | bool = False  # False: not read yet
         self._lock = threading.Lock()
 
-    def folder(self, key: str) -> Path:
-        return Path(self._folders[key])
+    def folder(self, key: str) -> str:
+        """The folder of shard ``key`` (a string: a lookup asks it of every shard)."""
+        return self._folders[key]
 
     def words(self, key: str) -> ShardWords | None:
         """The word list of shard ``key`` (``None``: none that describes it as it is now), read once:

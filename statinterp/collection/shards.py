@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -154,8 +155,8 @@ class Manifest:
             if not (isinstance(item, dict) and isinstance(item.get("key"), str)
                     and isinstance(item.get("folder"), str)):
                 raise InputError(path, f"shard {i}: needs string fields 'key' and 'folder'")
-            folder = Path(item["folder"])
-            if folder.is_absolute() or ".." in folder.parts:
+            folder = item["folder"]  # a string: a set may list thousands of shards
+            if os.path.isabs(folder) or folder.startswith(("/", "\\")) or ".." in re.split(r"[\\/]", folder):
                 raise InputError(path, f"shard {i}: field 'folder' must be a path inside the set ({item['folder']!r})")
             entries.append(ShardEntry(item["key"], item["folder"]))
         return cls(raw["shard_by"], entries)

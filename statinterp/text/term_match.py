@@ -448,6 +448,11 @@ def _pair_query_parts(term: str) -> tuple[tuple[tuple[Phrase, ...], ...], tuple[
     return spellings, boundaries, conditions, frozenset(t for sp in spellings for s in sp for t in s)
 
 
+@functools.lru_cache(maxsize=4096)
+def _tokens_of(spelling: Phrase) -> frozenset[str]:
+    return frozenset(spelling)
+
+
 def pair_query_tokens(term: str) -> frozenset[str]:
     """Every token :func:`fts_pair_query_from_tokens` may ask about."""
     return _pair_query_parts(term)[3]
@@ -461,7 +466,7 @@ def fts_pair_query_from_tokens(term: str, held: set[str] | frozenset[str]) -> st
     spelling whose pairs lie in no paragraph together makes a condition that matches none, and
     every word is in a boundary the query asks for. ``None`` when a word has no spelling held."""
     spellings, boundaries, conditions, _ = _pair_query_parts(term)
-    kept = [[s for s in options if all(t in held for t in s)] for options in spellings]
+    kept = [[s for s in options if _tokens_of(s) <= held] for options in spellings]
     if not all(kept):
         return None
     parts = []
