@@ -23,18 +23,11 @@ from statinterp.collection.shard_words import (
 )
 from statinterp.collection.shards import Manifest, finish_set
 from statinterp.collection.store import Collection
+from tests.support.databases import fts_tokens
 from tests.support.paths import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "data" / "example"
 TERMS = ("motor vehicle", "vehicle", "zzzqqqxx motor", "navigation equipment", "the")
-
-
-def fts_tokens(folder) -> set[str]:
-    db = sqlite3.connect(folder / "collection.sqlite")
-    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, paragraphs_fts, row)")
-    tokens = {t for (t,) in db.execute("SELECT term FROM temp.v")}
-    db.close()
-    return tokens
 
 
 @pytest.fixture()

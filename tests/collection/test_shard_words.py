@@ -18,17 +18,10 @@ from statinterp.collection.shards import Manifest, ShardedWriter, finish_set
 from statinterp.collection.store import Collection
 from statinterp.text.term_match import lacks_a_word, word_tokens
 from tests.support.cli import assert_one_line_error, run_main
+from tests.support.databases import fts_tokens
 from tests.support.paths import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "data" / "example"
-
-
-def fts_tokens(folder) -> set[str]:
-    db = sqlite3.connect(folder / "collection.sqlite")
-    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, paragraphs_fts, row)")
-    tokens = {t for (t,) in db.execute("SELECT term FROM temp.v")}
-    db.close()
-    return tokens
 
 
 @pytest.fixture(scope="module")

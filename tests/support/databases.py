@@ -19,6 +19,15 @@ def schema_of(path: Path) -> dict:
     return out
 
 
+def fts_tokens(folder: Path) -> set[str]:
+    """Every token of the text index of the collection in ``folder``, as FTS5 holds them (``fts5vocab``)."""
+    db = sqlite3.connect(folder / "collection.sqlite")
+    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, paragraphs_fts, row)")
+    tokens = {t for (t,) in db.execute("SELECT term FROM temp.v")}
+    db.close()
+    return tokens
+
+
 def paragraph_collection(paragraphs: list[str]):
     """An in-memory collection (the store's schema) holding ``paragraphs`` as one opinion's lines,
     indexed as the writer indexes them (text index and pair index)."""
