@@ -59,7 +59,7 @@ from statinterp.text.term_match import (
     fts_pair_query_from_tokens,
     fts_word_options,
     fts_word_prefixes,
-    pair_query_tokens,
+    list_questions,
     term_pattern,
 )
 
@@ -174,7 +174,9 @@ def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterat
         return iter(())  # a word of the term has no spelling here (a shard without it: most shards)
     pairs = collection.has_pairs and len(fts_word_options(term)) > 1
     if pairs and collection.word_list is not None:  # a shard with a word list: made from it, nothing asked
-        query = fts_pair_query_from_tokens(term, collection.word_list.holds(pair_query_tokens(term)))
+        words = collection.word_list
+        held = words.holds(list_questions(term, words.pairs))
+        query = fts_pair_query_from_tokens(term, held, pairs_known=words.pairs)
     else:
         query = (fts_pair_query if pairs else fts_exact_query)(term, collection.occurring)
     if query is None:

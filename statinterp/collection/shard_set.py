@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from statinterp.collection.shard_words import SetWords, ShardWords, term_hashes
+from statinterp.collection.shard_words import SetWords, ShardWords
 from statinterp.collection.shards import MANIFEST, Manifest, is_shard_set
 from statinterp.collection.store import FILENAME, Collection, ParagraphRow, damage_named, database_path
 from statinterp.corpus.dataset import Case
@@ -169,12 +169,13 @@ class ShardSet:
 
     def may_hold(self, term: str) -> list[str]:
         """The selected shards in which ``term`` may match: all but those whose word list lacks a
-        word of the term (their databases are not opened)."""
-        hashes = term_hashes(term)
+        word of the term or, for a term of several words, holds no pair of two of its adjacent
+        words (:meth:`~statinterp.collection.shard_words.ShardWords.may_match`; their databases are
+        not opened)."""
         keep = []
         for key in self.selected:
             words = self.shards.words(key)
-            if words is None or not words.lacks_a_word_of(term, hashes):
+            if words is None or words.may_match(term):
                 keep.append(key)
         return keep
 

@@ -6,9 +6,12 @@ At the end of an ingest, each shard it wrote is *finished* (:func:`finish_shard`
 full-text indexes are merged into one segment each (FTS5 ``optimize``: a lookup then reads one
 segment instead of a dozen), it is left in SQLite's rollback-journal mode (a reader opens it in
 half the time of a WAL database: no shared-memory file), and the tokens of its text index (``paragraphs_fts``, as FTS5
-tokenized them: ``fts5vocab``) are written to ``words.bin`` beside ``collection.sqlite``: a
-header line, then the sorted 8-byte hashes of the tokens (BLAKE2b; two tokens sharing a hash
-only keep a shard that could have been passed over, never the reverse).
+tokenized them: ``fts5vocab``) and of its pair index (``paragraph_pairs``: each two adjacent
+tokens, ``first|second``; a pair token never equals a word token) are written to ``words.bin``
+beside ``collection.sqlite``: a header line, then the sorted 8-byte hashes of the tokens
+(BLAKE2b; two tokens sharing a hash only keep a shard that could have been passed over, never
+the reverse). With the pairs, a shard that holds every word of a term of several words but
+never two of them side by side is passed over too (:func:`~statinterp.text.term_match.may_match`).
 
 The header records the database file's size and modification time when the list was made. A
 list whose database has changed since (a later write by anything that did not finish the shard,
@@ -32,27 +35,29 @@ from pathlib import Path
 import numpy as np
 
 from statinterp.collection.store import FILENAME, database_path
-from statinterp.text.term_match import lacks_a_word, word_tokens
+from statinterp.text.term_match import holders_of_term, list_questions, may_match
 
 __all__ = ["SET_WORDS_FILE", "WORDS_FILE", "SetWords", "ShardWords", "finish_shard", "finish_stale", "refresh_list",
-           "term_hashes", "token_hash", "write_set_words", "write_words"]
+           "token_hash", "write_set_words", "write_words"]
 
 #: The word list's file name, beside the shard's ``collection.sqlite``.
 WORDS_FILE = "words.bin"
-#: The first bytes of a word list (its format's version).
-MAGIC = b"statinterp-words 1\n"
+#: The first bytes of a word list (its format's version; 2: the pair index's tokens too).
+MAGIC = b"statinterp-words 2\n"
 #: The set's word index's file name, beside the set's ``manifest.json``.
 SET_WORDS_FILE = "set-words.bin"
-#: The first bytes of a set's word index (its format's version).
-SET_MAGIC = b"statinterp-set-words 1\n"
+#: The first bytes of a set's word index (its format's version; 2: made of lists of version 2).
+SET_MAGIC = b"statinterp-set-words 2\n"
 #: A word list larger than this is mapped from its file, a smaller one read whole.
 MAPPED_ABOVE = 1 << 20
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def token_hash(token: str) -> int:
-    """A token's 8-byte hash in a word list (the same in every process and on every machine)."""
+def _hash(token: str) -> int:
     return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+#: A token's 8-byte hash in a word list (the same in every process and on every machine).
+token_hash = functools.lru_cache(maxsize=1 << 14)(_hash)
 
 
 def _fingerprint(database: str | Path) -> dict[str, int] | None:
@@ -68,8 +73,9 @@ def _fingerprint(database: str | Path) -> dict[str, int] | None:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
-def _tokens(db: sqlite3.Connection) -> Iterator[str]:
-    db.execute("CREATE VIRTUAL TABLE temp.shard_words USING fts5vocab(main, paragraphs_fts, row)")
+def _index_tokens(db: sqlite3.Connection, table: str) -> Iterator[str]:
+    """The tokens of a full-text index (``fts5vocab``)."""
+    db.execute(f"CREATE VIRTUAL TABLE temp.shard_words USING fts5vocab(main, {table}, row)")
     try:
         for (token,) in db.execute("SELECT term FROM temp.shard_words"):
             yield token
@@ -85,20 +91,22 @@ def write_words(folder: str | Path) -> int:
     database = database_path(folder)
     db = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        hashes = np.unique(np.fromiter((token_hash(t) for t in _tokens(db)), dtype="<u8"))
+        pairs = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'paragraph_pairs'").fetchone() is not None
+        tables = ("paragraphs_fts", "paragraph_pairs") if pairs else ("paragraphs_fts",)
+        hashes = np.unique(np.fromiter((_hash(t) for table in tables for t in _index_tokens(db, table)), dtype="<u8"))
     finally:
         db.close()
     fingerprint = _fingerprint(database)
     if fingerprint is None:  # cannot happen once every writer has closed; then no list
         return 0
-    _write_list(folder, {**fingerprint, "tokens": int(hashes.size)}, hashes.tobytes())
+    _write_list(folder, {**fingerprint, "tokens": int(hashes.size), "pairs": pairs}, hashes.tobytes())
     return int(hashes.size)
 
 
 def finish_shard(folder: str | Path) -> int:
     """After an ingest wrote the shard in ``folder``: merge each of its full-text indexes into one
     segment (FTS5 ``optimize``), leave it in SQLite's rollback-journal mode, then write its word
-    list (:func:`write_words`). Returns the number of tokens in the list."""
+    list (:func:`write_words`). Returns the number of tokens in the list (words and pairs)."""
     from statinterp.sqlite import transaction
 
     database = database_path(Path(folder))
@@ -195,10 +203,12 @@ def finish_stale(folders: list[Path], finish: Callable[[list[Path]], object] | N
 class ShardWords:
     """A shard's word list, read for lookups (:meth:`load`)."""
 
-    def __init__(self, hashes: np.ndarray, fingerprint: dict[str, int] | None = None):
+    def __init__(self, hashes: np.ndarray, fingerprint: dict[str, int] | None = None, pairs: bool = False):
         self.hashes = hashes
         #: The database's size and modification time the list describes.
         self.fingerprint = fingerprint or {}
+        #: Whether the list holds the pair index's tokens too (a shard without the pair index: not).
+        self.pairs = pairs
 
     @classmethod
     def load(cls, folder: str | Path) -> ShardWords | None:
@@ -223,31 +233,29 @@ class ShardWords:
             return None
         if len(data) != offset + 8 * n:
             return None
-        return cls(np.frombuffer(data, dtype="<u8", count=n, offset=offset), fingerprint)
+        return cls(np.frombuffer(data, dtype="<u8", count=n, offset=offset), fingerprint, header.get("pairs") is True)
 
     def held(self, hashes: np.ndarray) -> np.ndarray:
-        """Per hash of ``hashes`` (:func:`term_hashes`), whether the shard's text index may hold
+        """Per hash of ``hashes`` (:func:`token_hash`), whether the shard's full-text indexes may hold
         its token (false: the token is in no paragraph of the shard)."""
         if self.hashes.size == 0:
             return np.zeros(hashes.size, dtype=bool)
         at = np.minimum(np.searchsorted(self.hashes, hashes), self.hashes.size - 1)
         return np.asarray(self.hashes[at] == hashes)
 
-    def holds(self, tokens: Iterable[str]) -> set[str]:
-        """Those of ``tokens`` that the shard's text index may hold (those left out it holds in no
-        paragraph)."""
+    def holds(self, tokens: Iterable[str]) -> frozenset[str]:
+        """Those of ``tokens`` that the shard's full-text indexes may hold (those left out it holds
+        in no paragraph)."""
         tokens = list(tokens)
         hashes = np.fromiter((token_hash(t) for t in tokens), dtype="<u8", count=len(tokens))
-        return {t for t, h in zip(tokens, self.held(hashes), strict=True) if h}
+        return frozenset(t for t, h in zip(tokens, self.held(hashes), strict=True) if h)
 
-    def lacks_a_word_of(self, term: str, hashes: np.ndarray | None = None) -> bool:
-        """Whether some word of ``term`` has no spelling all of whose tokens the shard holds: then
-        no paragraph of the shard can match the term. ``hashes``: :func:`term_hashes` of the term,
-        if already made (a set asks every shard)."""
-        tokens = word_tokens(term)
-        held = self.held(term_hashes(term) if hashes is None else hashes)
-        present = {t for t, h in zip(tokens, held, strict=True) if h}
-        return lacks_a_word(term, present.__contains__)
+    def may_match(self, term: str) -> bool:
+        """Whether a paragraph of the shard may match ``term`` (:func:`~statinterp.text.term_match.may_match`
+        of the tokens and, if the list has them, the pairs it holds): false when a word of the term
+        has no spelling all of whose tokens the shard holds or, with pairs, when two adjacent words
+        of the term never stand side by side in it; then the shard need not be asked."""
+        return may_match(term, self.holds(list_questions(term, self.pairs)), pairs_known=self.pairs)
 
 
 class SetWords:
@@ -258,12 +266,14 @@ class SetWords:
     (or the shard itself) is asked."""
 
     def __init__(self, fingerprints: dict[str, dict[str, int]], hashes: np.ndarray, offsets: np.ndarray,
-                 postings: np.ndarray, keys: list[str]):
+                 postings: np.ndarray, keys: list[str], pairs: dict[str, bool] | None = None):
         self._fingerprints = fingerprints
         self._index = {key: i for i, key in enumerate(keys)}
+        self._pairs = pairs or {}
         self.hashes, self.offsets, self.postings = hashes, offsets, postings
         self._holders: dict[bytes, list[frozenset[int]]] = {}
-        self._holder: dict[int, frozenset[int]] = {}
+        self._held: dict[tuple[str, ...], dict[int, frozenset[str]]] = {}
+        self._for_term: dict[tuple[str, bool], int] = {}
 
     @classmethod
     def load(cls, root: str | Path) -> SetWords | None:
@@ -288,9 +298,10 @@ class SetWords:
             keys = [entry["key"] for entry in header["shards"]]
             fingerprints = {entry["key"]: {"size": entry["size"], "mtime_ns": entry["mtime_ns"]}
                             for entry in header["shards"]}
+            pairs = {entry["key"]: entry.get("pairs") is True for entry in header["shards"]}
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return cls(fingerprints, hashes, offsets, postings, keys)
+        return cls(fingerprints, hashes, offsets, postings, keys, pairs)
 
     def shard(self, key: str, folder: str | Path) -> ShardWords | None:
         """The word list of shard ``key`` (in ``folder``) as this index holds it; ``None`` when the
@@ -304,7 +315,7 @@ class SetWords:
             return None
         if fingerprint != known:
             return None
-        return _ShardInSet(self, self._index[key], fingerprint)
+        return _ShardInSet(self, self._index[key], fingerprint, self._pairs.get(key, False))
 
     def holders(self, hashes: np.ndarray) -> list[frozenset[int]]:
         """Per hash of ``hashes``, the indexes of the shards whose list holds it (remembered: every
@@ -322,29 +333,68 @@ class SetWords:
             self._holders[hashes.tobytes()] = found
         return found
 
-    def holder(self, token_hash: int) -> frozenset[int]:
-        """The indexes of the shards whose list holds the token of ``token_hash`` (remembered)."""
-        found = self._holder.get(token_hash)
-        if found is None:
-            found = self.holders(np.array([token_hash], dtype="<u8"))[0]
-            if len(self._holder) < 1 << 16:
-                self._holder[token_hash] = found
-        return found
+    def shards_for(self, term: str, pairs: bool) -> int:
+        """The shards in which ``term`` may match by their lists as this index holds them, as a bit
+        mask of their indexes (:func:`~statinterp.text.term_match.holders_of_term`; ``pairs``: the
+        lists hold the pair index's tokens), found once for all shards (remembered per term)."""
+        remembered = self._for_term.get((term, pairs))
+        if remembered is None:
+            tokens = list_questions(term, pairs)
+            hashes = np.fromiter((token_hash(t) for t in tokens), dtype="<u8", count=len(tokens))
+            masks = dict(zip(tokens, self.holder_masks(hashes), strict=True))
+            remembered = holders_of_term(term, masks.__getitem__, pairs_known=pairs)
+            if len(self._for_term) < 4096:
+                self._for_term[term, pairs] = remembered
+        return remembered
+
+    def holder_masks(self, hashes: np.ndarray) -> list[int]:
+        """Per hash of ``hashes``, the shards whose list holds it as a bit mask of their indexes."""
+        if self.hashes.size == 0:
+            return [0] * hashes.size
+        at = np.minimum(np.searchsorted(self.hashes, hashes), self.hashes.size - 1)
+        bits = np.zeros(len(self._index) + 8, dtype=bool)
+        out = []
+        for i, h in zip(at.tolist(), hashes.tolist(), strict=True):
+            if self.hashes[i] != h:
+                out.append(0)
+                continue
+            bits[:] = False
+            bits[self.postings[self.offsets[i]:self.offsets[i + 1]]] = True
+            out.append(int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little"))
+        return out
+
+    def held_by_shard(self, tokens: tuple[str, ...]) -> dict[int, frozenset[str]]:
+        """Per shard index, those of ``tokens`` its list holds (a shard holding none is left out),
+        found once for every shard (remembered: every shard of a lookup asks the same)."""
+        remembered = self._held.get(tokens)
+        if remembered is not None:
+            return remembered
+        hashes = np.fromiter((token_hash(t) for t in tokens), dtype="<u8", count=len(tokens))
+        found: dict[int, list[str]] = {}
+        for token, shards in zip(tokens, self.holders(hashes), strict=True):
+            for i in shards:
+                found.setdefault(i, []).append(token)
+        held = {i: frozenset(ts) for i, ts in found.items()}
+        if len(self._held) < 4096:
+            self._held[tokens] = held
+        return held
 
 
 class _ShardInSet(ShardWords):
     """One shard's word list read from its set's word index (:class:`SetWords`)."""
 
-    def __init__(self, words: SetWords, index: int, fingerprint: dict[str, int]):
-        super().__init__(np.zeros(0, dtype="<u8"), fingerprint)
+    def __init__(self, words: SetWords, index: int, fingerprint: dict[str, int], pairs: bool):
+        super().__init__(np.zeros(0, dtype="<u8"), fingerprint, pairs)
         self._set, self._i = words, index
 
     def held(self, hashes: np.ndarray) -> np.ndarray:
         return np.array([self._i in shards for shards in self._set.holders(hashes)], dtype=bool)
 
-    def holds(self, tokens: Iterable[str]) -> set[str]:
-        holder = self._set.holder
-        return {t for t in tokens if self._i in holder(token_hash(t))}
+    def holds(self, tokens: Iterable[str]) -> frozenset[str]:
+        return self._set.held_by_shard(tuple(tokens)).get(self._i, frozenset())
+
+    def may_match(self, term: str) -> bool:
+        return bool(self._set.shards_for(term, self.pairs) >> self._i & 1)
 
 
 def write_set_words(root: str | Path, shards: Iterable[tuple[str, Path]]) -> int:
@@ -360,7 +410,7 @@ def write_set_words(root: str | Path, shards: Iterable[tuple[str, Path]]) -> int
             continue
         owners.append(np.full(words.hashes.size, len(entries), dtype="<u4"))
         parts.append(np.asarray(words.hashes))
-        entries.append({"key": key, **words.fingerprint})
+        entries.append({"key": key, **words.fingerprint, "pairs": words.pairs})
     hashes = np.concatenate(parts) if parts else np.zeros(0, dtype="<u8")
     owner = np.concatenate(owners) if owners else np.zeros(0, dtype="<u4")
     order = np.lexsort((owner, hashes))
@@ -381,9 +431,3 @@ def write_set_words(root: str | Path, shards: Iterable[tuple[str, Path]]) -> int
         os.fsync(fh.fileno())
     os.replace(partial, root / SET_WORDS_FILE)
     return len(entries)
-
-
-def term_hashes(term: str) -> np.ndarray:
-    """The hashes (:func:`token_hash`) of :func:`~statinterp.text.term_match.word_tokens` of
-    ``term``, in that order."""
-    return np.array([token_hash(t) for t in word_tokens(term)], dtype="<u8")

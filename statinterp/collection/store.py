@@ -40,6 +40,7 @@ import itertools
 import json
 import os
 import sqlite3
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -151,7 +152,8 @@ def stored_format(db: sqlite3.Connection) -> str | None:
 
 def _described(db: sqlite3.Connection) -> tuple[str | None, bool, bool]:
     """A collection database's format (:func:`stored_format`), whether it has the pair index and
-    whether its paragraphs have pages: one statement (a set's lookup opens many shards)."""
+    whether its paragraphs have pages: one statement and one prepared only (a set's lookup opens
+    many shards)."""
     try:
         found, has_pairs = db.execute("SELECT (SELECT value FROM meta WHERE key = 'format'), "
                                       "EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'paragraph_pairs')").fetchone()
@@ -277,15 +279,15 @@ def check_integrity(db: sqlite3.Connection, folder: str | Path) -> None:
 READ_BUSY_SECONDS = 30.0
 
 
-def _read_only_connection(path: Path) -> sqlite3.Connection:
-    """A read-only connection to ``path``. A collection on a read-only folder or mount cannot get
+def _read_only_connection(path: Path) -> tuple[sqlite3.Connection, tuple[str | None, bool, bool]]:
+    """A read-only connection to ``path`` and what :func:`_described` says of its database (the
+    first statement: it reads the schema). A collection on a read-only folder or mount cannot get
     the shared-memory file a WAL database is read with: it is then opened ``immutable`` (nothing
     can write it there), unless a write-ahead log with unmerged writes lies beside it."""
-    uri = Path(os.path.abspath(path)).as_uri()  # no symbolic link resolved: a set opens many shards
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path))  # no symbolic link resolved: a set opens many shards
     db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, timeout=READ_BUSY_SECONDS)
     try:
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return db
+        return db, _described(db)
     except sqlite3.OperationalError:
         db.close()
         if os.access(path.parent, os.W_OK):  # false on a read-only mount, for root too (EROFS)
@@ -294,7 +296,8 @@ def _read_only_connection(path: Path) -> sqlite3.Connection:
     if wal.exists() and wal.stat().st_size > 0:
         raise InputError(path, "is in a read-only folder with writes not yet merged into it (its -wal file); "
                          "open it once where it can be written")
-    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, timeout=READ_BUSY_SECONDS)
+    db = sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, timeout=READ_BUSY_SECONDS)
+    return db, _described(db)
 
 
 def _lines(value: str) -> tuple[str, ...]:
@@ -344,8 +347,7 @@ class Collection:
             raise InputError(folder, f"is not a statinterp collection (no {FILENAME}); build one with "
                              "`statinterp ingest SOURCE... --collection DIR`")
         try:
-            db = _read_only_connection(path)
-            found, has_pairs, has_pages = _described(db)
+            db, (found, has_pairs, has_pages) = _read_only_connection(path)
         except sqlite3.DatabaseError as exc:
             raise InputError(path, f"is not a readable collection database ({exc})") from None
         if found not in {str(f) for f in READABLE_FORMATS}:

@@ -50,7 +50,8 @@ import itertools
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 __all__ = ["FUNCTION_WORDS", "JOINABLE_PREFIXES", "term_pattern", "fts_query", "fts_word_options", "fts_exact_query",
            "term_parts", "fts_pair", "fts_pairs", "fts_pairs_text", "fts_pair_query", "fts_near_query",
@@ -432,20 +433,27 @@ def fts_pair_query(term: str, occurring: Callable[[set[Phrase]], set[Phrase]], *
 
 @functools.lru_cache(maxsize=256)
 def _pair_query_parts(term: str) -> tuple[tuple[tuple[Phrase, ...], ...], tuple[int, ...],
-                                          dict[tuple[Phrase, Phrase], str], frozenset[str]]:
+                                          dict[tuple[Phrase, Phrase], tuple[str, frozenset[str]]], frozenset[str],
+                                          frozenset[str]]:
     """What :func:`fts_pair_query_from_tokens` assembles ``term``'s query from, made once per term:
     per word its candidate spellings (with the possessive ``s`` where the word may take it), the
     boundaries the query asks for (as :func:`fts_pair_query`), the condition of each two adjacent
-    spellings (all their pairs), and every token of every candidate."""
+    spellings (all their pairs: the query's text and the pair index's tokens), every token of
+    every candidate, and every pair of every condition."""
     words = _word_options(term)
     last = len(words) - 1
     spellings = tuple(tuple(options) + (tuple(o + ("s",) for o in options) if possessive and i < last else ())
                       for i, (options, possessive) in enumerate(words))
     content = [possessive for _, possessive in words]
     boundaries = tuple(i for i in range(last) if content[i] or content[i + 1] or not any(content))
-    conditions = {(a, b): " AND ".join(f'"{p}"' for p in fts_pairs(a + b))
-                  for i in boundaries for a in spellings[i] for b in spellings[i + 1]}
-    return spellings, boundaries, conditions, frozenset(t for sp in spellings for s in sp for t in s)
+    conditions = {}
+    for i in boundaries:
+        for a in spellings[i]:
+            for b in spellings[i + 1]:
+                pairs = fts_pairs(a + b)
+                conditions[a, b] = (" AND ".join(f'"{p}"' for p in pairs), frozenset(pairs))
+    return (spellings, boundaries, conditions, frozenset(t for sp in spellings for s in sp for t in s),
+            frozenset(p for _, pairs in conditions.values() for p in pairs))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -458,22 +466,99 @@ def pair_query_tokens(term: str) -> frozenset[str]:
     return _pair_query_parts(term)[3]
 
 
-def fts_pair_query_from_tokens(term: str, held: set[str] | frozenset[str]) -> str | None:
+def pair_query_pairs(term: str) -> frozenset[str]:
+    """Every pair index token (:func:`fts_pair`) of the conditions of :func:`fts_pair_query_from_tokens`
+    (what it may ask about when it knows the pairs a collection holds)."""
+    return _pair_query_parts(term)[4]
+
+
+def fts_pair_query_from_tokens(term: str, held: set[str] | frozenset[str], *, pairs_known: bool = False) -> str | None:
     """:func:`fts_pair_query` made from the tokens a collection holds (``held``, of
     :func:`pair_query_tokens`: a shard's word list) instead of asking it: a spelling is kept when
     each of its tokens is held, where :func:`fts_pair_query` also asks whether the pairs of a
     spelling of several tokens lie in one paragraph. The query finds the same paragraphs: a kept
     spelling whose pairs lie in no paragraph together makes a condition that matches none, and
-    every word is in a boundary the query asks for. ``None`` when a word has no spelling held."""
-    spellings, boundaries, conditions, _ = _pair_query_parts(term)
+    every word is in a boundary the query asks for. ``None`` when a word has no spelling held.
+
+    ``pairs_known``: ``held`` also says which pair index tokens the collection holds (of
+    :func:`pair_query_pairs`; a word list that holds its pair index's tokens): a condition one
+    of whose pairs is not held matches no paragraph and is left out, and ``None`` also when a
+    boundary keeps no condition (no paragraph can match)."""
+    spellings, boundaries, conditions, _, _ = _pair_query_parts(term)
     kept = [[s for s in options if _tokens_of(s) <= held] for options in spellings]
     if not all(kept):
         return None
     parts = []
     for i in boundaries:
-        both = dict.fromkeys(conditions[a, b] for a in kept[i] for b in kept[i + 1])
+        both = dict.fromkeys(query for a in kept[i] for b in kept[i + 1]
+                             for query, pairs in (conditions[a, b],) if not pairs_known or pairs <= held)
+        if not both:
+            return None
         parts.append(" OR ".join(f"({c})" if " " in c else c for c in both))
     return " AND ".join(f"({c})" for c in parts)
+
+
+@functools.lru_cache(maxsize=512)
+def list_questions(term: str, pairs: bool) -> tuple[str, ...]:
+    """Every token whose presence in a collection :func:`may_match` weighs for ``term`` (sorted):
+    the tokens of its words' spellings and, for a term of several words when ``pairs`` (the list
+    that answers also knows the pair index's tokens), the pairs of its pair query's conditions."""
+    tokens = set(word_tokens(term))
+    if len(_word_options(term)) > 1:
+        tokens |= pair_query_tokens(term) | (pair_query_pairs(term) if pairs else frozenset())
+    return tuple(sorted(tokens))
+
+
+def holders_of_term(term: str, holders: Callable[[str], int], *, pairs_known: bool = False) -> int:
+    """Of several collections (shards, numbered from 0), those in which :func:`term_pattern` may
+    match, as a bit mask (bit ``i``: collection ``i``), from ``holders(token)``: the bit mask of the
+    collections that hold a token of :func:`list_questions` (a set's word index). A collection is
+    left out when a word of the term has no spelling all of whose tokens it holds
+    (:func:`lacks_a_word`) and, with ``pairs_known`` (``holders`` also answers for the pair index's
+    tokens), when a boundary the pair query asks for (:func:`fts_pair_query_from_tokens`) has no two
+    spellings whose pairs it all holds. Being kept is no promise of a match: the tokens or pairs may
+    lie in different paragraphs."""
+    def any_of(groups: Iterable[frozenset[str]], alive: int) -> int:
+        out = 0
+        for tokens in groups:
+            held = alive
+            for token in tokens:
+                held &= holders(token)
+                if not held:
+                    break
+            out |= held
+            if out == alive:  # every collection still in is kept: the rest cannot add one
+                break
+        return out
+
+    found = -1  # every collection
+    for options, _ in _word_options(term):
+        found = any_of((_tokens_of(o) for o in options), found)
+        if not found:
+            return 0
+    if pairs_known and len(_word_options(term)) > 1:
+        # a collection holding a pair holds its two tokens: a condition's pairs are enough to ask for
+        for conditions in _boundary_pairs(term):
+            found = any_of(conditions, found)
+            if not found:
+                return 0
+    return found
+
+
+def may_match(term: str, held: AbstractSet[str], *, pairs_known: bool = False) -> bool:
+    """Whether :func:`term_pattern` may match in a collection that holds the tokens ``held`` (of
+    :func:`list_questions`; a shard's word list) and no other of them: :func:`holders_of_term` of
+    that one collection."""
+    return bool(holders_of_term(term, lambda token: 1 if token in held else 0, pairs_known=pairs_known))
+
+
+@functools.lru_cache(maxsize=256)
+def _boundary_pairs(term: str) -> tuple[tuple[frozenset[str], ...], ...]:
+    """Per boundary the pair query asks for (:func:`fts_pair_query_from_tokens`), the distinct sets
+    of pairs of its conditions."""
+    spellings, boundaries, conditions, _, _ = _pair_query_parts(term)
+    return tuple(tuple(dict.fromkeys(conditions[a, b][1] for a in spellings[i] for b in spellings[i + 1]))
+                 for i in boundaries)
 
 
 #: :func:`fts_near_query` gives no query above this many ``NEAR`` groups (combinations of the runs' spellings).

@@ -18,7 +18,6 @@ from statinterp.collection.shard_words import (
     WORDS_FILE,
     SetWords,
     ShardWords,
-    term_hashes,
     write_set_words,
 )
 from statinterp.collection.shards import Manifest, finish_set
@@ -44,14 +43,16 @@ def shards_of(root):
 def test_an_ingest_writes_the_index_and_it_answers_as_each_shards_list(shard_set):
     index = SetWords.load(shard_set)
     assert index is not None
-    every = set().union(*(fts_tokens(f) for _, f in shards_of(shard_set)))
-    asked = sorted(every)[::7] + ["zzzqqqxx", "notawordanywhere"]
+    every = set().union(*(fts_tokens(f) | fts_tokens(f, "paragraph_pairs") for _, f in shards_of(shard_set)))
+    asked = tuple(sorted(every)[::7] + ["zzzqqqxx", "notawordanywhere", "motor|vehicle", "zzzqqqxx|motor"])
     for key, folder in shards_of(shard_set):
         own, in_set = ShardWords.load(folder), index.shard(key, folder)
         assert own is not None and in_set is not None, key
-        assert in_set.holds(asked) == own.holds(asked) == set(asked) & fts_tokens(folder), key
+        assert own.pairs and in_set.pairs, key
+        held = set(asked) & (fts_tokens(folder) | fts_tokens(folder, "paragraph_pairs"))
+        assert in_set.holds(asked) == own.holds(asked) == held, key
         for term in TERMS:
-            assert in_set.lacks_a_word_of(term, term_hashes(term)) == own.lacks_a_word_of(term), (key, term)
+            assert in_set.may_match(term) == own.may_match(term), (key, term)
 
 
 def test_the_index_decides_which_shards_are_asked(shard_set, tmp_path):
@@ -125,7 +126,7 @@ def test_a_shards_query_made_from_its_list_finds_what_asking_it_finds(shard_set)
     term_match.fts_pair_query_from_tokens) instead of asking its index which spellings occur; the
     paragraphs it returns are those of the query made by asking."""
     from statinterp.collection.find import candidate_paragraphs
-    from statinterp.text.term_match import fts_pair_query, fts_pair_query_from_tokens, pair_query_tokens
+    from statinterp.text.term_match import fts_pair_query, fts_pair_query_from_tokens, list_questions
 
     terms = [*TERMS[:2], "navigation equipment", "leadership role in an organization",
              "distributive share of the income", "the motor vehicle", "vehicle's owner", "motor vehicles"]
@@ -138,9 +139,10 @@ def test_a_shards_query_made_from_its_list_finds_what_asking_it_finds(shard_set)
             for term in terms:
                 if len(term.split()) < 2:
                     continue
-                made = fts_pair_query_from_tokens(term, words.holds(pair_query_tokens(term)))
-                if made is None:  # a word has no spelling held: asking keeps none either
-                    assert fts_pair_query(term, shard.occurring) is None, (key, term)
+                made = fts_pair_query_from_tokens(term, words.holds(list_questions(term, True)), pairs_known=True)
+                asked = fts_pair_query(term, shard.occurring)
+                if made is None:  # no spelling of a word held, or no pair of a boundary: nothing can match
+                    assert asked is None or not shard.paragraph_ids_matching(asked, pairs=True), (key, term)
                 found = [r.paragraph_id for r in candidate_paragraphs(shard, term)]
                 shard.word_list = None
                 try:

@@ -16,7 +16,7 @@ from statinterp.collection.shard_set import open_collection
 from statinterp.collection.shard_words import SET_WORDS_FILE, WORDS_FILE, ShardWords, finish_shard, token_hash
 from statinterp.collection.shards import Manifest, ShardedWriter, finish_set
 from statinterp.collection.store import Collection
-from statinterp.text.term_match import lacks_a_word, word_tokens
+from statinterp.text.term_match import lacks_a_word, term_pattern, word_tokens
 from tests.support.cli import assert_one_line_error, run_main
 from tests.support.databases import fts_tokens
 from tests.support.paths import REPO_ROOT
@@ -37,10 +37,11 @@ def test_every_shard_an_ingest_writes_gets_a_list_of_its_tokens(shard_set):
     for folder in folders:
         words = ShardWords.load(folder)
         assert words is not None, folder
-        tokens = fts_tokens(folder)
-        assert words.hashes.size == len(tokens)
-        assert words.holds(tokens) == tokens
-        assert words.holds(["zzzqqqxx", "notawordanywhere"]) == set()
+        tokens, pairs = fts_tokens(folder), fts_tokens(folder, "paragraph_pairs")
+        assert pairs and all("|" in p for p in pairs) and not any("|" in t for t in tokens)
+        assert words.pairs and words.hashes.size == len(tokens) + len(pairs)
+        assert words.holds(tokens | pairs) == tokens | pairs
+        assert words.holds(["zzzqqqxx", "notawordanywhere", "zzzqqqxx|notawordanywhere"]) == set()
 
 
 def test_a_set_opens_only_the_shards_whose_list_holds_every_word(shard_set, tmp_path):
@@ -58,12 +59,48 @@ def test_a_set_opens_only_the_shards_whose_list_holds_every_word(shard_set, tmp_
                 assert a.counts == b.counts
                 may = shards.may_hold(term)
                 assert sorted(shards.shards.opened()) == sorted(may), term  # the others were never opened
-                for key in shards.selected:  # a shard passed over has no spelling of some word
+                for key in shards.selected:  # a shard passed over has no paragraph that can match
                     if key not in may:
-                        assert lacks_a_word(term, by_shard[key].__contains__), (term, key)
+                        folder = Manifest.load(shard_set).folder_of(shard_set, key)
+                        assert not any(term_pattern(term).search(t) for t in _paragraphs(folder)), (term, key)
         with open_collection(shard_set) as shards:
             assert len(shards.may_hold(rare[0])) < len(shards.selected)
             assert find_term(shards, rare[0]).counts == find_term(one, rare[0]).counts
+
+
+def _paragraphs(folder) -> list[str]:
+    db = sqlite3.connect(folder / "collection.sqlite")
+    try:
+        return [text for (text,) in db.execute("SELECT text FROM paragraphs")]
+    finally:
+        db.close()
+
+
+def test_a_shard_holding_the_words_but_never_side_by_side_is_passed_over(shard_set, tmp_path):
+    """A term of two words both of which a shard holds, but never adjacent: the pairs in its list
+    say no paragraph can match, so the set passes over it unopened (the words alone would not);
+    find finds what the one file finds, and no paragraph of that shard matches the term."""
+    ingest([EXAMPLE], tmp_path / "one", citations=False, statistics=False)
+    shards = list(Manifest.load(shard_set).folders(shard_set))
+    terms = []
+    for key, folder in shards:
+        tokens = sorted(t for t in fts_tokens(folder) if t.isalpha() and len(t) > 6)
+        for first, second in zip(tokens, tokens[1:] + tokens[:1], strict=True):
+            term = f"{first} {second}"
+            words = ShardWords.load(folder)
+            assert words is not None
+            if not lacks_a_word(term, fts_tokens(folder).__contains__) and not words.may_match(term):
+                terms.append((key, folder, term))
+                break
+    assert len(terms) >= 2, "shards holding two words never side by side"
+    with Collection.open(tmp_path / "one") as one:
+        for key, folder, term in terms:
+            pattern = term_pattern(term)
+            assert not any(pattern.search(text) for text in _paragraphs(folder)), term
+            with open_collection(shard_set) as shards_open:
+                assert key not in shards_open.may_hold(term)
+                assert key not in shards_open.shards.opened()
+                assert find_term(shards_open, term).counts == find_term(one, term).counts
 
 
 def test_a_list_whose_database_changed_since_is_not_used(shard_set, tmp_path):

@@ -19,10 +19,11 @@ def schema_of(path: Path) -> dict:
     return out
 
 
-def fts_tokens(folder: Path) -> set[str]:
-    """Every token of the text index of the collection in ``folder``, as FTS5 holds them (``fts5vocab``)."""
+def fts_tokens(folder: Path, index: str = "paragraphs_fts") -> set[str]:
+    """Every token of the text index (or of ``index``: ``paragraph_pairs``, the pair index) of the
+    collection in ``folder``, as FTS5 holds them (``fts5vocab``)."""
     db = sqlite3.connect(folder / "collection.sqlite")
-    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, paragraphs_fts, row)")
+    db.execute(f"CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, {index}, row)")
     tokens = {t for (t,) in db.execute("SELECT term FROM temp.v")}
     db.close()
     return tokens
