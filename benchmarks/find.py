@@ -295,7 +295,8 @@ def shards_markdown(res: dict) -> str:
             lines += ["", f"{c['name']} against {one['name']} (median / slowest term): " + "; ".join(parts) + "."]
             if "shards_asked" in c["terms"][0]:
                 asked = [r["shards_asked"] for r in c["terms"]]
-                lines[-1] += (f" Shards asked per term (their lists hold every word): {statistics.mean(asked):.1f} "
+                lines[-1] += (f" Shards asked per term (their lists hold every word and pair the term needs): "
+                              f"{statistics.mean(asked):.1f} "
                               f"of {c['terms'][0]['shards']} on average, {min(asked)} to {max(asked)}.")
     return "\n".join(lines) + "\n"
 
