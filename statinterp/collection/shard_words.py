@@ -271,8 +271,8 @@ class SetWords:
         self._index = {key: i for i, key in enumerate(keys)}
         self._pairs = pairs or {}
         self.hashes, self.offsets, self.postings = hashes, offsets, postings
-        self._holders: dict[bytes, list[frozenset[int]]] = {}
-        self._held: dict[tuple[str, ...], dict[int, frozenset[str]]] = {}
+        self._masks: dict[bytes, list[int]] = {}
+        self._token_masks: dict[tuple[str, ...], list[int]] = {}
         self._for_term: dict[tuple[str, bool], int] = {}
 
     @classmethod
@@ -317,21 +317,34 @@ class SetWords:
             return None
         return _ShardInSet(self, self._index[key], fingerprint, self._pairs.get(key, False))
 
-    def holders(self, hashes: np.ndarray) -> list[frozenset[int]]:
-        """Per hash of ``hashes``, the indexes of the shards whose list holds it (remembered: every
-        shard of a lookup asks the same)."""
-        remembered = self._holders.get(hashes.tobytes())
+    def holder_masks(self, hashes: np.ndarray) -> list[int]:
+        """Per hash of ``hashes``, the shards whose list holds it, as a bit mask of their indexes
+        (bit ``i``: shard ``i``; remembered: every shard of a lookup asks the same)."""
+        remembered = self._masks.get(hashes.tobytes())
         if remembered is not None:
             return remembered
-        if self.hashes.size == 0:
-            found: list[frozenset[int]] = [frozenset()] * hashes.size
-        else:
+        found = [0] * hashes.size
+        if self.hashes.size:
             at = np.minimum(np.searchsorted(self.hashes, hashes), self.hashes.size - 1)
-            found = [frozenset(self.postings[self.offsets[i]:self.offsets[i + 1]].tolist()) if self.hashes[i] == h
-                     else frozenset() for i, h in zip(at.tolist(), hashes.tolist(), strict=True)]
-        if len(self._holders) < 4096:
-            self._holders[hashes.tobytes()] = found
+            bits = np.zeros(len(self._index) + 8, dtype=bool)
+            for n, (i, h) in enumerate(zip(at.tolist(), hashes.tolist(), strict=True)):
+                if self.hashes[i] == h:
+                    bits[:] = False
+                    bits[self.postings[self.offsets[i]:self.offsets[i + 1]]] = True
+                    found[n] = int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
+        if len(self._masks) < 4096:
+            self._masks[hashes.tobytes()] = found
         return found
+
+    def token_masks(self, tokens: tuple[str, ...]) -> list[int]:
+        """:meth:`holder_masks` of the tokens ``tokens`` (remembered)."""
+        remembered = self._token_masks.get(tokens)
+        if remembered is None:
+            remembered = self.holder_masks(np.fromiter((token_hash(t) for t in tokens), dtype="<u8",
+                                                       count=len(tokens)))
+            if len(self._token_masks) < 4096:
+                self._token_masks[tokens] = remembered
+        return remembered
 
     def shards_for(self, term: str, pairs: bool) -> int:
         """The shards in which ``term`` may match by their lists as this index holds them, as a bit
@@ -340,44 +353,11 @@ class SetWords:
         remembered = self._for_term.get((term, pairs))
         if remembered is None:
             tokens = list_questions(term, pairs)
-            hashes = np.fromiter((token_hash(t) for t in tokens), dtype="<u8", count=len(tokens))
-            masks = dict(zip(tokens, self.holder_masks(hashes), strict=True))
+            masks = dict(zip(tokens, self.token_masks(tokens), strict=True))
             remembered = holders_of_term(term, masks.__getitem__, pairs_known=pairs)
             if len(self._for_term) < 4096:
                 self._for_term[term, pairs] = remembered
         return remembered
-
-    def holder_masks(self, hashes: np.ndarray) -> list[int]:
-        """Per hash of ``hashes``, the shards whose list holds it as a bit mask of their indexes."""
-        if self.hashes.size == 0:
-            return [0] * hashes.size
-        at = np.minimum(np.searchsorted(self.hashes, hashes), self.hashes.size - 1)
-        bits = np.zeros(len(self._index) + 8, dtype=bool)
-        out = []
-        for i, h in zip(at.tolist(), hashes.tolist(), strict=True):
-            if self.hashes[i] != h:
-                out.append(0)
-                continue
-            bits[:] = False
-            bits[self.postings[self.offsets[i]:self.offsets[i + 1]]] = True
-            out.append(int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little"))
-        return out
-
-    def held_by_shard(self, tokens: tuple[str, ...]) -> dict[int, frozenset[str]]:
-        """Per shard index, those of ``tokens`` its list holds (a shard holding none is left out),
-        found once for every shard (remembered: every shard of a lookup asks the same)."""
-        remembered = self._held.get(tokens)
-        if remembered is not None:
-            return remembered
-        hashes = np.fromiter((token_hash(t) for t in tokens), dtype="<u8", count=len(tokens))
-        found: dict[int, list[str]] = {}
-        for token, shards in zip(tokens, self.holders(hashes), strict=True):
-            for i in shards:
-                found.setdefault(i, []).append(token)
-        held = {i: frozenset(ts) for i, ts in found.items()}
-        if len(self._held) < 4096:
-            self._held[tokens] = held
-        return held
 
 
 class _ShardInSet(ShardWords):
@@ -388,10 +368,12 @@ class _ShardInSet(ShardWords):
         self._set, self._i = words, index
 
     def held(self, hashes: np.ndarray) -> np.ndarray:
-        return np.array([self._i in shards for shards in self._set.holders(hashes)], dtype=bool)
+        return np.array([mask >> self._i & 1 for mask in self._set.holder_masks(hashes)], dtype=bool)
 
     def holds(self, tokens: Iterable[str]) -> frozenset[str]:
-        return self._set.held_by_shard(tuple(tokens)).get(self._i, frozenset())
+        tokens = tuple(tokens)
+        i = self._i
+        return frozenset(t for t, mask in zip(tokens, self._set.token_masks(tokens), strict=True) if mask >> i & 1)
 
     def may_match(self, term: str) -> bool:
         return bool(self._set.shards_for(term, self.pairs) >> self._i & 1)
