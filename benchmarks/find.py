@@ -18,7 +18,9 @@ Collections are ingested without statistics and citations (``find`` reads neithe
 ``benchmarks.ingest``'s measured child process (wall, CPU, peak memory); each lives in
 ``WORK/<design>-<N>`` with how it was built in ``WORK/<design>-<N>.build.json`` and is reused
 when there. ``--collection DIR`` adds existing collections (one file, or a set of shards: its
-lookup is then each shard's, side by side, as in ``find``).
+lookup is then each shard's, side by side, as in ``find``). ``--shard-by KEY`` compares the one file
+with sets of the same source (``--rounds``, ``--threads 1,2``: each set also measured with that many
+lookup threads, ``STATINTERP_SHARD_THREADS``).
 
 For each collection a fresh process (``python -m benchmarks.find child DIR``) builds the
 segmenter (timed apart), then for each of the 14 terms: drops the collection's file from the
@@ -58,6 +60,7 @@ from pathlib import Path
 from benchmarks.ingest import _vm_hwm_mb, real_records, realistic, slope, synthetic, write_source
 from benchmarks.ingest import run_child as ingest_child
 from benchmarks.results_file import shown_command
+from statinterp.collection.shard_set import THREADS_VARIABLE
 
 #: Each term is looked up and found this many times; the least time is the figure (the first is kept too).
 REPEATS = 3
@@ -179,10 +182,14 @@ def _count_candidates(store, query: str) -> int:
     return sum(1 for _ in find_module.candidate_paragraphs(store, query))
 
 
-def run_child(collection: Path, terms: list[str], earlier: bool = False) -> dict:
+def run_child(collection: Path, terms: list[str], earlier: bool = False, threads: int | None = None) -> dict:
+    """One fresh measuring process (``threads``: a set's lookup threads, ``STATINTERP_SHARD_THREADS``)."""
     cmd = [sys.executable, "-m", "benchmarks.find", "child", str(collection), "--terms", ",".join(terms),
            *(["--earlier"] if earlier else [])]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    env = dict(os.environ)
+    if threads is not None:
+        env[THREADS_VARIABLE] = str(threads)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
 
@@ -236,15 +243,21 @@ def build(design: str, n: int, workdir: Path, records: list, terms: list[str],
     return [(c, json.loads(record(c).read_text())) for c, _ in targets]
 
 
-def compare_shards(pairs: list[tuple[Path, dict]], terms: list[str], rounds: int) -> list[dict]:
+def compare_shards(pairs: list[tuple[Path, dict]], terms: list[str], rounds: int,
+                   threads: Sequence[int] = ()) -> list[dict]:
     """Each collection measured ``rounds`` times, one fresh process each, the collections taking turns
-    (a change of the machine's load reaches both alike); per term the least of each figure."""
-    runs: list[list[dict]] = [[] for _ in pairs]
+    (a change of the machine's load reaches both alike); per term the least of each figure. ``threads``:
+    each set of shards is measured with each of these numbers of lookup threads, as a collection of its
+    own (default: the library's, one per CPU)."""
+    measured = [(c, built, None) for c, built in pairs[:1]]
+    for c, built in pairs[1:]:
+        measured += [(c, built, t) for t in threads] if threads else [(c, built, None)]
+    runs: list[list[dict]] = [[] for _ in measured]
     for _ in range(rounds):
-        for i, (collection, _built) in enumerate(pairs):
-            runs[i].append(run_child(collection, terms))
+        for i, (collection, _built, n) in enumerate(measured):
+            runs[i].append(run_child(collection, terms, threads=n))
     out = []
-    for (collection, built), rs in zip(pairs, runs, strict=True):
+    for (collection, built, n), rs in zip(measured, runs, strict=True):
         best = dict(rs[0])
         best["terms"] = []
         for rows in zip(*(r["terms"] for r in rs), strict=True):
@@ -254,7 +267,8 @@ def compare_shards(pairs: list[tuple[Path, dict]], terms: list[str], rounds: int
                 row[key] = min(x[key] for x in rows)
             row["same_tables_every_round"] = len({x["tables_sha256"] for x in rows}) == 1
             best["terms"].append(row)
-        best.update(build=built, name=collection.name, rounds=rounds)
+        best.update(build=built, name=collection.name + ("" if n is None else f" ({n} thread{'s' * (n > 1)})"),
+                    rounds=rounds, threads=n)
         out.append(best)
     return out
 
@@ -323,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"{', '.join(SHARD_KEYS)}) built from the same source (WORK/find-shards.json; --markdown "
                          "prints its table)")
     ap.add_argument("--rounds", type=int, default=2, help="with --shard-by: measurements of each collection, in turn")
+    ap.add_argument("--threads", type=_whole_numbers, default=(),
+                    help="with --shard-by: measure each set with each of these numbers of lookup threads "
+                         "(comma-separated; STATINTERP_SHARD_THREADS), each as a collection of its own")
     args = ap.parse_args(argv)
     out_json = args.workdir / "find.json"
     if args.shard_by:
@@ -362,6 +379,16 @@ def main(argv: list[str] | None = None) -> int:
 SHARD_KEYS = ("court", "jurisdiction", "reporter", "source")
 
 
+def _whole_numbers(value: str) -> list[int]:
+    try:
+        numbers = [int(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: give whole numbers, comma-separated") from None
+    if any(n < 1 for n in numbers):
+        raise argparse.ArgumentTypeError(f"{value!r}: each number of threads is 1 or more")
+    return numbers
+
+
 def _shard_keys(value: str) -> list[str]:
     keys = [k.strip() for k in value.split(",") if k.strip()]
     unknown = [k for k in keys if k not in SHARD_KEYS]
@@ -389,12 +416,12 @@ def main_shards(args: argparse.Namespace, argv: list[str]) -> int:
         print(shards_markdown(json.loads(out_json.read_text())))
         return 0
     terms, records, results = _start(args, argv)
-    results.update(shard_by=",".join(args.shard_by), rounds=args.rounds, sizes=[])
+    results.update(shard_by=",".join(args.shard_by), rounds=args.rounds, threads=list(args.threads), sizes=[])
     for n in [int(x) for x in args.sizes.split(",") if x]:
         pairs = build(args.design, n, args.workdir, records, terms, args.shard_by)
         if args.build_only:
             continue
-        results["sizes"].append({"n": n, "collections": compare_shards(pairs, terms, args.rounds)})
+        results["sizes"].append({"n": n, "collections": compare_shards(pairs, terms, args.rounds, args.threads)})
     if args.build_only:
         return 0
     results["load_average_end"] = os.getloadavg()

@@ -51,6 +51,22 @@ __all__ = ["STATISTICS_CHOICES", "ShardSet", "each_part", "open_collection", "pa
 STATISTICS_CHOICES = ("all", "selected")
 #: At most this many threads look up shards side by side.
 MAX_THREADS = 8
+#: The environment variable that sets how many threads look up shards side by side.
+THREADS_VARIABLE = "STATINTERP_SHARD_THREADS"
+
+
+def lookup_threads(shards: int) -> int:
+    """How many threads look up ``shards`` shards side by side: ``STATINTERP_SHARD_THREADS`` if
+    set (a whole number from 1), else one per CPU up to :data:`MAX_THREADS`; never more than the
+    shards."""
+    value = os.environ.get(THREADS_VARIABLE, "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise UsageError(f"{THREADS_VARIABLE}={value!r}: give a whole number of threads from 1, or unset it")
+        wanted = int(value)
+    else:
+        wanted = min(os.cpu_count() or 1, MAX_THREADS)
+    return max(1, min(shards, wanted))
 
 T = TypeVar("T")
 
@@ -205,7 +221,7 @@ class ShardSet:
             with damage_named(self.shards.folder(key)):
                 return func(self.shards[key], *args)
 
-        threads = min(len(keys), os.cpu_count() or 1, MAX_THREADS)
+        threads = lookup_threads(len(keys))
         if threads <= 1:
             results = [run(k) for k in keys]
         else:

@@ -10,6 +10,7 @@ those kept by asking for every spelling at once (the lookup before)."""
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,41 @@ def test_the_spellings_kept_are_those_of_asking_for_every_spelling_at_once(shard
             assert kept == _kept_all_at_once(term, part.occurring), (term, part)
             kept_some += kept is not None
         assert kept_some > len(parts)  # the comparison saw kept spellings, not only Nones
+
+
+def test_the_lookup_threads_come_from_the_environment(monkeypatch):
+    """STATINTERP_SHARD_THREADS sets how many threads look up a set's shards (never more than the
+    shards); unset, one per CPU up to MAX_THREADS; a value that is not a whole number from 1 is a
+    usage error naming the variable."""
+    from statinterp.collection.shard_set import MAX_THREADS, THREADS_VARIABLE, lookup_threads
+    from statinterp.errors import UsageError
+
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)
+    assert lookup_threads(50) == min(os.cpu_count() or 1, MAX_THREADS)
+    assert lookup_threads(1) == 1
+    monkeypatch.setenv(THREADS_VARIABLE, "3")
+    assert (lookup_threads(50), lookup_threads(2)) == (3, 2)
+    monkeypatch.setenv(THREADS_VARIABLE, " 1 ")
+    assert lookup_threads(50) == 1
+    for bad in ("0", "two", "-1", "1.5"):
+        monkeypatch.setenv(THREADS_VARIABLE, bad)
+        with pytest.raises(UsageError, match=THREADS_VARIABLE):
+            lookup_threads(5)
+
+
+def test_find_over_a_set_finds_the_same_with_one_thread_or_several(shard_set, tmp_path, monkeypatch, capsys):
+    from statinterp.collection.find import find_term
+    from statinterp.collection.shard_set import THREADS_VARIABLE
+    from tests.support.cli import assert_one_line_error, run_main
+
+    ingest([example_sources()], tmp_path / "one", citations=False)
+    with Collection.open(tmp_path / "one") as one:
+        expected = {term: find_term(one, term).counts for term in ("vehicle", "motor vehicle", "park")}
+    for threads in ("1", "2", "5"):
+        monkeypatch.setenv(THREADS_VARIABLE, threads)
+        with open_collection(shard_set) as shards:
+            assert {term: find_term(shards, term).counts for term in expected} == expected, threads
+    monkeypatch.setenv(THREADS_VARIABLE, "none")
+    code, _, err = run_main(capsys, "find", "vehicle", "--collection", str(shard_set), "--out", str(tmp_path / "x.zip"))
+    assert_one_line_error(code, err, THREADS_VARIABLE, "'none'")
+    assert not (tmp_path / "x.zip").exists()
