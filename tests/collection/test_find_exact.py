@@ -17,6 +17,7 @@ from statinterp.sources.cap import write_cap_volume
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.text.term_match import (
     FUNCTION_WORDS,
+    JOINABLE_PREFIXES,
     fts_exact_query,
     fts_query,
     fts_word_options,
@@ -25,7 +26,11 @@ from statinterp.text.term_match import (
 )
 from tests.support.databases import paragraph_collection
 
-_WORD = st.text(alphabet="abcdefghijklmnoprstuvw", min_size=4, max_size=9)
+#: A word of a term. Not a joinable prefix ("post", "over"): written as a word of its own, such a
+#: prefix joins the next word ("post office" is one word, inflected at its end), which the
+#: properties below, one ending per word, do not model (test_term_match.py tests the prefixes).
+_WORD = st.text(alphabet="abcdefghijklmnoprstuvw", min_size=4, max_size=9).filter(
+    lambda w: w not in JOINABLE_PREFIXES)
 _GAP = st.sampled_from([" ", "  ", "\n", " \n  ", "-", "\u2010", ", ", "” “"])
 _ENDING = st.sampled_from(["", "s", "'s", "’s", "es"])
 
@@ -236,7 +241,7 @@ def test_property_pair_query_is_a_superset(words, gaps, endings, upper, before, 
 
 
 _SHORT = st.text(alphabet="abcdefghijklmnoprstuvw", min_size=1, max_size=3).filter(
-    lambda w: w not in FUNCTION_WORDS)
+    lambda w: w not in FUNCTION_WORDS and w not in JOINABLE_PREFIXES)  # "pre", "co": as _WORD
 
 
 @settings(max_examples=150, deadline=None)
