@@ -103,6 +103,30 @@ def test_a_shard_holding_the_words_but_never_side_by_side_is_passed_over(shard_s
                 assert find_term(shards_open, term).counts == find_term(one, term).counts
 
 
+def test_a_list_of_words_alone_is_not_used_and_finish_writes_it_anew(tmp_path):
+    """A list of format 1 (words alone, by a statinterp before the pairs) describing its database
+    as it is is not used: its shard would be passed over for every term of several words. The set
+    asks the shard instead, and collection finish writes the list anew with the pairs."""
+    folder = tmp_path / "set"
+    ingest([EXAMPLE], folder, citations=False, statistics=False, shard_by="court")
+    key, shard = next(iter(Manifest.load(folder).folders(folder)))
+    (folder / SET_WORDS_FILE).unlink()
+    words = ShardWords.load(shard)
+    assert words is not None and words.pairs
+    header = json.loads((shard / WORDS_FILE).read_bytes().split(b"\n")[1])
+    old = sorted(token_hash(t) for t in fts_tokens(shard))
+    (shard / WORDS_FILE).write_bytes(b"statinterp-words 1\n" + json.dumps(
+        {k: header[k] for k in ("mtime_ns", "size")} | {"tokens": len(old)}).encode() + b"\n"
+        + b"".join(h.to_bytes(8, "little") for h in old))
+    assert ShardWords.load(shard) is None
+    with open_collection(folder) as shards:
+        assert key in shards.may_hold("zzzqqqxx motor")  # no list describes it: it is asked
+    finish_set(folder)
+    again = ShardWords.load(shard)
+    assert again is not None and again.pairs
+    assert (shard / WORDS_FILE).read_bytes().startswith(b"statinterp-words 2\n")
+
+
 def test_a_list_whose_database_changed_since_is_not_used(shard_set, tmp_path):
     key, folder = next(iter(Manifest.load(shard_set).folders(shard_set)))
     assert ShardWords.load(folder) is not None
