@@ -125,9 +125,13 @@ def test_cli_out_in_an_impossible_place_is_one_line(tmp_path):
 #: Runs the CLI with output writes slowed down: 512-byte chunks, 10 ms apart, and a pause of up to
 #: a minute after the first chunk. MARKER is created once the temporary file holds that chunk.
 SLOW_WRITER = textwrap.dedent("""
-    import builtins, os, sys, time
+    import builtins, os, signal, sys, time
     from pathlib import Path
     import statinterp.cache.atomic as atomic
+
+    # Ctrl-C as in a terminal: a run started in the background by a shell without job control
+    # (a CI script's `cmd &`) inherits SIGINT ignored, and Python then installs no handler.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     marker = Path(os.environ["MARKER"])
     real_open = builtins.open
