@@ -235,7 +235,7 @@ class ShardWords:
             return None
         return cls(np.frombuffer(data, dtype="<u8", count=n, offset=offset), fingerprint, header.get("pairs") is True)
 
-    def held(self, hashes: np.ndarray) -> np.ndarray:
+    def _held(self, hashes: np.ndarray) -> np.ndarray:
         """Per hash of ``hashes`` (:func:`token_hash`), whether the shard's full-text indexes may hold
         its token (false: the token is in no paragraph of the shard)."""
         if self.hashes.size == 0:
@@ -248,7 +248,7 @@ class ShardWords:
         in no paragraph)."""
         tokens = list(tokens)
         hashes = np.fromiter((token_hash(t) for t in tokens), dtype="<u8", count=len(tokens))
-        return frozenset(t for t, h in zip(tokens, self.held(hashes), strict=True) if h)
+        return frozenset(t for t, h in zip(tokens, self._held(hashes), strict=True) if h)
 
     def may_match(self, term: str) -> bool:
         """Whether a paragraph of the shard may match ``term`` (:func:`~statinterp.text.term_match.may_match`
@@ -366,9 +366,6 @@ class _ShardInSet(ShardWords):
     def __init__(self, words: SetWords, index: int, fingerprint: dict[str, int], pairs: bool):
         super().__init__(np.zeros(0, dtype="<u8"), fingerprint, pairs)
         self._set, self._i = words, index
-
-    def held(self, hashes: np.ndarray) -> np.ndarray:
-        return np.array([mask >> self._i & 1 for mask in self._set.holder_masks(hashes)], dtype=bool)
 
     def holds(self, tokens: Iterable[str]) -> frozenset[str]:
         tokens = tuple(tokens)
