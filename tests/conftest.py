@@ -23,6 +23,9 @@ import pytest
 
 pytest.register_assert_rewrite("tests.support")
 
+#: the fast loop's budget report (tests/support/budget.py)
+pytest_plugins = ["tests.support.budget"]
+
 from tests.support.corpora import TINY, CorpusBuilder, build_records, write_records  # noqa: E402
 from tests.support.paths import REAL_DATA  # noqa: E402
 from tests.support.reference_scorers import Reference  # noqa: E402

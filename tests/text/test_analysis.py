@@ -287,6 +287,7 @@ def plain_nlp():
     return build_pipeline()
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.sampled_from(_CHUNKS), st.sampled_from([" ", "  ", "\n", " \n", "\t"])),
                          max_size=40), min_size=1, max_size=4))

@@ -200,6 +200,7 @@ def test_cv_records_the_source_and_check_reruns_it(tmp_path, capsys):
     assert code == 0, out + err
 
 
+@pytest.mark.slow
 def test_court_lookup_answers_as_eyecite_does():
     """citations.court_by_paren (put in eyecite's place for speed) gives eyecite's own answer for
     every courts-db citation string, its prefixes and spellings, and strings no court has."""
