@@ -763,8 +763,8 @@ def _paragraph_breaks(lines: list[str]) -> list[str]:
     (:func:`_double_spaced`) one blank line is only the spacing: there a paragraph starts at an
     indented first line, after two blank lines, or after a short line that ends a sentence (a
     paragraph's last line, a heading). A line indented 12 or more (a centred heading) is a paragraph
-    unless it continues a sentence at the same indent (an indented list item). Rule chosen on the
-    Tax Court's T.C. Memo. 2020-26 and the Fifth Circuit's No. 21-50498; see
+    unless it continues a full line's sentence at the same indent (an indented list item). Rule
+    chosen on the Tax Court's T.C. Memo. 2020-26 and the Fifth Circuit's No. 21-50498; see
     tests/sources/test_cleaning_modern.py for the courts it is checked on."""
     margin = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip() and ln != "\f"), default=0)
     double = _double_spaced(lines)
@@ -787,7 +787,8 @@ def _paragraph_breaks(lines: list[str]) -> list[str]:
         ends = bool(cur) and re.search(r"[.:;?!”\"’)\]]\s*$", cur[-1]) is not None
         runs_on = bool(cur) and not ends and ln.lstrip()[:1].islower()
         gap = blank >= 2 or (prev_short and ends) if double else blank > 0
-        deep = (indent >= 12 or prev_indent >= 12) and not (indent == prev_indent and cur and not ends)
+        deep = (indent >= 12 or prev_indent >= 12) and not (indent == prev_indent and cur and not ends
+                                                             and not prev_short)
         starts = (gap or (indent >= 2 and prev_indent < 2) or deep) and not runs_on
         if starts and cur:
             paras.append([])

@@ -62,6 +62,8 @@ def test_html_with_citations_gives_the_lines_of_its_plain_text(path):
     html = clean_markup(markup)
     assert html == plain
     assert not [p for p in html.paragraphs if BANNER.search(p)]
+    row = {"html_with_citations": markup, "plain_text": path.read_text("utf-8")}  # the field a bulk ingest takes
+    assert opinion_record(row, "majority", None) == opinion_record({"plain_text": row["plain_text"]}, "majority", None)
 
 
 def test_pre_with_spans_inside_is_one_text_with_the_spans_inline():
@@ -223,3 +225,14 @@ def test_every_reader_gives_the_normal_form():
     lines = with_html(cap_case(obj, "cap"), html.encode("utf-8")).opinions[0].paragraphs
     assert any("Defendant was convicted" in ln for ln in lines)
     _no_odd_characters(lines)
+
+
+def test_superscript_marks_and_labels_at_a_page_foot():
+    """A PDF's superscript marks ("the parties,³") and labels ("¹ The ...") at a page foot without
+    a rule: footnotes, marks out of the words; a lone "1" in the body stays."""
+    page = ["   The statute defines a vehicle as a device,¹ and the parties agree", "   on 1 point only:",
+            "   the term includes bicycles.", "", "", "", "   ¹ See section 21200 of the Code.", "", "   - {} -"]
+    text = "\n".join(page).format(1) + "\f" + "\n".join(page).replace("¹", "²").format(2)
+    opinion = clean_plain(text)
+    assert opinion.footnotes == ("See section 21200 of the Code.",) * 2
+    assert opinion.paragraphs[0].startswith("The statute defines a vehicle as a device, and the parties agree on 1")
