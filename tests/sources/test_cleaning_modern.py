@@ -217,8 +217,10 @@ def test_every_reader_gives_the_normal_form():
     # CAP: the JSON's text and the HTML beside it
     obj = json.loads(CAP_JSON.read_text("utf-8"))
     obj["casebody"]["opinions"][0]["text"] = two.replace("\u00ad\n", "\u00ad")  # (CAP: a paragraph a line)
+    obj["casebody"]["head_matter"] = "Argued before the Secre\u00adtary\u200b."
     record = cap_case(obj, "cap")
     assert record.opinions[0].paragraphs[0] == NORMAL
+    assert record.head_matter == "Argued before the Secretary."
     html = CAP_HTML.read_text("utf-8").replace("Defendant was convicted", "Defen\u00addant was\u200b convicted", 1)
     assert "Defen\u00addant" in html
     obj = json.loads(CAP_JSON.read_text("utf-8"))
