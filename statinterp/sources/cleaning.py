@@ -689,14 +689,19 @@ _CONTINUED = re.compile(r"\((?:\.{3}\s*)?continued(?:\s*\.{3})?\)", re.IGNORECAS
 CONTINUED = "\ue003"
 
 
-def _page_foot(lines: list[str], next_note: int) -> tuple[list[str], list[list[str]], int]:
+def _page_foot(lines: list[str], next_note: int, continuing: bool = False) -> tuple[list[str], list[list[str]], int]:
     """Footnotes at a page's foot without a rule above them (the Tax Court, the Fifth Circuit, state
     courts): a line that starts with the label of the next footnote (its number, the one after it if
     one was missed, 1 for a new opinion's first, or a star), alone on its line after a blank line or
     before its text after two, whose mark the body above shows (:func:`_find_mark`); from there to
     the page's end are footnotes, a new one at each label that counts on. Each footnote's mark
-    leaves the body (a number there is a mark only when its footnote is on that page). (body, notes,
-    next number)."""
+    leaves the body (a number there is a mark only when its footnote is on that page).
+    ``continuing``: the page before ended inside a footnote; its rest, unlabelled, is the page's
+    foot after its last gap of two blank lines (:func:`_note_continued`). A note whose first line
+    is :data:`CONTINUED` continues the page before's last one (also a Tax Court note's "10" /
+    "(...continued)"). (body, notes, next number)."""
+    if continuing and not any(_CONTINUED.search(ln) for ln in lines) and (j := _last_gap(lines)) is not None:
+        return _foot_notes(lines, j, next_note, [[CONTINUED]])
     for i, ln in enumerate(lines):
         m = _FOOT_LABEL.match(ln)
         if not m or i < 2 or lines[i - 1].strip():
@@ -707,39 +712,56 @@ def _page_foot(lines: list[str], next_note: int) -> tuple[list[str], list[list[s
         after = next((x for x in lines[i + 1:] if x.strip()), "")
         continued = label == str(next_note - 1) and _CONTINUED.match(after.strip() if ln.strip() == label else
                                                                       ln.strip()[len(label):].strip()) is not None
-        if label.isdigit() and int(label) not in (next_note, next_note + 1, 1) and not continued:
+        if continued:
+            return _foot_notes(lines, i, next_note, [[CONTINUED]], skip=ln.strip() == label)
+        if label.isdigit() and int(label) not in (next_note, next_note + 1, 1):
             continue
-        if not continued and _find_mark(lines[:i], label) is None:
+        if _find_mark(lines[:i], label) is None:
             continue
-        notes: list[list[str]] = [[CONTINUED]] if continued else []
-        labels: list[str] = []
-        n = next_note if continued else int(label) if label.isdigit() else next_note
-        for x in lines[i + 1 if continued and ln.strip() == label else i:]:
-            if not x.strip() or _CONTINUED.fullmatch(x.strip()):
-                continue
-            mm = _FOOT_LABEL.match(x)
-            lab = mm.group(1) if mm else None
-            if lab is not None and (lab == str(n) or not notes and not lab.isdigit()):
-                notes.append([f"{lab} {x.strip()[len(lab):].strip()}"])
-                labels.append(lab)
-                n = n + 1 if lab.isdigit() else n
-            elif notes:
-                notes[-1].append(x.strip())
-        body = list(lines[:i])
-        at = (0, 0)
-        for lab in labels:
-            found = _find_mark(body, lab, at)
-            if found is None:
-                continue
-            row, a, b = found
-            line = body[row]
-            if line[a - 1:a] == " ":  # a spaced mark: its space goes too
-                body[row] = line[:a].rstrip(" ") + (" " if line[b:b + 1] not in ("", " ") else "") + line[b:]
-            else:
-                body[row] = line[:a] + line[b:]
-            at = (row, a)
-        return body, notes, n
+        return _foot_notes(lines, i, int(label) if label.isdigit() else next_note, [])
     return lines, [], next_note
+
+
+def _last_gap(lines: list[str]) -> int | None:
+    """Where the text after a page's last gap of two or more blank lines starts, when that text is
+    at most 40 % of the page's lines (a footnote's rest, not the page's body)."""
+    for j in range(len(lines) - 1, 2, -1):
+        if lines[j].strip() and not lines[j - 1].strip() and not lines[j - 2].strip():
+            return j if len(lines) - j <= 0.4 * len(lines) and any(ln.strip() for ln in lines[:j]) else None
+    return None
+
+
+def _foot_notes(lines: list[str], i: int, n: int, notes: list[list[str]],
+                skip: bool = False) -> tuple[list[str], list[list[str]], int]:
+    """The page's body above line ``i`` (the marks of its notes removed) and the notes from there
+    (``skip``: from the line after it): a new one at each label counting on from ``n`` (``notes``
+    holds a continued note to go on)."""
+    labels: list[str] = []
+    for x in lines[i + skip:]:
+        if not x.strip() or _CONTINUED.fullmatch(x.strip()):
+            continue
+        mm = _FOOT_LABEL.match(x)
+        lab = mm.group(1) if mm else None
+        if lab is not None and (lab == str(n) or not notes and not lab.isdigit()):
+            notes.append([f"{lab} {x.strip()[len(lab):].strip()}"])
+            labels.append(lab)
+            n = n + 1 if lab.isdigit() else n
+        elif notes:
+            notes[-1].append(x.strip())
+    body = list(lines[:i])
+    at = (0, 0)
+    for lab in labels:
+        found = _find_mark(body, lab, at)
+        if found is None:
+            continue
+        row, a, b = found
+        line = body[row]
+        if line[a - 1:a] == " ":  # a spaced mark: its space goes too
+            body[row] = line[:a].rstrip(" ") + (" " if line[b:b + 1] not in ("", " ") else "") + line[b:]
+        else:
+            body[row] = line[:a] + line[b:]
+        at = (row, a)
+    return body, notes, n
 
 
 def _double_spaced(lines: Sequence[str]) -> bool:
@@ -817,12 +839,15 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     body: list[str] = []
     notes: list[list[str]] = []
     next_note = 1
+    noted = False  # whether the page before ended with footnotes found at its foot
     for page in pages:
         lines, note_lines = _strip_page(page, repeated)
         while lines and not lines[-1].strip():
             lines.pop()
         if not note_lines and len(pages) > 1:  # footnotes at a page's foot without a rule above them
-            lines, foot, next_note = _page_foot(lines, next_note)
+            unfinished = bool(notes) and noted and _RUNS_ON.search(notes[-1][-1]) is not None
+            lines, foot, next_note = _page_foot(lines, next_note, unfinished)
+            noted = bool(foot)
             if foot and foot[0][0] == CONTINUED:
                 if notes:
                     notes[-1].extend(foot[0][1:])

@@ -102,6 +102,20 @@ def test_fifth_circuit_footnotes_and_marks():
     assert "Pending Evidence of Insurability" not in body
 
 
+def test_a_footnote_continued_on_the_next_page_without_a_label_is_joined():
+    """The Fifth Circuit's note 2 goes on at the next page's foot, unlabelled: its rest was a body
+    paragraph ("B. Promissory Estoppel of deducting premiums. ..."). The Tax Court memo with its
+    "(continued...)" and "10 (...continued)" lines taken out gives the same opinion."""
+    opinion = clean_plain(CA5.read_text("utf-8"))
+    assert opinion.footnotes[2].endswith("for the purpose of deducting premiums. If anything, these cases "
+                                         "demonstrate the effect of the Insurance Code in halting that treatment.")
+    assert "B. Promissory Estoppel" in opinion.paragraphs
+    text = TAX.read_text("utf-8")
+    bare = re.sub(r"\n *10\n *\(\.\.\.continued\) *\n", "\n", re.sub(r"\n *\(continued\.\.\.\) *\n", "\n", text))
+    assert bare != text and "continued" not in bare
+    assert clean_plain(bare) == clean_plain(text)
+
+
 def test_first_circuit_footnotes_held_out():
     """Not looked at while choosing the rules: the First Circuit (double spaced; a label glued to
     its note's text, "1The Chapel claimed")."""
