@@ -531,9 +531,10 @@ def is_pdf_text(text: str) -> bool:
     hyphens = sum(1 for ln in lines if _LINE_HYPHEN.search(ln.rstrip()))
     if hyphens >= 10 and hyphens >= 0.03 * len(lines):
         return True
-    all_lines = text.split("\n")
-    if _double_spaced(all_lines) and sum(1 for ln in lines if _RUNS_ON.search(ln)) >= 0.3 * len(lines):
-        return True  # double spaced, lines wrapped inside sentences: a PDF's page layout
+    widths = sorted(len(ln.rstrip()) for ln in lines)
+    if (widths[int(0.9 * (len(widths) - 1))] <= 130 and _double_spaced(text.split("\n"))
+            and sum(1 for ln in lines if _RUNS_ON.search(ln)) >= 0.3 * len(lines)):
+        return True  # double spaced, lines of a page's width wrapped inside sentences: a PDF's page layout
     return sum(1 for ln in lines if any(p.match(ln) for p in _HEADER_PATTERNS)) >= 3
 
 

@@ -252,3 +252,11 @@ def test_superscript_marks_and_labels_at_a_page_foot():
     opinion = clean_plain(text)
     assert opinion.footnotes == ("See section 21200 of the Code.",) * 2
     assert opinion.paragraphs[0].startswith("The statute defines a vehicle as a device, and the parties agree on 1")
+
+
+def test_a_paragraph_a_line_text_with_headings_is_not_taken_for_double_spacing():
+    """One paragraph per (long) line, blank lines between, many headings without a full stop: not
+    a PDF's double-spaced page (whose lines are a page's width), so no paragraphs are merged."""
+    para = "The statute reaches every vehicle on a public road, and the court so held in the case below " * 2
+    text = "\n\n".join([para.strip() + ".", "Heading without a stop"] * 6)
+    assert clean_plain(text).paragraphs == tuple([para.strip() + ".", "Heading without a stop"] * 6)
