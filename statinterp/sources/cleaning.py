@@ -60,9 +60,6 @@ _STAR_LABEL = re.compile(r"\[\*(?:Page\s+)?(\d{1,5})\]"
                          r"|(?<![\w*,;\-–\[])(?<!\bat )(?<![,;] )(?<!\d )(?<![\-–] )"
                          r"\*(?:Page\s+)?(\d{1,5})(?![\d\-–]*\s*[\-–])")
 
-
-def _label_digits(m: re.Match) -> str:
-    return m.group(1) or m.group(2)
 #: A footnote mark glued to the end of a word or after its punctuation: "testimony6", "Code.22", "[CFS].”3".
 _GLUED_MARK = re.compile(r"(?<=[a-z][.,;:”’\"']|[a-z][a-z]|[.,;:)\]][.,;:”’\"'])(\d{1,3})(?=[\s.,;:)]|[—–-](?!\d)|$)")
 #: "p.2", "n.7", "No.3", "ch.5": a number after a short abbreviation is a reference, not a mark.
@@ -80,6 +77,11 @@ _LOOSE_NOTE_START = re.compile(r"^(?:\[?(\d{1,3})\]?\s*\.?\s+|\*{1,3}\s*|[†‡
 #: "[2]" after a word or its punctuation, before a space or the end (not "(a)[1]", not "[2]-[3]").
 _BRACKET_MARK = re.compile(r"(?<=[\w.,;:)”’\"']) ?\[(\d{1,3})\](?=\s|$)")
 _LONE_NUMBER = re.compile(r"^\[?(\d{1,3})\]?$")
+
+
+def _label_digits(m: re.Match) -> str:
+    """The page of a :data:`_STAR_LABEL` match ("[*2]" or "*583")."""
+    return m.group(1) or m.group(2)
 
 
 #: Characters that are never text: zero-width space, non-joiner, joiner, word joiner, BOM.
@@ -698,7 +700,7 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False) -> tu
     the page's end are footnotes, a new one at each label that counts on. Each footnote's mark
     leaves the body (a number there is a mark only when its footnote is on that page).
     ``continuing``: the page before ended inside a footnote; its rest, unlabelled, is the page's
-    foot after its last gap of two blank lines (:func:`_note_continued`). A note whose first line
+    foot after its last gap of two blank lines (:func:`_last_gap`). A note whose first line
     is :data:`CONTINUED` continues the page before's last one (also a Tax Court note's "10" /
     "(...continued)"). (body, notes, next number)."""
     if continuing and not any(_CONTINUED.search(ln) for ln in lines) and (j := _last_gap(lines)) is not None:
