@@ -45,6 +45,7 @@ of the case's first citation).
 from __future__ import annotations
 
 import functools
+import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -318,9 +319,38 @@ _ROLE_WORD = (r"(?:(?:Cross|Counter|Third[- ]Party)[- ]?)?(?:Plaintiff|Defendant
               r"Respondent|Intervenor|Intervener|Movant|Claimant|Complainant|Relator|Garnishee|Objector|Libellant|"
               r"Libelant|Cross[- ]Appellant|Cross[- ]Appellee|Real Party in Interest|Real Parties in Interest)s?")
 _ROLE = re.compile(rf"^(?:{_ROLE_WORD})(?:\s*(?:[-/&]|and|,)\s*(?:{_ROLE_WORD}))*\.?$", re.IGNORECASE)
+#: A designation inside a piece of a caption ("Employer-Appellant", "Additional Party-Respondent",
+#: "Defendants/Cross-Claim Plaintiffs-Respondents"): the party's name ended before it.
+_ROLE_IN = re.compile(rf"(?:^|[\s\-/(])(?:{_ROLE_WORD})(?=$|[\s\-/).,;])", re.IGNORECASE)
+#: A parenthetical that is no part of a name: designations, a judge's note, other names.
+_NOT_NAME_PARENS = re.compile(rf"\s*\((?:[^()]*(?:{_ROLE_WORD}|\bJudge\b|\bJustice\b|dissent|concurr|"
+                              r"\b[AFN]/?K/?A\b|\bD/?B/?A\b|known as|\bcases?\b)[^()]*)\)", re.IGNORECASE)
+#: An alias after a party's name ("COBB HOSPITAL, INC. D/B/A WELLSTAR ..."): dropped with what follows.
+_ALIAS_TAIL = re.compile(r",?\s+(?:[adfn]/k/a|d/b/a|[adfn]\.k\.a\.|d\.b\.a\.|formerly known as|now known as)\s.*$",
+                         re.IGNORECASE)
+#: A service member's rank before the name ("Staff Sergeant DYLAN GRIFFIN"): not part of a case name.
+_RANKS = ("Private", "Private First Class", "Specialist", "Corporal", "Lance Corporal", "Sergeant", "Staff Sergeant",
+          "Sergeant First Class", "Master Sergeant", "First Sergeant", "Sergeant Major", "Gunnery Sergeant",
+          "Technical Sergeant", "Senior Airman", "Airman", "Airman First Class", "Airman Basic", "Seaman",
+          "Seaman Apprentice", "Seaman Recruit", "Petty Officer First Class", "Petty Officer Second Class",
+          "Petty Officer Third Class", "Second Lieutenant", "First Lieutenant", "Lieutenant", "Captain", "Major",
+          "Lieutenant Colonel", "Colonel", "Warrant Officer", "Chief Warrant Officer", "Cadet", "Midshipman")
+_RANK = re.compile(r"^(?:" + "|".join(sorted(_RANKS, key=len, reverse=True)) + r")\s+(?=[A-Z])")
+#: A piece of a caption after a party's name that says in what capacity it is a party.
+_CAPACITY = re.compile(r"^(?:as )?(?:Trustees?|Executor|Executrix|Administrat(?:or|rix)|Guardian|Conservator|"
+                       r"Next Friend|Personal Representative|Receiver|Husband and Wife|Wife and Husband|"
+                       r"Governor|Director|"
+                       r"Superintendent|Secretary|Commissioner|Warden|Sheriff|Attorney General|Chairman|Chair|Mayor|"
+                       r"President|Acting)\b|"
+                       r"^an? (?:minor|(?:\w+ )+(?:corporation|company|partnership|political subdivision))\b",
+                       re.IGNORECASE)
+#: A piece that starts another party, or says in what capacity the party is one.
+_MORE_PARTIES = re.compile(r"(?:and|&)\s|individually\b|in (?:his|her|their|its) |on behalf of", re.IGNORECASE)
+_ALIAS = re.compile(r"^(?:[adfn]/k/a|d/b/a|a\.k\.a\.|f\.k\.a\.|d\.b\.a\.|aka|fka|dba)\b", re.IGNORECASE)
 #: "et al.", "et ux.", "et vir", "etc." (Bluebook 10.2.1(a): omit all parties but the first).
-_ET_AL = re.compile(r",?\s+(?:et\.?\s*al\.?|et\.?\s*ux\.?|et\.?\s*vir\.?|etc\.?)(?=\s|,|$)", re.IGNORECASE)
-_VERSUS_SPLIT = re.compile(r"\s+(?:v\.?|vs\.?|V\.|VS\.?|Vs\.|versus|VERSUS)\s+")
+_ET_AL = re.compile(r",?\s+(?:(?i:et\.?\s*al|et\.?\s*ux|et\.?\s*vir)\.?|etc\.|(?i:(?:&|and)\s+(?:others|another))\.?)"
+                    r"(?=\s|,|$)")
+_VERSUS_SPLIT = re.compile(r"\s+(?:v\.?|vs\.?|V\.|VS\.?|Vs\.|(?i:versus))\s+")
 #: Words kept in lower case inside a name put in title case.
 _SMALL_WORDS = frozenset("a an and as at by de del der for from in into of on or the to upon with ex rel. re".split())
 #: Words in capitals that are acronyms, not surnames, in an all-capitals name (besides words
@@ -340,7 +370,7 @@ _GOVERNMENT = frozenset("""State States United People Commonwealth County City T
     Parish Estate Trust Bank Inc Inc. Llc Commissioner Secretary Director Warden Sheriff Board Court Republic Nation
     Tribe Office Attorney General Governor Mayor Council School University College Hospital Church Union Company
     Corporation Partners Group""".split())
-_MATTER = re.compile(r"^(?:In the Matter of(?: the)?|Matter of|In re:?|In Re:?|IN RE:?|IN THE MATTER OF(?: THE)?)\s+")
+_MATTER = re.compile(r"^(?:In the Matter of(?: the)?|Matter of|In re:?)\s+", re.IGNORECASE)
 _SOVEREIGN = re.compile(r"^(State|Commonwealth|People|Territory)\s+of\s+(?:the\s+State\s+of\s+)?(.+)$", re.IGNORECASE)
 
 
@@ -385,12 +415,14 @@ def _surname(words: list[str]) -> str | None:
     if not 2 <= len(words) <= 5 or not all(w[:1].isupper() for w in words):
         return None
     head, last = words[:-1], words[-1]
-    if not re.fullmatch(r"[A-Z][A-Za-z'’\-]+", last):
+    table, _ = _abbreviations()
+    if not re.fullmatch(r"[A-Z][A-Za-z'’\-]+", last) or (_is_caps(last) and _is_acronym(last)) or any(
+            _title(w.rstrip("."), True) in table or _title(w, True) in _GOVERNMENT for w in words):
         return None
     givens_lower = all(_INITIAL.match(w) or re.fullmatch(r"[A-Z][a-z'’\-]+\.?", w) for w in head)
     if _is_caps(last) and givens_lower and not _is_acronym(last):  # Chaunsey L. FOX
         return last
-    if any(_INITIAL.match(w) for w in head[1:]) and re.fullmatch(r"[A-Z][A-Za-z'’\-]+", head[0]) \
+    if any(re.fullmatch(r"[A-Z]\.?", w) for w in head[1:]) and re.fullmatch(r"[A-Z][A-Za-z'’\-]+", head[0]) \
             and not _FIRM_WORD.search(" ".join(words)):  # John F. Bordelon, JOHN F. BORDELON
         return last
     return None
@@ -416,6 +448,8 @@ def _abbreviate(party: str) -> str:
     States itself ("Indiana", "United States"); "and" -> "&" between names, "United States of
     America" -> "United States"."""
     words, states = _abbreviations()
+    if " " not in party:  # a party of one word: "Commissioner" (of Internal Revenue), "Securities"
+        return party
     head, rel, tail = party.partition(" ex rel. ")
     if head in states or head in ("United States", "District of Columbia"):
         return head + rel + (_abbreviate(tail) if tail else "")
@@ -432,8 +466,11 @@ def _abbreviate(party: str) -> str:
             return abbr[:-1] + "s." if abbr.endswith(".") else abbr + "s"
         return w
 
+    last = party.split()[-1] if party.split() else ""
     party = re.sub(r"\b[A-Z][a-z]+\b", word, party)
-    return re.sub(r"(?<=\w) and (?=[A-Z])", " & ", party)
+    if last in ("North", "South", "East", "West", "Northern", "Southern", "Eastern", "Western"):
+        party = party.rsplit(" ", 1)[0] + " " + last if " " in party else last  # a surname: Thomas Southern
+    return re.sub(r"(?<=[\w.]) and (?=[A-Z])", " & ", party).replace("..", ".")
 
 
 def _court_state(court: str) -> str | None:
@@ -445,55 +482,92 @@ def _court_state(court: str) -> str | None:
     return found.get("location", "") if found.get("system") == "state" else ""
 
 
-def _strip_designations(party: str) -> str:
-    """A party without its designations ("Appellant-Defendant", "et al.", "individually")."""
-    party = _ET_AL.sub("", party).strip(" ,;:")
-    pieces = [p.strip() for p in party.split(",")]
-    pieces = [p for p in pieces if p and not _ROLE.match(p)]
-    while len(pieces) > 1 and re.fullmatch(r"individually|as [\w ]+", pieces[-1], re.IGNORECASE):
-        pieces.pop()
-    words = ", ".join(pieces).split()
+def _all_caps(party: str) -> bool:
+    """Whether a party is written in capitals (its words of two letters or more, small words aside)."""
+    words = [w for w in party.split() if len(_letters(w)) >= 2 and w.lower() not in _SMALL_WORDS
+             and not _SUFFIX.match(w.strip(","))]
+    return bool(words) and all(_is_caps(w) for w in words)
+
+
+def _strip_designations(party: str) -> tuple[str, bool]:
+    """A party without its designations ("Appellant-Defendant", "et al.", "individually"), nor the
+    other parties and aliases set after them (Bluebook 10.2.1(a): the first party of each side);
+    and whether it had a designation (a caption's party, named in full)."""
+    had = _NOT_NAME_PARENS.search(party) is not None
+    party = _NOT_NAME_PARENS.sub("", party)
+    stripped = _ET_AL.sub("", party).strip(" ,;:")
+    stripped = _ALIAS_TAIL.sub("", _RANK.sub("", stripped))
+    pieces = [p.strip() for p in stripped.split(",")]
+    kept: list[str] = []
+    for i, piece in enumerate(pieces):
+        if not piece:
+            continue
+        if i > 0 and (_ROLE.match(piece) or _ROLE_IN.search(piece) or _ALIAS.match(piece)
+                      or _CAPACITY.match(piece) or _MORE_PARTIES.match(piece)):
+            had = had or not _ALIAS.match(piece)
+            break
+        if i > 0 and re.fullmatch(r"(?:[A-Z][a-z]?\.){2,}|Esq\.?|Ph\.D\.|J\.D\.", piece):  # M.D., D.O., Esq.
+            continue
+        kept.append(piece)
+    while len(kept) > 1 and re.match(r"individually|as |in (?:his|her|their|its) |on behalf of", kept[-1], re.I):
+        kept.pop()
+    words = ", ".join(kept).split()
     while len(words) > 1 and _ROLE.match(words[-1].strip(".,")):  # "John Doe Petitioner"
         words.pop()
-    return " ".join(words).strip(" ,;:")
+        had = True
+    return " ".join(words).strip(" ,;:"), had
 
 
 def _looks_personal(words: list[str]) -> bool:
-    """Whether a party in capitals of two to four words is an individual's name: no small word, no
-    word of the tables of abbreviations or of a government ("STATE", "UNITED", "COUNTY")."""
+    """Whether a party of two to four words is an individual's name ("JOSE LUIS GARCIA", "Maryann
+    Gray"): no small word, no word of the tables of abbreviations or of a government ("STATE",
+    "UNITED", "COUNTY")."""
     table, states = _abbreviations()
+    while words and _SUFFIX.match(words[-1].strip(",")):
+        words = words[:-1]
+    words = [w.rstrip(",") for w in words]
     if not 2 <= len(words) <= 4:
         return False
     for w in words:
         t = _title(w, True)
-        if (w.lower() in _SMALL_WORDS or not re.fullmatch(r"[A-Z][A-Z'’\-]+", w) or _is_acronym(w) or t in table
+        if ("'" in w or "’" in w or w.lower() in _SMALL_WORDS or t in table
+                or not re.fullmatch(r"[A-Z](?:[A-Z\-]+|[a-z\-]+)", w)
+                or (_is_caps(w) and _is_acronym(w))
                 or t.rstrip("s") in table or t in _GOVERNMENT or any(t in s.split() for s in states)):
             return False
     return True
 
 
-def _clean_party(party: str, court: str, all_caps: bool) -> str:
+def _clean_party(party: str, court: str, all_caps: bool, captioned: bool = False) -> str:
+    """One party as cited; ``captioned``: the party came with a designation (a caption names
+    individuals in full: the surname is kept)."""
     raw = party.split()
     for conj in ("and", "&", "AND"):  # several individuals: the first one's surname
         if conj in raw:
-            surname = _surname(raw[:raw.index(conj)])
+            first = raw[:raw.index(conj)]
+            surname = _surname(first)
+            if surname is None and (all_caps or captioned) and _looks_personal(first):
+                surname = first[-1]
             if surname is not None:
                 return _title(surname, True) if _is_caps(surname) else surname
     surname = _surname(raw)
     if surname is not None:
         return _title(surname, True) if _is_caps(surname) else surname
-    if all_caps and _looks_personal(raw):  # JOSE LUIS GARCIA
-        return _title(raw[-1], True)
+    first_piece = party.split(",")[0].split()
+    if "," in party and (all_caps or captioned) and _looks_personal(first_piece):  # GEORGE HERRIN, JR., ...
+        return _title(first_piece[-1], True)
+    if (all_caps or captioned) and _looks_personal(raw):  # JOSE LUIS GARCIA, Maryann Gray, Respondent
+        return _title(next(w.rstrip(",") for w in reversed(raw) if not _SUFFIX.match(w.strip(","))), True)
     if all_caps:
-        words = [w if _is_acronym(w) else _title(w, i == 0) for i, w in enumerate(raw)]
-    else:  # STATE of Indiana, John DOE; a short word in capitals is taken for an acronym (ABC Corp.)
+        words = [w if _is_acronym(w) or re.search(r"\d", w) else _title(w, i == 0) for i, w in enumerate(raw)]
+    else:  # STATE of Indiana, John DOE; else a word in capitals is an acronym (VTCU Corp., NLRB)
         words = []
         for i, w in enumerate(raw):
-            after_given = i > 0 and re.fullmatch(r"[A-Z][a-z]+", words[-1]) is not None
-            words.append(_title(w, i == 0) if _is_caps(w) and not _is_acronym(w) and (
-                len(_letters(w)) >= 4 or after_given) else w)
+            before_lower = i + 1 < len(raw) and raw[i + 1][:1].islower()
+            words.append(_title(w, i == 0) if _is_caps(w) and not _is_acronym(w) and not re.search(r"\d", w) and (
+                before_lower or _title(w) in _GOVERNMENT) else w)
     party = " ".join(words)
-    if party.startswith("The ") and not party.startswith("The King"):  # Bluebook 10.2.1(d)
+    if party[:4] in ("The ", "the ") and not party.startswith("The King"):  # Bluebook 10.2.1(d)
         party = party[4:]
     m = _SOVEREIGN.match(party)
     if m:
@@ -524,18 +598,26 @@ def cite_name(name: str, court: str = "") -> str:
     -> "Commissioner"; the words of reporters-db's table of case-name abbreviations (T6:
     "Association" -> "Ass'n") and states (T10) abbreviated, except in a party that is the state
     itself. Already cited names come back unchanged."""
-    name = " ".join(name.split()).strip(" ,;:")
+    name = " ".join(html.unescape(name.replace("&039;", "'")).split()).strip(" ,;:")
     if not name:
         return ""
-    if name.endswith(".") and not re.search(r"(?:\b[A-Z]|\b(?:Inc|Co|Corp|Ltd|al|ux|Bros|Jr|Sr|Ass'n)|\.[A-Za-z])\.$",
-                                            name):
-        name = name[:-1]
-    matter = _MATTER.match(name)
+    last = re.search(r"\b([A-Z]{3,})\.$", name)
+    if last and last.group(1) not in ("INC", "LTD", "CORP", "BROS", "ASSN", "CORR", "DEPT"):
+        name = name[:-1]  # a caption's full stop: PEYTON v. DISTRICT OF COLUMBIA.
+    if "; " in name and _VERSUS_SPLIT.search(name.split("; ")[0]):  # consolidated cases: the first
+        name = name.split("; ")[0]
+    versus = _VERSUS_SPLIT.search(name)
+    if versus and " - " in name[versus.end():]:  # "X v. Y - Adversary Proceeding"
+        name = name[:versus.end()] + name[versus.end():].split(" - ")[0]
+    name = re.sub(r"\b(?i:ex rel\.)", "ex rel.", name)
     prefix = ""
-    if matter:
-        prefix, name = "In re ", name[matter.end():]
-    parties = [_strip_designations(p) for p in _VERSUS_SPLIT.split(name)]
-    words = [w for p in parties for w in p.split() if len(_letters(w)) >= 2]
-    all_caps = bool(words) and all(_is_caps(w) for w in words)
-    cleaned = [c for c in (_clean_party(p, court, all_caps) for p in parties if p) if c]
+    while (matter := _MATTER.match(name)) is not None:  # "Matter of X v. Y": adversaries, no procedural phrase
+        prefix, name = ("" if _VERSUS_SPLIT.search(name) else "In re "), name[matter.end():]
+    if prefix and name[:4] in ("the ", "The "):
+        name = name[4:]
+    sides = [_strip_designations(p.split("; ")[0]) for p in _VERSUS_SPLIT.split(name)[:2]]
+    # a name in long form (a designation, "State of Indiana"): individuals are named in full
+    long_form = any(had or _SOVEREIGN.match(p) or p.startswith("United States of America")
+                    or _surname(p.split()) is not None for p, had in sides)
+    cleaned = [c for c in (_clean_party(p, court, _all_caps(p), long_form) for p, _ in sides if p) if c]
     return prefix + (" v. ".join(cleaned) if cleaned else name)
