@@ -34,10 +34,19 @@ How it decides:
   reporters named otherwise (A.D., Misc., N.Y.S.) keep the whole court.
 - **The year** is the first four digits of the decision date.
 
-Not covered: subsequent history, parallel citations, the Bluebook's abbreviation of words in
-case names (the stored short name is used as given: CAP's and CourtListener's short names are
-already abbreviated), courts courts-db does not know (written in full), unofficial reporters
-named by a state and a court (``Ohio Law Abs.``: the court is dropped where the Bluebook keeps
+- **The name** (:func:`cite_name`, The Bluebook's rule 10.2 simplified): the short name the
+  source gives (CAP's, the data set's), else the full name (CourtListener's ``case_name``, a
+  caption), written as cited: designations dropped, capitals in title case, individuals named
+  in full in a caption by surname, "State of Indiana" -> "State" in Indiana's courts, the
+  words of reporters-db's tables of case-name (T6) and state (T10) abbreviations abbreviated.
+- **Public-domain citations** are written as their courts write them (``2022-NCSC-1``,
+  ``2011-NMSC-012``, ``2019-Ohio-1234``; ``2019 WI 12``): :data:`HYPHENATED_NEUTRAL`.
+  **Star-paged citations** are pinned by star page: a New York slip opinion ``, *2``, Westlaw
+  and Lexis ``, at *2`` (:data:`STAR_PAGED`).
+
+Not covered: subsequent history, parallel citations, names whose individuals are not marked as
+such (a mixed-case "Merrill Lynch" is kept whole), courts courts-db does not know (written in
+full), unofficial reporters named by a state and a court (``Ohio Law Abs.``: the court is dropped where the Bluebook keeps
 it), and page labels from another reporter than the citation's (labels are taken to be pages
 of the case's first citation).
 """

@@ -365,10 +365,9 @@ def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | Skip
         citations = reporter_citations(cites) or tuple(
             ("official", c) for c in [text_of(first, "citation") if isinstance(first.get("citation"), str) else ""]
             if c)
-        name = case_name(where, cluster, meta, docket, first)
-        return CaseRecord(
-            source="courtlistener", source_id=cluster, name=name,
-            name_abbreviation=cite_name(name, str(court_id)), decision_date=field("date_filed", meta),
+        return CaseRecord(  # no short name: citations write the name as cited (pin_cites.cite_name)
+            source="courtlistener", source_id=cluster, name=case_name(where, cluster, meta, docket, first),
+            name_abbreviation="", decision_date=field("date_filed", meta),
             docket_number=field("docket_number", docket), citations=citations,
             court=field("full_name", court) or text_of(first, "court") or str(court_id),
             jurisdiction=field("jurisdiction", court), head_matter="", judges=field("judges", meta),

@@ -4,7 +4,7 @@ The case's id is the file's name (without ``.txt``); its name is the caption at 
 text (:func:`~statinterp.sources.captions.caption_name`: "Smith v. Jones", a slip opinion's
 "FISHER v. UNIVERSITY OF TEXAS AT AUSTIN ET AL.", parties set on lines of their own around a "v."
 line; never a clerk's stamp such as "FILED", a report number such as "T.C. Memo. 2020-26" or the
-court's name), else the id; its short name is that caption as cited
+court's name), else the id; it has no short name: a citation writes the caption as cited
 (:func:`~statinterp.corpus.pin_cites.cite_name`: "Fisher v. Univ. of Tex. at Austin"). Lines
 inside a paragraph are joined with a space. The text goes through
 :mod:`statinterp.sources.cleaning` (page labels, footnotes, PDF layout). A file that is not
@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from statinterp.corpus.pin_cites import cite_name
 from statinterp.errors import InputError, read_limited
 from statinterp.progress import note
 from statinterp.sources.captions import caption_name
@@ -37,8 +36,7 @@ def text_files(folder: Path) -> list[Path]:
 def text_case(text: str, case_id: str) -> CaseRecord:
     clean = clean_plain(text)
     caption = caption_name(text.split("\n", 400)[:400]) if len(clean.paragraphs) > 1 else None
-    return CaseRecord(source="text", source_id=case_id, name=caption or case_id,
-                      name_abbreviation=cite_name(caption) if caption else "", decision_date="",
+    return CaseRecord(source="text", source_id=case_id, name=caption or case_id, name_abbreviation="", decision_date="",
                       docket_number="", citations=(), court="", jurisdiction="", head_matter="", judges="",
                       parties="", attorneys="", opinions=(clean,))
 

@@ -156,11 +156,10 @@ def test_courtlistener_cases_are_named_by_case_name_not_the_short_name(tmp_path)
          "court_id": "indctapp", "date_filed": "2021-05-04", "plain_text": "The statute says so.\n\nIt does."},
     ]
     cases = list(read_courtlistener(_jsonl(tmp_path / "ops.jsonl", rows)))
-    names = [(c.name, c.name_abbreviation) for c in cases]
-    assert names == [("State v. Ramirez", "State v. Ramirez"), ("People v. Feliciano", "People v. Feliciano"),
-                     ("Fox v. State", "Fox v. State")]
+    assert [(c.name, c.name_abbreviation) for c in cases] == [
+        ("State v. Ramirez", ""), ("People v. Feliciano", ""), ("Fox v. State", "")]  # never the short name
     feliciano = cases[1]
-    assert format_cite(feliciano.name_abbreviation, feliciano.official_citation, "nysupct", feliciano.decision_date,
+    assert format_cite(feliciano.name, feliciano.official_citation, "nysupct", feliciano.decision_date,
                        page="2") == "People v. Feliciano, 2020 NY Slip Op 50753(U), *2 (N.Y. Sup. Ct. 2020)"
 
 
@@ -172,7 +171,7 @@ def test_api_v4_nested_cluster_citations_are_used(tmp_path):
     rows = [{"id": 5, "cluster": cluster, "type": "010combined", "plain_text": "¶ 1 Text.\n\n¶ 2 More text."}]
     (case,) = read_courtlistener(_jsonl(tmp_path / "ops.jsonl", rows))
     assert case.citations == (("official", "2022 NCSC 1"), ("parallel", "868 S.E.2d 20"))
-    assert format_cite(case.name_abbreviation, case.official_citation, "nc", case.decision_date, paragraph=2) == \
+    assert format_cite(case.name, case.official_citation, "nc", case.decision_date, paragraph=2) == \
         "Gift Surplus, LLC v. State ex rel. Cooper, 2022-NCSC-1, ¶ 2"
 
 
@@ -229,7 +228,7 @@ def test_an_opinion_with_only_a_cluster_url_is_named_and_warned_about(tmp_path):
     with use_reporter(notes):
         cases = list(read_courtlistener(tmp_path / "page.json"))
     assert [c.name for c in cases] == ["Cannon v. State", "CourtListener cluster 2002"]
-    assert all(format_cite(c.name_abbreviation or c.name, "", "", "") for c in cases)
+    assert [format_cite(c.name, "", "", "") for c in cases] == ["Cannon v. State", "CourtListener cluster 2002"]
     assert len(notes.notes) == 2
     assert "opinion 4001 (cluster 2001)" in notes.notes[0] and "clusters/2001" in notes.notes[0]
     assert "opinion-clusters-" in notes.notes[1] and "opinion 4003" in notes.notes[1]
@@ -281,13 +280,14 @@ Appellee-Plaintiff.
 def test_a_tax_court_memorandum_is_named_by_its_caption_not_its_report_number():
     case = text_case(TAX_COURT, "bordelon")
     assert case.name == "JOHN F. BORDELON, Petitioner v. COMMISSIONER OF INTERNAL REVENUE, Respondent"
-    assert case.name_abbreviation == "Bordelon v. Commissioner"
+    assert format_cite(case.name, "T.C. Memo. 2020-26", "United States Tax Court", "2020-02-18") == \
+        "Bordelon v. Commissioner, T.C. Memo. 2020-26"
 
 
 def test_a_stamped_opinion_is_named_by_its_caption_not_the_stamp():
     case = text_case(STAMPED, "fox")
     assert case.name == "Chaunsey L. FOX v. STATE of Indiana"
-    assert format_cite(case.name_abbreviation or case.name, "", "indctapp", "2022-03-16") == \
+    assert format_cite(case.name, "", "indctapp", "2022-03-16") == \
         "Fox v. State (Ind. Ct. App. 2022)"
 
 

@@ -277,7 +277,7 @@ def test_pin_pages_of_cap_html_and_its_courtlistener_copy(collection):
     cite = ("37", "Peyton v. District of Columbia, 100 A.2d 36, 37 (D.C. Ct. App. 1953)")
     assert by_case["PEYTON v. DISTRICT OF COLUMBIA"][first] == cite  # CAP's HTML
     assert by_case["Peyton v. District of Columbia"][first] == cite  # CourtListener's copy
-    assert by_case["PEYTON v. DISTRICT OF COLUMBIA."][first] == (None, "PEYTON v. DISTRICT OF COLUMBIA.")  # .txt
+    assert by_case["PEYTON v. DISTRICT OF COLUMBIA."][first] == (None, "Peyton v. District of Columbia")  # .txt
     got = pins(collection, "overhanging trees", "100 A.2d 36")
     assert got and {v[0] for v in got.values()} == {"37"}  # the sentence starts on 37, before the *38
     got = pins(collection, "prior conviction", "100 A.2d 36")
