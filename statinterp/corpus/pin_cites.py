@@ -46,9 +46,9 @@ How it decides:
 
 Not covered: subsequent history, parallel citations, names whose individuals are not marked as
 such (a mixed-case "Merrill Lynch" is kept whole), courts courts-db does not know (written in
-full), unofficial reporters named by a state and a court (``Ohio Law Abs.``: the court is dropped where the Bluebook keeps
-it), and page labels from another reporter than the citation's (labels are taken to be pages
-of the case's first citation).
+full), unofficial reporters named by a state and a court (``Ohio Law Abs.``: the court is
+dropped where the Bluebook keeps it), and page labels from another reporter than the
+citation's (labels are taken to be pages of the case's first citation).
 """
 
 from __future__ import annotations
