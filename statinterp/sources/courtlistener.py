@@ -324,8 +324,12 @@ def read_courtlistener(path: Path, companions: tuple[str, ...] = (),
                         _load_companion(db, companion, kind)
             db.execute("CREATE INDEX cit_cluster ON cit (cluster)")
             reader = db.cursor()
+            nameless = [0]
             for (cluster,) in reader.execute("SELECT cluster FROM cl ORDER BY first"):
-                yield _case(where, cluster, db)
+                yield _case(where, cluster, db, nameless)
+            if nameless[0] > NAMELESS_NOTES:
+                note(f"{where}: {nameless[0]} clusters in all have no case name ({NAMELESS_NOTES} named above); "
+                     "give their clusters file (opinion-clusters-DATE.csv.bz2) as another SOURCE")
         finally:
             db.close()
 
@@ -335,7 +339,7 @@ def _one(db: sqlite3.Connection, sql: str, key: str) -> dict:
     return json.loads(found[0]) if found else {}
 
 
-def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | SkippedRecord:
+def _case(where: str, cluster: str, db: sqlite3.Connection, nameless: list[int]) -> CaseRecord | SkippedRecord:
     rows = [json.loads(r) for (r,) in db.execute(
         "SELECT row FROM op WHERE cluster = ? ORDER BY coalesce(ordering, 1 << 62), seq", (cluster,))]
     meta = _one(db, "SELECT row FROM clu WHERE id = ?", cluster)
@@ -366,7 +370,7 @@ def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | Skip
             ("official", c) for c in [text_of(first, "citation") if isinstance(first.get("citation"), str) else ""]
             if c)
         return CaseRecord(  # no short name: citations write the name as cited (pin_cites.cite_name)
-            source="courtlistener", source_id=cluster, name=case_name(where, cluster, meta, docket, first),
+            source="courtlistener", source_id=cluster, name=case_name(where, cluster, meta, docket, first, nameless),
             name_abbreviation="", decision_date=field("date_filed", meta),
             docket_number=field("docket_number", docket), citations=citations,
             court=field("full_name", court) or text_of(first, "court") or str(court_id),
@@ -377,13 +381,18 @@ def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | Skip
         return SkippedRecord(where, f"cluster {cluster}", exc.field, exc.reason)
 
 
-def case_name(where: str, cluster: str, meta: dict, docket: dict, first: dict) -> str:
+#: How many clusters without a name are warned about one by one (then counted).
+NAMELESS_NOTES = 10
+
+
+def case_name(where: str, cluster: str, meta: dict, docket: dict, first: dict, nameless: list[int]) -> str:
     """A cluster's name: its ``case_name`` (never ``case_name_short``, one party's name), else its
     ``case_name_full`` as cited (:func:`~statinterp.corpus.pin_cites.cite_name`), else its
     docket's ``case_name``. A cluster known only by its URL (an API opinion record without its
     cluster) is named by its opinion's ``absolute_url`` (``/opinion/2001/cannon-v-state/`` ->
     "Cannon v. State") or, without one, "CourtListener cluster ID", with a warning naming the
-    record and how to give the cluster."""
+    record and how to give the cluster (the first :data:`NAMELESS_NOTES` of a file; then one
+    counting them, counted in ``nameless``)."""
     for src, key in ((meta, "case_name"), (first, "case_name"), (meta, "case_name_full"), (first, "case_name_full"),
                      (docket, "case_name")):
         value = " ".join(text_of(src, key).split())
@@ -392,6 +401,9 @@ def case_name(where: str, cluster: str, meta: dict, docket: dict, first: dict) -
     slug = re.search(r"/opinion/\d+/([a-z0-9-]+)/?$", text_of(first, "absolute_url"))
     guess = _name_from_slug(slug.group(1)) if slug else ""
     url = first.get("cluster") if isinstance(first.get("cluster"), str) else ""
+    nameless[0] += 1
+    if nameless[0] > NAMELESS_NOTES:
+        return guess or f"CourtListener cluster {cluster}"
     note(f"{where}: opinion {text_of(first, 'id') or '?'} (cluster {cluster}): no case name, the record gives only "
          f"its cluster{' ' + str(url) if url else ''}; named {guess or 'CourtListener cluster ' + cluster!r}"
          f"{' from its URL' if guess else ''}. To name it, save the cluster's JSON (the API's clusters/{cluster}/) "

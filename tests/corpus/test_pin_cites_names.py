@@ -309,3 +309,13 @@ def test_stamps_and_numbers_are_no_names(line):
 def test_captions_are_names(line):
     assert not is_stamp(line)
     assert caption_name([line, "", BODY]) == line
+
+
+def test_clusters_without_names_are_warned_about_ten_then_counted(tmp_path):
+    rows = [{"id": i, "cluster": f"https://www.courtlistener.com/api/rest/v4/clusters/{i}/",
+             "plain_text": "Text.\n\nMore."} for i in range(1, 13)]
+    notes = _Notes()
+    with use_reporter(notes):
+        cases = list(read_courtlistener(_jsonl(tmp_path / "ops.jsonl", rows)))
+    assert len(cases) == 12 and all(c.name.startswith("CourtListener cluster ") for c in cases)
+    assert len(notes.notes) == 11 and "12 clusters in all have no case name" in notes.notes[-1]
