@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from statinterp.corpus.pin_cites import cite_name
+from statinterp.corpus.pin_cites import cite_name, parse_cite
 from statinterp.errors import json_type
 from statinterp.progress import note
 from statinterp.sources.cleaning import clean_markup, clean_plain
@@ -442,7 +442,8 @@ def _bluebook_rank(kind: int, reporter: str) -> float:
 
 def reporter_citations(rows: list[dict]) -> tuple[tuple[str, str], ...]:
     """``(official|parallel, "VOLUME REPORTER PAGE")`` from citations rows: official ones first,
-    each group in CourtListener's ``sort_cites`` order."""
+    each group in CourtListener's ``sort_cites`` order; a public-domain citation as its court
+    writes it (``2022-NCSC-1``: :meth:`~statinterp.corpus.pin_cites.ParsedCite.written`)."""
     ranked = []
     for row in rows:
         volume, reporter, page = (text_of(row, k).strip() for k in ("volume", "reporter", "page"))
@@ -451,8 +452,11 @@ def reporter_citations(rows: list[dict]) -> tuple[tuple[str, str], ...]:
         raw = text_of(row, "type").strip()
         kind = int(raw) if raw.isdigit() else 0
         official = _official(kind, reporter)
-        ranked.append((not official, _bluebook_rank(kind, reporter), "official" if official else "parallel",
-                       " ".join(p for p in (volume, reporter, page) if p)))
+        cite = " ".join(p for p in (volume, reporter, page) if p)
+        if kind == NEUTRAL:  # as the court writes it: 2022 NCSC 1 -> 2022-NCSC-1
+            parsed = parse_cite(cite)
+            cite = parsed.written() if parsed is not None else cite
+        ranked.append((not official, _bluebook_rank(kind, reporter), "official" if official else "parallel", cite))
     return tuple((label, cite) for _, _, label, cite in sorted(ranked))
 
 

@@ -170,7 +170,7 @@ def test_api_v4_nested_cluster_citations_are_used(tmp_path):
                              {"volume": 868, "reporter": "S.E.2d", "page": "20", "type": 3}]}
     rows = [{"id": 5, "cluster": cluster, "type": "010combined", "plain_text": "¶ 1 Text.\n\n¶ 2 More text."}]
     (case,) = read_courtlistener(_jsonl(tmp_path / "ops.jsonl", rows))
-    assert case.citations == (("official", "2022 NCSC 1"), ("parallel", "868 S.E.2d 20"))
+    assert case.citations == (("official", "2022-NCSC-1"), ("parallel", "868 S.E.2d 20"))
     assert format_cite(case.name, case.official_citation, "nc", case.decision_date, paragraph=2) == \
         "Gift Surplus, LLC v. State ex rel. Cooper, 2022-NCSC-1, ¶ 2"
 
