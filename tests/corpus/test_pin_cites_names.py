@@ -66,7 +66,7 @@ def _names(file: str) -> list[dict]:
 def _problems(rows: list[dict]) -> list[tuple[str, str]]:
     bad = []
     for row in rows:
-        out = cite_name(row["case_name"], row.get("court", ""))
+        out = cite_name(row["case_name"])  # the scrapers' names are no court ids courts-db knows
         if not out or DESIGNATION.search(out) or (VERSUS.search(row["case_name"]) and " v. " not in out):
             bad.append((row["case_name"], out))
     return bad
@@ -76,7 +76,7 @@ def test_genuine_names_of_the_development_set_lose_designations_and_keep_their_v
     rows = _names("juriscraper-case-names.jsonl")
     assert len(rows) > 1000 and len({r["court"] for r in rows}) > 200
     assert _problems(rows) == []
-    changed = sum(cite_name(r["case_name"], r["court"]) != r["case_name"] for r in rows)
+    changed = sum(cite_name(r["case_name"]) != r["case_name"] for r in rows)
     assert changed > 300  # the rules do something on genuine names (long names, capitals, T6 words)
 
 
