@@ -20,7 +20,7 @@ from statinterp.app.collection_commands import collection as _collection_group
 from statinterp.app.collection_commands import ingest as _ingest_command
 from statinterp.app.find_commands import find as _find_command
 from statinterp.app.ranking_commands import evaluate, example, explain, methods, qrels, rank
-from statinterp.app.research_commands import cv, reproduce, train, tune
+from statinterp.app.research_commands import cv, model, reproduce, train, tune
 from statinterp.app.review_commands import labels, review, simulate_review
 from statinterp.errors import StatinterpError, StatinterpWarning
 
@@ -74,7 +74,7 @@ class _StderrLog(logging.Handler):
             self.handleError(record)
 
 
-for _command in (rank, evaluate, qrels, methods, example, tune, reproduce, train, cv, explain, review, labels,
+for _command in (rank, evaluate, qrels, methods, example, tune, reproduce, train, model, cv, explain, review, labels,
                  simulate_review):
     cli.add_command(_command)
 cli.add_command(_ingest_command)
