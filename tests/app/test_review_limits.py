@@ -120,7 +120,7 @@ def get(address, path="/term/vehicle", timeout=30.0) -> int:
         conn.close()
 
 
-def test_idle_and_slow_connections_are_dropped_and_others_served(session):
+def test_idle_and_slow_connections_are_dropped_and_others_served(session, capfd):
     with running(create_app(session), request_timeout=0.5) as (server, address):
         idle = socket.create_connection(address)
         slow = socket.create_connection(address)
@@ -129,8 +129,22 @@ def test_idle_and_slow_connections_are_dropped_and_others_served(session):
         assert closed_by_server(idle, within=20)
         assert closed_by_server(slow, within=20, trickle=b"X-Slow: " + b"a" * 200)
         assert get(address) == 200
-        for s in (idle, slow):
+        # a POST whose body stops short (the app waits for it): dropped too, and no error logged
+        token_page = http.client.HTTPConnection(*address, timeout=30)
+        token_page.request("GET", "/term/vehicle")
+        response = token_page.getresponse()
+        cookie = response.getheader("set-cookie").split(";", 1)[0]
+        csrf = re.search(r'name="csrf-token" content="([^"]+)"', response.read().decode()).group(1)
+        token_page.close()
+        body = socket.create_connection(address)
+        body.sendall(b"POST /term/vehicle/labels HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Cookie: " + cookie.encode() + b"\r\nX-CSRF-Token: " + csrf.encode() +
+                     b"\r\nContent-Length: 5000\r\n\r\n{\"sentence_ids\": [")
+        assert closed_by_server(body, within=20)
+        assert get(address) == 200
+        for s in (idle, slow, body):
             s.close()
+    assert "internal error" not in capfd.readouterr().err
 
 
 def test_connections_over_the_cap_close_the_oldest_idle_one(session):

@@ -142,7 +142,9 @@ def protocol_class(guard: ConnectionGuard) -> type[asyncio.Protocol]:
 
         def _on_deadline(self) -> None:
             self._deadline = None
-            if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and self.idle():
+            # no request yet (or half a head), or a body that stopped short: the app, if it
+            # waits for that body, is told the client disconnected
+            if self.conn.their_state is h11.SEND_BODY or self.conn.their_state is h11.IDLE and self.idle():
                 self.drop()
 
     return GuardedH11Protocol

@@ -72,7 +72,7 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import (
         HTMLResponse,
         JSONResponse,
@@ -164,6 +164,8 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
 
             try:
                 await self.app(scope, receive, tracking_send)
+            except ClientDisconnect:  # the client went (or was dropped for its slow body): nobody to answer
+                return
             except Exception as exc:  # noqa: BLE001 - reported as one line
                 print(f"statinterp review: error: internal error ({type(exc).__name__}: {exc}); this is a bug",
                       file=sys.stderr)
