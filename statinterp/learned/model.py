@@ -508,8 +508,8 @@ def read_header(path: str | Path) -> tuple[dict, bytes]:
                 raise InputError(path, "has a damaged header")
             try:
                 header = json.loads(line)
-            except (ValueError, UnicodeDecodeError):
-                raise InputError(path, "has a damaged header") from None
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                raise InputError(path, "has a damaged header (not JSON, or nested too deeply)") from None
             if not isinstance(header, dict) or header.get("format") not in (PICKLE_FORMAT, FORMAT_VERSION):
                 raise InputError(path, f"has model format {header.get('format') if isinstance(header, dict) else '?'}; "
                                        f"this statinterp reads format {FORMAT_VERSION}")

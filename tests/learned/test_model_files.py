@@ -311,6 +311,10 @@ def test_a_header_of_the_wrong_shape_is_one_line(tmp_path):
         path.write_bytes(MAGIC + b"\n" + line + b"\n")
         code, _, err = capture_main(["rank", "vehicle", "-q", "--no-cache", "--model", str(path)])
         assert_one_line_error(code, err, str(path), "model format")
+    for line in (b"[" * 100_000, b"{not json", b"\xff\xfe"):  # before: a RecursionError, an internal error
+        path.write_bytes(MAGIC + b"\n" + line + b"\n")
+        code, _, err = capture_main(["rank", "vehicle", "-q", "--no-cache", "--model", str(path)])
+        assert_one_line_error(code, err, str(path), "damaged header")
 
 
 def test_lying_array_headers_allocate_nothing(tmp_path):
