@@ -44,6 +44,7 @@ import json
 import sys
 import warnings
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -592,8 +593,9 @@ def read_npz(path: Path, payload: bytes) -> dict[str, np.ndarray]:
                 with zf.open(info) as fh:
                     data = read_limited(fh, info.file_size)
                 arrays[name] = _array_of(path, name, data)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as exc:
-        raise InputError(path, f"is damaged: its arrays cannot be read ({exc})") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError,
+            NotImplementedError, RuntimeError) as exc:  # the last two: unknown compression, encryption
+        raise InputError(path, f"is damaged: its arrays cannot be read ({type(exc).__name__}: {exc})") from None
     return arrays
 
 

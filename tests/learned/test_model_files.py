@@ -317,6 +317,19 @@ def test_a_header_of_the_wrong_shape_is_one_line(tmp_path):
         assert_one_line_error(code, err, str(path), "damaged header")
 
 
+@pytest.mark.parametrize("offset", [60, 200, 1000, 5000, -200, -30])
+def test_damaged_arrays_with_a_matching_checksum_are_one_line(tmp_path, offset):
+    """The checksum recomputed over a damaged archive (as an editor could): the archive itself is
+    then what refuses it (CRC, deflate stream, zip directory, .npy header), never an internal error."""
+    payload = bytearray(read_header(SHIPPED)[1])
+    payload[offset] ^= 0x55
+    path = _rewrite(tmp_path / "m.model", SHIPPED, payload=bytes(payload))
+    code, _, err = capture_main(["rank", "vehicle", "-q", "--no-cache", "--model", str(path)])
+    if code == 0:  # a flipped bit in a float: a valid (different) model, which loads
+        return
+    assert_one_line_error(code, err, str(path))
+
+
 def test_lying_array_headers_allocate_nothing(tmp_path):
     """An .npy that claims a huge shape with a few bytes behind it is refused before allocation."""
     buf = io.BytesIO()
