@@ -250,8 +250,8 @@ class TreesComponent(LearnerComponent):
 COMPONENTS = {"linear": ("linear",), "pairwise": ("pairwise",), "hgb": ("hgb",), "ensemble": ("pairwise", "hgb")}
 
 
-#: The names these classes had when the shipped model and older model files were pickled (a model
-#: file names its classes; unpickling finds them here).
+#: The names these classes had when format-1 (pickled) model files were written: only
+#: ``statinterp model upgrade`` unpickles one (:mod:`.legacy_model`), and finds them here.
 _Component, _Linear, _Trees = LearnerComponent, LinearComponent, TreesComponent
 
 def _component(kind: str) -> LearnerComponent:
