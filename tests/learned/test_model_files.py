@@ -173,6 +173,7 @@ COMMANDS = {
     "evaluate": ["evaluate", "-q", "--no-cache", "--model"],
     "explain": ["explain", "vehicle", "case-01-op1-p010-s4", "-q", "--no-cache", "--model"],
     "review": ["review", "vehicle", "--no-browser", "--port", "0", "--model"],
+    "simulate-review": ["simulate-review", "-q", "--no-cache", "--model"],
 }
 
 
