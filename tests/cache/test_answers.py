@@ -12,7 +12,8 @@ from statinterp.cache.answers import StoredAnswers
 from tests.support.paths import REPO_ROOT
 
 
-def test_answers_are_kept_for_the_next_process_and_a_damaged_file_is_empty():
+def test_answers_are_kept_for_the_next_process_and_a_damaged_file_is_empty(tmp_path, monkeypatch):
+    monkeypatch.setenv("STATINTERP_CACHE", str(tmp_path))  # not the session's folder: it may hold "a" already
     answers = StoredAnswers("test-lookup", "v1")
     assert answers.get("a") is None and "a" not in answers
     answers.put("a", ["x", "y"])
