@@ -30,7 +30,7 @@ from pathlib import Path
 from statinterp.errors import InputError, UsageError
 
 # The shipped formats register themselves on import (the registry never imports them).
-from statinterp.sources import cap, courtlistener, dataset, plaintext  # noqa: F401
+from statinterp.sources import cap, courtlistener, dataset, pdf, plaintext  # noqa: F401
 from statinterp.sources.limits import refuse_special
 from statinterp.sources.records import CaseRecord, DecodedFile, OpinionRecord, SkippedRecord, SourceItem
 from statinterp.sources.registry import Partition, SourceFormat, format_names, get, register, registered

@@ -1,0 +1,568 @@
+"""PDF opinions read directly: one case per ``.pdf`` file, separated by layout.
+
+The case's id is the file's name without ``.pdf`` (as for ``.txt``). The text layer is read with
+pypdfium2 (PDFium: each character's position and size), and each page's lines are sorted by
+what they are, from where they sit and how big they are, not from their words alone:
+
+* **Running headers and footers** -- lines near the top or bottom of a page whose text (digits
+  aside) recurs at the same height on at least half the pages (repeated captions, "Cite as:"),
+  court e-filing banners ("Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: ...") and
+  page numbers ("3", "- 4 -", "Page 3 of 10") -- leave the text. Pleading paper's line numbers
+  (a number alone, left of the text column) go too; so does a clerk's "FILED" stamp block.
+* **Footnotes**: a line that opens with a footnote mark (a number in a smaller font, or raised),
+  low on the page, starts the page's footnotes; so does a footnote rule (a short horizontal line
+  at the left margin) on a page after one with footnotes (a footnote carried over), and a run of
+  lines at the foot of the page in a smaller font than the body's. Everything below that point
+  is footnotes, stored apart from the paragraphs with their numbers
+  (:attr:`~statinterp.sources.records.OpinionRecord.footnotes`, in order).
+* **Footnote marks** in the body (digits or ``*`` in a font under :data:`MARK_RATIO` of the
+  line's size) leave the text, so no word carries one ("section 6662(a)2" reads
+  "section 6662(a)").
+* **Paragraphs**: lines are joined into paragraphs; a paragraph starts where the first line is
+  indented, where the gap above a line is over :data:`GAP_RATIO` times the document's usual line
+  gap (so double spacing is not a break), or after a short line that ends a sentence. Words
+  hyphenated at a line end are rejoined (:class:`~statinterp.sources.cleaning.Dehyphenator`).
+* **Pages**: each page's printed number (else its place in the file) is kept as a page start
+  (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions.
+
+The case's name comes from the caption on the first page ("X v. Y", parties on lines of their
+own around "v." or "versus", roles such as "Petitioners" dropped), never from a docket stamp or a
+report number; without a caption it is the id. A file with no text layer (a scan) or one PDFium
+cannot open is a skipped record with one line saying so ("no text layer: run OCR first"). Bytes
+before ``%PDF`` (a court download's preamble) are skipped.
+
+:func:`read_pdf` reads one file (for studies and tests); the format ``pdf`` is registered for
+``statinterp ingest``. The thresholds were chosen on the Tax Court memorandum and the First
+Circuit opinion of ``tests/fixtures/genuine/pdf/`` and are checked on the other courts there.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from statinterp.errors import InputError
+from statinterp.sources.cleaning import (
+    Dehyphenator,
+    clean_opinion,
+    dehyphenate,
+    page_marker,
+    party_caption,
+    strip_markers,
+)
+from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
+from statinterp.sources.registry import SourceFormat, register
+from statinterp.text.limits import MAX_TEXT_CHARS
+
+#: A mark is a digit (or star) in a font under this share of its line's size.
+MARK_RATIO = 0.8
+#: A footnote line's font is under this share of the body's size (when it has no mark).
+NOTE_RATIO = 0.9
+#: A gap above a line over this many times the usual line gap starts a paragraph.
+GAP_RATIO = 1.35
+#: A line is a running header or footer when it recurs on this share of the pages (at least 2).
+REPEAT_SHARE = 0.5
+#: The top and bottom shares of a page where headers, footers and page numbers are looked for.
+EDGE_SHARE = 0.12
+#: The most bytes of one PDF file read.
+MAX_PDF_BYTES = 256 * 1024 * 1024
+#: How far into the file ``%PDF`` is looked for.
+HEADER_SEARCH = 64 * 1024
+
+_MARK_CHARS = re.compile(r"\d{1,3}|[*†‡]{1,3}")
+_NUMBER_LINE = re.compile(r"^(?:-\s*)?(?:Page\s+)?(\d{1,4})(?:\s*-)?(?:\s+of\s+\d{1,4})?$", re.IGNORECASE)
+_BANNERS = (
+    # e-filing stamps of the federal courts: "Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: 03/16/2022",
+    # "Case 8:16-cv-01261-DOC-KES Document 40 Filed 08/05/16 Page 1 of 4 Page ID #:365", "Appeal: 17-2218 Doc: 17"
+    re.compile(r"^(?:Appellate\s+)?(?:Case|Appeal|USCA\d*\s+Case)[:\s#]+\S+.*\b(?:Document|Doc|DktEntry|Page|Filed)\b",
+               re.IGNORECASE),
+    re.compile(r"^Cite as:\s", re.IGNORECASE),
+    re.compile(r"^\(Slip Opinion\)", re.IGNORECASE),
+)
+_PRINTED_PAGE = (re.compile(r"^Cite as:.*\s(\d{1,4})$"), re.compile(r"^(\d{1,4})\s+\S.* v\. .*$"),
+                 re.compile(r"^\(Slip Opinion\).*\s(\d{1,4})$"))
+_STAR_PAGE = re.compile(r"\[\*\d{1,5}\]\s*")  # the Tax Court's own "[*4]" page labels: the page is known
+_TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
+_ROLES = re.compile(r"(?:,?\s*\b(?:et al\.?|Petitioners?|Respondents?|Plaintiffs?|Defendants?|Appellants?|Appellees?"
+                    r"|Intervenors?|Movants?|Claimants?|Cross[-\s]\w+|and|[/\-–—&])\b\.?)+[\s,.;:]*$", re.IGNORECASE)
+_VERSUS_IN = re.compile(r"\s(?:v\.|vs\.|versus)\s", re.IGNORECASE)
+
+
+@dataclass
+class _Line:
+    """One printed line: its text (footnote marks removed), where it sits, its font size."""
+
+    text: str
+    x0: float
+    x1: float
+    y: float  # baseline, from the page's foot up
+    size: float
+    page: int
+    lead: str | None = None  # the footnote mark the line opens with
+    marks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PdfLayout:
+    """A PDF's text sorted by layout (what :func:`read_pdf` stores, before cleaning)."""
+
+    paragraphs: list[str]  # with page markers (:func:`~statinterp.sources.cleaning.page_marker`)
+    footnotes: list[tuple[str, str]]  # (label, text): "" for a note with no label
+    page_labels: list[str]
+    caption_lines: list[str]
+    dropped: list[str]  # running headers, footers, page numbers, line numbers, stamps
+
+
+class PdfProblem(Exception):
+    """Why a PDF cannot be read: its one-line reason."""
+
+
+# --- reading the text layer ---------------------------------------------------------------------
+
+def pdf_bytes(raw: bytes) -> bytes:
+    """The PDF from ``%PDF`` on (court downloads may carry bytes before it); PdfProblem if none."""
+    at = raw.find(b"%PDF", 0, HEADER_SEARCH)
+    if at < 0:
+        raise PdfProblem("not a PDF file (no %PDF header)" if raw.strip() else "is empty")
+    return raw[at:]
+
+
+def _page_lines(page, number: int) -> list[_Line]:
+    """A page's printed lines in the order of its text, pieces on one baseline joined, marks found."""
+    import pypdfium2.raw as pdfium_c
+
+    textpage = page.get_textpage()
+    try:
+        raw = textpage.raw
+        count = pdfium_c.FPDFText_CountChars(raw)
+        text = textpage.get_text_range(0, count) if count > 0 else ""
+        if len(text) != count:  # one character per index is needed to find each one's box
+            text = "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, i) or 32) for i in range(count))
+        box = pdfium_c.FS_RECTF()
+        ox, oy = ctypes.c_double(), ctypes.c_double()
+        get_box, get_origin = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetCharOrigin
+        lines: list[_Line] = []
+        for m in re.finditer(r"[^\r\n]+", text):
+            seg = m.group(0)
+            stripped = seg.strip()
+            if not stripped:
+                continue
+            first = m.start() + len(seg) - len(seg.lstrip())
+            last = m.start() + len(seg.rstrip()) - 1
+            get_box(raw, first, box)
+            x0 = box.left
+            get_origin(raw, first, ox, oy)
+            y = oy.value
+            get_box(raw, last, box)
+            x1 = box.right
+            sizes = []
+            for k in (first, (first + last) // 2, last):
+                k = next((j for j in range(k, min(k + 6, last + 1)) if text[j].isalpha()), k)
+                if text[k].isalpha():
+                    get_box(raw, k, box)
+                    sizes.append(box.top - box.bottom)
+            if not sizes:  # digits or punctuation only: the first character's size
+                get_box(raw, first, box)
+                sizes.append(box.top - box.bottom)
+            size = sorted(sizes)[len(sizes) // 2]
+            # footnote marks: digit runs or stars in a smaller font than the line's
+            marks: list[tuple[int, int, str]] = []
+            if any(c.isdigit() or c in "*†‡" for c in stripped):
+                for mm in _MARK_CHARS.finditer(seg):
+                    get_box(raw, m.start() + mm.start(), box)
+                    if box.top - box.bottom < MARK_RATIO * size:
+                        marks.append((mm.start(), mm.end(), mm.group(0)))
+            line_text, lead, found = _remove_marks(seg, marks)
+            if not sizes or not line_text.strip() and not found:
+                continue
+            piece = _Line(line_text, x0, x1, y, size, number, lead, found)
+            prev = lines[-1] if lines else None
+            if prev is not None and _same_line(prev, piece):
+                _merge(prev, piece)
+            else:
+                lines.append(piece)
+        return lines
+    finally:
+        textpage.close()
+
+
+def _remove_marks(seg: str, marks: list[tuple[int, int, str]]) -> tuple[str, str | None, list[str]]:
+    """The segment without its marks; the mark it opens with; all its marks."""
+    if not marks:
+        return seg.replace("\ufffe", "-").replace("\x02", "-"), None, []
+    out: list[str] = []
+    at = 0
+    lead = None
+    for start, end, label in marks:
+        if not seg[:start].strip():
+            lead = label
+        out.append(seg[at:start])
+        nxt = seg[end:end + 1]
+        if out[-1] and not out[-1][-1].isspace() and nxt and nxt.isalnum():
+            out.append(" ")  # "cite9text" -> "cite text"
+        at = end
+    out.append(seg[at:])
+    return "".join(out).replace("\ufffe", "-").replace("\x02", "-"), lead, [label for _, _, label in marks]
+
+
+def _lone_mark(line: _Line) -> bool:
+    return not line.marks and bool(_MARK_CHARS.fullmatch(line.text.strip()))
+
+
+def _same_line(prev: _Line, piece: _Line) -> bool:
+    """A piece that continues ``prev`` on its baseline (or is a raised mark before or after it)."""
+    if piece.page != prev.page or piece.x0 < prev.x1 - 2:
+        return False
+    lone = not piece.text.strip() or _lone_mark(piece) or _lone_mark(prev)
+    limit = 0.7 * max(prev.size, piece.size) if lone else 0.3 * max(prev.size, piece.size)
+    return abs(piece.y - prev.y) <= limit
+
+
+def _merge(prev: _Line, piece: _Line) -> None:
+    if _lone_mark(prev) and not prev.lead and piece.text.strip() and prev.size < MARK_RATIO * piece.size:
+        prev.lead, prev.marks, prev.text = prev.text.strip(), [prev.text.strip()], ""  # "1" + "Three cases ..."
+        prev.size, prev.y = piece.size, piece.y
+    elif _lone_mark(piece) and piece.size < MARK_RATIO * prev.size:
+        prev.marks.append(piece.text.strip())  # "the parties," + raised "3"
+        prev.x1 = max(prev.x1, piece.x1)
+        return
+    if piece.text.strip():
+        gap = piece.x0 - prev.x1
+        spaced = prev.text.endswith(" ") or piece.text.startswith(" ")
+        joiner = " " if gap > 0.15 * prev.size and not spaced and prev.text else ""
+        prev.text = prev.text + joiner + piece.text
+        prev.x1 = max(prev.x1, piece.x1)
+        if piece.size > prev.size * 1.05 and len(piece.text.strip()) > len(prev.text.strip()) // 2:
+            prev.size = piece.size
+    prev.marks.extend(piece.marks)
+    if piece.marks and not prev.text.strip():
+        prev.lead = prev.lead or piece.lead
+
+
+def _rules(page, margin: float, height: float) -> list[float]:
+    """Heights of footnote rules: thin horizontal lines starting near the left margin, 50 to 300
+    points long, in the lower 70 % of the page."""
+    import pypdfium2.raw as pdfium_c
+
+    raw = page.raw
+    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    out = []
+    for i in range(pdfium_c.FPDFPage_CountObjects(raw)):
+        obj = pdfium_c.FPDFPage_GetObject(raw, i)
+        if pdfium_c.FPDFPageObj_GetType(obj) != pdfium_c.FPDF_PAGEOBJ_PATH:
+            continue
+        pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
+        if (top.value - bottom.value < 3 and 50 <= right.value - left.value <= 300
+                and margin - 15 <= left.value <= margin + 60 and bottom.value < 0.7 * height):
+            out.append(top.value)
+    return out
+
+
+# --- layout -------------------------------------------------------------------------------------
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"\d+", "#", text).split())
+
+
+def _mode(values: list[float], step: float) -> float:
+    if not values:
+        return 0.0
+    return Counter(round(v / step) for v in values).most_common(1)[0][0] * step
+
+
+def layout(data: bytes) -> PdfLayout:
+    """The layout of a PDF's text: paragraphs, footnotes, page labels (PdfProblem when it has none)."""
+    import pypdfium2 as pdfium
+
+    try:
+        doc = pdfium.PdfDocument(pdf_bytes(data))
+    except pdfium.PdfiumError as exc:
+        raise PdfProblem(f"damaged PDF: cannot be opened ({exc})") from None
+    try:
+        pages = []
+        sizes = []
+        for number in range(len(doc)):
+            page = doc[number]
+            try:
+                width, height = page.get_size()
+                pages.append((page, height, _page_lines(page, number)))
+            except pdfium.PdfiumError as exc:
+                raise PdfProblem(f"damaged PDF: page {number + 1} cannot be read ({exc})") from None
+            sizes.append(height)
+        chars = sum(len(ln.text.strip()) for _, _, lines in pages for ln in lines)
+        if chars < 20 * max(1, len(pages)) // 4 + 20:
+            raise PdfProblem("no text layer: run OCR first")
+        return _sort_out(pages)
+    finally:
+        for page, _, _ in locals().get("pages", []):
+            page.close()
+        doc.close()
+
+
+def _sort_out(pages: list) -> PdfLayout:
+    all_lines = [ln for _, _, lines in pages for ln in lines]
+    body_size = _mode([ln.size for ln in all_lines for _ in range(max(1, len(ln.text) // 10))], 0.5)
+    margin = _mode([ln.x0 for ln in all_lines if abs(ln.size - body_size) < 0.1 * body_size], 2.0)
+    dropped: list[str] = []
+    # running headers and footers: edge lines whose text (digits aside) recurs at one height
+    seen: Counter = Counter()
+    for _, height, lines in pages:
+        keys = {(_norm(ln.text), round(ln.y / 4)) for ln in lines if _edge(ln, height)}
+        seen.update(keys)
+    need = max(2, int(REPEAT_SHARE * len(pages) + 0.999))
+    repeated = {k for k, c in seen.items() if c >= need} if len(pages) >= 2 else set()
+    printed: list[int | None] = []
+    kept_pages: list[list[_Line]] = []
+    for _, height, lines in pages:
+        label = None
+        kept = []
+        for ln in lines:
+            t = " ".join(ln.text.split())
+            number = _NUMBER_LINE.match(t)
+            edge = _edge(ln, height)
+            if edge and number:
+                label = int(number.group(1))
+                dropped.append(t)
+                continue
+            if number and ln.x1 < margin - 3:  # pleading paper's line numbers
+                dropped.append(t)
+                continue
+            if any(p.match(t) for p in _BANNERS) or (edge and (_norm(t), round(ln.y / 4)) in repeated):
+                for p in _PRINTED_PAGE:
+                    pm = p.match(t)
+                    if pm and edge:
+                        label = int(pm.group(1))
+                dropped.append(t)
+                continue
+            kept.append(ln)
+        printed.append(label)
+        kept_pages.append(_drop_stamp(kept, dropped))
+    labels = _page_labels(printed)
+    # footnotes
+    body: list[_Line] = []
+    notes: list[list] = []  # [label, [lines]]
+    had_notes = False
+    for (page, height, _), lines in zip(pages, kept_pages, strict=True):
+        start = _notes_start(page, lines, height, body_size, margin, had_notes)
+        page_notes = [ln for ln in lines if start is not None and ln.y <= start + 0.5]
+        body.extend(ln for ln in lines if start is None or ln.y > start + 0.5)
+        had_notes = bool(page_notes)
+        _collect_notes(sorted(page_notes, key=lambda ln: -ln.y), notes, body_size)
+    paragraphs = _paragraphs(body, labels)
+    fix = Dehyphenator("\n".join(ln.text for ln in body))
+    paras = [_join(p, fix) for p in paragraphs]
+    note_texts = [(label, _join(texts, fix)) for label, texts in notes]
+    caption = [strip_markers(" ".join(p)) for p in _paragraphs([ln for ln in body if ln.page == body[0].page], labels)
+               ] if body else []
+    return PdfLayout([p for p in paras if p.strip()], [(lab, t) for lab, t in note_texts if t], labels,
+                     caption, dropped)
+
+
+def _edge(ln: _Line, height: float) -> bool:
+    return ln.y > (1 - EDGE_SHARE) * height or ln.y < EDGE_SHARE * height
+
+
+def _drop_stamp(lines: list[_Line], dropped: list[str]) -> list[_Line]:
+    """Without a clerk's stamp: the lines around a lone "FILED" right of the page's middle."""
+    at = next((i for i, ln in enumerate(lines) if ln.text.strip().upper() == "FILED" and ln.x0 > 250), None)
+    if at is None:
+        return lines
+    lo = at
+    while lo > 0 and lines[lo - 1].x0 > 250 and abs(lines[lo - 1].y - lines[lo].y) < 40:
+        lo -= 1
+    hi = at
+    while hi + 1 < len(lines) and lines[hi + 1].x0 > 250 and abs(lines[hi + 1].y - lines[hi].y) < 40:
+        hi += 1
+    dropped.extend(ln.text.strip() for ln in lines[lo:hi + 1])
+    return lines[:lo] + lines[hi + 1:]
+
+
+def _page_labels(printed: list[int | None]) -> list[str]:
+    """Each page's label: its printed number when most pages print one (a page without one
+    continues the count), else its place in the file."""
+    if sum(p is not None for p in printed) * 2 < len(printed):
+        return [str(i + 1) for i in range(len(printed))]
+    out: list[str] = []
+    last: int | None = None
+    for i, p in enumerate(printed):
+        if p is None:
+            p = last + 1 if last is not None else i + 1
+        out.append(str(p))
+        last = p
+    return out
+
+
+def _notes_start(page, lines: list[_Line], height: float, body_size: float, margin: float,
+                 carried: bool) -> float | None:
+    """The height from which a page's lines are footnotes, or None."""
+    low = [ln for ln in lines if ln.y < 0.6 * height]
+    start = max((ln.y for ln in low if ln.lead is not None and ln.text.strip()), default=None)
+    if carried:  # a footnote carried over from the page before: its rule, else its smaller font
+        rules = [r for r in _rules(page, margin, height)
+                 if any(ln.y < r for ln in lines) and not any(0 <= ln.y - r < 4 for ln in lines)]
+        if rules:
+            top = max(rules)
+            start = max(start, top - 1) if start is not None else top - 1
+    # a run of lines in a smaller font at the foot of the page
+    by_height = sorted(lines, key=lambda ln: ln.y)
+    run = 0
+    for ln in by_height:
+        if ln.size < NOTE_RATIO * body_size:
+            run += 1
+        else:
+            break
+    if 0 < run < len(by_height):
+        top = by_height[run - 1].y
+        if top < 0.6 * height:
+            start = max(start, top) if start is not None else top
+    return start
+
+
+def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> None:
+    """Footnote lines (top to bottom) -> notes: a line opening with a mark, or with the next
+    number in a small font, starts one; other lines continue the last one."""
+    for ln in lines:
+        text = ln.text.strip()
+        label = ln.lead
+        if label is None:
+            m = re.match(r"^(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)", text)
+            expected = str(_next_number(notes))
+            if m and (m.group(1) == expected or not m.group(1).isdigit() or (not notes and m.group(1) == "1")):
+                label, text = m.group(1), text[m.end():]
+        if label is not None or not notes:
+            notes.append([label or "", [text]])
+        else:
+            notes[-1][1].append(text)
+
+
+def _next_number(notes: list[list]) -> int:
+    for label, _ in reversed(notes):
+        if label.isdigit():
+            return int(label) + 1
+    return 1
+
+
+def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
+    """Body lines -> paragraphs (lists of lines; a page's first line opens with its page marker)."""
+    if not lines:
+        return []
+    gaps = [a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.page == b.page and a.y > b.y]
+    usual = _mode(gaps, 0.5) or 14.0
+    margin = _mode([ln.x0 for ln in lines], 2.0)
+    paras: list[list[str]] = []
+    page = None
+    for i, ln in enumerate(lines):
+        text = _STAR_PAGE.sub("", ln.text).strip()
+        if not text:
+            continue
+        if ln.page != page:
+            text = page_marker(labels[ln.page]) + text
+        if not paras or _breaks(lines, i, usual, margin):
+            paras.append([text])
+        else:
+            paras[-1].append(text)
+        page = ln.page
+    return paras
+
+
+def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
+    """Whether line ``i`` starts a paragraph."""
+    a, b = lines[i - 1], lines[i]
+    size = b.size or 12.0
+    prev_text = a.text.rstrip()
+    if not _TERMINAL.search(prev_text) and b.text.lstrip()[:1].islower():
+        return False  # the sentence runs on
+    if a.page == b.page:
+        gap = a.y - b.y
+        if gap < -0.5 * size or gap > GAP_RATIO * usual:
+            return True
+    if b.x0 > a.x0 + 0.8 * size and b.x0 > margin + 0.8 * size:
+        return True  # an indented first line, or a block quote's start
+    before = lines[i - 2] if i >= 2 and lines[i - 2].page == a.page else a
+    right = max(a.x1, b.x1, before.x1)
+    word = len(b.text.split()[0]) if b.text.split() else 0
+    if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or a.x1 < right - 0.4 * (right - margin)):
+        return True  # the next line's first word would have fit: the line ended its paragraph
+    return (a.x0 > margin + 0.8 * size and abs(before.x0 - a.x0) < 2 and before is not a
+            and b.x0 < a.x0 - 0.8 * size and a.x1 < right - size)  # the end of a block quote
+
+
+def _join(lines: list[str], fix: Dehyphenator) -> str:
+    return " ".join(dehyphenate("\n".join(lines), fix).split())
+
+
+# --- the case -----------------------------------------------------------------------------------
+
+def _caption(lines: list[str]) -> str | None:
+    """"X v. Y" from the first page's paragraphs, parties' roles dropped; None without one."""
+    name = party_caption("\n".join(lines))
+    if name is not None:
+        return _clean_name(name)
+    for text in lines[:40]:
+        m = _VERSUS_IN.search(text)
+        if m and len(text) < 300:
+            left, right = text[:m.start()], text[m.end():]
+            left, right = _ROLES.sub("", left).strip(" ,;:"), _ROLES.sub("", right).strip(" ,;:")
+            if left and right:
+                return _clean_name(f"{left} v. {right}")
+        if re.match(r"^(?:In re|In the Matter of|Matter of|Ex parte)\s+\S", text, re.IGNORECASE) and len(text) < 200:
+            return _clean_name(text)
+    return None
+
+
+def _clean_name(name: str) -> str:
+    name = " ".join(name.split())
+    left, sep, right = name.partition(" v. ")
+    if sep:
+        name = f"{_ROLES.sub('', left).strip(' ,;:')} v. {_ROLES.sub('', right).strip(' ,;:')}"
+    return name
+
+
+def pdf_case(data: bytes, case_id: str) -> CaseRecord:
+    """The case a PDF holds (PdfProblem when it cannot be read)."""
+    lay = layout(data)
+    opinion = clean_opinion(lay.paragraphs, [f"{lab} {text}" if lab else text for lab, text in lay.footnotes])
+    name = _caption(lay.caption_lines) or case_id
+    return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="", decision_date="",
+                      docket_number="", citations=(), court="", jurisdiction="", head_matter="", judges="",
+                      parties="", attorneys="", opinions=(opinion,))
+
+
+def read_pdf(path: str | Path) -> CaseRecord | SkippedRecord:
+    """One PDF file -> its case, or the skipped record saying why it cannot be read (no text
+    layer, damaged, not a PDF, over the size limit). Raises InputError when the file cannot be
+    opened at all."""
+    file = Path(path)
+    try:
+        with open(file, "rb") as fh:
+            raw = fh.read(MAX_PDF_BYTES + 1)
+    except OSError as exc:
+        raise InputError(file, f"cannot be read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_PDF_BYTES:
+        return SkippedRecord(str(file), file.stem, "(pdf)", f"over the limit of {MAX_PDF_BYTES} bytes for a PDF")
+    try:
+        case = pdf_case(raw, file.stem)
+    except PdfProblem as exc:
+        return SkippedRecord(str(file), file.stem, "(pdf)", str(exc))
+    if sum(len(line) for op in case.opinions for line in op.lines) > MAX_TEXT_CHARS:
+        return SkippedRecord(str(file), file.stem, "(pdf)", f"over the limit of {MAX_TEXT_CHARS} characters")
+    return case
+
+
+def pdf_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ".pdf")
+
+
+def read_pdfs(path: Path) -> Iterator[SourceItem]:
+    """A folder of ``.pdf`` files (that folder only) or one ``.pdf`` file."""
+    for file in [path] if path.is_file() else pdf_files(path):
+        yield read_pdf(file)
+
+
+register(SourceFormat(
+    "pdf", ".pdf files, one case each (text layer read by layout)", lambda p: read_pdfs(Path(p.path)),
+    lambda path: path.suffix.lower() == ".pdf", group=lambda path: True, files=pdf_files, order=40))
