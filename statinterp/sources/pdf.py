@@ -75,6 +75,7 @@ HEADER_SEARCH = 64 * 1024
 
 _MARK_CHARS = re.compile(r"\d{1,3}|[*†‡]{1,3}")
 _NUMBER_LINE = re.compile(r"^(?:-\s*)?(?:Page\s+)?(\d{1,4})(?:\s*-)?(?:\s+of\s+\d{1,4})?$", re.IGNORECASE)
+_NUMBER_COLUMN = re.compile(r"^(?:\d{1,2}\s+)+\d{1,2}$")
 _BANNERS = (
     # e-filing stamps of the federal courts: "Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: 03/16/2022",
     # "Case 8:16-cv-01261-DOC-KES Document 40 Filed 08/05/16 Page 1 of 4 Page ID #:365", "Appeal: 17-2218 Doc: 17"
@@ -86,6 +87,8 @@ _BANNERS = (
 _PRINTED_PAGE = (re.compile(r"^Cite as:.*\s(\d{1,4})$"), re.compile(r"^(\d{1,4})\s+\S.* v\. .*$"),
                  re.compile(r"^\(Slip Opinion\).*\s(\d{1,4})$"))
 _STAR_PAGE = re.compile(r"\[\*\d{1,5}\]\s*")  # the Tax Court's own "[*4]" page labels: the page is known
+_CONTINUED = re.compile(r"^\(\.{2,3}\s?continued\)\s*", re.IGNORECASE)
+_CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
 _ROLES = re.compile(r"(?:,?\s*\b(?:et al\.?|Petitioners?|Respondents?|Plaintiffs?|Defendants?|Appellants?|Appellees?"
                     r"|Intervenors?|Movants?|Claimants?|Cross[-\s]\w+|and|[/\-–—&])\b\.?)+[\s,.;:]*$", re.IGNORECASE)
@@ -113,7 +116,7 @@ class PdfLayout:
     paragraphs: list[str]  # with page markers (:func:`~statinterp.sources.cleaning.page_marker`)
     footnotes: list[tuple[str, str]]  # (label, text): "" for a note with no label
     page_labels: list[str]
-    caption_lines: list[str]
+    caption: str | None  # the case's name from the first page's caption
     dropped: list[str]  # running headers, footers, page numbers, line numbers, stamps
 
 
@@ -311,7 +314,7 @@ def _sort_out(pages: list) -> PdfLayout:
     # running headers and footers: edge lines whose text (digits aside) recurs at one height
     seen: Counter = Counter()
     for _, height, lines in pages:
-        keys = {(_norm(ln.text), round(ln.y / 4)) for ln in lines if _edge(ln, height)}
+        keys = {(_norm(ln.text), round(ln.y / 4)) for ln in lines if _edge(ln, height) or len(pages) >= 4}
         seen.update(keys)
     need = max(2, int(REPEAT_SHARE * len(pages) + 0.999))
     repeated = {k for k, c in seen.items() if c >= need} if len(pages) >= 2 else set()
@@ -324,14 +327,15 @@ def _sort_out(pages: list) -> PdfLayout:
             t = " ".join(ln.text.split())
             number = _NUMBER_LINE.match(t)
             edge = _edge(ln, height)
+            if (number or _NUMBER_COLUMN.match(t)) and ln.x1 < margin - 3:  # pleading paper's line numbers
+                dropped.append(t)
+                continue
             if edge and number:
                 label = int(number.group(1))
                 dropped.append(t)
                 continue
-            if number and ln.x1 < margin - 3:  # pleading paper's line numbers
-                dropped.append(t)
-                continue
-            if any(p.match(t) for p in _BANNERS) or (edge and (_norm(t), round(ln.y / 4)) in repeated):
+            running = (edge or len(pages) >= 4) and (_norm(t), round(ln.y / 4)) in repeated
+            if running or any(p.match(t) for p in _BANNERS):
                 for p in _PRINTED_PAGE:
                     pm = p.match(t)
                     if pm and edge:
@@ -356,8 +360,8 @@ def _sort_out(pages: list) -> PdfLayout:
     fix = Dehyphenator("\n".join(ln.text for ln in body))
     paras = [_join(p, fix) for p in paragraphs]
     note_texts = [(label, _join(texts, fix)) for label, texts in notes]
-    caption = [strip_markers(" ".join(p)) for p in _paragraphs([ln for ln in body if ln.page == body[0].page], labels)
-               ] if body else []
+    first = [ln for ln in body if ln.page == body[0].page] if body else []
+    caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
     return PdfLayout([p for p in paras if p.strip()], [(lab, t) for lab, t in note_texts if t], labels,
                      caption, dropped)
 
@@ -428,6 +432,11 @@ def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> N
     for ln in lines:
         text = ln.text.strip()
         label = ln.lead
+        more = _CONTINUED.match(text)
+        if more and notes:  # the Tax Court's "9(...continued)": footnote 9 goes on
+            notes[-1][1].append(text[more.end():])
+            continue
+        text = _CONTINUES.sub("", text)
         if label is None:
             m = re.match(r"^(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)", text)
             expected = str(_next_number(notes))
@@ -480,15 +489,23 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
         gap = a.y - b.y
         if gap < -0.5 * size or gap > GAP_RATIO * usual:
             return True
+    if _centered(a, right := max(a.x1, b.x1), margin) or _centered(b, right, margin):
+        return True  # a heading, a date line
     if b.x0 > a.x0 + 0.8 * size and b.x0 > margin + 0.8 * size:
         return True  # an indented first line, or a block quote's start
     before = lines[i - 2] if i >= 2 and lines[i - 2].page == a.page else a
     right = max(a.x1, b.x1, before.x1)
     word = len(b.text.split()[0]) if b.text.split() else 0
-    if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or a.x1 < right - 0.4 * (right - margin)):
+    short = a.x1 < right - 0.4 * (right - margin)
+    if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or short):
         return True  # the next line's first word would have fit: the line ended its paragraph
     return (a.x0 > margin + 0.8 * size and abs(before.x0 - a.x0) < 2 and before is not a
             and b.x0 < a.x0 - 0.8 * size and a.x1 < right - size)  # the end of a block quote
+
+
+def _centered(line: _Line, right: float, margin: float) -> bool:
+    left, rest = line.x0 - margin, right - line.x1
+    return left > 3 * line.size and rest > 3 * line.size and abs(left - rest) < 1.5 * line.size
 
 
 def _join(lines: list[str], fix: Dehyphenator) -> str:
@@ -497,18 +514,50 @@ def _join(lines: list[str], fix: Dehyphenator) -> str:
 
 # --- the case -----------------------------------------------------------------------------------
 
-def _caption(lines: list[str]) -> str | None:
-    """"X v. Y" from the first page's paragraphs, parties' roles dropped; None without one."""
-    name = party_caption("\n".join(lines))
+_HEADING = re.compile(r"^(?:No\.|Nos\.|Docket|Case No|Appeal No|Filed|\d)|\b(?:COURT|Court|CIRCUIT|Circuit|DISTRICT)\b")
+
+
+def _party(line: _Line) -> str:
+    return _ROLES.sub("", line.text.split(" )")[0].rstrip(" )")).strip(" ,;:")
+
+
+def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
+    """"X v. Y" from the first page: the lines around a "v." (or "versus") line, the parties'
+    roles ("Plaintiff, Appellant,", "Petitioners") dropped; else "In re ..."; None without one."""
+    for i, ln in enumerate(lines[:80]):
+        head = ln.text.split(" )")[0].strip()
+        m = re.search(r"(?:^|\s)(?:v\.|vs\.|versus|V\.)$", head)
+        if not m:
+            continue
+        left = _ROLES.sub("", head[:m.start()]).strip(" ,;:")
+        up = i - 1
+        parts: list[str] = []
+        while not left and up >= 0 and i - up <= 4:
+            left = _party(lines[up])
+            up -= 1
+        if left:
+            parts.insert(0, left)
+            while up >= 0 and len(parts) < 3 and lines[up].y - lines[up + 1].y < 1.6 * ln.size:
+                if _HEADING.search(lines[up].text) or not _party(lines[up]):
+                    break
+                parts.insert(0, _party(lines[up]))
+                up -= 1
+        rights: list[str] = []
+        for below in lines[i + 1:i + 5]:
+            text = below.text.split(" )")[0].strip()
+            if _HEADING.search(text) and rights:
+                break
+            party = _ROLES.sub("", text).strip(" ,;:")
+            if party:
+                rights.append(party)
+            if (rights and party != text.strip(" ,;:")) or len(rights) >= 3:
+                break  # the line ends with the party's role
+        if parts and rights:
+            return _clean_name(f"{' '.join(parts)} v. {' '.join(rights)}")
+    name = party_caption("\n".join(ln.text for ln in lines[:80]))
     if name is not None:
         return _clean_name(name)
-    for text in lines[:40]:
-        m = _VERSUS_IN.search(text)
-        if m and len(text) < 300:
-            left, right = text[:m.start()], text[m.end():]
-            left, right = _ROLES.sub("", left).strip(" ,;:"), _ROLES.sub("", right).strip(" ,;:")
-            if left and right:
-                return _clean_name(f"{left} v. {right}")
+    for text in paragraphs[:40]:
         if re.match(r"^(?:In re|In the Matter of|Matter of|Ex parte)\s+\S", text, re.IGNORECASE) and len(text) < 200:
             return _clean_name(text)
     return None
@@ -526,7 +575,7 @@ def pdf_case(data: bytes, case_id: str) -> CaseRecord:
     """The case a PDF holds (PdfProblem when it cannot be read)."""
     lay = layout(data)
     opinion = clean_opinion(lay.paragraphs, [f"{lab} {text}" if lab else text for lab, text in lay.footnotes])
-    name = _caption(lay.caption_lines) or case_id
+    name = lay.caption or case_id
     return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="", decision_date="",
                       docket_number="", citations=(), court="", jurisdiction="", head_matter="", judges="",
                       parties="", attorneys="", opinions=(opinion,))
