@@ -176,8 +176,13 @@ def _page_lines(page, number: int) -> list[_Line]:
             marks: list[tuple[int, int, str]] = []
             if any(c.isdigit() or c in "*†‡" for c in stripped):
                 for mm in _MARK_CHARS.finditer(seg):
-                    get_box(raw, m.start() + mm.start(), box)
-                    if box.top - box.bottom < MARK_RATIO * size:
+                    at = m.start() + mm.start()
+                    get_box(raw, at, box)
+                    small = box.top - box.bottom < MARK_RATIO * size
+                    if not small and at > first:  # a mark in the line's font size, raised ("Curiam:*")
+                        get_origin(raw, at, ox, oy)
+                        small = oy.value - y > 0.25 * size
+                    if small:
                         marks.append((mm.start(), mm.end(), mm.group(0)))
             line_text, lead, found = _remove_marks(seg, marks)
             if not sizes or not line_text.strip() and not found:
@@ -355,7 +360,11 @@ def _sort_out(pages: list) -> PdfLayout:
         page_notes = [ln for ln in lines if start is not None and ln.y <= start + 0.5]
         body.extend(ln for ln in lines if start is None or ln.y > start + 0.5)
         had_notes = bool(page_notes)
+        before = len(notes)
         _collect_notes(sorted(page_notes, key=lambda ln: -ln.y), notes, body_size)
+        for label, _ in notes[before:]:
+            if label and not label.isdigit():  # a "*" mark set in the body's font: found by its note
+                _drop_symbol_mark(label, [ln for ln in lines if ln not in page_notes])
     paragraphs = _paragraphs(body, labels)
     fix = Dehyphenator("\n".join(ln.text for ln in body))
     paras = [_join(p, fix) for p in paragraphs]
@@ -448,6 +457,15 @@ def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> N
             notes[-1][1].append(text)
 
 
+def _drop_symbol_mark(label: str, lines: list[_Line]) -> None:
+    """Remove the first ``*`` (``†``, ...) mark ``label`` glued to a word of the page's body."""
+    pattern = re.compile(r"(?<=[\w.,:;)”’\"])" + re.escape(label) + r"(?![*†‡\w])")
+    for ln in lines:
+        if label in ln.text and pattern.search(ln.text):
+            ln.text = pattern.sub("", ln.text, count=1)
+            return
+
+
 def _next_number(notes: list[list]) -> int:
     for label, _ in reversed(notes):
         if label.isdigit():
@@ -483,7 +501,7 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
     a, b = lines[i - 1], lines[i]
     size = b.size or 12.0
     prev_text = a.text.rstrip()
-    if not _TERMINAL.search(prev_text) and b.text.lstrip()[:1].islower():
+    if not _TERMINAL.search(prev_text) and b.text.lstrip(" “\"‘'[(")[:1].islower():
         return False  # the sentence runs on
     if a.page == b.page:
         gap = a.y - b.y

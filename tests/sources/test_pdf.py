@@ -1,0 +1,231 @@
+"""PDF opinions read by layout (statinterp/sources/pdf.py), on genuine court PDFs.
+
+The fixtures are in tests/fixtures/genuine/pdf/ (sources in its README). The layout thresholds
+of the reader were chosen on the Tax Court memorandum (``tc-memo-2020-26-bordelon``) and the
+First Circuit opinion (``ca1-20-1507-calvary-chapel``); the Fifth Circuit, North Carolina,
+Missouri and C.D. Cal. files are held out: the same assertions run on them, nothing was tuned
+on them.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from statinterp.app.cli import main
+from statinterp.sources import discover, read_partition
+from statinterp.sources.pdf import PdfLayout, layout, read_pdf
+from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from tests.support.paths import REPO_ROOT
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "genuine" / "pdf"
+TUNED = ["tc-memo-2020-26-bordelon", "ca1-20-1507-calvary-chapel"]
+HELD_OUT = ["ca5-21-50498-st-pierre", "nc-2022-ncsc-1-gift-surplus", "mo-app-ed108783-jagels",
+            "cacd-8-16-cv-01261-experian"]
+ALL = TUNED + HELD_OUT
+_TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
+
+
+@cache
+def case(stem: str) -> CaseRecord:
+    record = read_pdf(FIXTURES / f"{stem}.pdf")
+    assert isinstance(record, CaseRecord), record
+    return record
+
+
+@cache
+def lay(stem: str) -> PdfLayout:
+    return layout((FIXTURES / f"{stem}.pdf").read_bytes())
+
+
+def opinion(stem: str) -> OpinionRecord:
+    return case(stem).opinions[0]
+
+
+def page_at(op: OpinionRecord, paragraph: int, offset: int) -> str | None:
+    """The page label of a character of a paragraph (from page_starts)."""
+    label = None
+    for i, starts in enumerate(op.page_starts[:paragraph + 1]):
+        for at, page in starts:
+            if i < paragraph or at <= offset:
+                label = page
+    return label
+
+
+def test_footnotes_come_out_with_their_numbers():
+    """Footnotes at the page foot, rule or not, smaller font (Fifth Circuit) or the body's size
+    with raised marks (Tax Court): each a footnote, numbered as the court numbered it."""
+    assert [label for label, _ in lay("tc-memo-2020-26-bordelon").footnotes] == [str(n) for n in range(1, 16)]
+    assert [label for label, _ in lay("ca5-21-50498-st-pierre").footnotes] == ["*", "1", "2", "3"]
+    assert [label for label, _ in lay("ca1-20-1507-calvary-chapel").footnotes] == ["1", "2"]
+    assert [label for label, _ in lay("nc-2022-ncsc-1-gift-surplus").footnotes] == ["1", "2", "3"]
+    assert len(opinion("tc-memo-2020-26-bordelon").footnotes) == 15
+    assert opinion("ca5-21-50498-st-pierre").footnotes[1] == (
+        "“Pending E of I” is shorthand for “Pending Evidence of Insurability.”")
+
+
+def test_a_footnote_carried_over_a_page_stays_one_footnote():
+    """The Tax Court's footnote 10 runs over two pages ("10(...continued)" on the second)."""
+    notes = dict(lay("tc-memo-2020-26-bordelon").footnotes)
+    assert "(...continued)" not in notes["10"]
+    assert "Thornock v. Commissioner" in notes["10"]
+    assert not any("continued" in text[:20] for text in notes.values())
+
+
+@pytest.mark.parametrize("stem", ALL)
+def test_no_footnote_text_in_the_body(stem):
+    op = opinion(stem)
+    for note in op.footnotes:
+        head = note[:80]
+        assert not any(head in p for p in op.paragraphs), head
+
+
+def test_footnote_marks_leave_the_words():
+    """The marks are removed, not glued: "section 6662(a)2", "parties,3", "Insurability.”1"."""
+    tax = " ".join(opinion("tc-memo-2020-26-bordelon").paragraphs)
+    assert "After concessions by the parties, the remaining issues" in tax
+    assert "BORDELON,1" not in tax and "parties,3" not in tax
+    ca5 = " ".join(opinion("ca5-21-50498-st-pierre").paragraphs)
+    assert "“Pending E of I _____.” The form also" in ca5
+    assert "Per Curiam:*" not in ca5
+
+
+@pytest.mark.parametrize("stem", ALL)
+def test_no_running_header_or_page_number_in_the_body(stem):
+    headers = re.compile(r"Case:? \S+ +(?:Document|Doc)|Page ID|Date Filed|^- ?\d+ ?-|Opinion of the Court|"
+                         r"GIFT SURPLUS, LLC V\.|Page \d+ of \d+|^\d{1,3}$|\[\*\d+\]")
+    for p in opinion(stem).paragraphs:
+        assert not headers.search(p), p[:120]
+
+
+def test_pleading_paper_line_numbers_go():
+    """C.D. Cal.'s numbers 1-28 in the margin are not text, and not page labels."""
+    op = opinion("cacd-8-16-cv-01261-experian")
+    assert not any(re.match(r"^\d{1,2} ", p) for p in op.paragraphs)
+    assert lay("cacd-8-16-cv-01261-experian").page_labels == ["1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize("stem", ALL)
+def test_double_spacing_does_not_cut_sentences(stem):
+    """No paragraph ends mid-sentence where the next goes on (the line gap of double spacing is
+    not a paragraph break): at most 2 % of paragraph joins (pdftotext-style line breaks: 50 %)."""
+    paras = opinion(stem).paragraphs
+    cut = [a for a, b in zip(paras, paras[1:], strict=False)
+           if not _TERMINAL.search(a) and b.lstrip("“\"‘'[(")[:1].islower()]
+    assert len(cut) <= 0.02 * len(paras), cut
+    long_open = [a for a in paras if len(a) > 200 and not _TERMINAL.search(a)]
+    assert len(long_open) <= 0.02 * len(paras) + 1, [p[-80:] for p in long_open]
+
+
+def test_paragraphs_are_paragraphs():
+    """The issue's fragment "...he was at risk for the" is a whole sentence now; paragraphs are
+    not the whole opinion either."""
+    tax = opinion("tc-memo-2020-26-bordelon").paragraphs
+    assert any("Mr. Bordelon bears the burden to show that he was at risk for the Many Loan." in p for p in tax)
+    assert 60 <= len(tax) <= 120  # 32 double-spaced pages; pdftotext -layout gives ~900 lines
+    assert not any(re.search(r"[a-z]- [a-z]", p) for p in tax)  # line-end hyphens joined
+
+
+def test_page_starts_give_hand_checked_pins():
+    """Checked by hand against the printed pages (pdftotext -f N -l N)."""
+    op = opinion("ca5-21-50498-st-pierre")
+    i, p = next((i, p) for i, p in enumerate(op.paragraphs) if "St. Pierre’s husband passed away" in p)
+    assert page_at(op, i, p.index("St. Pierre’s husband passed away")) == "4"
+    tax = opinion("tc-memo-2020-26-bordelon")
+    i, p = next((i, p) for i, p in enumerate(tax.paragraphs) if "engaged in by the taxpayer in carrying on" in p)
+    at = p.index("engaged in by the taxpayer in carrying on")
+    assert page_at(tax, i, at) == "13"
+    assert page_at(tax, i, at - 5) == "12"
+
+
+def test_case_names_come_from_the_caption():
+    assert case("tc-memo-2020-26-bordelon").name == (
+        "ROCK BORDELON AND TORIE BORDELON v. COMMISSIONER OF INTERNAL REVENUE")
+    assert case("ca5-21-50498-st-pierre").name == (
+        "Vanessa St. Pierre v. Standard Insurance Company; Dearborn National Life Insurance Company")
+    assert case("ca1-20-1507-calvary-chapel").name.startswith("CALVARY CHAPEL OF BANGOR v. JANET T. MILLS")
+    assert case("mo-app-ed108783-jagels").name == "NICHOLE MARIE JAGELS v. STATE OF MISSOURI"
+    for stem in ALL:
+        assert " v. " in case(stem).name
+        assert "FILED" not in case(stem).name and "Memo" not in case(stem).name
+
+
+def test_leading_bytes_before_the_header_are_accepted(tmp_path):
+    raw = (FIXTURES / "ca1-20-1507-calvary-chapel.pdf").read_bytes()
+    junk = tmp_path / "download.pdf"
+    junk.write_bytes(b"HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\n\r\n" + raw)
+    got = read_pdf(junk)
+    assert isinstance(got, CaseRecord)
+    assert got.opinions == case("ca1-20-1507-calvary-chapel").opinions
+
+
+def test_a_scan_without_text_is_a_one_line_skip():
+    got = read_pdf(FIXTURES / "scan-no-text-layer.pdf")
+    assert isinstance(got, SkippedRecord)
+    assert got.line().endswith("no text layer: run OCR first")
+    assert "\n" not in got.line()
+
+
+def test_a_made_pdf_without_text_is_skipped(tmp_path):
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument.new()
+    doc.new_page(612, 792)
+    path = tmp_path / "blank.pdf"
+    doc.save(str(path))
+    doc.close()
+    got = read_pdf(path)
+    assert isinstance(got, SkippedRecord) and got.reason == "no text layer: run OCR first"
+
+
+def test_damaged_and_foreign_files_are_skipped(tmp_path):
+    raw = (FIXTURES / "ca1-20-1507-calvary-chapel.pdf").read_bytes()
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(raw[:4000])
+    got = read_pdf(cut)
+    assert isinstance(got, SkippedRecord) and got.reason.startswith("damaged PDF"), got
+    html = tmp_path / "page.pdf"
+    html.write_text("<html>Not found</html>")
+    got = read_pdf(html)
+    assert isinstance(got, SkippedRecord) and got.reason == "not a PDF file (no %PDF header)"
+    empty = tmp_path / "empty.pdf"
+    empty.write_bytes(b"")
+    got = read_pdf(empty)
+    assert isinstance(got, SkippedRecord) and got.reason == "is empty"
+
+
+def test_a_folder_of_pdfs_is_one_partition_of_format_pdf(tmp_path):
+    for stem in ("ca1-20-1507-calvary-chapel", "mo-app-ed108783-jagels"):
+        (tmp_path / f"{stem}.pdf").write_bytes((FIXTURES / f"{stem}.pdf").read_bytes())
+    (tmp_path / "scan.PDF").write_bytes((FIXTURES / "scan-no-text-layer.pdf").read_bytes())
+    parts = discover([tmp_path])
+    assert [(p.format, Path(p.path)) for p in parts] == [("pdf", tmp_path)]
+    items = list(read_partition(parts[0]))
+    assert [i.source_id for i in items if isinstance(i, CaseRecord)] == ["ca1-20-1507-calvary-chapel",
+                                                                        "mo-app-ed108783-jagels"]
+    assert [i.record for i in items if isinstance(i, SkippedRecord)] == ["scan"]
+
+
+@pytest.mark.slow
+def test_ingest_a_folder_of_pdfs_then_find(tmp_path, capsys):
+    folder = tmp_path / "opinions"
+    folder.mkdir()
+    for stem in ("tc-memo-2020-26-bordelon", "ca5-21-50498-st-pierre", "scan-no-text-layer"):
+        (folder / f"{stem}.pdf").write_bytes((FIXTURES / f"{stem}.pdf").read_bytes())
+    collection = tmp_path / "collection"
+    code = main(["ingest", str(folder), "--collection", str(collection)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "no text layer: run OCR first" in out + err
+    out_zip = tmp_path / "at_risk.zip"
+    code = main(["find", "at risk", "--collection", str(collection), "--out", str(out_zip)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    with zipfile.ZipFile(out_zip) as zf:
+        found = "\n".join(zf.read(name).decode("utf-8") for name in zf.namelist())
+    assert "BORDELON" in found
+    assert "bears the burden to show that he was at risk for the Many Loan." in found
