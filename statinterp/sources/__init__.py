@@ -11,6 +11,7 @@ format                  what it reads
 ``courtlistener``       CourtListener: bulk CSV files (opinions joined with clusters, dockets,
                         courts, citations), JSON lines, REST API pages, per-opinion JSON (tar)
 ``text``                plain text: ``.txt`` files, one case per file
+``pdf``                 PDF opinions: ``.pdf`` files, one case per file, read by layout
 ``dataset``             the annotated data set's term zips (or folders of ``TERM-*.json``)
 ======================  =====================================================================
 

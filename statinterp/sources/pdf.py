@@ -73,6 +73,7 @@ MAX_PDF_BYTES = 256 * 1024 * 1024
 #: How far into the file ``%PDF`` is looked for.
 HEADER_SEARCH = 64 * 1024
 
+_MAY_MARK = re.compile(r"[\d*†‡]")
 _MARK_CHARS = re.compile(r"\d{1,3}|[*†‡]{1,3}")
 _NUMBER_LINE = re.compile(r"^(?:-\s*)?(?:Page\s+)?(\d{1,4})(?:\s*-)?(?:\s+of\s+\d{1,4})?$", re.IGNORECASE)
 _NUMBER_COLUMN = re.compile(r"^(?:\d{1,2}\s+)+\d{1,2}$")
@@ -174,7 +175,7 @@ def _page_lines(page, number: int) -> list[_Line]:
             size = sorted(sizes)[len(sizes) // 2]
             # footnote marks: digit runs or stars in a smaller font than the line's
             marks: list[tuple[int, int, str]] = []
-            if any(c.isdigit() or c in "*†‡" for c in stripped):
+            if _MAY_MARK.search(seg):
                 for mm in _MARK_CHARS.finditer(seg):
                     at = m.start() + mm.start()
                     get_box(raw, at, box)
@@ -414,7 +415,7 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
     """The height from which a page's lines are footnotes, or None."""
     low = [ln for ln in lines if ln.y < 0.6 * height]
     start = max((ln.y for ln in low if ln.lead is not None and ln.text.strip()), default=None)
-    if carried:  # a footnote carried over from the page before: its rule, else its smaller font
+    if carried and start is None:  # a footnote carried over from the page before, without a mark: its rule
         rules = [r for r in _rules(page, margin, height)
                  if any(ln.y < r for ln in lines) and not any(0 <= ln.y - r < 4 for ln in lines)]
         if rules:
