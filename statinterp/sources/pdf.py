@@ -73,6 +73,7 @@ MAX_PDF_BYTES = 256 * 1024 * 1024
 #: How far into the file ``%PDF`` is looked for.
 HEADER_SEARCH = 64 * 1024
 
+_SEGMENT = re.compile("[^\r\n\ufffe\x02]+[\ufffe\x02]?")
 _MAY_MARK = re.compile(r"[\d*†‡]")
 _MARK_CHARS = re.compile(r"\d{1,3}|[*†‡]{1,3}")
 _NUMBER_LINE = re.compile(r"^(?:-\s*)?(?:Page\s+)?(\d{1,4})(?:\s*-)?(?:\s+of\s+\d{1,4})?$", re.IGNORECASE)
@@ -90,6 +91,7 @@ _PRINTED_PAGE = (re.compile(r"^Cite as:.*\s(\d{1,4})$"), re.compile(r"^(\d{1,4})
 _STAR_PAGE = re.compile(r"\[\*\d{1,5}\]\s*")  # the Tax Court's own "[*4]" page labels: the page is known
 _CONTINUED = re.compile(r"^\(\.{2,3}\s?continued\)\s*", re.IGNORECASE)
 _CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
+_TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
 _ROLES = re.compile(r"(?:,?\s*\b(?:et al\.?|Petitioners?|Respondents?|Plaintiffs?|Defendants?|Appellants?|Appellees?"
                     r"|Intervenors?|Movants?|Claimants?|Cross[-\s]\w+|and|[/\-–—&])\b\.?)+[\s,.;:]*$", re.IGNORECASE)
@@ -150,13 +152,13 @@ def _page_lines(page, number: int) -> list[_Line]:
         ox, oy = ctypes.c_double(), ctypes.c_double()
         get_box, get_origin = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetCharOrigin
         lines: list[_Line] = []
-        for m in re.finditer(r"[^\r\n]+", text):
-            seg = m.group(0)
+        for start, end in _segments(raw, text):
+            seg = text[start:end]
             stripped = seg.strip()
             if not stripped:
                 continue
-            first = m.start() + len(seg) - len(seg.lstrip())
-            last = m.start() + len(seg.rstrip()) - 1
+            first = start + len(seg) - len(seg.lstrip())
+            last = start + len(seg.rstrip()) - 1
             get_box(raw, first, box)
             x0 = box.left
             get_origin(raw, first, ox, oy)
@@ -177,7 +179,7 @@ def _page_lines(page, number: int) -> list[_Line]:
             marks: list[tuple[int, int, str]] = []
             if _MAY_MARK.search(seg):
                 for mm in _MARK_CHARS.finditer(seg):
-                    at = m.start() + mm.start()
+                    at = start + mm.start()
                     get_box(raw, at, box)
                     small = box.top - box.bottom < MARK_RATIO * size
                     if not small and at > first:  # a mark in the line's font size, raised ("Curiam:*")
@@ -197,6 +199,39 @@ def _page_lines(page, number: int) -> list[_Line]:
         return lines
     finally:
         textpage.close()
+
+
+def _segments(raw, text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each printed line in PDFium's text: its lines (a line hyphenated at its end
+    goes on after U+FFFE), a line PDFium ran into the next one split where the text goes back left."""
+    import pypdfium2.raw as pdfium_c
+
+    get_box = pdfium_c.FPDFText_GetLooseCharBox
+    box = pdfium_c.FS_RECTF()  # its own: the caller's is overwritten between two lines
+    for m in _SEGMENT.finditer(text):
+        seg = m.group(0)
+        body = seg.rstrip()
+        if len(body) < 2:
+            yield m.start(), m.end()
+            continue
+        get_box(raw, m.start() + len(body) - 1, box)
+        last_bottom = box.bottom
+        first = m.start() + len(seg) - len(seg.lstrip())
+        get_box(raw, first, box)
+        if abs(box.bottom - last_bottom) < 0.6 * (box.top - box.bottom):
+            yield m.start(), m.end()
+            continue
+        cut = m.start()
+        prev_left, prev_bottom = box.left, box.bottom
+        for k in range(first + 1, m.start() + len(body)):
+            if text[k].isspace():
+                continue
+            get_box(raw, k, box)
+            if box.left < prev_left - 20 and abs(box.bottom - prev_bottom) > 0.3 * (box.top - box.bottom):
+                yield cut, k
+                cut = k
+            prev_left, prev_bottom = box.left, box.bottom
+        yield cut, m.end()
 
 
 def _remove_marks(seg: str, marks: list[tuple[int, int, str]]) -> tuple[str, str | None, list[str]]:
@@ -358,7 +393,8 @@ def _sort_out(pages: list) -> PdfLayout:
     had_notes = False
     for (page, height, _), lines in zip(pages, kept_pages, strict=True):
         start = _notes_start(page, lines, height, body_size, margin, had_notes)
-        page_notes = [ln for ln in lines if start is not None and ln.y <= start + 0.5]
+        page_notes = [ln for ln in lines if start is not None and ln.y <= start + 0.5
+                      and not _TEXT_RULE.match(ln.text.strip())]
         body.extend(ln for ln in lines if start is None or ln.y > start + 0.5)
         had_notes = bool(page_notes)
         before = len(notes)
@@ -413,8 +449,10 @@ def _page_labels(printed: list[int | None]) -> list[str]:
 def _notes_start(page, lines: list[_Line], height: float, body_size: float, margin: float,
                  carried: bool) -> float | None:
     """The height from which a page's lines are footnotes, or None."""
-    low = [ln for ln in lines if ln.y < 0.6 * height]
-    start = max((ln.y for ln in low if ln.lead is not None and ln.text.strip()), default=None)
+    marked = [ln.y for ln in lines if ln.lead is not None and ln.text.strip()
+              and (ln.y < 0.6 * height or ln.size < NOTE_RATIO * body_size)]
+    rules = [ln.y for ln in lines if ln.y < 0.7 * height and _TEXT_RULE.match(ln.text.strip())]
+    start = max(marked + [y - 0.6 for y in rules], default=None)  # a rule of dashes is no footnote
     if carried and start is None:  # a footnote carried over from the page before, without a mark: its rule
         rules = [r for r in _rules(page, margin, height)
                  if any(ln.y < r for ln in lines) and not any(0 <= ln.y - r < 4 for ln in lines)]
@@ -439,6 +477,7 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
 def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> None:
     """Footnote lines (top to bottom) -> notes: a line opening with a mark, or with the next
     number in a small font, starts one; other lines continue the last one."""
+    marked = any(ln.lead for ln in lines)  # notes with marks: a number at a line's head is text ("5 and 40")
     for ln in lines:
         text = ln.text.strip()
         label = ln.lead
@@ -447,7 +486,7 @@ def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> N
             notes[-1][1].append(text[more.end():])
             continue
         text = _CONTINUES.sub("", text)
-        if label is None:
+        if label is None and not marked:
             m = re.match(r"^(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)", text)
             expected = str(_next_number(notes))
             if m and (m.group(1) == expected or not m.group(1).isdigit() or (not notes and m.group(1) == "1")):
