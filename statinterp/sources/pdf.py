@@ -91,6 +91,7 @@ _PRINTED_PAGE = (re.compile(r"^Cite as:.*\s(\d{1,4})$"), re.compile(r"^(\d{1,4})
 _STAR_PAGE = re.compile(r"\[\*\d{1,5}\]\s*")  # the Tax Court's own "[*4]" page labels: the page is known
 _CONTINUED = re.compile(r"^\(\.{2,3}\s?continued\)\s*", re.IGNORECASE)
 _CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
+_SEPARATOR = re.compile(r"^[_—–─-]{5,}$")  # a line of its own, not a footnote rule: no text
 _TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
 _ROLES = re.compile(r"(?:,?\s*\b(?:et al\.?|Petitioners?|Respondents?|Plaintiffs?|Defendants?|Appellants?|Appellees?"
@@ -354,20 +355,28 @@ def _sort_out(pages: list) -> PdfLayout:
     dropped: list[str] = []
     # running headers and footers: edge lines whose text (digits aside) recurs at one height
     seen: Counter = Counter()
+    edges: list[set[int]] = []
     for _, height, lines in pages:
-        keys = {(_norm(ln.text), round(ln.y / 4)) for ln in lines if _edge(ln, height) or len(pages) >= 4}
+        edges.append(_edges(lines, height))
+        keys = {(_norm(ln.text), round(ln.y / 4), id(ln) in edges[-1]) for ln in lines}
         seen.update(keys)
-    need = max(2, int(REPEAT_SHARE * len(pages) + 0.999))
-    repeated = {k for k, c in seen.items() if c >= need} if len(pages) >= 2 else set()
+    half = max(2, int(REPEAT_SHARE * len(pages) + 0.999))
+    # at a page's edge a line on three pages (or half of them) is a running header ("Syllabus",
+    # an even page's "10 TARRANT ... v. HERRMANN"); elsewhere on half of four pages or more
+    repeated = {k[:2] for k, c in seen.items() if c >= (min(half, 3) if k[2] else max(half, 3))
+                and (k[2] or len(pages) >= 4)} if len(pages) >= 2 else set()
     printed: list[int | None] = []
     kept_pages: list[list[_Line]] = []
-    for _, height, lines in pages:
+    for (_, _height, lines), edge_ids in zip(pages, edges, strict=True):
         label = None
         kept = []
         for ln in lines:
             t = " ".join(ln.text.split())
             number = _NUMBER_LINE.match(t)
-            edge = _edge(ln, height)
+            edge = id(ln) in edge_ids
+            if _SEPARATOR.match(t):
+                dropped.append(t)
+                continue
             if (number or _NUMBER_COLUMN.match(t)) and ln.x1 < margin - 3:  # pleading paper's line numbers
                 dropped.append(t)
                 continue
@@ -375,7 +384,7 @@ def _sort_out(pages: list) -> PdfLayout:
                 label = int(number.group(1))
                 dropped.append(t)
                 continue
-            running = (edge or len(pages) >= 4) and (_norm(t), round(ln.y / 4)) in repeated
+            running = (_norm(t), round(ln.y / 4)) in repeated
             if running or any(p.match(t) for p in _BANNERS):
                 for p in _PRINTED_PAGE:
                     pm = p.match(t)
@@ -410,6 +419,13 @@ def _sort_out(pages: list) -> PdfLayout:
     caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
     return PdfLayout([p for p in paras if p.strip()], [(lab, t) for lab, t in note_texts if t], labels,
                      caption, dropped)
+
+
+def _edges(lines: list[_Line], height: float) -> set[int]:
+    """Ids of a page's edge lines: its three highest and two lowest, and any in the page's top or
+    bottom :data:`EDGE_SHARE` (a slip opinion's small text block sits far from the paper's edge)."""
+    by_y = sorted(lines, key=lambda ln: -ln.y)
+    return {id(ln) for ln in by_y[:3] + by_y[-2:]} | {id(ln) for ln in lines if _edge(ln, height)}
 
 
 def _edge(ln: _Line, height: float) -> bool:
