@@ -25,6 +25,8 @@ what they are, from where they sit and how big they are, not from their words al
 * **Pages**: each page's printed number (else its place in the file) is kept as a page start
   (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions.
 
+The decision date ("Filed February 20, 2020", "Decided ...", a date line of its own, else the
+e-filing banner's "Date Filed") and the docket number ("No. 21-50498") come from the first page.
 The case's name comes from the caption on the first page ("X v. Y", parties on lines of their
 own around "v." or "versus", roles such as "Petitioners" dropped), never from a docket stamp or a
 report number; without a caption it is the id. A file with no text layer (a scan) or one PDFium
@@ -122,6 +124,8 @@ class PdfLayout:
     page_labels: list[str]
     caption: str | None  # the case's name from the first page's caption
     dropped: list[str]  # running headers, footers, page numbers, line numbers, stamps
+    decision_date: str = ""  # YYYY-MM-DD from the first page ("Filed February 20, 2020"), or ""
+    docket_number: str = ""  # from the first page ("No. 21-50498"), or ""
 
 
 class PdfProblem(Exception):
@@ -417,8 +421,39 @@ def _sort_out(pages: list) -> PdfLayout:
     note_texts = [(label, _join(texts, fix)) for label, texts in notes]
     first = [ln for ln in body if ln.page == body[0].page] if body else []
     caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
+    head = "\n".join([" ".join(ln.text.split()) for ln in first[:80]] + dropped[:12])
     return PdfLayout([p for p in paras if p.strip()], [(lab, t) for lab, t in note_texts if t], labels,
-                     caption, dropped)
+                     caption, dropped, _decided(head), _docket(head))
+
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_DATES = (  # (pattern, strptime formats): the court's own dates first, then a lone date line, then e-filing's
+    re.compile(rf"\b(?:Filed|FILED|Decided|Dated|Opinion Filed|Date Filed)[:\s]+({_MONTH} \d{{1,2}}, \d{{4}}"
+               rf"|\d{{1,2}} {_MONTH} \d{{4}})"),
+    re.compile(rf"^\[?({_MONTH} \d{{1,2}}, \d{{4}})\]?$", re.MULTILINE),
+    re.compile(r"\bDate Filed:\s*(\d{1,2}/\d{1,2}/\d{4})"),
+)
+_DOCKET = re.compile(r"\b(?:Docket |Case |Appeal )?Nos?\.\s+([A-Z]{0,3}\d[\w:–-]*(?:,\s*\d[\w:–-]*)*)")
+
+
+def _decided(head: str) -> str:
+    """The decision date a first page gives, as YYYY-MM-DD, or ""."""
+    import datetime
+
+    for pattern in _DATES:
+        for m in pattern.finditer(head):
+            text = " ".join(m.group(1).replace(".", "").split()).replace("Sept ", "Sep ")
+            for fmt in ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%m/%d/%Y"):
+                try:
+                    return datetime.datetime.strptime(text, fmt).date().isoformat()
+                except ValueError:
+                    continue
+    return ""
+
+
+def _docket(head: str) -> str:
+    m = _DOCKET.search(head)
+    return m.group(1).rstrip(",.;") if m else ""
 
 
 def _edges(lines: list[_Line], height: float) -> set[int]:
@@ -650,9 +685,9 @@ def pdf_case(data: bytes, case_id: str) -> CaseRecord:
     lay = layout(data)
     opinion = clean_opinion(lay.paragraphs, [f"{lab} {text}" if lab else text for lab, text in lay.footnotes])
     name = lay.caption or case_id
-    return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="", decision_date="",
-                      docket_number="", citations=(), court="", jurisdiction="", head_matter="", judges="",
-                      parties="", attorneys="", opinions=(opinion,))
+    return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="",
+                      decision_date=lay.decision_date, docket_number=lay.docket_number, citations=(), court="",
+                      jurisdiction="", head_matter="", judges="", parties="", attorneys="", opinions=(opinion,))
 
 
 def read_pdf(path: str | Path) -> CaseRecord | SkippedRecord:

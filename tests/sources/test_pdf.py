@@ -154,6 +154,18 @@ def test_case_names_come_from_the_caption():
         assert "FILED" not in case(stem).name and "Memo" not in case(stem).name
 
 
+def test_dates_and_docket_numbers_come_from_the_first_page():
+    got = {stem: (case(stem).decision_date, case(stem).docket_number) for stem in ALL}
+    assert got == {
+        "tc-memo-2020-26-bordelon": ("2020-02-20", "19031-13, 27735-13"),  # "Filed February 20, 2020."
+        "ca1-20-1507-calvary-chapel": ("2020-12-22", "20-1507"),  # a date line of its own
+        "ca5-21-50498-st-pierre": ("2022-03-16", "21-50498"),  # the clerk's stamp
+        "nc-2022-ncsc-1-gift-surplus": ("2022-02-11", "363A14-4"),  # "Filed 11 February 2022"
+        "mo-app-ed108783-jagels": ("2021-01-19", "ED108783"),  # "Filed: January 19, 2021"
+        "cacd-8-16-cv-01261-experian": ("", ""),  # dated on its last page only
+    }
+
+
 def test_leading_bytes_before_the_header_are_accepted(tmp_path):
     raw = (FIXTURES / "ca1-20-1507-calvary-chapel.pdf").read_bytes()
     junk = tmp_path / "download.pdf"
