@@ -330,6 +330,8 @@ def layout(data: bytes) -> PdfLayout:
     try:
         doc = pdfium.PdfDocument(pdf_bytes(data))
     except pdfium.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise PdfProblem("password-protected PDF: give an unprotected copy") from None
         raise PdfProblem(f"damaged PDF: cannot be opened ({exc})") from None
     try:
         pages = []

@@ -210,6 +210,41 @@ def test_damaged_and_foreign_files_are_skipped(tmp_path):
     assert isinstance(got, SkippedRecord) and got.reason == "is empty"
 
 
+def _encrypted_pdf() -> bytes:
+    """A one-page PDF whose /Encrypt entry no empty password opens (handwritten: O and U are junk)."""
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+            b"<< /Filter /Standard /V 1 /R 2 /O <" + b"41" * 32 + b"> /U <" + b"42" * 32 + b"> /P -4 >>"]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for i, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    ident = b"<00112233445566778899aabbccddeeff>"
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Encrypt 4 0 R /ID [%s %s] >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objs) + 1, ident, ident, xref)
+    return out
+
+
+def test_a_password_protected_pdf_is_skipped_saying_so(tmp_path):
+    path = tmp_path / "locked.pdf"
+    path.write_bytes(_encrypted_pdf())
+    got = read_pdf(path)
+    assert isinstance(got, SkippedRecord) and got.reason == "password-protected PDF: give an unprotected copy"
+
+
+def test_one_pdf_file_is_a_source(tmp_path):
+    path = tmp_path / "Opinion.PDF"
+    path.write_bytes((FIXTURES / "mo-app-ed108783-jagels.pdf").read_bytes())
+    parts = discover([path])
+    assert [(p.format, p.path) for p in parts] == [("pdf", str(path))]
+    items = list(read_partition(parts[0]))
+    assert [i.source_id for i in items if isinstance(i, CaseRecord)] == ["Opinion"]
+
+
 def test_a_folder_of_pdfs_is_one_partition_of_format_pdf(tmp_path):
     for stem in ("ca1-20-1507-calvary-chapel", "mo-app-ed108783-jagels"):
         (tmp_path / f"{stem}.pdf").write_bytes((FIXTURES / f"{stem}.pdf").read_bytes())
