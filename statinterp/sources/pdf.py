@@ -604,6 +604,8 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
         return True  # a heading, a date line
     if b.x0 > a.x0 + 0.8 * size and b.x0 > margin + 0.8 * size:
         return True  # an indented first line, or a block quote's start
+    if b.x0 < margin - 0.8 * size and b.x0 < a.x0 - 0.8 * size:
+        return True  # a paragraph number in the margin ("¶ 16 Plaintiffs ...")
     before = lines[i - 2] if i >= 2 and lines[i - 2].page == a.page else a
     right = max(a.x1, b.x1, before.x1)
     word = len(b.text.split()[0]) if b.text.split() else 0

@@ -130,6 +130,14 @@ def test_paragraphs_are_paragraphs():
     assert not any(re.search(r"[a-z]- [a-z]", p) for p in tax)  # line-end hyphens joined
 
 
+def test_numbered_paragraphs_open_with_their_numbers():
+    """North Carolina numbers its paragraphs "¶ 1" ... "¶ 37" in the margin: each opens a paragraph
+    (a heading before one, "A. The Predominant-Factor Test ...", is a paragraph of its own)."""
+    paras = opinion("nc-2022-ncsc-1-gift-surplus").paragraphs
+    assert [int(m.group(1)) for p in paras if (m := re.match(r"¶ (\d+) ", p))] == list(range(1, 38))
+    assert "A. The Predominant-Factor Test Under N.C.G.S. § 14-306.4" in paras
+
+
 def test_page_starts_give_hand_checked_pins():
     """Checked by hand against the printed pages (pdftotext -f N -l N)."""
     op = opinion("ca5-21-50498-st-pierre")
