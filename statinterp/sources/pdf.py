@@ -232,7 +232,9 @@ def _segments(raw, text: str) -> Iterator[tuple[int, int]]:
             if text[k].isspace():
                 continue
             get_box(raw, k, box)
-            if box.left < prev_left - 20 and abs(box.bottom - prev_bottom) > 0.3 * (box.top - box.bottom):
+            drop = abs(box.bottom - prev_bottom)
+            height = box.top - box.bottom
+            if (box.left < prev_left - 20 and drop > 0.3 * height) or drop > 0.9 * height:  # a new line, or a column
                 yield cut, k
                 cut = k
             prev_left, prev_bottom = box.left, box.bottom
@@ -357,7 +359,8 @@ def layout(data: bytes) -> PdfLayout:
 def _sort_out(pages: list) -> PdfLayout:
     all_lines = [ln for _, _, lines in pages for ln in lines]
     body_size = _mode([ln.size for ln in all_lines for _ in range(max(1, len(ln.text) // 10))], 0.5)
-    margin = _mode([ln.x0 for ln in all_lines if abs(ln.size - body_size) < 0.1 * body_size], 2.0)
+    margin = _mode([ln.x0 for ln in all_lines if abs(ln.size - body_size) < 0.1 * body_size
+                    and not _NUMBER_LINE.match(ln.text.strip())], 2.0)  # pleading paper's numbers are no text
     dropped: list[str] = []
     # running headers and footers: edge lines whose text (digits aside) recurs at one height
     seen: Counter = Counter()
@@ -376,6 +379,8 @@ def _sort_out(pages: list) -> PdfLayout:
     for (_, _height, lines), edge_ids in zip(pages, edges, strict=True):
         label = None
         kept = []
+        words = [ln.x0 for ln in lines if not _NUMBER_LINE.match(ln.text.strip())]
+        page_margin = _mode(words, 2.0) if len(words) >= 5 else margin
         for ln in lines:
             t = " ".join(ln.text.split())
             number = _NUMBER_LINE.match(t)
@@ -383,7 +388,7 @@ def _sort_out(pages: list) -> PdfLayout:
             if _SEPARATOR.match(t):
                 dropped.append(t)
                 continue
-            if (number or _NUMBER_COLUMN.match(t)) and ln.x1 < margin - 3:  # pleading paper's line numbers
+            if (number or _NUMBER_COLUMN.match(t)) and ln.x1 < page_margin - 3:  # pleading paper
                 dropped.append(t)
                 continue
             if edge and number:
@@ -671,8 +676,12 @@ def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
     if name is not None:
         return _clean_name(name)
     for text in paragraphs[:40]:
-        if re.match(r"^(?:In re|In the Matter of|Matter of|Ex parte)\s+\S", text, re.IGNORECASE) and len(text) < 200:
-            return _clean_name(text)
+        if re.match(r"^(?:In re|In the Matter of|Matter of|Ex parte)[:\s]+\S", text, re.IGNORECASE) and len(text) < 200:
+            at = paragraphs.index(text)
+            following = paragraphs[at + 1] if at + 1 < len(paragraphs) else ""
+            if not _TERMINAL.search(text) and following and len(following) < 80 and not _HEADING.search(following):
+                text = f"{text} {following}"  # "IN RE: Bard IVC Filters Products" / "Liability Litigation,"
+            return _clean_name(text.rstrip(" ,;:"))
     return None
 
 
