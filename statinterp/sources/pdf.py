@@ -349,7 +349,10 @@ def layout(data: bytes) -> PdfLayout:
         chars = sum(len(ln.text.strip()) for _, _, lines in pages for ln in lines)
         if chars < 20 * max(1, len(pages)) // 4 + 20:
             raise PdfProblem("no text layer: run OCR first")
-        return _sort_out(pages)
+        found = _sort_out(pages)
+        if sum(len(p) for p in found.paragraphs) + sum(len(t) for _, t in found.footnotes) < 20:
+            raise PdfProblem("no text layer: run OCR first")  # a scan under an e-filing stamp's text
+        return found
     finally:
         for page, _, _ in locals().get("pages", []):
             page.close()
@@ -635,15 +638,23 @@ def _join(lines: list[str], fix: Dehyphenator) -> str:
 _HEADING = re.compile(r"^(?:No\.|Nos\.|Docket|Case No|Appeal No|Filed|\d)|\b(?:COURT|Court|CIRCUIT|Circuit|DISTRICT)\b")
 
 
+_COLUMN = re.compile(r"\s[)\]](?:\s|$)|\s[)\]]$")  # a caption set in a table: "JAGELS, ) No. ED108783"
+
+
+def _left(text: str) -> str:
+    """The left column of a caption line set in a ")" or "]" table."""
+    return _COLUMN.split(" " + text, maxsplit=1)[0].strip()
+
+
 def _party(line: _Line) -> str:
-    return _ROLES.sub("", line.text.split(" )")[0].rstrip(" )")).strip(" ,;:")
+    return _ROLES.sub("", _left(line.text)).strip(" ,;:")
 
 
 def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
     """"X v. Y" from the first page: the lines around a "v." (or "versus") line, the parties'
     roles ("Plaintiff, Appellant,", "Petitioners") dropped; else "In re ..."; None without one."""
     for i, ln in enumerate(lines[:80]):
-        head = ln.text.split(" )")[0].strip()
+        head = _left(ln.text)
         m = re.search(r"(?:^|\s)(?:v\.|vs\.|versus|V\.)$", head)
         if not m:
             continue
@@ -662,7 +673,7 @@ def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
                 up -= 1
         rights: list[str] = []
         for below in lines[i + 1:i + 5]:
-            text = below.text.split(" )")[0].strip()
+            text = _left(below.text)
             if _HEADING.search(text) and rights:
                 break
             party = _ROLES.sub("", text).strip(" ,;:")
@@ -681,6 +692,7 @@ def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
             following = paragraphs[at + 1] if at + 1 < len(paragraphs) else ""
             if not _TERMINAL.search(text) and following and len(following) < 80 and not _HEADING.search(following):
                 text = f"{text} {following}"  # "IN RE: Bard IVC Filters Products" / "Liability Litigation,"
+            text = re.split(r"\s+(?:No\.|Nos\.|Case No|Docket|ORDER\b|OPINION\b)", text)[0]
             return _clean_name(text.rstrip(" ,;:"))
     return None
 

@@ -190,6 +190,12 @@ def test_a_scan_without_text_is_a_one_line_skip():
     assert "\n" not in got.line()
 
 
+def test_a_scan_under_an_e_filing_stamp_is_a_scan():
+    """The stamp's line is the only text: no case of a header alone."""
+    got = read_pdf(FIXTURES / "ecf-stamp-over-scan.pdf")
+    assert isinstance(got, SkippedRecord) and got.reason == "no text layer: run OCR first"
+
+
 def test_a_made_pdf_without_text_is_skipped(tmp_path):
     import pypdfium2 as pdfium
 
