@@ -367,10 +367,11 @@ def _sort_out(pages: list) -> PdfLayout:
     dropped: list[str] = []
     # running headers and footers: edge lines whose text (digits aside) recurs at one height
     seen: Counter = Counter()
+    norms: dict[int, str] = {}
     edges: list[set[int]] = []
     for _, height, lines in pages:
         edges.append(_edges(lines, height))
-        keys = {(_norm(ln.text), round(ln.y / 4), id(ln) in edges[-1]) for ln in lines}
+        keys = {(norms.setdefault(id(ln), _norm(ln.text)), round(ln.y / 4), id(ln) in edges[-1]) for ln in lines}
         seen.update(keys)
     half = max(2, int(REPEAT_SHARE * len(pages) + 0.999))
     # at a page's edge a line on three pages (or half of them) is a running header ("Syllabus",
@@ -398,7 +399,7 @@ def _sort_out(pages: list) -> PdfLayout:
                 label = int(number.group(1))
                 dropped.append(t)
                 continue
-            running = (_norm(t), round(ln.y / 4)) in repeated
+            running = (norms[id(ln)], round(ln.y / 4)) in repeated
             if running or any(p.match(t) for p in _BANNERS):
                 for p in _PRINTED_PAGE:
                     pm = p.match(t)
@@ -514,7 +515,7 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
               and (ln.y < 0.6 * height or ln.size < NOTE_RATIO * body_size)]
     rules = [ln.y for ln in lines if ln.y < 0.7 * height and _TEXT_RULE.match(ln.text.strip())]
     start = max(marked + [y - 0.6 for y in rules], default=None)  # a rule of dashes is no footnote
-    if carried and start is None:  # a footnote carried over from the page before, without a mark: its rule
+    if carried and start is None and _gap_below(lines, height):  # a footnote carried over, without a mark: its rule
         rules = [r for r in _rules(page, margin, height)
                  if any(ln.y < r for ln in lines) and not any(0 <= ln.y - r < 4 for ln in lines)]
         if rules:
@@ -533,6 +534,17 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
         if top < 0.6 * height:
             start = max(start, top) if start is not None else top
     return start
+
+
+def _gap_below(lines: list[_Line], height: float) -> bool:
+    """Whether the lower 70 % of a page has a gap between lines over 1.4 times its usual one (the
+    space around a footnote rule): only then are the page's objects scanned for a rule."""
+    ys = sorted((ln.y for ln in lines), reverse=True)
+    gaps = [a - b for a, b in zip(ys, ys[1:], strict=False) if a - b > 1]
+    if len(gaps) < 3:
+        return bool(gaps)
+    usual = sorted(gaps)[len(gaps) // 2]
+    return any(a - b > 1.4 * usual for a, b in zip(ys, ys[1:], strict=False) if a < 0.7 * height)
 
 
 def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> None:

@@ -174,6 +174,70 @@ def test_dates_and_docket_numbers_come_from_the_first_page():
     }
 
 
+def _draw_text(doc, page, text: str, x: float, y: float, size: float) -> None:
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    obj = pdfium_c.FPDFPageObj_NewTextObj(doc.raw, b"Times-Roman", ctypes.c_float(size))
+    buf = (text + "\0").encode("utf-16-le")
+    pdfium_c.FPDFText_SetText(obj, ctypes.cast(ctypes.c_char_p(buf), pdfium_c.FPDF_WIDESTRING))
+    pdfium_c.FPDFPageObj_Transform(obj, 1, 0, 0, 1, x, y)
+    pdfium_c.FPDFPage_InsertObject(page.raw, obj)
+
+
+def _draw_rule(page, x: float, y: float, x2: float) -> None:
+    import pypdfium2.raw as pdfium_c
+
+    path = pdfium_c.FPDFPageObj_CreateNewPath(x, y)
+    pdfium_c.FPDFPath_LineTo(path, x2, y)
+    pdfium_c.FPDFPath_SetDrawMode(path, 0, 1)
+    pdfium_c.FPDFPageObj_SetStrokeWidth(path, 0.5)
+    pdfium_c.FPDFPage_InsertObject(page.raw, path)
+
+
+def test_a_footnote_carried_over_without_a_mark_is_found_by_its_rule(tmp_path):
+    """Made here (pypdfium2): footnote 1 runs on to page 2 in the body's font size, with no mark;
+    only the footnote rule above it says it is no body text. Double-spaced body, one paragraph."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    body = ["the parties agree that the vehicle was parked on the public road when the officer",
+            "arrived and that the engine was running while the defendant sat in the driver seat",
+            "with the keys in the ignition and the lights on during the whole of the encounter"]
+    doc = pdfium.PdfDocument.new()
+    first, second = doc.new_page(612, 792), doc.new_page(612, 792)
+    opening = "In this appeal we consider the meaning of the term motor vehicle in the statute"
+    _draw_text(doc, first, opening, 108, 700, 12)
+    _draw_text(doc, first, "1", 506, 705, 7)
+    went_on = "meaning of the statute because it has a motor and moves on the public roads"
+    cut = "and the court of appeals held that a moped is a motor vehicle within the"
+    end = "and we affirm the judgment."
+    for page, lines, last in ((first, body * 3, cut), (second, [went_on] + body[::-1] * 2, end)):
+        y = 676 if page is first else 700
+        for line in lines:
+            _draw_text(doc, page, line, 72, y, 12)
+            y -= 24
+        _draw_text(doc, page, last, 72, y, 12)
+        _draw_rule(page, 72, 150, 216)
+    _draw_text(doc, first, "1", 72, 135, 7)
+    _draw_text(doc, first, "The statute was amended twice after the events of this case and the parties", 80, 130, 12)
+    _draw_text(doc, first, "agree that neither amendment changes the definition that governs this appeal", 72, 116, 12)
+    _draw_text(doc, second, "whatever the legislature may have meant by its later changes to the", 72, 130, 12)
+    _draw_text(doc, second, "definition of the term in the code.", 72, 116, 12)
+    for page in (first, second):
+        pdfium_c.FPDFPage_GenerateContent(page.raw)
+    path = tmp_path / "made.pdf"
+    doc.save(str(path))
+    got = layout(path.read_bytes())
+    assert [label for label, _ in got.footnotes] == ["1"]
+    assert got.footnotes[0][1].endswith("governs this appeal whatever the legislature may have meant by its later "
+                                        "changes to the definition of the term in the code.")
+    assert len(got.paragraphs) == 1  # double spacing and the page break are no paragraph breaks
+    assert "legislature" not in got.paragraphs[0]
+    assert "in the statute the parties agree" in got.paragraphs[0]  # the mark "1" is gone
+
+
 def test_leading_bytes_before_the_header_are_accepted(tmp_path):
     raw = (FIXTURES / "ca1-20-1507-calvary-chapel.pdf").read_bytes()
     junk = tmp_path / "download.pdf"
