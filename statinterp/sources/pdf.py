@@ -335,17 +335,14 @@ def layout(data: bytes) -> PdfLayout:
         if "password" in str(exc).lower():
             raise PdfProblem("password-protected PDF: give an unprotected copy") from None
         raise PdfProblem(f"damaged PDF: cannot be opened ({exc})") from None
+    pages: list = []  # (page, its height, its lines); the pages stay open for the footnote-rule scan
     try:
-        pages = []
-        sizes = []
         for number in range(len(doc)):
-            page = doc[number]
             try:
-                width, height = page.get_size()
-                pages.append((page, height, _page_lines(page, number)))
+                page = doc[number]
+                pages.append((page, page.get_size()[1], _page_lines(page, number)))
             except pdfium.PdfiumError as exc:
                 raise PdfProblem(f"damaged PDF: page {number + 1} cannot be read ({exc})") from None
-            sizes.append(height)
         chars = sum(len(ln.text.strip()) for _, _, lines in pages for ln in lines)
         if chars < 20 * max(1, len(pages)) // 4 + 20:
             raise PdfProblem("no text layer: run OCR first")
@@ -354,7 +351,7 @@ def layout(data: bytes) -> PdfLayout:
             raise PdfProblem("no text layer: run OCR first")  # a scan under an e-filing stamp's text
         return found
     finally:
-        for page, _, _ in locals().get("pages", []):
+        for page, _, _ in pages:
             page.close()
         doc.close()
 
