@@ -112,7 +112,8 @@ def test_pleading_paper_line_numbers_go():
 @pytest.mark.parametrize("stem", ALL)
 def test_double_spacing_does_not_cut_sentences(stem):
     """No paragraph ends mid-sentence where the next goes on (the line gap of double spacing is
-    not a paragraph break): at most 2 % of paragraph joins (pdftotext-style line breaks: 50 %)."""
+    not a paragraph break): at most 2 % of paragraphs (issue 34 found 103 of 202 stored lines of
+    the Tax Court memorandum ending mid-sentence when its text was read line by line)."""
     paras = opinion(stem).paragraphs
     cut = [a for a, b in zip(paras, paras[1:], strict=False)
            if not _TERMINAL.search(a) and b.lstrip("“\"‘'[(")[:1].islower()]
