@@ -664,10 +664,13 @@ def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
     roles ("Plaintiff, Appellant,", "Petitioners") dropped; else "In re ..."; None without one."""
     for i, ln in enumerate(lines[:80]):
         head = _left(ln.text)
-        m = re.search(r"(?:^|\s)(?:v\.|vs\.|versus|V\.)$", head)
+        m = re.search(r"(?:^|\s)(?:v\.|vs\.|versus|V\.)(?:\s+(.+))?$", head)
         if not m:
             continue
         left = _ROLES.sub("", head[:m.start()]).strip(" ,;:")
+        after = (m.group(1) or "").strip()
+        if after and left and not (left.isupper() and after.isupper()):
+            continue  # "See United States v. Detroit Timber ...": a citation, not the caption
         up = i - 1
         parts: list[str] = []
         while not left and up >= 0 and i - up <= 4:
@@ -681,7 +684,10 @@ def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
                 parts.insert(0, _party(lines[up]))
                 up -= 1
         rights: list[str] = []
-        for below in lines[i + 1:i + 5]:
+        if after:  # "PETITIONER v. RUDOLF JOHN" / "HERRMANN ET AL."
+            party = _ROLES.sub("", after).strip(" ,;:")
+            rights.append(party)
+        for below in lines[i + 1:i + 5] if not after or party == after.strip(" ,;:") else []:
             text = _left(below.text)
             if _HEADING.search(text) and rights:
                 break
