@@ -89,6 +89,8 @@ def run(files: list[Path], repeat: int) -> str:
     from statinterp.sources.records import CaseRecord
 
     rows = []
+    ratios: list[tuple[float, str]] = []
+    floors: dict[str, float] = {}
     total = [0.0, 0.0, 0.0]
     for path in files:
         if not isinstance(read_pdf(path), CaseRecord):
@@ -96,6 +98,8 @@ def run(files: list[Path], repeat: int) -> str:
         ours = reader_cpu(path, repeat)
         theirs = pdftotext_cpu(path, repeat)
         floor, pages = floor_cpu(path, repeat)
+        floors[path.name] = floor / theirs
+        ratios.append((ours / theirs, path.name))
         total[0] += theirs
         total[1] += ours
         total[2] += floor
@@ -116,7 +120,9 @@ def run(files: list[Path], repeat: int) -> str:
     tail = [f"| all | | | {total[0] * 1000:.0f} | {total[1] * 1000:.0f} | {total[2] * 1000:.0f} | "
             f"{total[1] / total[0]:.2f} |", "",
             f"Over all the files statinterp's reader took {total[1] / total[0]:.2f}× the CPU time of "
-            f"`pdftotext -layout` (goal: at most 2×). PDFium's own text extraction is {total[2] / total[0]:.2f}× "
+            f"`pdftotext -layout` (goal: at most 2×; per file {min(ratios)[0]:.2f}× to {max(ratios)[0]:.2f}×, the "
+            f"highest `{max(ratios)[1]}`, whose PDFium floor alone is "
+            f"{floors[max(ratios)[1]]:.2f}× pdftotext). PDFium's own text extraction is {total[2] / total[0]:.2f}× "
             f"of it; the rest ({(total[1] - total[2]) / total[0]:.2f}×) is the reader's Python: a few character "
             "boxes per line (PDFium calls through ctypes), marks, headers, footnotes, paragraphs, and the shared "
             "cleaning step (`clean_opinion`). A page's objects are scanned for a footnote rule only on a page "
