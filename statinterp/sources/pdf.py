@@ -4,17 +4,22 @@ The case's id is the file's name without ``.pdf`` (as for ``.txt``). The text la
 pypdfium2 (PDFium: each character's position and size), and each page's lines are sorted by
 what they are, from where they sit and how big they are, not from their words alone:
 
-* **Running headers and footers** -- lines near the top or bottom of a page whose text (digits
-  aside) recurs at the same height on at least half the pages (repeated captions, "Cite as:"),
-  court e-filing banners ("Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: ...") and
-  page numbers ("3", "- 4 -", "Page 3 of 10") -- leave the text. Pleading paper's line numbers
-  (a number alone, left of the text column) go too; so does a clerk's "FILED" stamp block.
-* **Footnotes**: a line that opens with a footnote mark (a number in a smaller font, or raised),
-  low on the page, starts the page's footnotes; so does a footnote rule (a short horizontal line
-  at the left margin) on a page after one with footnotes (a footnote carried over), and a run of
-  lines at the foot of the page in a smaller font than the body's. Everything below that point
-  is footnotes, stored apart from the paragraphs with their numbers
-  (:attr:`~statinterp.sources.records.OpinionRecord.footnotes`, in order).
+* **Running headers and footers** -- lines at a page's edge (its three highest and two lowest
+  lines, or in its top or bottom :data:`EDGE_SHARE`) whose text (digits aside) recurs at the same
+  height on three pages or half of them, any line recurring so on half of four pages or more
+  (repeated captions, "Opinion of the Court"), court e-filing banners ("Case: 21-50498 Document:
+  00516242060 Page: 7 Date Filed: ...", "Cite as:") and page numbers ("3", "- 4 -", "Page 3 of
+  10") -- leave the text. Pleading paper's line numbers (a number alone, left of the page's text
+  column) go too; so do a clerk's "FILED" stamp block and separator lines ("_____").
+* **Footnotes**: a line that opens with a footnote mark (a number in a smaller font, or raised)
+  low on the page or in a smaller font starts the page's footnotes; so does a rule of dashes
+  ("——————"), a drawn footnote rule (a short horizontal line at the left margin, looked for on
+  a page after one with footnotes: a footnote carried over without a mark), and a run of lines
+  at the foot of the page in a smaller font than the body's. Everything below that point is
+  footnotes: numbered as the court numbered them (:func:`layout`), stored apart from the
+  paragraphs in order, without their numbers, as every reader stores them
+  (:attr:`~statinterp.sources.records.OpinionRecord.footnotes`); a footnote carried over to the
+  next page ("9(...continued)") stays one footnote.
 * **Footnote marks** in the body (digits or ``*`` in a font under :data:`MARK_RATIO` of the
   line's size) leave the text, so no word carries one ("section 6662(a)2" reads
   "section 6662(a)").
@@ -66,7 +71,8 @@ MARK_RATIO = 0.8
 NOTE_RATIO = 0.9
 #: A gap above a line over this many times the usual line gap starts a paragraph.
 GAP_RATIO = 1.35
-#: A line is a running header or footer when it recurs on this share of the pages (at least 2).
+#: A line is a running header or footer when it recurs on this share of the pages (at least 2;
+#: three pages are enough at a page's edge).
 REPEAT_SHARE = 0.5
 #: The top and bottom shares of a page where headers, footers and page numbers are looked for.
 EDGE_SHARE = 0.12
@@ -98,7 +104,6 @@ _TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
 _ROLES = re.compile(r"(?:,?\s*\b(?:et al\.?|Petitioners?|Respondents?|Plaintiffs?|Defendants?|Appellants?|Appellees?"
                     r"|Intervenors?|Movants?|Claimants?|Cross[-\s]\w+|and|[/\-–—&])\b\.?)+[\s,.;:]*$", re.IGNORECASE)
-_VERSUS_IN = re.compile(r"\s(?:v\.|vs\.|versus)\s", re.IGNORECASE)
 
 
 @dataclass
