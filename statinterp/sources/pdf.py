@@ -89,8 +89,8 @@ _NUMBER_COLUMN = re.compile(r"^(?:\d{1,2}\s+)+\d{1,2}$")
 _BANNERS = (
     # e-filing stamps of the federal courts: "Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: 03/16/2022",
     # "Case 8:16-cv-01261-DOC-KES Document 40 Filed 08/05/16 Page 1 of 4 Page ID #:365", "Appeal: 17-2218 Doc: 17"
-    re.compile(r"^(?:Appellate\s+)?(?:Case|Appeal|USCA\d*\s+Case)[:\s#]+\S+.*\b(?:Document|Doc|DktEntry|Page|Filed)\b",
-               re.IGNORECASE),
+    re.compile(r"^(?:Appellate\s+|USCA\d*\s+)?(?:Case|Appeal)[:\s#]+[\w:.\-–]*\d[\w:.\-–]*,?\s.*"
+               r"\b(?:Document|Doc|DktEntry|Page|Filed)\b", re.IGNORECASE),
     re.compile(r"^Cite as:\s", re.IGNORECASE),
     re.compile(r"^\(Slip Opinion\)", re.IGNORECASE),
 )

@@ -105,6 +105,28 @@ def test_no_running_header_or_page_number_in_the_body(stem):
         assert not headers.search(p), p[:120]
 
 
+@pytest.mark.parametrize("banner", [  # as the circuits stamp them (the first lines of doctor's test PDFs)
+    "Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: 03/16/2022",
+    "Appellate Case: 21-800 Document: 010110462922 Date Filed: 01/11/2021 Page: 1",
+    "Case 17-3510, Document 1-1, 10/31/2017, 2161300, Page1 of 2",
+    "Case: 20-16276, 08/05/2020, ID: 11778722, DktEntry: 19, Page 1 of 15",
+    "Appeal: 17-2218 Doc: 17 Filed: 10/31/2017 Pg: 1 of 1",
+    "Case: 17-2400 Document: 3 Filed: 07/13/2017 Pages: 1",
+    "USCA11 Case: 21-12345 Date Filed: 01/02/2022 Page: 3 of 9",
+    "Case 8:16-cv-01261-DOC-KES Document 40 Filed 08/05/16 Page 1 of 4 Page ID #:365",
+])
+def test_e_filing_banners_are_recognised(banner):
+    from statinterp.sources.pdf import _BANNERS
+
+    assert any(p.match(banner) for p in _BANNERS)
+
+
+def test_a_sentence_about_a_case_is_no_banner():
+    from statinterp.sources.pdf import _BANNERS
+
+    assert not any(p.match("Case law on this point is sparse, and the Document itself is silent.") for p in _BANNERS)
+
+
 def test_pleading_paper_line_numbers_go():
     """C.D. Cal.'s numbers 1-28 in the margin are not text, and not page labels."""
     op = opinion("cacd-8-16-cv-01261-experian")
