@@ -201,7 +201,7 @@ def test_dates_and_docket_numbers_come_from_the_first_page():
         "ca5-21-50498-st-pierre": ("2022-03-16", "21-50498"),  # the clerk's stamp
         "nc-2022-ncsc-1-gift-surplus": ("2022-02-11", "363A14-4"),  # "Filed 11 February 2022"
         "mo-app-ed108783-jagels": ("2021-01-19", "ED108783"),  # "Filed: January 19, 2021"
-        "cacd-8-16-cv-01261-experian": ("", ""),  # dated on its last page only
+        "cacd-8-16-cv-01261-experian": ("", "8:16-cv-1261"),  # "Case No. 8:16-cv-1261 DOC (KESx)"; dated at its end
         "scotus-11-889-tarrant-pp1-7": ("2013-06-13", "11–889"),  # "[June 13, 2013]"
     }
 
