@@ -101,6 +101,8 @@ _CONTINUED = re.compile(r"^\(\.{2,3}\s?continued\)\s*", re.IGNORECASE)
 _CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
 _SEPARATOR = re.compile(r"^[_—–─-]{5,}$")  # a line of its own, not a footnote rule: no text
 _TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
+_BULLETS = "•◦▪‣●\uf0b7\uf0a7\uf076\uf0d8"
+_PRIVATE_BULLETS = str.maketrans({"\uf0b7": "•", "\uf0a7": "▪", "\uf076": "•", "\uf0d8": "•"})  # Symbol font
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
 _ROLES = re.compile(r"(?:,?\s*\b(?:et al\.?|Petitioners?|Respondents?|Plaintiffs?|Defendants?|Appellants?|Appellees?"
                     r"|Intervenors?|Movants?|Claimants?|Cross[-\s]\w+|and|[/\-–—&])\b\.?)+[\s,.;:]*$", re.IGNORECASE)
@@ -249,7 +251,7 @@ def _segments(raw, text: str) -> Iterator[tuple[int, int]]:
 def _remove_marks(seg: str, marks: list[tuple[int, int, str]]) -> tuple[str, str | None, list[str]]:
     """The segment without its marks; the mark it opens with; all its marks."""
     if not marks:
-        return seg.replace("\ufffe", "-").replace("\x02", "-"), None, []
+        return seg.replace("\ufffe", "-").replace("\x02", "-").translate(_PRIVATE_BULLETS), None, []
     out: list[str] = []
     at = 0
     lead = None
@@ -262,7 +264,8 @@ def _remove_marks(seg: str, marks: list[tuple[int, int, str]]) -> tuple[str, str
             out.append(" ")  # "cite9text" -> "cite text"
         at = end
     out.append(seg[at:])
-    return "".join(out).replace("\ufffe", "-").replace("\x02", "-"), lead, [label for _, _, label in marks]
+    text = "".join(out).replace("\ufffe", "-").replace("\x02", "-").translate(_PRIVATE_BULLETS)
+    return text, lead, [label for _, _, label in marks]
 
 
 def _lone_mark(line: _Line) -> bool:
@@ -624,7 +627,8 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
             return True
     if _centered(a, right := max(a.x1, b.x1), margin) or _centered(b, right, margin):
         return True  # a heading, a date line
-    if b.x0 > a.x0 + 0.8 * size and b.x0 > margin + 0.8 * size:
+    hanging = a.text.lstrip()[:1] in _BULLETS and b.x0 - a.x0 < 3 * size  # a list item's second line
+    if b.x0 > a.x0 + 0.8 * size and b.x0 > margin + 0.8 * size and not hanging:
         return True  # an indented first line, or a block quote's start
     if b.x0 < margin - 0.8 * size and b.x0 < a.x0 - 0.8 * size:
         return True  # a paragraph number in the margin ("¶ 16 Plaintiffs ...")

@@ -164,6 +164,14 @@ def test_numbered_paragraphs_open_with_their_numbers():
     assert "A. The Predominant-Factor Test Under N.C.G.S. § 14-306.4" in paras
 
 
+def test_a_list_item_is_one_paragraph():
+    """The First Circuit's bulleted list (Symbol-font bullets, second lines hanging under the text)."""
+    paras = opinion("ca1-20-1507-calvary-chapel").paragraphs
+    item = '• Executive Order 19, issued on March 24, authorized "Essential Businesses'
+    assert any(p.startswith(item) for p in paras)
+    assert not any("\uf0b7" in p for p in paras)
+
+
 def test_page_starts_give_hand_checked_pins():
     """Checked by hand against the printed pages (pdftotext -f N -l N)."""
     op = opinion("ca5-21-50498-st-pierre")
