@@ -30,6 +30,12 @@ what they are, from where they sit and how big they are, not from their words al
 * **Pages**: each page's printed number (else its place in the file) is kept as a page start
   (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions.
 
+* **Head matter**: what comes before the opinion's start -- its author's line ("SELYA, Circuit
+  Judge.", "JUSTICE SOTOMAYOR delivered the opinion of the Court."; the opinion's ``author``),
+  "Per Curiam:", or an opening heading ("OPINION", "Introduction") in the first 40 % of the
+  paragraphs -- is the case's ``head_matter`` (caption, syllabus, counsel), as in CAP; without
+  such a start all the text is the opinion's.
+
 The decision date ("Filed February 20, 2020", "Decided ...", a date line of its own, else the
 e-filing banner's "Date Filed") and the docket number ("No. 21-50498") come from the first page.
 The case's name comes from the caption on the first page ("X v. Y", parties on lines of their
@@ -54,6 +60,8 @@ from pathlib import Path
 
 from statinterp.errors import InputError
 from statinterp.sources.cleaning import (
+    PAGE_CLOSE,
+    PAGE_OPEN,
     Dehyphenator,
     clean_opinion,
     dehyphenate,
@@ -101,6 +109,7 @@ _CONTINUED = re.compile(r"^\(\.{2,3}\s?continued\)\s*", re.IGNORECASE)
 _CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
 _SEPARATOR = re.compile(r"^[_—–─-]{5,}$")  # a line of its own, not a footnote rule: no text
 _TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
+_PAGE_LABEL = re.compile(f"{PAGE_OPEN}([^{PAGE_CLOSE}]*){PAGE_CLOSE}")
 _BULLETS = "•◦▪‣●\uf0b7\uf0a7\uf076\uf0d8"
 _PRIVATE_BULLETS = str.maketrans({"\uf0b7": "•", "\uf0a7": "▪", "\uf076": "•", "\uf0d8": "•"})  # Symbol font
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
@@ -729,14 +738,52 @@ def _clean_name(name: str) -> str:
     return name
 
 
+#: Where an opinion starts after its caption, syllabus and counsel: its author's line
+#: ("SELYA, Circuit Judge.", "GUSTAFSON, Judge:", "HUDSON, Justice.", "JUSTICE SOTOMAYOR delivered
+#: the opinion of the Court."), or a heading that opens it ("OPINION", "Introduction").
+_AUTHOR = re.compile(r"^(?:(?:Chief\s+)?JUSTICE\s+([A-Z][A-Za-z'’\-]+)\s+delivered\b"
+                     r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
+                     r"(?:Circuit\s+|District\s+|Magistrate\s+|Special\s+Trial\s+)?(?:Judge|Justice)\b[.:]"
+                     r"(?!.{0,40}\b(?:concurring|dissenting)))")
+_OPENING = re.compile(r"^(?:OPINION|Opinion|MEMORANDUM OPINION|OPINION AND ORDER|Introduction|INTRODUCTION)$")
+_PER_CURIAM = re.compile(r"(?:^|[.:]\s)(?:PER CURIAM|Per Curiam)[.:]?$")
+
+
+def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
+    """(head matter, opinion, author): the paragraphs before the opinion's start (its author's
+    line, an opening heading, or after a "Per Curiam:" line) in the first 40 % of the paragraphs
+    (at most 80: a caption, a syllabus, counsel) are the head matter; without such a start
+    everything is the opinion. The opinion's first paragraph keeps the page label it is on."""
+    page = None
+    for i, raw in enumerate(paragraphs[:min(80, int(0.4 * len(paragraphs)) + 1)]):
+        labels = _PAGE_LABEL.findall(raw)
+        text = strip_markers(raw)
+        author = _AUTHOR.match(text)
+        start = i if author or _OPENING.match(text) else i + 1 if _PER_CURIAM.search(text) and len(text) < 200 else None
+        if start is not None and 0 < start < len(paragraphs):
+            body = list(paragraphs[start:])
+            if start > i and labels:
+                page = labels[-1]
+            if page is not None and not body[0].startswith(PAGE_OPEN):
+                body[0] = page_marker(page) + body[0]
+            name = (author.group(1) or author.group(2)).title() if author else None
+            return [strip_markers(p) for p in paragraphs[:start]], body, name
+        if start is not None:
+            break
+        page = labels[-1] if labels else page
+    return [], list(paragraphs), None
+
+
 def pdf_case(data: bytes, case_id: str) -> CaseRecord:
     """The case a PDF holds (PdfProblem when it cannot be read)."""
     lay = layout(data)
-    opinion = clean_opinion(lay.paragraphs, [f"{lab} {text}" if lab else text for lab, text in lay.footnotes])
+    head, body, author = split_head(lay.paragraphs)
+    opinion = clean_opinion(body, [f"{lab} {text}" if lab else text for lab, text in lay.footnotes], author=author)
     name = lay.caption or case_id
     return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="",
                       decision_date=lay.decision_date, docket_number=lay.docket_number, citations=(), court="",
-                      jurisdiction="", head_matter="", judges="", parties="", attorneys="", opinions=(opinion,))
+                      jurisdiction="", head_matter="\n".join(head), judges="", parties="", attorneys="",
+                      opinions=(opinion,))
 
 
 def read_pdf(path: str | Path) -> CaseRecord | SkippedRecord:

@@ -93,7 +93,7 @@ def test_footnote_marks_leave_the_words():
     assert "BORDELON,1" not in tax and "parties,3" not in tax
     ca5 = " ".join(opinion("ca5-21-50498-st-pierre").paragraphs)
     assert "“Pending E of I _____.” The form also" in ca5
-    assert "Per Curiam:*" not in ca5
+    assert case("ca5-21-50498-st-pierre").head_matter.endswith("Per Curiam:")  # its "*" names the footnote
 
 
 @pytest.mark.parametrize("stem", ALL)
@@ -276,6 +276,26 @@ def test_a_footnote_carried_over_without_a_mark_is_found_by_its_rule(tmp_path):
     assert len(got.paragraphs) == 1  # double spacing and the page break are no paragraph breaks
     assert "legislature" not in got.paragraphs[0]
     assert "in the statute the parties agree" in got.paragraphs[0]  # the mark "1" is gone
+
+
+def test_the_opinion_starts_after_caption_syllabus_and_counsel():
+    """What comes before the author's line ("SELYA, Circuit Judge."), "Per Curiam:" or an opening
+    heading is head matter, as in CAP: the court's name and the caption are no sentences of the
+    opinion; the opinion's first paragraph keeps its page."""
+    got = {stem: (opinion(stem).author, opinion(stem).paragraphs[0][:17], opinion(stem).page_starts[0][:1])
+           for stem in ALL}
+    assert got == {
+        "tc-memo-2020-26-bordelon": ("Gustafson", "GUSTAFSON, Judge:", ((0, "3"),)),
+        "ca1-20-1507-calvary-chapel": ("Selya", "SELYA, Circuit Ju", ((0, "3"),)),
+        "ca5-21-50498-st-pierre": (None, "This case arises ", ((0, "1"),)),
+        "nc-2022-ncsc-1-gift-surplus": ("Hudson", "HUDSON, Justice.", ((0, "2"),)),
+        "mo-app-ed108783-jagels": (None, "Introduction", ((0, "1"),)),
+        "cacd-8-16-cv-01261-experian": (None, "UNITED STATES DIS", ((0, "1"),)),  # no start found
+        "scotus-11-889-tarrant-pp1-7": ("Sotomayor", "JUSTICE SOTOMAYOR", ((0, "1"),)),
+    }
+    assert case("tc-memo-2020-26-bordelon").head_matter.startswith("T.C. Memo. 2020-26\nUNITED STATES TAX COURT")
+    for stem in ALL[:-2]:  # the caption's court name is no sentence of the opinion
+        assert not any(re.search(r"COURT OF|Court of Appeals$|TAX COURT$", p) for p in opinion(stem).paragraphs[:3])
 
 
 def test_leading_bytes_before_the_header_are_accepted(tmp_path):
