@@ -187,15 +187,16 @@ def _page_lines(page, number: int) -> list[_Line]:
             get_box(raw, last, box)
             x1 = box.right
             sizes = []
-            for k in (first, (first + last) // 2, last):
-                k = next((j for j in range(k, min(k + 6, last + 1)) if text[j].isalpha()), k)
+            for k in (first, (first + last) // 2):  # two letters' sizes (a mark may open the line)
+                if not text[k].isalpha():
+                    k = next((j for j in range(k, min(k + 6, last + 1)) if text[j].isalpha()), k)
                 if text[k].isalpha():
                     get_box(raw, k, box)
                     sizes.append(box.top - box.bottom)
             if not sizes:  # digits or punctuation only: the first character's size
                 get_box(raw, first, box)
                 sizes.append(box.top - box.bottom)
-            size = sorted(sizes)[len(sizes) // 2]
+            size = max(sizes)
             # footnote marks: digit runs or stars in a smaller font than the line's
             marks: list[tuple[int, int, str]] = []
             if _MAY_MARK.search(seg):
@@ -375,7 +376,10 @@ def layout(data: bytes) -> PdfLayout:
 
 def _sort_out(pages: list) -> PdfLayout:
     all_lines = [ln for _, _, lines in pages for ln in lines]
-    body_size = _mode([ln.size for ln in all_lines for _ in range(max(1, len(ln.text) // 10))], 0.5)
+    weights: Counter = Counter()
+    for ln in all_lines:  # the size most characters have
+        weights[round(ln.size / 0.5)] += len(ln.text)
+    body_size = weights.most_common(1)[0][0] * 0.5 if weights else 0.0
     margin = _mode([ln.x0 for ln in all_lines if abs(ln.size - body_size) < 0.1 * body_size
                     and not _NUMBER_LINE.match(ln.text.strip())], 2.0)  # pleading paper's numbers are no text
     dropped: list[str] = []
