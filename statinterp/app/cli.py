@@ -16,6 +16,7 @@ import warnings
 
 import click
 
+from statinterp.app.cache_commands import cache as _cache_group
 from statinterp.app.collection_commands import collection as _collection_group
 from statinterp.app.collection_commands import ingest as _ingest_command
 from statinterp.app.find_commands import find as _find_command
@@ -81,6 +82,7 @@ for _command in (rank, evaluate, qrels, methods, example, tune, reproduce, train
 cli.add_command(_ingest_command)
 cli.add_command(_collection_group)
 cli.add_command(_find_command)
+cli.add_command(_cache_group)
 
 
 def main(argv=None) -> int:
