@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Corpus, load_corpus, term_key
 from statinterp.corpus.provisions import ProvisionBook, load_provisions
 from statinterp.evaluation.against import AgainstResult, compare_with_labelled
@@ -135,13 +136,17 @@ def attach_vectors(
 
 def find_in_collection(collection: str | Path, term: str, *, provisions: str | Path | ProvisionBook | None = None,
                        provision_text: str | None = None, show_progress: bool = False, engine: str = "local",
-                       scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None):
+                       scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None,
+                       case_filter: CaseFilter | None = None):
     """Find ``term`` in a collection folder (a single file or a set of shards): ``(FoundTerm,
     Corpus)``, the corpus holding the found candidates as one unlabelled term with its provision
     (``provision_text``, else the provisions book's entry for the term, else none). ``engine``,
     ``scheduler``, ``n_workers``: as :func:`~statinterp.collection.find.find_term`; ``shards``:
     ``KEY=VALUE`` selections of a shard set's shards to search
-    (:func:`~statinterp.collection.shard_set.open_collection`)."""
+    (:func:`~statinterp.collection.shard_set.open_collection`); ``case_filter``: only the sentences
+    of the cases it keeps (``--court``, ``--jurisdiction``, ``--level``, ``--since``, ``--until``,
+    ``--published-only``: applied in the store before the full-text lookup), recorded in
+    ``FoundTerm.filters``."""
     from statinterp.collection.find import find_term
     from statinterp.collection.shard_set import open_collection
     from statinterp.collection.store import damage_named
@@ -154,8 +159,10 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     key = term_key(term)
     if provision_text is not None:
         book = book.with_override(key, provision_text)
-    with damage_named(collection), open_collection(collection, shards) as store:
+    with damage_named(collection), open_collection(collection, shards, case_filter=case_filter) as store:
         found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers)
+    if case_filter:
+        found.filters = case_filter.as_dict()
     corpus = Corpus()
     if found.tables["sentence"]:
         corpus.terms[key] = found.term_data(book.get(key))

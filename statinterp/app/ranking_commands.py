@@ -15,6 +15,7 @@ from statinterp.app.options import (
     cutoffs_option,
     emit,
     engine_options,
+    filter_options,
     invocation,
     note_unlabelled,
     prepare,
@@ -50,6 +51,7 @@ from statinterp.errors import StatinterpWarning, UsageError
                    "collection's background statistics (instead of --data).")
 @engine_options("segment the matching cases of --collection, in runs of whole cases,")
 @shard_options()
+@filter_options
 @click.option("--dedupe", is_flag=True,
               help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
 @click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
@@ -59,7 +61,7 @@ from statinterp.errors import StatinterpWarning, UsageError
                    '{"sentence_id": ..., "label": ...} or a labelled term zip. A learner fitted on them is '
                    "blended with the method's (or model's) scores.")
 def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, engine, scheduler,
-         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, **opts):
+         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, **opts):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -92,12 +94,15 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         atomic.check_writable(out, force)
     if collection is not None:
         prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers, shards,
-                                 shard_statistics)
+                                 shard_statistics, case_filter)
     else:
         if engine != "local" or scheduler is not None:
             raise UsageError("--engine and --scheduler apply to --collection only")
         if shards or shard_statistics != "all":
             raise UsageError("--shard and --shard-statistics apply to --collection only")
+        if case_filter:
+            raise UsageError("--court, --jurisdiction, --level, --since, --until and --published-only apply to "
+                             "--collection only")
         prepared = prepare(opts, provision_override=override, require_term=term)
     index = prepared[term]
     if feedback_labels is not None:
