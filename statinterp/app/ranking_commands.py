@@ -60,8 +60,11 @@ from statinterp.errors import StatinterpWarning, UsageError
               help="Re-rank with your labels of this term's sentences: a JSON-lines file of "
                    '{"sentence_id": ..., "label": ...} or a labelled term zip. A learner fitted on them is '
                    "blended with the method's (or model's) scores.")
+@click.option("--order", type=click.Choice(["score", "authority"]), default="score", show_default=True,
+              help="How to show the top sentences: by score, or by authority (court level: supreme, appellate, "
+                   "trial; then the newest first). Each keeps its rank and score: only the reading order changes.")
 def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, engine, scheduler,
-         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, **opts):
+         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, order, **opts):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -117,6 +120,9 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     ranking = rank_term(ranker, index)
     if dedupe:
         from statinterp.app.output import format_collapsed
+
+        if order != "score":
+            raise UsageError("--order authority and --dedupe: give one of them")
         from statinterp.evaluation.dedupe import collapse_ranking
 
         collapsed = collapse_ranking(ranking, dedupe_threshold)
@@ -124,7 +130,9 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         return
     if fmt == "trec" and out is not None:
         _write_trec_scores(out, ranking.method, {ranking.term: ranking}, top or None, force)
-    emit(format_ranking(ranking, fmt, top or None, shown_term=term.strip()), out, force)
+    if order != "score" and fmt == "trec":
+        raise UsageError("--order authority does not apply to --format trec (a run is in score order)")
+    emit(format_ranking(ranking, fmt, top or None, shown_term=term.strip(), order=order), out, force)
 
 
 def _scores_path(run_file: Path) -> Path:

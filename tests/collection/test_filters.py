@@ -191,3 +191,32 @@ def test_a_wide_filter_is_applied_when_the_rows_are_read(collections, monkeypatc
     monkeypatch.setattr(find, "NARROW_FILTER_CASES", 0)
     assert _found_cases(single, case_filter) == narrow
     assert _found_cases(shards, case_filter) == narrow
+
+
+# --------------------------------------------------------------------------------------------
+# Authority in rank's output, --order authority
+
+
+@pytest.mark.slow
+def test_rank_shows_each_sentences_court_level_and_orders_by_authority_on_request(collections, capsys):
+    single, _ = collections
+    args = ["rank", "technological measure", "--collection", str(single), "--method", "BM25", "--top", "0", "-q"]
+    assert main([*args, "--format", "json"]) == 0
+    by_score = json.loads(capsys.readouterr().out)["results"]
+    levels = {r["case_name"]: (r["level"], r["jurisdiction"]) for r in by_score}
+    assert levels["Case 105 v. Other"] == ("supreme", "Pennsylvania")
+    assert levels["Case 101 v. Other"] == ("appellate", "federal")
+    assert levels["Case 104 v. Other"] == ("trial", "federal")
+    assert main([*args, "--format", "json", "--order", "authority"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["order"] == "authority"
+    rows = shown["results"]
+    keys = [({"supreme": 0, "appellate": 1, "trial": 2}[r["level"]], "".join(chr(0x10FFFF - ord(c)) for c in r["date"]))
+            for r in rows]
+    assert keys == sorted(keys)  # level, then the newest first
+    assert sorted((r["rank"], r["score"], r["sentence_id"]) for r in rows) == \
+        [(r["rank"], r["score"], r["sentence_id"]) for r in by_score]  # ranks and scores unchanged
+    assert main([*args, "--order", "authority"]) == 0
+    table = capsys.readouterr().out
+    assert "shown by authority" in table.splitlines()[0]
+    assert "[Pennsylvania supreme]" in table and "[federal trial]" in table
