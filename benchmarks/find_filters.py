@@ -39,7 +39,8 @@ def build(data: Path, folder: Path, shard_by: str | None) -> None:
 
 
 def filters_of(folder: Path) -> dict[str, dict]:
-    """The filters measured: none, the most frequent court since 2000, federal trial courts, since 2010."""
+    """The filters measured: none, the court with the most cases since 2000 (those cases), federal trial
+    courts, since 2010."""
     from statinterp.collection.shard_set import open_collection
     from statinterp.corpus.authority import court_authority
 
@@ -47,7 +48,8 @@ def filters_of(folder: Path) -> dict[str, dict]:
     with open_collection(folder) as collection:
         for case_id in collection.case_ids():
             case = collection.case(case_id, [])
-            courts[case.court] = courts.get(case.court, 0) + 1
+            if case.date >= "2000":
+                courts[case.court] = courts.get(case.court, 0) + 1
     top = max(courts, key=lambda c: (courts[c], c))
     court_id = court_authority(top).court_id or top
     return {"none": {}, "court-since-2000": {"courts": [court_id], "since": "2000"},

@@ -30,6 +30,12 @@ LABELS_HELP = ("Label store (SQLite) to read and write. Default: under ~/.local/
                "statinterp-labels.sqlite an earlier version left beside the data is still used.")
 
 
+def label_store_path(data, labels_file) -> Path:
+    """The label store of ``data`` (a data folder, zip or collection; ``None``: the example data),
+    or ``labels_file`` when given."""
+    return _label_store_path(data, labels_file)
+
+
 def _label_store_path(data, labels_file) -> Path:
     from statinterp.corpus.label_store import default_store_path
 

@@ -157,6 +157,15 @@ class ReviewSession:
         self.courts = sorted({c.court for c in self.term.cases.values() if c.court})
         self.years = sorted({year_of(c.date) for c in self.term.cases.values()} - {""})
 
+    @staticmethod
+    def authority(case) -> str:
+        """The court's authority for a card (``federal intermediate appellate court``; ``""``: unknown),
+        :func:`statinterp.corpus.authority.court_authority`."""
+        from statinterp.corpus.authority import court_authority
+
+        found = court_authority(case.court, case.jurisdiction)
+        return found.describe() if found.level or found.system else ""
+
     # ----------------------------------------------------------------------------- rankings
 
     @property
@@ -456,6 +465,13 @@ class ReviewSession:
             record = self.records().get(sentence_id)
             expl["label"] = None if record is None else record.label
         return list(expl.get("reasons", [])), format_explanation(expl)
+
+    def memo_bytes(self, method: str | None = None) -> bytes:
+        """The research memo of the term as Word (:mod:`statinterp.app.memo`): the sentences the
+        reviewer labelled high or certain value, in ``method``'s order (else its top 20, unreviewed)."""
+        from statinterp.app.memo import build_memo, memo_docx
+
+        return memo_docx(build_memo(self.term, self.ranking(method), self.store.labels(self.key)))
 
     def export_bytes(self) -> bytes:
         """The term as a term zip with the reviewer's labels."""
