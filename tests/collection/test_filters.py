@@ -220,3 +220,21 @@ def test_rank_shows_each_sentences_court_level_and_orders_by_authority_on_reques
     table = capsys.readouterr().out
     assert "shown by authority" in table.splitlines()[0]
     assert "[Pennsylvania supreme]" in table and "[federal trial]" in table
+
+
+@pytest.mark.slow
+def test_memo_of_a_filtered_collection_names_the_filter_and_quotes_only_its_cases(collections, tmp_path, capsys):
+    single, _ = collections
+    out = tmp_path / "memo.md"
+    assert main(["memo", "technological measure", "--collection", str(single), "--court", "ca9", "--since", "2000",
+                 "--method", "BM25", "--labels", str(tmp_path / "none.sqlite"), "--out", str(out), "-q"]) == 2
+    assert "no such label store" in capsys.readouterr().err
+    assert main(["memo", "technological measure", "--collection", str(single), "--court", "ca9", "--since", "2000",
+                 "--method", "BM25", "--out", str(out), "-q"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "**Cases searched:** courts ca9; since 2000" in text
+    assert "### Federal courts" in text and "#### Intermediate appellate courts" in text
+    assert "Case 102 v. Other, 380 F.3d 102" in text and "Case 103 v. Other, 640 F.3d 103" in text
+    for other in ("101", "104", "105", "106"):
+        assert f"Case {other} v. Other" not in text
+    assert "https://www.courtlistener.com/c/F.3d/380/102/" in text
