@@ -298,8 +298,10 @@ def explain(term, sentence_id, method, model_file, top, fmt, **opts):
     Example: statinterp explain vehicle SENTENCE_ID --method Tp-Tg-Nr
     """
     from statinterp.evaluation.explain import explain_sentence, format_explanation
+    from statinterp.learned.sentence_patterns import reason_evidence
 
     ranker = ranker_from_options(method, model_file)
     check_vectors([ranker], opts)
     prepared = prepare(opts, require_term=term)
-    click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top), fmt), nl=False)
+    click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top,
+                                                   evidence=reason_evidence), fmt), nl=False)

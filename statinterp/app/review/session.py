@@ -458,9 +458,10 @@ class ReviewSession:
     def explain(self, sentence_id: str, method: str | None = None) -> tuple[list[str], str]:
         """Plain-language reasons (learned models; empty for a method) and the full explanation as text."""
         from statinterp.evaluation.explain import explain_sentence, format_explanation
+        from statinterp.learned.sentence_patterns import reason_evidence
 
         self.position(sentence_id)
-        expl = explain_sentence(self.ranker(method), self.index, sentence_id)
+        expl = explain_sentence(self.ranker(method), self.index, sentence_id, evidence=reason_evidence)
         if not self.show_data_labels:  # the data set's label stays hidden: show the reviewer's
             record = self.records().get(sentence_id)
             expl["label"] = None if record is None else record.label
