@@ -59,7 +59,7 @@ def find(term, collection, out, force, against, provisions, fmt, engine, schedul
         if not labelled.labelled:
             raise UsageError(f"{against}: term {key!r} has no labelled sentences to compare with")
     started = time.perf_counter()
-    found, _ = find_in_collection(collection, term, provisions=provisions, engine=engine, scheduler=scheduler,
+    found, corpus = find_in_collection(collection, term, provisions=provisions, engine=engine, scheduler=scheduler,
                                   n_workers=workers, shards=shards, case_filter=case_filter)
     seconds = time.perf_counter() - started
     if not found.tables["sentence"]:
@@ -84,6 +84,10 @@ def find(term, collection, out, force, against, provisions, fmt, engine, schedul
                      f"{result.extra} without one are left out (condensed lists)")
     atomic.write_bytes(out, term_zip_bytes(key, tables, found.filters), force=force)
     lines.append(f"wrote {out}")
+    if key in corpus.terms and corpus.terms[key].provision is None:
+        report["provision"] = None
+        lines.append(f"note: no source provision for {key!r}: rank it with --provision TEXT, --provision-file FILE "
+                     "or --provision-cite CITE --uscode FILE")
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
     else:

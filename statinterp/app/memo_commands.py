@@ -13,7 +13,9 @@ from statinterp.app.options import (
     filter_options,
     prepare,
     prepare_found,
+    provision_options,
     ranker_from_options,
+    resolve_provision,
     shard_options,
 )
 from statinterp.app.review_commands import LABELS_HELP, label_store_path
@@ -36,11 +38,12 @@ from statinterp.errors import UsageError
 @click.option("--top", "-n", type=click.IntRange(1), default=20, show_default=True,
               help="Without a label of high or certain value: how many top-ranked sentences the memo quotes.")
 @click.option("--provision", "provision_text", default=None, help="Use this text as the term's source provision.")
+@provision_options
 @click.option("--out", "-o", type=OUT_FILE, required=True,
               help="The memo to write: .docx (Word), .md (Markdown) or .html, by its extension.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def memo(term, method, model_file, labels_file, collection, shards, shard_statistics, case_filter, top,
-         provision_text, out, force, **opts):
+         provision_text, provision_cite, uscode, out, force, **opts):
     """Write a research memo of TERM: its provision, the sentences that explain it with their pin
     cites, grouped by jurisdiction and court level, and a table of authorities.
 
@@ -56,17 +59,19 @@ def memo(term, method, model_file, labels_file, collection, shards, shard_statis
 
     memo_format(out)  # a bad extension fails before the work
     atomic.check_writable(out, force)
+    provision_text, citation = resolve_provision(provision_text, provision_cite, uscode)
     ranker = ranker_from_options(method, model_file)
     check_vectors([ranker], opts)
     if collection is not None:
         prepared = prepare_found(opts, collection, term, provision_text, shards=shards,
-                                 shard_statistics=shard_statistics, case_filter=case_filter)
+                                 shard_statistics=shard_statistics, case_filter=case_filter,
+                                 provision_citation=citation)
     else:
         if shards or shard_statistics != "all" or case_filter:
             raise UsageError("--shard, --shard-statistics and the case filters (--court, --since, ...) apply to "
                              "--collection only")
-        prepared = prepare(opts, provision_override={term: provision_text} if provision_text else None,
-                           require_term=term)
+        prepared = prepare(opts, require_term=term, provision_override={
+            term: (provision_text, citation or "user-supplied")} if provision_text else None)
     index = prepared[term]
     path = label_store_path(collection if collection is not None else opts["data"], labels_file)
     labels: dict[str, str] = {}

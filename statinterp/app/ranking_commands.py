@@ -20,8 +20,10 @@ from statinterp.app.options import (
     note_unlabelled,
     prepare,
     prepare_found,
+    provision_options,
     ranker_from_options,
     ranker_of_name,
+    resolve_provision,
     shard_options,
     split_methods,
 )
@@ -42,6 +44,7 @@ from statinterp.errors import StatinterpWarning, UsageError
 @click.option("--provision", "provision_text", default=None, help="Use this text as the term's source provision.")
 @click.option("--provision-file", type=click.Path(path_type=Path), default=None,
               help="Read the provision from this text file.")
+@provision_options
 @click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
@@ -63,7 +66,8 @@ from statinterp.errors import StatinterpWarning, UsageError
 @click.option("--order", type=click.Choice(["score", "authority"]), default="score", show_default=True,
               help="How to show the top sentences: by score, or by authority (court level: supreme, appellate, "
                    "trial; then the newest first). Each keeps its rank and score: only the reading order changes.")
-def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, engine, scheduler,
+def rank(term, method, top, fmt, provision_text, provision_file, provision_cite, uscode, out, force, model_file,
+         collection, engine, scheduler,
          workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, order, **opts):
     """Rank the sentences that mention TERM.
 
@@ -85,6 +89,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     override = None
     if provision_file is not None:
         provision_text = read_provision_file(provision_file)
+    provision_text, citation = resolve_provision(provision_text, provision_cite, uscode)
     if provision_text is not None:
         if not provision_text.strip():
             raise UsageError("--provision is empty")
@@ -92,12 +97,12 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
             provision_text.encode("utf-8")
         except UnicodeEncodeError:
             raise UsageError("--provision is not valid UTF-8 text (check the shell's locale and quoting)") from None
-        override = {term: provision_text}
+        override = {term: (provision_text, citation or "user-supplied")}
     if out is not None:
         atomic.check_writable(out, force)
     if collection is not None:
         prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers, shards,
-                                 shard_statistics, case_filter)
+                                 shard_statistics, case_filter, citation)
     else:
         if engine != "local" or scheduler is not None:
             raise UsageError("--engine and --scheduler apply to --collection only")
@@ -132,7 +137,13 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         _write_trec_scores(out, ranking.method, {ranking.term: ranking}, top or None, force)
     if order != "score" and fmt == "trec":
         raise UsageError("--order authority does not apply to --format trec (a run is in score order)")
-    emit(format_ranking(ranking, fmt, top or None, shown_term=term.strip(), order=order), out, force)
+    provision = index.term.provision
+    shown = {"provision": {"citation": provision.citation, "text": provision.text}} if provision else None
+    text = format_ranking(ranking, fmt, top or None, shown_term=term.strip(), order=order, json_extra=shown)
+    if fmt == "table" and provision_cite is not None and provision is not None:  # the cite with the ranking
+        heading, _, rest = text.partition("\n")
+        text = f"{heading}\nprovision: {provision.citation}" + (f" (from {uscode})" if uscode else "") + f"\n{rest}"
+    emit(text, out, force)
 
 
 def _scores_path(run_file: Path) -> Path:
