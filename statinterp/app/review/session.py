@@ -101,6 +101,7 @@ class Item:
     record: LabelRecord | None
     copies: list[str]  # ids of the other near-duplicates collapsed under this one
     moved: int | None = None
+    method_score: float | None = None  # the method's own score (rank's) when ``score`` is another's (continuous)
 
     @property
     def label(self) -> str | None:
@@ -306,13 +307,15 @@ class ReviewSession:
         if number < 1 or number > pages:
             number = min(max(number, 1), pages)
         moved = self._reranked[method].moved if reranked else {}
+        own = self.ranking(method).scores  # what `statinterp rank` gives each sentence with this method
         items = []
         for c, members in matching[(number - 1) * per_page: number * per_page]:
             s = sentences[c]
             items.append(Item(
                 position=c, rank=rank_of[c], score=float(scores[c]), sentence=s, case=cases[s.case_id],
                 opinion=self.term.opinions.get(s.opinion_id), record=records.get(s.id),
-                copies=[sentences[m].id for m in members[1:]], moved=moved.get(c) if reranked else None))
+                copies=[sentences[m].id for m in members[1:]], moved=moved.get(c) if reranked else None,
+                method_score=None if scores is own else float(own[c])))
         return Page(items, number, pages, len(matching), len(groups), filters, method,
                     self._reranked.get(method) if reranked else None, self.counts(records),
                     self.continuous_state(method) if self.continuous and not reranked else None)
