@@ -125,6 +125,7 @@ def test_label_rerank_export_in_chromium(browser, review_server, example_with_co
     assert not problems, problems
 
 
+@pytest.mark.slow
 def test_continuous_mode_in_chromium(browser, review_server, tmp_path):
     labels = tmp_path / "labels.sqlite"
     _, url = review_server("vehicle", "--labels", str(labels), "-m", "TF-ISF-p")
