@@ -138,11 +138,17 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
     if order != "score" and fmt == "trec":
         raise UsageError("--order authority does not apply to --format trec (a run is in score order)")
     provision = index.term.provision
-    shown = {"provision": {"citation": provision.citation, "text": provision.text}} if provision else None
-    text = format_ranking(ranking, fmt, top or None, shown_term=term.strip(), order=order, json_extra=shown)
-    if fmt == "table" and provision_cite is not None and provision is not None:  # the cite with the ranking
-        heading, _, rest = text.partition("\n")
-        text = f"{heading}\nprovision: {provision.citation}" + (f" (from {uscode})" if uscode else "") + f"\n{rest}"
+    shown = {"provision": {"citation": provision.citation, "text": provision.text}} if provision else {}
+    if case_filter:
+        shown["filters"] = case_filter.as_dict()
+    text = format_ranking(ranking, fmt, top or None, shown_term=term.strip(), order=order, json_extra=shown or None)
+    if fmt == "table":  # the provision's cite given, and the case filter, under the heading
+        extra = ([f"provision: {provision.citation}" + (f" (from {uscode})" if uscode else "")]
+                 if provision_cite is not None and provision is not None else [])
+        extra += [f"cases filtered: {case_filter.describe()}"] if case_filter else []
+        if extra:
+            heading, _, rest = text.partition("\n")
+            text = "\n".join([heading, *extra, rest])
     emit(text, out, force)
 
 

@@ -161,8 +161,13 @@ def test_rank_court_since_returns_only_that_courts_sentences(collections, capsys
     single, _ = collections
     assert main(["rank", "technological measure", "--collection", str(single), "--court", "ca9", "--since", "2000",
                  "--method", "BM25", "--top", "0", "--format", "json", "-q"]) == 0
-    results = json.loads(capsys.readouterr().out)["results"]
+    shown = json.loads(capsys.readouterr().out)
+    results = shown["results"]
     assert results and {r["case_name"] for r in results} == {"Case 102 v. Other", "Case 103 v. Other"}
+    assert shown["filters"] == {"courts": ["ca9"], "since": "2000"}
+    assert main(["rank", "technological measure", "--collection", str(single), "--court", "ca9", "--since", "2000",
+                 "--method", "BM25", "-q"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "cases filtered: courts ca9; since 2000"
 
 
 @pytest.mark.slow
