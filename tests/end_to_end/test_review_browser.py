@@ -125,15 +125,21 @@ def test_label_rerank_export_in_chromium(browser, review_server, example_with_co
     assert not problems, problems
 
 
-@pytest.mark.slow
-def test_continuous_mode_in_chromium(browser, review_server, tmp_path):
-    labels = tmp_path / "labels.sqlite"
-    _, url = review_server("vehicle", "--labels", str(labels), "-m", "TF-ISF-p")
+def _watched_page(browser, url: str):
+    """A page at ``url`` and the list of its console errors and uncaught exceptions."""
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(str(e)))
     page.goto(url)
+    return page, problems
+
+
+@pytest.mark.slow
+def test_continuous_mode_in_chromium(browser, review_server, tmp_path):
+    labels = tmp_path / "labels.sqlite"
+    _, url = review_server("vehicle", "--labels", str(labels), "-m", "TF-ISF-p")
+    page, problems = _watched_page(browser, url)
     cards = page.locator("li.card")
     resting = page.locator("#cont-labels")
     assert resting.inner_text() == "0"
@@ -181,11 +187,7 @@ def test_continuous_mode_keeps_its_numbers_and_j_then_a_label_labels_every_card_
     page in order; the score shown says whose it is."""
     labels = tmp_path / "labels.sqlite"
     _, url = review_server("vehicle", "--labels", str(labels), "-m", "BM25-p")
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.goto(url)
+    page, problems = _watched_page(browser, url)
     cards = page.locator("li.card")
     assert "labels every card in order" in page.locator("#keys").inner_text()
     assert cards.count() == 20 and _ranks(page) == list(range(1, 21))
