@@ -243,3 +243,28 @@ def test_memo_of_a_filtered_collection_names_the_filter_and_quotes_only_its_case
     for other in ("101", "104", "105", "106"):
         assert f"Case {other} v. Other" not in text
     assert "https://www.courtlistener.com/c/F.3d/380/102/" in text
+
+
+@pytest.mark.slow
+def test_labels_export_of_a_filtered_collection_records_the_filter(collections, tmp_path, capsys):
+    from statinterp.corpus.dataset import load_corpus
+    from statinterp.corpus.label_store import LabelStore
+
+    single, _ = collections
+    with open_collection(single) as collection:
+        found = find_term(collection, "technological measure")
+    by_case = {found.tables["case"][s["case_id"]].short_name: sid for sid, s in found.tables["sentence"].items()}
+    kept, dropped = by_case["Case 103 v. Other"], by_case["Case 105 v. Other"]
+    store = tmp_path / "labels.sqlite"
+    with LabelStore(store) as labels:
+        labels.set_labels("technological_measure", [kept], "high value")
+        labels.set_labels("technological_measure", [dropped], "no value")
+    out = tmp_path / "tm.zip"
+    assert main(["labels", "export", "technological measure", "--collection", str(single), "--labels", str(store),
+                 "--court", "ca9", "--out", str(out)]) == 0
+    assert "the cases kept (courts ca9) do not hold" in capsys.readouterr().err
+    assert zip_filters(out) == {"courts": ["ca9"]}
+    term = load_corpus(out).term("technological_measure")
+    assert {s.id: s.label for s in term.sentences if s.label} == {kept: "high value"}
+    assert {c.short_name for c in term.cases.values()} == {"Case 101 v. Other", "Case 102 v. Other",
+                                                           "Case 103 v. Other"}
