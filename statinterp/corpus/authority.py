@@ -238,13 +238,17 @@ class CaseFilter:
     @staticmethod
     def published(source: str, citations: list) -> bool:
         """Whether the source calls a case published: every CAP case (CAP holds the published
-        reporters), and a case of another source that has a citation in a reporter other than
-        the Federal Appendix (unpublished federal opinions) and a neutral slip number."""
+        reporters), and a case of another source that has a reporter citation (VOLUME REPORTER
+        PAGE, :func:`~statinterp.corpus.pin_cites.parse_cite`) in a reporter other than the Federal
+        Appendix (unpublished federal opinions)."""
+        from statinterp.corpus.pin_cites import parse_cite
+
         if source.startswith("cap"):
             return True
         for cite in citations:
             text = cite[1] if isinstance(cite, list | tuple) and len(cite) > 1 else str(cite)
-            if text and "App'x" not in text and "App’x" not in text and re.search(r"\d+\s+\D+\s+\d+", text):
+            parsed = parse_cite(text) if text.strip() else None  # VOLUME REPORTER PAGE (or a neutral cite)
+            if parsed is not None and not re.search(r"App[’']x", parsed.reporter):
                 return True
         return False
 

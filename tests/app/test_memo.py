@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -141,6 +142,8 @@ def test_review_page_exports_the_memo(vehicle, tmp_path):
     client = starlette_testclient.TestClient(create_app(session), raise_server_exceptions=False)
     page = client.get("/term/vehicle")
     assert 'id="export-memo" href="/term/vehicle/memo.docx?method=BM25-p"' in page.text
+    assert '<span class="authority">(Marlowe intermediate appellate court)</span>' in page.text
+    assert re.search(r"continuous score -?[\d.e+-]+ · BM25-p -?[\d.]", page.text)  # the score says whose it is
     r = client.get("/term/vehicle/memo.docx?method=BM25-p")
     assert r.status_code == 200
     assert r.headers["content-disposition"] == 'attachment; filename="vehicle-memo.docx"'

@@ -93,6 +93,20 @@ def test_case_filter_checks_its_options():
         "2005-05-31")
 
 
+def test_published_only_keeps_what_the_source_calls_published():
+    from statinterp.corpus.dataset import Case
+
+    assert CaseFilter.published("cap", [])  # CAP holds the published reporters
+    assert CaseFilter.published("courtlistener", [["official", "380 F.3d 102"]])
+    assert not CaseFilter.published("courtlistener", [["federal", "123 F. App'x 45"]])  # unpublished series
+    assert not CaseFilter.published("courtlistener", [])
+    assert not CaseFilter.published("text", [])
+    only = CaseFilter(published_only=True)
+    assert only.accepts(Case("c1", "", court=NINTH, source="courtlistener", citation="380 F.3d 102"))
+    assert not only.accepts(Case("c2", "", court=NINTH, source="courtlistener", citation="123 F. App'x 45"))
+    assert only.as_dict() == {"published_only": True} and only.describe() == "published cases only"
+
+
 def test_a_court_is_named_by_name_courtlistener_id_or_courts_db_id():
     for name in (NINTH, "ca9", "united states court of appeals for the ninth circuit"):
         assert CaseFilter(courts=(name,)).accepts_court(NINTH, "United States"), name
