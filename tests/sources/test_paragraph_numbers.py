@@ -121,3 +121,28 @@ def test_the_collection_stores_the_number_and_reads_it_back(tmp_path):
         assert numbered["1"].startswith("Defendant Joshua Garcia") and numbered["2"].startswith("At the suppression")
         record = c.record(case_id)
         assert [n for op in record.opinions for n in op.numbers if n] == ["1", "2"]
+
+
+def test_find_pins_a_public_domain_citation_to_the_stored_paragraph_number(tmp_path):
+    """The number left the text: ``find`` takes the ¶ pin from ``paragraphs.number``."""
+    from statinterp.collection.find import find_term
+    from statinterp.collection.ingest import analysis_settings
+    from statinterp.collection.prepare import prepare_cases
+    from statinterp.collection.store import CollectionWriter
+    from statinterp.sources.records import CaseRecord
+
+    opinion = clean_opinion(["{21} The facts are plain.", "{22} Here the motor vehicle was a car.",
+                             "So a motor vehicle it was."])
+    assert opinion.paragraphs[1] == "Here the motor vehicle was a car." and opinion.numbers == ("21", "22", "")
+    record = CaseRecord(
+        source="text", source_id="jones", name="State v. Jones", name_abbreviation="State v. Jones",
+        decision_date="2019-02-11", docket_number="", citations=(("official", "2019-NMSC-005"),),
+        court="Supreme Court of New Mexico", jurisdiction="N.M.", head_matter="", judges="", parties="",
+        attorneys="", opinions=(opinion,))
+    with CollectionWriter(tmp_path / "col", analysis_settings(statistics=False)) as writer:
+        writer.write(prepare_cases([record], None, citations=False))
+    with Collection.open(tmp_path / "col") as c:
+        found = find_term(c, "motor vehicle")
+    got = {s["text"]: s["pin_cite"] for s in found.tables["sentence"].values()}
+    assert got == {"Here the motor vehicle was a car.": "State v. Jones, 2019-NMSC-005, ¶ 22",
+                   "So a motor vehicle it was.": "State v. Jones, 2019-NMSC-005, ¶ 22"}
