@@ -88,6 +88,7 @@ bump still gives new cache entries).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import cast
@@ -753,6 +754,7 @@ _ABBREVIATED_END = re.compile(r"(?<![A-Za-z'’])[A-Z][A-Za-z'’&-]{0,7}\.[ \t]
 _DIGIT_OR_SECTION = re.compile(r"[0-9§]")
 
 
+@functools.cache
 def _code_words() -> str:
     """The words that end a statute's name before its section in reporters-db's statute patterns
     ("Code", "Law": "Cal. $law_subject Code § ...") and its statute names' last words ("Laws",
