@@ -146,3 +146,12 @@ def test_find_pins_a_public_domain_citation_to_the_stored_paragraph_number(tmp_p
     got = {s["text"]: s["pin_cite"] for s in found.tables["sentence"].values()}
     assert got == {"Here the motor vehicle was a car.": "State v. Jones, 2019-NMSC-005, ¶ 22",
                    "So a motor vehicle it was.": "State v. Jones, 2019-NMSC-005, ¶ 22"}
+
+
+def test_markup_readers_take_the_numbers_off_too():
+    from statinterp.sources.cleaning import clean_markup
+
+    opinion = clean_markup('<div><p>OPINION</p><p>¶ 1 The court <span class="citation">2021-NCSC-57</span> held.</p>'
+                           "<p>¶ 2 We agree.</p></div>")
+    assert opinion.paragraphs == ("OPINION", "The court 2021-NCSC-57 held.", "We agree.")
+    assert opinion.numbers == ("", "1", "2")
