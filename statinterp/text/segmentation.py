@@ -795,7 +795,7 @@ _PAGE_AFTER = re.compile(rf"(?:(?:{_CITE_WORD}|\d{{1,2}}(?:st|nd|rd|th|d))[ \t]+
 
 def _may_go_on_as_citation(doc: Doc, cls: bytes, i: int, j: int, word: str) -> bool:
     """The cheap test before :func:`_inside_citation`, on the tokens at hand: the boundary's period
-    ``i`` ends a capitalised word of up to eight letters ("Marl.", "Veh", "Cal."), and the word ``j``
+    ``i`` ends a capitalised word of up to nine characters ("Marl.", "Veh", "Cal."), and the word ``j``
     after it is a number, "&", a code word ("Code") or a capitalised word with its period."""
     if cls[i] == _ABBR_END:
         stem, first = doc[i].text, i
