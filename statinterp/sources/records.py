@@ -28,6 +28,10 @@ class OpinionRecord:
     otherwise it has one entry per paragraph of ``paragraphs`` then of ``footnotes``: the pages
     that start inside that paragraph, as ``(offset, label)`` in order (offset 0: the paragraph
     opens the page). A paragraph with no entry continues the page the text before it was on.
+    ``numbers`` is empty when the opinion does not number its paragraphs; otherwise it has one
+    entry per paragraph of ``paragraphs``: the number the court gave it ("17" for "¶ 17", "{17}",
+    "[¶17]"; :func:`statinterp.sources.cleaning.paragraph_numbers`), taken off its text, or ""
+    for a paragraph without one (a heading, a block quotation). Pin cites use it: "¶ 17".
     """
 
     type: str
@@ -35,6 +39,7 @@ class OpinionRecord:
     paragraphs: tuple[str, ...]
     footnotes: tuple[str, ...] = ()
     page_starts: tuple[tuple[PageStart, ...], ...] = ()
+    numbers: tuple[str, ...] = ()
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -71,7 +76,7 @@ class CaseRecord:
         """SHA-256 of the record's canonical JSON (sorted keys, no spaces, UTF-8)."""
         fields = asdict(self)
         for opinion in fields["opinions"]:  # fields added later hash as before while empty
-            for key in ("footnotes", "page_starts"):
+            for key in ("footnotes", "page_starts", "numbers"):
                 if not opinion[key]:
                     del opinion[key]
         raw = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
