@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -110,21 +111,33 @@ def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, s
     if not sources:
         sources = (example_sources(),)
         click.echo(f"no SOURCE given: ingesting the example sources in {sources[0]}", err=True)
-    # a bar on a terminal, else a line every few seconds (statinterp.app.progress)
-    with counter("ingest", enabled=not quiet, unit="cases") as advance:
-        summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler, citations=citations,
-                             progress=advance, n_workers=workers, encoding=encoding, shard_by=shard_by,
-                             split_parts=split_parts)
-    if errors_out is not None:
-        lines = "".join(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
-                                   ensure_ascii=False) + "\n" for s in summary.skipped)
-        atomic.write_text(errors_out, lines, force=force)
+    with ExitStack() as stack:
+        on_skip = None
+        if errors_out is not None:  # streamed as they come (memory does not grow with bad records), renamed at the end
+            tmp = stack.enter_context(atomic.replace(errors_out, force=force))
+            sink = stack.enter_context(open(tmp, "w", encoding="utf-8", newline=""))
+
+            def on_skip(s) -> None:
+                sink.write(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
+                                      ensure_ascii=False) + "\n")
+
+        # a bar on a terminal, else a line every few seconds (statinterp.app.progress)
+        with counter("ingest", enabled=not quiet, unit="cases") as advance:
+            summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler,
+                                 citations=citations, progress=advance, n_workers=workers, encoding=encoding,
+                                 shard_by=shard_by, split_parts=split_parts, on_skip=on_skip)
     if summary_fmt == "json":
         out = summary.as_dict()
-        out["skipped_records"] = [s.line() for s in summary.skipped]
+        out["skipped_records"] = [s.line() for s in summary.skipped]  # the first MAX_SKIPPED_KEPT
         click.echo(json.dumps(out, indent=2))
     else:
         _print_summary(summary, collection, engine, errors_out)
+    if summary.broken_joins and not allow_skips:
+        source, companion, kind, missing, cases = summary.broken_joins[0]
+        row = {"clusters": "cluster", "dockets": "docket", "courts": "court"}[kind]
+        raise InputError(companion, f"{missing} of the {cases} cases of {source} found no {row} row in it: is it "
+                         f"the {kind} file of the same export, readable (its header)? The cases are stored without "
+                         f"their {row}'s fields; --allow-skips accepts this")
     if summary.mostly_skipped and not allow_skips:
         path, skipped, total = summary.mostly_skipped[0]
         more = len(summary.mostly_skipped) - 1
@@ -144,11 +157,13 @@ def _print_summary(summary, collection: Path, engine: str, errors_out: Path | No
                    f"({summary.split_seconds:.1f} CPU s)")
     for file, encoding in summary.decoded:
         click.echo(f"  decoded: {file} is not UTF-8; read as {encoding} (a guess; --encoding forces one)")
+    for (source, companion, kind), (missing, cases) in summary.unjoined.items():
+        click.echo(f"  unjoined: {missing} of the {cases} cases of {source} found no row in {companion} ({kind})")
     for s in summary.skipped[:20]:
         click.echo(f"  skipped: {s.line()}")
-    if len(summary.skipped) > 20:
+    if summary.skipped_count > 20:
         where = f" (all in {errors_out})" if errors_out else " (--errors-out FILE lists them all)"
-        click.echo(f"  ... and {len(summary.skipped) - 20} more{where}")
+        click.echo(f"  ... and {summary.skipped_count - 20} more{where}")
 
 
 @click.group()

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from statinterp.corpus.dataset import MAX_MEMBER_BYTES
-from statinterp.errors import InputError, read_limited
+from statinterp.errors import InputError, json_values_problem, read_limited
 from statinterp.sources.cleaning import clean_markup
 from statinterp.sources.fields import BadField, cap_case, record_id
 from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines, refuse_special
@@ -38,6 +38,9 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, V
 
 
 def _decode(raw: bytes, where: str, record: str) -> tuple[object | None, SkippedRecord | None]:
+    too_many = json_values_problem(raw)
+    if too_many is not None:
+        return None, SkippedRecord(where, record, "(record)", too_many)
     try:
         return json.loads(raw.decode("utf-8-sig")), None
     except UnicodeDecodeError as exc:
