@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from statinterp.cache import atomic
-from statinterp.errors import InputError, UsageError
+from statinterp.cache.files import NotRegularFile, TooLarge, read_regular
+from statinterp.errors import InputError, UsageError, parse_json
 from statinterp.sources.records import CaseRecord
 
 __all__ = ["LOCK", "MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS", "IdCounter", "Manifest",
@@ -43,6 +44,8 @@ __all__ = ["LOCK", "MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS"
 
 #: The manifest's file name inside a shard set's folder.
 MANIFEST = "manifest.json"
+#: A manifest larger than this is refused before it is read (one entry takes about 100 bytes).
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 MANIFEST_KIND = "statinterp-shard-set"
 MANIFEST_VERSION = 1
 #: What a case's shard can be chosen by (``ingest --shard-by``).
@@ -134,10 +137,12 @@ class Manifest:
     @classmethod
     def load(cls, root: str | Path) -> Manifest:
         path = Path(root) / MANIFEST
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+        try:  # capped (never read whole whatever its size) and parsed with bounded depth and values
+            raw = parse_json(read_regular(path, MAX_MANIFEST_BYTES), path)
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+        except (NotRegularFile, TooLarge) as exc:
+            raise InputError(path, f"cannot be read: {exc}; a manifest is a small JSON file") from None
         except ValueError as exc:
             raise InputError(path, f"is not JSON ({exc})") from None
         if not isinstance(raw, dict) or raw.get("kind") != MANIFEST_KIND:

@@ -35,10 +35,12 @@ the collection.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import functools
 import itertools
 import json
 import os
+import re
 import sqlite3
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -49,7 +51,7 @@ from typing import Any, TypeVar
 
 from statinterp.corpus.dataset import Case
 from statinterp.corpus.pin_cites import first_page, page_at
-from statinterp.errors import InputError, OutputError, UsageError, printable
+from statinterp.errors import InputError, OutputError, StatinterpError, UsageError, printable
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.sqlite import Schema, select, select_as, transaction
@@ -255,15 +257,42 @@ def is_damage(exc: BaseException) -> bool:
 
 @contextmanager
 def damage_named(folder: str | Path) -> Iterator[None]:
-    """Turn an SQLite error saying the collection's database is damaged, raised inside, into one
-    :class:`InputError` naming the file (``find``, ``rank``, ``ingest``, ``collection info``)."""
+    """Turn an SQLite error about the collection's database, raised inside, into one line naming
+    the file (``find``, ``rank``, ``ingest``, ``collection info``): damaged, missing a table,
+    on a full disk, or on a read-only folder or mount."""
     try:
         yield
     except sqlite3.DatabaseError as exc:
-        if not is_damage(exc):
+        problem = database_problem(exc, database_path(folder))
+        if problem is None:
             raise
-        raise InputError(database_path(folder), f"is damaged ({exc}); restore a copy, or ingest its sources "
-                         "again into a new folder") from None
+        raise problem from None
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        raise OutputError(f"cannot write {exc.filename or folder}: the disk is full; {_RESUME}") from None
+
+
+_RESUME = ("the collection is consistent (as after its last whole batch): free space and run the same command "
+           "again to complete it")
+
+
+def database_problem(exc: sqlite3.DatabaseError, path: Path) -> StatinterpError | None:
+    """The one-line error an SQLite error on the collection database ``path`` stands for, or None
+    (a bug): damaged, missing one of its tables, a full disk, a read-only file, folder or mount."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if is_damage(exc):
+        return InputError(path, f"is damaged ({exc}); restore a copy, or ingest its sources again into a new folder")
+    if name == "SQLITE_FULL":
+        return OutputError(f"cannot write {path}: the disk is full ({exc}); {_RESUME}")
+    if name.startswith("SQLITE_READONLY") or (name == "SQLITE_CANTOPEN" and not os.access(path.parent, os.W_OK)):
+        return OutputError(f"cannot write {path}: {exc} (a read-only file, folder or mount?); ingest into a folder "
+                           "you can write")
+    missing = re.match(r"no such table: (\S+)", str(exc))
+    if missing is not None:
+        return InputError(path, f"lacks its table {missing.group(1)!r}: damaged, or not made by statinterp; "
+                          "restore a copy, or ingest its sources again into a new folder")
+    return None
 
 
 def check_integrity(db: sqlite3.Connection, folder: str | Path) -> None:
