@@ -135,15 +135,18 @@ def attach_vectors(
 
 def find_in_collection(collection: str | Path, term: str, *, provisions: str | Path | ProvisionBook | None = None,
                        provision_text: str | None = None, show_progress: bool = False, engine: str = "local",
-                       scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None):
+                       scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None,
+                       strict: bool = False):
     """Find ``term`` in a collection folder (a single file or a set of shards): ``(FoundTerm,
     Corpus)``, the corpus holding the found candidates as one unlabelled term with its provision
     (``provision_text``, else the provisions book's entry for the term, else none). ``engine``,
     ``scheduler``, ``n_workers``: as :func:`~statinterp.collection.find.find_term`; ``shards``:
     ``KEY=VALUE`` selections of a shard set's shards to search
-    (:func:`~statinterp.collection.shard_set.open_collection`)."""
+    (:func:`~statinterp.collection.shard_set.open_collection`). A collection an ingest into
+    did not finish is named in a warning, or with ``strict`` refused
+    (:func:`~statinterp.collection.shard_set.check_finished`)."""
     from statinterp.collection.find import find_term
-    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.shard_set import check_finished, open_collection
     from statinterp.collection.store import damage_named
 
     if not any(ch.isalnum() for ch in term):
@@ -155,6 +158,7 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     if provision_text is not None:
         book = book.with_override(key, provision_text)
     with damage_named(collection), open_collection(collection, shards) as store:
+        check_finished(store, strict)
         found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers)
     corpus = Corpus()
     if found.tables["sentence"]:

@@ -125,7 +125,8 @@ def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, s
         with counter("ingest", enabled=not quiet, unit="cases") as advance:
             summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler,
                                  citations=citations, progress=advance, n_workers=workers, encoding=encoding,
-                                 shard_by=shard_by, split_parts=split_parts, on_skip=on_skip)
+                                 shard_by=shard_by, split_parts=split_parts, on_skip=on_skip,
+                                 command=_command_line())
     if summary_fmt == "json":
         out = summary.as_dict()
         out["skipped_records"] = [s.line() for s in summary.skipped]  # the first MAX_SKIPPED_KEPT
@@ -144,6 +145,15 @@ def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, s
         others = f" (and {more} more source file{'s' if more > 1 else ''} like it)" if more else ""
         raise InputError(path, f"{skipped} of its {total} records were skipped{others}: is it of the format it "
                          "was read as? The cases read are stored; --allow-skips accepts this")
+
+
+def _command_line() -> str | None:
+    """The command line of the running ``statinterp`` command (shell-quoted), or None."""
+    import shlex
+
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.find_root().obj.get("argv") if ctx is not None and isinstance(ctx.find_root().obj, dict) else None
+    return shlex.join(["statinterp", *argv]) if argv else None
 
 
 def _print_summary(summary, collection: Path, engine: str, errors_out: Path | None) -> None:
@@ -174,19 +184,28 @@ def collection():
 @collection.command()
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def info(folder, fmt):
+@click.option("--strict", is_flag=True,
+              help="Exit 2 when an ingest into the collection did not finish (it may lack cases).")
+def info(folder, fmt, strict):
     """Counts, sources, statistics date and size on disk of a collection (of a set of shards: the
-    set's totals, then one line per shard)."""
-    from statinterp.collection.shard_set import open_collection
+    set's totals, then one line per shard); says when an ingest into it did not finish, and the
+    command that completes it."""
+    from statinterp.collection.shard_set import open_collection, unfinished_ingest, unfinished_note
     from statinterp.collection.store import damage_named
 
     with damage_named(folder), open_collection(folder) as c:
         d = c.info()
+        unfinished = unfinished_ingest(c)
+    d["unfinished_ingest"] = unfinished
+    if unfinished is not None and strict:
+        raise InputError(folder, unfinished_note(folder, unfinished).split(": ", 1)[1] + " (--strict)")
     if fmt == "json":
         click.echo(json.dumps(d, indent=2, ensure_ascii=False))
         return
     shards = f", {len(d['shards'])} shards by {d['shard_by']}" if "shards" in d else ""
     click.echo(f"collection {d['collection']} (format {d['format']}{shards})")
+    if unfinished is not None:
+        click.echo("  INCOMPLETE: " + unfinished_note(folder, unfinished).split(": ", 1)[1])
     click.echo(f"  {d['cases']} cases, {d['opinions']} opinions, {d['paragraphs']} paragraphs")
     click.echo("  by source format: " + ", ".join(f"{k} {v}" for k, v in d["by_source"].items()))
     click.echo("  citations: " + (", ".join(f"{k} {v}" for k, v in d["citations"].items()) or "none"))

@@ -184,7 +184,7 @@ def background_record(opts: dict, prepared) -> dict:
 
 def prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None, engine: str = "local",
                    scheduler: str | None = None, workers: int = 2, shards: tuple[str, ...] = (),
-                   shard_statistics: str = "all"):
+                   shard_statistics: str = "all", strict: bool = False):
     """Find TERM in a collection (on ``engine``; in the ``shards`` selected of a set of shards) and
     prepare the found sentences with the collection's statistics (a set's: all shards', or the
     selected shards' with ``shard_statistics="selected"``)."""
@@ -195,7 +195,8 @@ def prepare_found(opts: dict, collection: Path, term: str, provision_text: str |
     if opts["statistics"] != "background":
         raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
     found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text,
-                                       engine=engine, scheduler=scheduler, n_workers=workers, shards=shards)
+                                       engine=engine, scheduler=scheduler, n_workers=workers, shards=shards,
+                                       strict=strict)
     if not opts["quiet"]:
         click.echo(f"statinterp: {found.summary()}", err=True)
     if not len(corpus):

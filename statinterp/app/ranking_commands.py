@@ -48,6 +48,9 @@ from statinterp.errors import StatinterpWarning, UsageError
 @click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
               help="Find TERM in this collection (made by `statinterp ingest`) and rank what is found, with the "
                    "collection's background statistics (instead of --data).")
+@click.option("--strict", is_flag=True,
+              help="With --collection: refuse (exit 2) a collection an ingest into did not finish (it may lack "
+                   "cases), rather than warn.")
 @engine_options("segment the matching cases of --collection, in runs of whole cases,")
 @shard_options()
 @click.option("--dedupe", is_flag=True,
@@ -58,8 +61,8 @@ from statinterp.errors import StatinterpWarning, UsageError
               help="Re-rank with your labels of this term's sentences: a JSON-lines file of "
                    '{"sentence_id": ..., "label": ...} or a labelled term zip. A learner fitted on them is '
                    "blended with the method's (or model's) scores.")
-def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, engine, scheduler,
-         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, **opts):
+def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, strict, engine,
+         scheduler, workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, **opts):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -92,7 +95,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         atomic.check_writable(out, force)
     if collection is not None:
         prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers, shards,
-                                 shard_statistics)
+                                 shard_statistics, strict)
     else:
         if engine != "local" or scheduler is not None:
             raise UsageError("--engine and --scheduler apply to --collection only")

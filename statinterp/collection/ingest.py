@@ -175,7 +175,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
            progress: Callable[[int], None] | None = None, n_workers: int = 2,
            statistics: bool = True, analyzer=None, encoding: str | None = None,
            shard_by: str | None = None, split_parts: int | None = None,
-           on_skip: Callable[[SkippedRecord], None] | None = None) -> IngestSummary:
+           on_skip: Callable[[SkippedRecord], None] | None = None, command: str | None = None) -> IngestSummary:
     """Read ``sources`` into the collection folder ``collection`` (created if new).
 
     ``progress`` is called with the number of cases read after each batch. ``engine="dask"``
@@ -191,7 +191,9 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     cluster's workers for a file of at least
     :data:`~statinterp.sources.courtlistener_split.SPLIT_MIN_BYTES`; 0 or 1: none). ``on_skip`` is
     called with each skipped record as it comes (the summary keeps the first
-    :data:`MAX_SKIPPED_KEPT` and counts the rest)."""
+    :data:`MAX_SKIPPED_KEPT` and counts the rest). The collection records that an ingest is in
+    progress from its start to its clean finish (``command``: the command line that completes it,
+    shown by ``collection info``, ``find`` and ``rank --collection`` meanwhile or after a stop)."""
     check_engine(engine, scheduler)
     started = time.perf_counter()
     partitions = discover(list(sources), fmt, encoding)  # unreadable or unknown sources fail before anything is written
@@ -199,6 +201,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     settings = analysis_settings(statistics)
     with damage_named(collection), (ShardedWriter(collection, shard_by, settings) if shard_by is not None
                                     else CollectionWriter(collection, settings)) as writer, ExitStack() as spool:
+        writer.mark_ingest(command)
         if engine == "dask":
             partitions = spool.enter_context(split_for_dask(
                 partitions, Path(collection), split_parts, scheduler, n_workers, summary, writer))
@@ -207,6 +210,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
 
             write_shards_on_dask(partitions, writer, summary, citations=citations, statistics=statistics,
                                  scheduler=scheduler, n_workers=n_workers, progress=progress)
+            writer.unmark_ingest()
             summary.seconds = time.perf_counter() - started
             return summary
         known = (writer.known_hash if isinstance(writer, ShardedWriter)  # in the shard of the record's key
@@ -243,6 +247,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
                     progress(len(item))
             writer.record_source(partition.source_path, partition.format,
                                  *summary.end_partition(partition, cases, skipped))
+        writer.unmark_ingest()
     summary.seconds = time.perf_counter() - started
     return summary
 

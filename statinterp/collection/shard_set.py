@@ -33,16 +33,18 @@ import heapq
 import json
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from statinterp.cache.files import read_regular
 from statinterp.collection.shard_words import SetWords, ShardWords
-from statinterp.collection.shards import MANIFEST, Manifest, is_shard_set
+from statinterp.collection.shards import INGEST_MARKER, MANIFEST, Manifest, is_shard_set
 from statinterp.collection.store import FILENAME, Collection, ParagraphRow, damage_named, database_path
 from statinterp.corpus.dataset import Case
-from statinterp.errors import InputError, UsageError, closest_names, did_you_mean
+from statinterp.errors import InputError, StatinterpWarning, UsageError, closest_names, did_you_mean
 from statinterp.index.statistics import LEVELS
 
 __all__ = ["STATISTICS_CHOICES", "ShardSet", "each_part", "open_collection", "parse_shard_selection"]
@@ -108,6 +110,43 @@ def open_collection(folder: str | Path, shards: Sequence[str] | None = None,
     if shards:
         raise UsageError(f"--shard selects shards of a set of shards; {folder} is a single-file collection")
     return Collection.open(folder)
+
+
+def unfinished_ingest(store: Collection | ShardSet) -> dict | None:
+    """The ingest into ``store`` that began and did not finish (``command``, ``started_at``), or
+    None: a single-file collection's meta row, a set's marker file (:data:`INGEST_MARKER`)."""
+    from statinterp.collection.store import unfinished_ingest_of
+
+    if isinstance(store, ShardSet):
+        marker = store.folder / INGEST_MARKER
+        if not marker.exists():
+            return None
+        try:
+            value = json.loads(read_regular(marker, 1 << 20))
+        except (OSError, ValueError):
+            value = None
+        return value if isinstance(value, dict) else {"command": "", "started_at": ""}
+    return unfinished_ingest_of(store.meta())
+
+
+def unfinished_note(folder: str | Path, ingest: dict) -> str:
+    """One line: ``folder``'s ingest did not finish, and the command that completes it."""
+    command = ingest.get("command") or "the same `statinterp ingest` command as before"
+    when = f" (begun {ingest['started_at']})" if ingest.get("started_at") else ""
+    return (f"{folder}: an ingest into it did not finish{when}: the collection is consistent but may lack cases; "
+            f"complete it by running {command}")
+
+
+def check_finished(store: Collection | ShardSet, strict: bool = False) -> None:
+    """Warn (a :class:`StatinterpWarning`: one ``statinterp: warning:`` line) that an ingest into
+    ``store`` did not finish, or with ``strict`` raise :class:`InputError` (exit 2)."""
+    ingest = unfinished_ingest(store)
+    if ingest is None:
+        return
+    note = unfinished_note(store.folder, ingest)
+    if strict:
+        raise InputError(store.folder, note.split(": ", 1)[1] + " (--strict)")
+    warnings.warn(StatinterpWarning(note), stacklevel=2)
 
 
 def each_part(collection: Collection | ShardSet, func: Callable[..., T], *args: Any,

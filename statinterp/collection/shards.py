@@ -44,6 +44,9 @@ __all__ = ["LOCK", "MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS"
 
 #: The manifest's file name inside a shard set's folder.
 MANIFEST = "manifest.json"
+#: The file a shard set's folder holds while an ingest into it has not finished (the meta row
+#: ``ingest_in_progress`` of a single-file collection).
+INGEST_MARKER = "ingest-in-progress.json"
 #: A manifest larger than this is refused before it is read (one entry takes about 100 bytes).
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 MANIFEST_KIND = "statinterp-shard-set"
@@ -283,6 +286,19 @@ class ShardedWriter:
             self.counter.next_case = max(self.counter.next_case, case_max + 1)
             self.counter.next_opinion = max(self.counter.next_opinion, opinion_max + 1)
         self._source_cases: dict[str, int] = {}
+
+    def mark_ingest(self, command: str | None = None) -> None:
+        """Record in the set's folder (:data:`INGEST_MARKER`) that an ingest has begun;
+        :meth:`unmark_ingest` removes it at a clean finish."""
+        import datetime
+
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        atomic.write_text(self.root / INGEST_MARKER, json.dumps({"command": command or "", "started_at": now},
+                                                                ensure_ascii=False) + "\n", force=True)
+
+    def unmark_ingest(self) -> None:
+        (self.root / INGEST_MARKER).unlink(missing_ok=True)
+        atomic.fsync_dir(self.root)
 
     def _writer(self, key: str):
         from statinterp.collection.store import CollectionWriter

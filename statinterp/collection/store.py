@@ -622,6 +622,24 @@ def canonical_dump(folder: str | Path) -> Iterator[str]:
                 yield "paragraph_pairs\t" + json.dumps(row, ensure_ascii=False)
 
 
+#: The meta key an ingest sets when it begins and removes at a clean finish: while it is there, the
+#: collection may lack cases (an ingest stopped by Ctrl-C, SIGTERM, a full disk, a source that
+#: cannot be read); its value: ``{"command": ..., "started_at": ...}``.
+INGEST_KEY = "ingest_in_progress"
+
+
+def unfinished_ingest_of(meta: dict[str, str]) -> dict | None:
+    """The unfinished ingest a collection's meta records (``command``, ``started_at``), or None."""
+    raw = meta.get(INGEST_KEY)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"command": "", "started_at": ""}
+
+
 class CollectionWriter:
     """Adds prepared cases to a collection folder (creating it), one transaction per batch.
 
@@ -647,6 +665,9 @@ class CollectionWriter:
             with transaction(self.db):
                 self._open(analysis, check)
         except sqlite3.DatabaseError as exc:
+            problem = database_problem(exc, database_path(self.folder))
+            if problem is not None and not is_damage(exc):  # a full disk, a read-only folder or mount
+                raise problem from None
             raise InputError(database_path(self.folder), f"is not a usable collection database ({exc})") from None
 
     def _open(self, analysis: dict | None, check: bool = True) -> None:
@@ -672,6 +693,15 @@ class CollectionWriter:
             raise UsageError(f"{self.folder}: the collection's statistics were made with other analysis "
                              f"settings ({stored}); ingest into a new folder")
         COLLECTION_SCHEMA.upgrade(db, int(found))
+
+    def mark_ingest(self, command: str | None = None) -> None:
+        """Record in the meta table that an ingest has begun (``command``: the command line that
+        completes it); :meth:`unmark_ingest` clears it at a clean finish (:data:`INGEST_KEY`)."""
+        value = json.dumps({"command": command or "", "started_at": _now()}, ensure_ascii=False)
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (INGEST_KEY, value))
+
+    def unmark_ingest(self) -> None:
+        self.db.execute("DELETE FROM meta WHERE key = ?", (INGEST_KEY,))
 
     def close(self) -> None:
         self.db.close()
