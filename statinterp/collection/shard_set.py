@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 from statinterp.cache.files import read_regular
 from statinterp.collection.shard_words import SetWords, ShardWords
 from statinterp.collection.shards import INGEST_MARKER, MANIFEST, Manifest, is_shard_set
-from statinterp.collection.store import FILENAME, Collection, ParagraphRow, damage_named, database_path
+from statinterp.collection.store import FILENAME, SHARD_KEY, Collection, ParagraphRow, damage_named, database_path
 from statinterp.corpus.dataset import Case
 from statinterp.errors import InputError, StatinterpWarning, UsageError, closest_names, did_you_mean
 from statinterp.index.statistics import LEVELS
@@ -465,6 +465,7 @@ class _Shards(Mapping[str, Collection]):
         self._words: dict[str, ShardWords | None] = {}
         self._set_words: SetWords | None | bool = False  # False: not read yet
         self._lock = threading.Lock()
+        self._real_root: str | None = None
 
     def folder(self, key: str) -> str:
         """The folder of shard ``key`` (a string: a lookup asks it of every shard)."""
@@ -488,8 +489,15 @@ class _Shards(Mapping[str, Collection]):
         if shard is not None:
             return shard
         folder = self._folders[key]  # KeyError for an unknown key, as a dict
+        self._check_inside(key, folder)
         with damage_named(folder):
             shard = Collection.open(folder)
+        found = shard.meta().get(SHARD_KEY)
+        if found is not None and found != key:  # a shard's database copied over another's
+            shard.close()
+            raise InputError(database_path(folder), f"holds the shard {found!r}, not {key!r} as the set's manifest "
+                             "lists it (a shard's database copied over another's?); restore it, or ingest the "
+                             "sources again into a new folder")
         shard.word_list = self.words(key)
         with self._lock:
             if key in self._opened:  # another thread opened it meanwhile
@@ -497,6 +505,18 @@ class _Shards(Mapping[str, Collection]):
             else:
                 self._opened[key] = shard
             return self._opened[key]
+
+    def _check_inside(self, key: str, folder: str) -> None:
+        """Refuse a shard whose folder or database lies outside the set's folder (a symbolic link
+        out of the set): a set reads only what is inside it."""
+        if self._real_root is None:
+            self._real_root = os.path.realpath(self._root)
+        inside = self._real_root.rstrip(os.sep) + os.sep
+        for path in (folder, os.path.join(folder, FILENAME)):
+            if not os.path.realpath(path).startswith(inside):
+                raise InputError(path, f"is a symbolic link out of the set {self._root} (to "
+                                 f"{os.path.realpath(path)}); a set's shards lie inside its folder: refusing to "
+                                 "follow it")
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._folders)

@@ -308,6 +308,7 @@ class ShardedWriter:
             is_new = all(e.key != key for e in self.manifest.shards)
             entry = self.manifest.add(key)
             writer = CollectionWriter(self.root / entry.folder, self.analysis)
+            writer.claim_shard(key)
             self.writers[key] = writer
             if is_new:  # listed once its folder holds a collection
                 self.manifest.save(self.root)

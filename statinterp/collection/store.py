@@ -626,6 +626,8 @@ def canonical_dump(folder: str | Path) -> Iterator[str]:
 #: collection may lack cases (an ingest stopped by Ctrl-C, SIGTERM, a full disk, a source that
 #: cannot be read); its value: ``{"command": ..., "started_at": ...}``.
 INGEST_KEY = "ingest_in_progress"
+#: The meta key of a shard's own key value in its set (checked when the set opens the shard).
+SHARD_KEY = "shard_key"
 
 
 def unfinished_ingest_of(meta: dict[str, str]) -> dict | None:
@@ -693,6 +695,17 @@ class CollectionWriter:
             raise UsageError(f"{self.folder}: the collection's statistics were made with other analysis "
                              f"settings ({stored}); ingest into a new folder")
         COLLECTION_SCHEMA.upgrade(db, int(found))
+
+    def claim_shard(self, key: str) -> None:
+        """Record (once) that this collection is the shard of ``key`` of a set (:data:`SHARD_KEY`):
+        a set checks it when it opens the shard, so a shard's database copied over another's is
+        named, never read as the other. Raises :class:`InputError` if it records another key."""
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (SHARD_KEY, key))
+        found = select(self.db, "SELECT value FROM meta WHERE key = ?", (SHARD_KEY,)).fetchone()["value"]
+        if found != key:
+            raise InputError(database_path(self.folder), f"holds the shard {found!r}, not {key!r} as the set's "
+                             "manifest lists it (a shard's database copied over another's?); restore it, or ingest "
+                             "the sources again into a new folder")
 
     def mark_ingest(self, command: str | None = None) -> None:
         """Record in the meta table that an ingest has begun (``command``: the command line that

@@ -96,9 +96,10 @@ def _html_beside(case_file: Path) -> bytes | None:
 
 
 def case_files(volume: Path) -> list[Path]:
-    """The case files of a per-case volume folder, in name order."""
+    """The case files of a per-case volume folder, in name order (a folder named ``*.json``, or a
+    link to one, is none)."""
     folder = volume / "cases" if (volume / "cases").is_dir() else volume
-    return sorted(p for p in folder.glob("*.json") if p.name not in CAP_METADATA)
+    return sorted(p for p in folder.glob("*.json") if p.name not in CAP_METADATA and not p.is_dir())
 
 
 def read_cap_folder(volume: Path) -> Iterator[CaseRecord | SkippedRecord]:
