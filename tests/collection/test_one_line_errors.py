@@ -210,3 +210,17 @@ def test_a_real_full_disk_temporary_folder_and_read_only_mount_are_one_line(tmp_
     assert "the disk is full" in errors[0] and "run the same command again" in errors[0]
     assert "temporary folder" in errors[1] and "is full" in errors[1]
     assert "read-only" in errors[2]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
+def test_a_fifo_given_as_feedback_labels_is_refused_and_a_bom_accepted(tmp_path, alarm):
+    from statinterp.corpus.label_files import read_label_file
+    from statinterp.errors import InputError
+
+    fifo = tmp_path / "labels.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="labels.jsonl: is a FIFO, not a file"):
+        read_label_file(fifo)
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b'\xef\xbb\xbf{"sentence_id": "s1", "label": "high value"}\n')
+    assert list(read_label_file(bom)) == ["s1"]
