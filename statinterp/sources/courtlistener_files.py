@@ -140,14 +140,18 @@ class _CsvLines:
     """The lines of a CSV stream as ``csv`` reads them, each decoded on its own (a byte that is not
     UTF-8 marks its record, not the file), with the byte offset of each; the lines after the first
     of a malformed record can be read again (:meth:`again`), so that a quote left open in one row
-    costs that row, not the rows it swallowed."""
+    costs that row, not the rows it swallowed. Per record: ``taken`` (its lines as ``(offset,
+    text, offset of a bad byte or None, too long)``), ``bad`` (the first bad byte's offset or
+    None), ``too_long``."""
 
     def __init__(self, stream, max_line: int):
         self._stream = stream
         self._lines = bounded_lines(stream, max_line)
+        self._offset = 0  # bytes read so far
         self._pending: deque[tuple[int, str, int | None, bool]] = deque()
-        #: (offset, text, offset of its first bad byte or None, line too long) of the record being read
         self.taken: list[tuple[int, str, int | None, bool]] = []
+        self.bad: int | None = None
+        self.too_long = False
 
     def __iter__(self) -> _CsvLines:
         return self
@@ -155,24 +159,33 @@ class _CsvLines:
     def __next__(self) -> str:
         if self._pending:
             item = self._pending.popleft()
+            if item[2] is not None and self.bad is None:
+                self.bad = item[2]
+            self.too_long = self.too_long or item[3]
         else:
-            offset = self._stream.tell()
+            offset = self._offset
             _, raw = next(self._lines)  # StopIteration ends the reader
-            if offset == 0 and raw is not None and raw.startswith(BOM):
-                raw, offset = raw[3:], 3
-            if raw is None:
+            if raw is None:  # its length is not known: where the stream is now
+                self._offset = self._stream.tell()
+                self.too_long = True
                 item = (offset, "line too long\n", None, True)
             else:
+                self._offset += len(raw)
+                if offset == 0 and raw.startswith(BOM):
+                    raw, offset = raw[3:], 3
                 try:
                     item = (offset, raw.decode("utf-8"), None, False)
                 except UnicodeDecodeError as exc:
                     item = (offset, raw.decode("utf-8", "replace"), offset + exc.start, False)
+                    if self.bad is None:
+                        self.bad = offset + exc.start
         self.taken.append(item)
         return item[1]
 
     def take(self) -> list[tuple[int, str, int | None, bool]]:
-        """The lines of the record just read (and forget them)."""
+        """The lines of the record just read (and forget them and its flags)."""
         taken, self.taken = self.taken, []
+        self.bad, self.too_long = None, False
         return taken
 
     def again(self, lines: list[tuple[int, str, int | None, bool]]) -> None:
@@ -196,9 +209,10 @@ def _csv_records(path: Path, stream, max_line: int, too_long: str, tick, compres
         return
     except csv.Error as exc:
         raise InputError(path, f"its header cannot be read ({exc})") from None
-    first = lines.take()
-    if first and first[0][2] is not None:
-        raise InputError(path, f"its header is not UTF-8 text (bad byte at offset {first[0][2]})")
+    if lines.bad is not None:
+        raise InputError(path, f"its header is not UTF-8 text (bad byte at offset {lines.bad})")
+    lines.take()
+    width = len(header)
     i = 0
     while True:
         problem = None
@@ -208,32 +222,33 @@ def _csv_records(path: Path, stream, max_line: int, too_long: str, tick, compres
             break
         except csv.Error as exc:
             values, problem = None, f"cannot be read ({exc})"
+        bad, long = lines.bad, lines.too_long
         taken = lines.take()
         if not taken:
             break
-        if values is not None and not values and problem is None:
-            continue  # a blank line
+        if values is not None and problem is None and not bad and not long:
+            if len(values) == width:
+                i += 1
+                yield f"row {i}", dict(zip(header, values, strict=True)), None
+                if i % 256 == 0:
+                    tick()
+                continue
+            if not values:
+                continue  # a blank line
         i += 1
         at = f"the row at byte {taken[0][0]}{of}"
-        bad = next((b for _, _, b, _ in taken if b is not None), None)
-        shape = False
-        if any(long for *_, long in taken):
-            problem = f"{too_long} ({at})"
-        elif problem is None and bad is not None:
-            problem = f"not UTF-8 text (bad byte at offset {bad}{of})"
-        elif problem is not None or (values is not None and len(values) != len(header)):
-            shape = True
-            problem = problem or (f"has {len(values or ())} fields, the header {len(header)}: a quote left open "
-                                  "(or a stray one) merged it with the line after it")
-            problem = f"{at} {problem}"
-        if problem is None:
-            yield f"row {i}", dict(zip(header, values or (), strict=False)), None
+        # its shape: a quote left open (or a stray one) merges rows, or makes a field over csv's limit
+        misshapen = problem is not None or values is None or len(values) != width
+        if long:
+            yield f"row {i}", None, f"{too_long} ({at})"
+        elif bad is not None and problem is None:
+            yield f"row {i}", None, f"not UTF-8 text (bad byte at offset {bad}{of})"
         else:
-            yield f"row {i}", None, problem
-            if shape and len(taken) > 1:
-                lines.again(taken[1:])  # the lines it swallowed are read again, as rows of their own
-        if i % 256 == 0:
-            tick()
+            problem = problem or (f"has {len(values or ())} fields, the header {width}: a quote left open "
+                                  "(or a stray one) merged it with the line after it")
+            yield f"row {i}", None, f"{at} {problem}"
+        if misshapen and len(taken) > 1:
+            lines.again(taken[1:])  # the lines it swallowed are read again, as rows of their own
 
 
 def _json_line(line: bytes, i: int) -> Iterator[Item]:
