@@ -68,7 +68,8 @@ def example_sources() -> Path:
 @click.option("--force", is_flag=True, help="Overwrite --errors-out if it exists.")
 @click.option("--allow-skips", is_flag=True,
               help="Exit 0 even when most records of a source file are skipped (more than half, and at least 10: "
-                   "by default that ends with exit status 2, as the file is probably not of the format read).")
+                   "by default that ends with exit status 2, as the file is probably not of the format read), or "
+                   "when a CourtListener join leaves more than a few cases without their cluster, docket or court.")
 @click.option("--shard-by", type=click.Choice(SHARD_KEYS), default=None,
               help="Write the collection in shards: one collection per court, jurisdiction, reporter or source "
                    "format under the folder, with a manifest (docs/collection.md, \"Shards\"). Default: one file.")
