@@ -240,3 +240,16 @@ def test_the_issues_inputs_run_under_2_gb(tmp_path):
     done = run("rank", "vehicle", "--data", str(term), "-q", "--no-cache")
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-2000:]
     assert "vehicle-sentence.json: holds more than 4,000,000 JSON values" in done.stderr
+
+
+def test_a_courts_file_of_another_export_is_named_too(tmp_path):
+    folder = _bulk(tmp_path / "bulk", range(1, 21), range(1, 21))
+    write_bulk_csv(folder / "opinion-clusters-2026-01-01.csv", CLUSTER_COLUMNS,
+                   [{"id": c, "case_name": f"Case {c}", "date_filed": "2020-01-01", "docket_id": 100 + c}
+                    for c in range(1, 21)])
+    write_bulk_csv(folder / "dockets-2026-01-01.csv", ["id", "court_id", "docket_number"],
+                   [{"id": 100 + c, "court_id": "mar", "docket_number": f"No. {c}"} for c in range(1, 21)])
+    write_bulk_csv(folder / "courts-2026-01-01.csv", ["id", "full_name"], [{"id": "other", "full_name": "Other"}])
+    summary = ingest([folder], tmp_path / "c", citations=False, statistics=False)
+    assert [(Path(c).name, k, m, n) for _, c, k, m, n in summary.broken_joins] == [
+        ("courts-2026-01-01.csv", "courts", 20, 20)]
