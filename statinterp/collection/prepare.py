@@ -22,7 +22,7 @@ import numpy as np
 from statinterp.index.statistics import LEVELS
 from statinterp.index.term_index import TextSpan, background_units
 from statinterp.sources import Partition, read_partition
-from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord
+from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, Unjoined
 from statinterp.text.analysis import Analyzer, Vocabulary
 from statinterp.text.citations import cached_stored_citations
 from statinterp.text.units import TokenSeqs
@@ -124,7 +124,7 @@ def new_analyzer() -> Analyzer:
 def prepare_partition(partition: Partition, citations: bool = True,
                       known: Callable[[CaseRecord], str | None] | None = None,
                       analyzer=None, statistics: bool = True
-                      ) -> Iterator[list[PreparedCase] | SkippedRecord | DecodedFile]:
+                      ) -> Iterator[list[PreparedCase] | SkippedRecord | DecodedFile | Unjoined]:
     """Batches of prepared cases (and skipped records) of one partition, in record order.
 
     ``known(record)`` gives the content hash stored for the record's case (None: not stored;

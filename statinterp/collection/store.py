@@ -36,10 +36,12 @@ transaction that opens the collection.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import functools
 import itertools
 import json
 import os
+import re
 import sqlite3
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -51,7 +53,7 @@ from typing import Any, TypeVar
 from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Case
 from statinterp.corpus.pin_cites import first_page, page_at
-from statinterp.errors import InputError, OutputError, UsageError, printable
+from statinterp.errors import InputError, OutputError, StatinterpError, UsageError, printable
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.sqlite import Schema, select, select_as, transaction
@@ -280,15 +282,42 @@ def is_damage(exc: BaseException) -> bool:
 
 @contextmanager
 def damage_named(folder: str | Path) -> Iterator[None]:
-    """Turn an SQLite error saying the collection's database is damaged, raised inside, into one
-    :class:`InputError` naming the file (``find``, ``rank``, ``ingest``, ``collection info``)."""
+    """Turn an SQLite error about the collection's database, raised inside, into one line naming
+    the file (``find``, ``rank``, ``ingest``, ``collection info``): damaged, missing a table,
+    on a full disk, or on a read-only folder or mount."""
     try:
         yield
     except sqlite3.DatabaseError as exc:
-        if not is_damage(exc):
+        problem = database_problem(exc, database_path(folder))
+        if problem is None:
             raise
-        raise InputError(database_path(folder), f"is damaged ({exc}); restore a copy, or ingest its sources "
-                         "again into a new folder") from None
+        raise problem from None
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        raise OutputError(f"cannot write {exc.filename or folder}: the disk is full; {_RESUME}") from None
+
+
+_RESUME = ("the collection is consistent (as after its last whole batch): free space and run the same command "
+           "again to complete it")
+
+
+def database_problem(exc: sqlite3.DatabaseError, path: Path) -> StatinterpError | None:
+    """The one-line error an SQLite error on the collection database ``path`` stands for, or None
+    (a bug): damaged, missing one of its tables, a full disk, a read-only file, folder or mount."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if is_damage(exc):
+        return InputError(path, f"is damaged ({exc}); restore a copy, or ingest its sources again into a new folder")
+    if name == "SQLITE_FULL":
+        return OutputError(f"cannot write {path}: the disk is full ({exc}); {_RESUME}")
+    if name.startswith("SQLITE_READONLY") or (name == "SQLITE_CANTOPEN" and not os.access(path.parent, os.W_OK)):
+        return OutputError(f"cannot write {path}: {exc} (a read-only file, folder or mount?); ingest into a folder "
+                           "you can write")
+    missing = re.match(r"no such table: (\S+)", str(exc))
+    if missing is not None:
+        return InputError(path, f"lacks its table {missing.group(1)!r}: damaged, or not made by statinterp; "
+                          "restore a copy, or ingest its sources again into a new folder")
+    return None
 
 
 def check_integrity(db: sqlite3.Connection, folder: str | Path) -> None:
@@ -672,6 +701,26 @@ def canonical_dump(folder: str | Path) -> Iterator[str]:
                 yield "paragraph_pairs\t" + json.dumps(row, ensure_ascii=False)
 
 
+#: The meta key an ingest sets when it begins and removes at a clean finish: while it is there, the
+#: collection may lack cases (an ingest stopped by Ctrl-C, SIGTERM, a full disk, a source that
+#: cannot be read); its value: ``{"command": ..., "started_at": ...}``.
+INGEST_KEY = "ingest_in_progress"
+#: The meta key of a shard's own key value in its set (checked when the set opens the shard).
+SHARD_KEY = "shard_key"
+
+
+def unfinished_ingest_of(meta: dict[str, str]) -> dict | None:
+    """The unfinished ingest a collection's meta records (``command``, ``started_at``), or None."""
+    raw = meta.get(INGEST_KEY)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"command": "", "started_at": ""}
+
+
 class CollectionWriter:
     """Adds prepared cases to a collection folder (creating it), one transaction per batch.
 
@@ -697,6 +746,9 @@ class CollectionWriter:
             with transaction(self.db):
                 self._open(analysis, check)
         except sqlite3.DatabaseError as exc:
+            problem = database_problem(exc, database_path(self.folder))
+            if problem is not None and not is_damage(exc):  # a full disk, a read-only folder or mount
+                raise problem from None
             raise InputError(database_path(self.folder), f"is not a usable collection database ({exc})") from None
 
     def _open(self, analysis: dict | None, check: bool = True) -> None:
@@ -722,6 +774,26 @@ class CollectionWriter:
             raise UsageError(f"{self.folder}: the collection's statistics were made with other analysis "
                              f"settings ({stored}); ingest into a new folder")
         COLLECTION_SCHEMA.upgrade(db, int(found))
+
+    def claim_shard(self, key: str) -> None:
+        """Record (once) that this collection is the shard of ``key`` of a set (:data:`SHARD_KEY`):
+        a set checks it when it opens the shard, so a shard's database copied over another's is
+        named, never read as the other. Raises :class:`InputError` if it records another key."""
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (SHARD_KEY, key))
+        found = select(self.db, "SELECT value FROM meta WHERE key = ?", (SHARD_KEY,)).fetchone()["value"]
+        if found != key:
+            raise InputError(database_path(self.folder), f"holds the shard {found!r}, not {key!r} as the set's "
+                             "manifest lists it (a shard's database copied over another's?); restore it, or ingest "
+                             "the sources again into a new folder")
+
+    def mark_ingest(self, command: str | None = None) -> None:
+        """Record in the meta table that an ingest has begun (``command``: the command line that
+        completes it); :meth:`unmark_ingest` clears it at a clean finish (:data:`INGEST_KEY`)."""
+        value = json.dumps({"command": command or "", "started_at": _now()}, ensure_ascii=False)
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (INGEST_KEY, value))
+
+    def unmark_ingest(self) -> None:
+        self.db.execute("DELETE FROM meta WHERE key = ?", (INGEST_KEY,))
 
     def close(self) -> None:
         self.db.close()

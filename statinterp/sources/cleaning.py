@@ -1049,8 +1049,13 @@ def party_caption(text: str) -> str | None:
 # --- encodings ---------------------------------------------------------------------------------
 
 def check_encoding(name: str) -> str:
-    """The canonical name of a text encoding; LookupError for an unknown name."""
-    return codecs.lookup(name).name
+    """The canonical name of a text encoding; LookupError for an unknown name, ValueError for a
+    codec that is no text encoding (``zlib_codec``, ``base64``, ``rot13``: bytes to bytes, or
+    text to text)."""
+    info = codecs.lookup(name)
+    if not getattr(info, "_is_text_encoding", True):
+        raise ValueError(f"{info.name} is not a text encoding")
+    return info.name
 
 
 def decode_text(raw: bytes, encoding: str | None = None) -> tuple[str, str | None]:

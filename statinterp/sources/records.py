@@ -123,5 +123,19 @@ class DecodedFile:
     encoding: str
 
 
+@dataclass(frozen=True)
+class Unjoined:
+    """Cases of a joined source that found no row in one of its companion files (a reader yields it
+    after the cases): ``missing`` of ``cases`` cases of ``file`` lack their ``kind`` (cluster,
+    docket, court) in ``companion``. ``ingest`` adds these up per companion and stops with exit
+    status 2 when more than a few are missing (a companion of another export, or one read wrong)."""
+
+    file: str
+    companion: str
+    kind: str
+    missing: int
+    cases: int
+
+
 #: What a reader yields.
-SourceItem = CaseRecord | SkippedRecord | DecodedFile
+SourceItem = CaseRecord | SkippedRecord | DecodedFile | Unjoined
