@@ -8,8 +8,9 @@ import click
 
 from statinterp.app.options import (
     OUT_FILE,
+    DataOptions,
     check_vectors,
-    common_options,
+    data_options,
     filter_options,
     prepare,
     prepare_found,
@@ -25,7 +26,7 @@ from statinterp.errors import UsageError
 
 @click.command()
 @click.argument("term")
-@common_options
+@data_options
 @click.option("--method", "-m", default=None,
               help="Ranking method that orders the sentences (see `statinterp methods`). Default: learned:default.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
@@ -43,7 +44,7 @@ from statinterp.errors import UsageError
               help="The memo to write: .docx (Word), .md (Markdown) or .html, by its extension.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def memo(term, method, model_file, labels_file, collection, shards, shard_statistics, case_filter, top,
-         provision_text, provision_cite, uscode, out, force, **opts):
+         provision_text, provision_cite, uscode, out, force, opts: DataOptions):
     """Write a research memo of TERM: its provision, the sentences that explain it with their pin
     cites, grouped by jurisdiction and court level, and a table of authorities.
 
@@ -61,7 +62,7 @@ def memo(term, method, model_file, labels_file, collection, shards, shard_statis
     atomic.check_writable(out, force)
     provision_text, citation = resolve_provision(provision_text, provision_cite, uscode)
     ranker = ranker_from_options(method, model_file)
-    check_vectors([ranker], opts)
+    opts = check_vectors([ranker], opts)
     if collection is not None:
         prepared = prepare_found(opts, collection, term, provision_text, shards=shards,
                                  shard_statistics=shard_statistics, case_filter=case_filter,
@@ -73,7 +74,7 @@ def memo(term, method, model_file, labels_file, collection, shards, shard_statis
         prepared = prepare(opts, require_term=term, provision_override={
             term: (provision_text, citation or "user-supplied")} if provision_text else None)
     index = prepared[term]
-    path = label_store_path(collection if collection is not None else opts["data"], labels_file)
+    path = label_store_path(collection if collection is not None else opts.data, labels_file)
     labels: dict[str, str] = {}
     if path.is_file():
         with LabelStore(path) as store:
@@ -84,3 +85,7 @@ def memo(term, method, model_file, labels_file, collection, shards, shard_statis
                         filters=case_filter.describe() if case_filter else "")
     write_memo(result, out, force=force)
     click.echo(f"wrote {out}: {memo_summary(result)}", err=True)
+
+
+#: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
+COMMANDS: tuple[click.Command, ...] = (memo,)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -150,19 +153,57 @@ def _vectors_option(ctx, param, value):
     return parse_vectors_option(value)
 
 
-def check_vectors(rankers, opts: dict) -> None:
-    """Fail before reading the corpus if a method needs pretrained vectors not given (or unreadable)."""
+def check_vectors(rankers, opts: DataOptions) -> DataOptions:
+    """``opts`` with the pretrained vectors the rankers need loaded; fails before the corpus is
+    read if a method needs pretrained vectors not given (or unreadable)."""
     from statinterp.vectors.provider import required_pretrained
 
-    for name in required_pretrained(rankers, opts["vectors"]):
-        if isinstance(opts["vectors"][name], Path):
+    loaded = dict(opts.vectors)
+    for name in required_pretrained(rankers, opts.vectors):
+        if isinstance(loaded[name], Path):
             from statinterp.vectors.training import load_vectors
 
-            opts["vectors"][name] = load_vectors(opts["vectors"][name])
+            loaded[name] = load_vectors(loaded[name])
+    return dataclasses.replace(opts, vectors=loaded)
 
 
-def common_options(func):
-    """Options shared by every command that reads data."""
+@dataclasses.dataclass(frozen=True)
+class DataOptions:
+    """The options shared by every command that reads data (:func:`data_options`), as given:
+    which data, its statistics, the analysis cache, processes, progress and pretrained vectors."""
+
+    data: Path | None = None
+    provisions: Path | None = None
+    background: Path | None = None
+    statistics: str = "background"
+    cache_dir: Path | None = None
+    no_cache: bool = False
+    jobs: int | None = None
+    quiet: bool = False
+    #: pretrained name -> file (as given) or loaded vectors (:func:`check_vectors`)
+    vectors: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    vector_workers: int = 1
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> DataOptions:
+        """The options from click's parameters (a command's keyword arguments or a context's
+        ``params``); other parameters are ignored."""
+        values = {f.name: params[f.name] for f in dataclasses.fields(cls)}
+        return cls(**{**values, "vectors": dict(values["vectors"] or {})})  # a copy: never changed in place
+
+    @property
+    def cache(self) -> Path | None | bool:
+        """The analysis cache folder: ``False`` with ``--no-cache``, ``None`` for the default."""
+        return False if self.no_cache else self.cache_dir
+
+
+#: The names of :class:`DataOptions`' fields, i.e. of the click parameters :func:`data_options` adds.
+_DATA_PARAMS = tuple(f.name for f in dataclasses.fields(DataOptions))
+
+
+def data_options(func):
+    """Add the options shared by every command that reads data, handed to the command as one
+    :class:`DataOptions` (keyword ``opts``)."""
 
     @click.option("--data", "data", type=click.Path(path_type=Path), default=None, help=DATA_HELP)
     @click.option("--provisions", "provisions", type=click.Path(path_type=Path), default=None,
@@ -192,71 +233,72 @@ def common_options(func):
                        "vectors on every run; more is faster but not reproducible.")
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        kwargs["opts"] = DataOptions.from_params({name: kwargs.pop(name) for name in _DATA_PARAMS})
         return func(*args, **kwargs)
 
     return wrapper
 
 
-def prepare(opts: dict, terms=None, provision_override=None, require_labels=False, require_term=None):
+def prepare(opts: DataOptions, terms=None, provision_override=None, require_labels=False, require_term=None):
     from statinterp.workflow import open_corpus, prepare_corpus
 
     # every term of --data is loaded: it is the background collection (unless --background names
     # one), so --term restricts the terms scored, not the statistics their scores use
-    corpus = open_corpus(opts["data"], provisions=opts["provisions"], provision_override=provision_override)
+    corpus = open_corpus(opts.data, provisions=opts.provisions, provision_override=provision_override)
     for name in list(terms or ()) + ([require_term] if require_term is not None else []):
         corpus.term(name)  # an unknown term fails before the (slow) analysis
     scored = [corpus.term(t) for t in terms] if terms else list(corpus)
     if require_labels and not any(t.labelled for t in scored):
         raise UsageError("no loaded term has labelled sentences: nothing to evaluate (rank works on unlabelled data)")
     background = None
-    if opts["background"] is not None:
-        background = open_corpus(opts["background"], provisions=opts["provisions"])
+    if opts.background is not None:
+        background = open_corpus(opts.background, provisions=opts.provisions)
     return prepare_corpus(
         corpus,
-        cache_dir=False if opts["no_cache"] else opts["cache_dir"],
-        statistics=opts["statistics"],
+        cache_dir=opts.cache,
+        statistics=opts.statistics,
         background=background,
-        background_only=background is not None and opts["statistics"] == "background",
+        background_only=background is not None and opts.statistics == "background",
         terms=terms or None,
-        n_process=opts["jobs"],
-        vectors=opts["vectors"],
-        vector_workers=opts["vector_workers"],
-        show_progress=not opts["quiet"],
+        n_process=opts.jobs,
+        vectors=opts.vectors,
+        vector_workers=opts.vector_workers,
+        show_progress=not opts.quiet,
     )
 
 
-def data_args(opts: dict) -> list[str]:
+def data_args(opts: DataOptions) -> list[str]:
     """The options that choose the data and its statistics, as given (for a report's command)."""
     args = []
     for option in ("data", "background", "provisions"):
-        if opts[option] is not None:
-            args += [f"--{option}", str(opts[option])]
-    if opts["statistics"] != "background":
-        args += ["--statistics", opts["statistics"]]
+        if getattr(opts, option) is not None:
+            args += [f"--{option}", str(getattr(opts, option))]
+    if opts.statistics != "background":
+        args += ["--statistics", opts.statistics]
     return args
 
 
-def data_name(opts: dict) -> str:
+def data_name(opts: DataOptions) -> str:
     """--data as given, or the shipped example's folder."""
-    if opts["data"] is not None:
-        return str(opts["data"])
+    if opts.data is not None:
+        return str(opts.data)
     from statinterp.workflow import example_data_path
 
     return f"{example_data_path()} (shipped example)"
 
 
-def background_record(opts: dict, prepared) -> dict:
+def background_record(opts: DataOptions, prepared) -> dict:
     """Which collection the background statistics came from, for reports."""
-    if opts["statistics"] != "background":
+    if opts.statistics != "background":
         rule, collection = "candidates", None
-    elif opts["background"] is not None:
-        rule, collection = "--background", str(opts["background"])
+    elif opts.background is not None:
+        rule, collection = "--background", str(opts.background)
     else:
         rule, collection = "--data (all its terms, whatever --term selects)", data_name(opts)
     return {"rule": rule, "collection": collection, "description": prepared.background.description}
 
 
-def prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None, engine: str = "local",
+def prepare_found(opts: DataOptions, collection: Path, term: str, provision_text: str | None, engine: str = "local",
                    scheduler: str | None = None, workers: int = 2, shards: tuple[str, ...] = (),
                    shard_statistics: str = "all", case_filter=None, provision_citation: str | None = None,
                    strict: bool = False):
@@ -265,14 +307,14 @@ def prepare_found(opts: dict, collection: Path, term: str, provision_text: str |
     selected shards' with ``shard_statistics="selected"``)."""
     from statinterp.workflow import find_in_collection, prepare_found
 
-    if opts["data"] is not None or opts["background"] is not None:
+    if opts.data is not None or opts.background is not None:
         raise UsageError("give --collection or --data/--background, not both")
-    if opts["statistics"] != "background":
+    if opts.statistics != "background":
         raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
-    found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text,
+    found, corpus = find_in_collection(collection, term, provisions=opts.provisions, provision_text=provision_text,
                                        engine=engine, scheduler=scheduler, n_workers=workers, shards=shards,
                                        case_filter=case_filter, provision_citation=provision_citation, strict=strict)
-    if not opts["quiet"]:
+    if not opts.quiet:
         click.echo(f"statinterp: {found.summary()}", err=True)
         if case_filter:
             click.echo(f"statinterp: cases filtered: {case_filter.describe()}", err=True)
@@ -281,11 +323,11 @@ def prepare_found(opts: dict, collection: Path, term: str, provision_text: str |
         raise UsageError(f"no sentence of the collection {collection} mentions {term!r}{where}: nothing to rank")
     return prepare_found(
         collection, corpus, shards=shards, shard_statistics=shard_statistics,
-        cache_dir=False if opts["no_cache"] else opts["cache_dir"],
-        n_process=opts["jobs"],
-        vectors=opts["vectors"],
-        vector_workers=opts["vector_workers"],
-        show_progress=not opts["quiet"],
+        cache_dir=opts.cache,
+        n_process=opts.jobs,
+        vectors=opts.vectors,
+        vector_workers=opts.vector_workers,
+        show_progress=not opts.quiet,
     )
 
 

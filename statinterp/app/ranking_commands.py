@@ -10,9 +10,10 @@ import click
 from statinterp.app.options import (
     DATA_HELP,
     OUT_FILE,
+    DataOptions,
     check_vectors,
-    common_options,
     cutoffs_option,
+    data_options,
     emit,
     engine_options,
     filter_options,
@@ -34,7 +35,7 @@ from statinterp.errors import StatinterpWarning, UsageError
 
 @click.command()
 @click.argument("term")
-@common_options
+@data_options
 @click.option("--method", "-m", default=None,
               help="Ranking method (see `statinterp methods`). Default: the shipped learned model, learned:default "
                    "(trained on the 14 annotated terms; needs no word vectors).")
@@ -71,7 +72,8 @@ from statinterp.errors import StatinterpWarning, UsageError
                    "trial; then the newest first). Each keeps its rank and score: only the reading order changes.")
 def rank(term, method, top, fmt, provision_text, provision_file, provision_cite, uscode, out, force, model_file,
          collection, strict, engine, scheduler,
-         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, order, **opts):
+         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, order,
+         opts: DataOptions):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -81,7 +83,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
     from statinterp.evaluation.ranking import rank as rank_term
 
     ranker = ranker_from_options(method, model_file)
-    check_vectors([ranker], opts)
+    opts = check_vectors([ranker], opts)
     feedback_labels = None
     if feedback_file is not None:
         from statinterp.corpus.label_files import read_label_file
@@ -170,7 +172,7 @@ def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: 
 
 
 @click.command()
-@common_options
+@data_options
 @click.option("--method", "-m", "methods", multiple=True,
               help="Method(s) to evaluate; repeat or comma-separate. "
                    "Default: Random, TF-ISF, BM25, QLLM with -c/-o/-p.")
@@ -190,7 +192,7 @@ def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: 
               help="Also write the evaluated rankings of the (one) method as a TREC run file, every term, in "
                    "statinterp's order (scores N..1, so trec_eval and ir_measures give the same figures with "
                    "`statinterp qrels`); the raw scores go to RUN.scores.json.")
-def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_file, **opts):
+def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_file, opts: DataOptions):
     """Per-term and macro NDCG of ranking methods on labelled data.
 
     Example: statinterp evaluate --data ../shared/data/statutory_interpretation -m TF-ISF-p -m BM25
@@ -205,7 +207,7 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
         from statinterp.learned.model import load_model
 
         rankers += [load_model(f) for f in model_files]
-    check_vectors(rankers, opts)
+    opts = check_vectors(rankers, opts)
     metrics = [parse_metric(f"nDCG@{k}") for k in (ks or (10, 100))]
     if out is not None:
         atomic.check_writable(out, force)
@@ -221,7 +223,7 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
         if seen:
             warnings.warn(f"{ranker.name} was trained on {', '.join(seen)}: its results on these terms are not "
                           "held-out (use `statinterp cv` for a fair estimate)", StatinterpWarning, stacklevel=2)
-    results = evaluate_methods(prepared, rankers, metrics, show_progress=not opts["quiet"])
+    results = evaluate_methods(prepared, rankers, metrics, show_progress=not opts.quiet)
     if run_file is not None:
         from statinterp.app.output import trec_run
         from statinterp.evaluation.ranking import rank as rank_term
@@ -300,7 +302,7 @@ def example():
 @click.command()
 @click.argument("term")
 @click.argument("sentence_id")
-@common_options
+@data_options
 @click.option("--method", "-m", default=None,
               help="Ranking method (see `statinterp methods`). Default: the shipped learned model, learned:default, "
                    "as for `rank`.")
@@ -309,7 +311,7 @@ def example():
 @click.option("--top", "-n", type=click.IntRange(1), default=10, show_default=True,
               help="Learned models: how many of the largest feature contributions to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def explain(term, sentence_id, method, model_file, top, fmt, **opts):
+def explain(term, sentence_id, method, model_file, top, fmt, opts: DataOptions):
     """Why sentence SENTENCE_ID of TERM is where it is: the components of its score.
 
     For a method: the base score, context contributions, gates and thresholds. For a learned
@@ -321,7 +323,11 @@ def explain(term, sentence_id, method, model_file, top, fmt, **opts):
     from statinterp.learned.sentence_patterns import reason_evidence
 
     ranker = ranker_from_options(method, model_file)
-    check_vectors([ranker], opts)
+    opts = check_vectors([ranker], opts)
     prepared = prepare(opts, require_term=term)
     click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top,
                                                    evidence=reason_evidence), fmt), nl=False)
+
+
+#: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
+COMMANDS: tuple[click.Command, ...] = (rank, evaluate, qrels, methods, example, explain,)
