@@ -7,12 +7,15 @@ import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from statinterp.cache import atomic
 from statinterp.errors import UsageError, closest_names, did_you_mean
+
+if TYPE_CHECKING:
+    from statinterp.corpus.authority import CaseFilter
 
 #: The shipped learned model, accepted by --method wherever a method is.
 DEFAULT_MODEL_NAME = "learned:default"
@@ -114,6 +117,44 @@ def filter_options(func):
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectionOptions:
+    """Where a command reading data finds TERM instead of --data (:func:`collection_options`):
+    ``--collection``, the shards and case filters searched, and how the search runs."""
+
+    collection: Path | None = None
+    shards: tuple[str, ...] = ()
+    shard_statistics: str = "all"
+    case_filter: CaseFilter | None = None  # None: every case (as an empty CaseFilter)
+    strict: bool = False
+    engine: str = "local"
+    scheduler: str | None = None
+    workers: int = 2
+
+
+def collection_options(collection_help: str, strict_help: str | None = None, dask_work: str | None = None):
+    """``--collection`` (``collection_help``), with ``strict_help`` ``--strict``, with ``dask_work``
+    :func:`engine_options`, then :func:`shard_options` and :func:`filter_options` (rank, review,
+    memo), handed to the command as one :class:`CollectionOptions` (keyword ``where``)."""
+    names = ("collection", "shards", "shard_statistics", "case_filter") + (("strict",) if strict_help else ()) \
+        + (("engine", "scheduler", "workers") if dask_work else ())
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            kwargs["where"] = CollectionOptions(**{name: kwargs.pop(name) for name in names})
+            return func(*args, **kwargs)
+
+        wrapper = shard_options()(filter_options(wrapper))
+        if dask_work:
+            wrapper = engine_options(dask_work)(wrapper)
+        if strict_help:
+            wrapper = click.option("--strict", is_flag=True, help=strict_help)(wrapper)
+        return click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
+                            help=collection_help)(wrapper)
+    return decorate
 
 
 def provision_options(func):
@@ -298,31 +339,33 @@ def background_record(opts: DataOptions, prepared) -> dict:
     return {"rule": rule, "collection": collection, "description": prepared.background.description}
 
 
-def prepare_found(opts: DataOptions, collection: Path, term: str, provision_text: str | None, engine: str = "local",
-                   scheduler: str | None = None, workers: int = 2, shards: tuple[str, ...] = (),
-                   shard_statistics: str = "all", case_filter=None, provision_citation: str | None = None,
-                   strict: bool = False):
-    """Find TERM in a collection (on ``engine``; in the ``shards`` selected of a set of shards) and
-    prepare the found sentences with the collection's statistics (a set's: all shards', or the
-    selected shards' with ``shard_statistics="selected"``)."""
+def prepare_found(opts: DataOptions, where: CollectionOptions, term: str, provision_text: str | None,
+                  provision_citation: str | None = None):
+    """Find TERM in ``where.collection`` (on ``where.engine``; in the ``where.shards`` selected of a
+    set of shards) and prepare the found sentences with the collection's statistics (a set's: all
+    shards', or the selected shards' with ``shard_statistics="selected"``)."""
     from statinterp.workflow import find_in_collection, prepare_found
+
+    assert where.collection is not None
+    collection, shards, case_filter = where.collection, where.shards, where.case_filter
 
     if opts.data is not None or opts.background is not None:
         raise UsageError("give --collection or --data/--background, not both")
     if opts.statistics != "background":
         raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
     found, corpus = find_in_collection(collection, term, provisions=opts.provisions, provision_text=provision_text,
-                                       engine=engine, scheduler=scheduler, n_workers=workers, shards=shards,
-                                       case_filter=case_filter, provision_citation=provision_citation, strict=strict)
+                                       engine=where.engine, scheduler=where.scheduler, n_workers=where.workers,
+                                       shards=shards, case_filter=case_filter, provision_citation=provision_citation,
+                                       strict=where.strict)
     if not opts.quiet:
         click.echo(f"statinterp: {found.summary()}", err=True)
         if case_filter:
             click.echo(f"statinterp: cases filtered: {case_filter.describe()}", err=True)
     if not len(corpus):
-        where = f" among the cases kept ({case_filter.describe()})" if case_filter else ""
-        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}{where}: nothing to rank")
+        among = f" among the cases kept ({case_filter.describe()})" if case_filter else ""
+        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}{among}: nothing to rank")
     return prepare_found(
-        collection, corpus, shards=shards, shard_statistics=shard_statistics,
+        collection, corpus, shards=shards, shard_statistics=where.shard_statistics,
         cache_dir=opts.cache,
         n_process=opts.jobs,
         vectors=opts.vectors,

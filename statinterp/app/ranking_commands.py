@@ -10,13 +10,13 @@ import click
 from statinterp.app.options import (
     DATA_HELP,
     OUT_FILE,
+    CollectionOptions,
     DataOptions,
     check_vectors,
+    collection_options,
     cutoffs_option,
     data_options,
     emit,
-    engine_options,
-    filter_options,
     invocation,
     note_unlabelled,
     prepare,
@@ -25,7 +25,6 @@ from statinterp.app.options import (
     ranker_from_options,
     ranker_of_name,
     resolve_provision,
-    shard_options,
     split_methods,
 )
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
@@ -50,15 +49,11 @@ from statinterp.errors import StatinterpWarning, UsageError
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Rank with a learned model (made by `statinterp train`) instead of --method.")
-@click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
-              help="Find TERM in this collection (made by `statinterp ingest`) and rank what is found, with the "
-                   "collection's background statistics (instead of --data).")
-@click.option("--strict", is_flag=True,
-              help="With --collection: refuse (exit 2) a collection an ingest into did not finish (it may lack "
-                   "cases), rather than warn.")
-@engine_options("segment the matching cases of --collection, in runs of whole cases,")
-@shard_options()
-@filter_options
+@collection_options("Find TERM in this collection (made by `statinterp ingest`) and rank what is found, with the "
+                    "collection's background statistics (instead of --data).",
+                    strict_help="With --collection: refuse (exit 2) a collection an ingest into did not finish (it "
+                                "may lack cases), rather than warn.",
+                    dask_work="segment the matching cases of --collection, in runs of whole cases,")
 @click.option("--dedupe", is_flag=True,
               help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
 @click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
@@ -71,9 +66,7 @@ from statinterp.errors import StatinterpWarning, UsageError
               help="How to show the top sentences: by score, or by authority (court level: supreme, appellate, "
                    "trial; then the newest first). Each keeps its rank and score: only the reading order changes.")
 def rank(term, method, top, fmt, provision_text, provision_file, provision_cite, uscode, out, force, model_file,
-         collection, strict, engine, scheduler,
-         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, order,
-         opts: DataOptions):
+         dedupe, dedupe_threshold, feedback_file, order, opts: DataOptions, where: CollectionOptions):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -105,15 +98,14 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
         override = {term: (provision_text, citation or "user-supplied")}
     if out is not None:
         atomic.check_writable(out, force)
-    if collection is not None:
-        prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers, shards,
-                                 shard_statistics, case_filter, citation, strict)
+    if where.collection is not None:
+        prepared = prepare_found(opts, where, term, provision_text, citation)
     else:
-        if engine != "local" or scheduler is not None:
+        if where.engine != "local" or where.scheduler is not None:
             raise UsageError("--engine and --scheduler apply to --collection only")
-        if shards or shard_statistics != "all":
+        if where.shards or where.shard_statistics != "all":
             raise UsageError("--shard and --shard-statistics apply to --collection only")
-        if case_filter:
+        if where.case_filter:
             raise UsageError("--court, --jurisdiction, --level, --since, --until and --published-only apply to "
                              "--collection only")
         prepared = prepare(opts, provision_override=override, require_term=term)
@@ -144,13 +136,13 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
         raise UsageError("--order authority does not apply to --format trec (a run is in score order)")
     provision = index.term.provision
     shown = {"provision": {"citation": provision.citation, "text": provision.text}} if provision else {}
-    if case_filter:
-        shown["filters"] = case_filter.as_dict()
+    if where.case_filter:
+        shown["filters"] = where.case_filter.as_dict()
     text = format_ranking(ranking, fmt, top or None, shown_term=term.strip(), order=order, json_extra=shown or None)
     if fmt == "table":  # the provision's cite given, and the case filter, under the heading
         extra = ([f"provision: {provision.citation}" + (f" (from {uscode})" if uscode else "")]
                  if provision_cite is not None and provision is not None else [])
-        extra += [f"cases filtered: {case_filter.describe()}"] if case_filter else []
+        extra += [f"cases filtered: {where.case_filter.describe()}"] if where.case_filter else []
         if extra:
             heading, _, rest = text.partition("\n")
             text = "\n".join([heading, *extra, rest])

@@ -11,8 +11,10 @@ import click
 from statinterp.app.options import (
     DATA_HELP,
     OUT_FILE,
+    CollectionOptions,
     DataOptions,
     check_vectors,
+    collection_options,
     data_options,
     emit,
     filter_options,
@@ -52,11 +54,8 @@ def _label_store_path(data, labels_file) -> Path:
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Rank with a learned model (made by `statinterp train`) instead of --method.")
 @click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
-@click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
-              help="Find TERM in this collection (made by `statinterp ingest`) and review what is found, ranked with "
-                   "the collection's statistics (instead of --data).")
-@shard_options()
-@filter_options
+@collection_options("Find TERM in this collection (made by `statinterp ingest`) and review what is found, ranked "
+                    "with the collection's statistics (instead of --data).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
 @click.option("--host", default=None,
@@ -70,8 +69,8 @@ def _label_store_path(data, labels_file) -> Path:
               help="Continuous: after every label the sentences below your last label are re-ranked with all your "
                    "labels, and the page estimates how many valuable sentences are left. Fixed order: the method's "
                    "order until you press \"Re-rank with my labels\".")
-def review(term, method, model_file, labels_file, collection, shards, shard_statistics, port, host, no_browser,
-           show_labels, continuous, case_filter, opts: DataOptions):
+def review(term, method, model_file, labels_file, port, host, no_browser, show_labels, continuous, opts: DataOptions,
+           where: CollectionOptions):
     """Review TERM's ranked sentences in the browser: read them in context, label, re-rank.
 
     Labels are written to the label store (--labels) the moment they are given; reopening
@@ -87,14 +86,14 @@ def review(term, method, model_file, labels_file, collection, shards, shard_stat
 
     ranker = ranker_from_options(method, model_file)
     opts = check_vectors([ranker], opts)
-    store = LabelStore(_label_store_path(collection if collection is not None else opts.data, labels_file))
-    if collection is not None:
-        prepared = prepare_found(opts, collection, term, None, shards=shards, shard_statistics=shard_statistics,
-                                 case_filter=case_filter)
+    store = LabelStore(_label_store_path(where.collection if where.collection is not None else opts.data,
+                                         labels_file))
+    if where.collection is not None:
+        prepared = prepare_found(opts, where, term, None)
     else:
-        if shards or shard_statistics != "all":
+        if where.shards or where.shard_statistics != "all":
             raise UsageError("--shard and --shard-statistics apply to --collection only")
-        if case_filter:
+        if where.case_filter:
             raise UsageError("--court, --jurisdiction, --level, --since, --until and --published-only apply to "
                              "--collection only")
         prepared = prepare(opts, require_term=term)

@@ -89,3 +89,26 @@ def test_check_vectors_returns_a_copy_and_leaves_the_options_unchanged(tmp_path,
     assert loaded.vectors == {"GloVe": "loaded g.txt"}
     assert given.vectors == {"GloVe": tmp_path / "g.txt"}  # the options as given are never changed in place
     assert dataclasses.replace(loaded, vectors=given.vectors) == given  # only the vectors differ
+
+
+def test_collection_options_reach_the_command_as_one_frozen_object(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from statinterp.app import ranking_commands
+    from statinterp.app.cli import cli
+    from statinterp.app.options import CollectionOptions
+    from statinterp.corpus.authority import CaseFilter
+
+    seen = []
+
+    def stop(opts, where, term, provision_text, citation):
+        seen.append((where, term))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(ranking_commands, "prepare_found", stop)
+    result = CliRunner().invoke(cli, ["rank", "vehicle", "--collection", str(tmp_path / "c"), "--shard", "court=X",
+                                      "--shard-statistics", "selected", "--since", "2001", "--strict",
+                                      "--workers", "3"], obj={"argv": []})
+    assert result.exit_code == 0, result.output
+    assert seen == [(CollectionOptions(collection=tmp_path / "c", shards=("court=X",), shard_statistics="selected",
+                                       case_filter=CaseFilter(since="2001"), strict=True, workers=3), "vehicle")]
