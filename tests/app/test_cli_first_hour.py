@@ -134,7 +134,7 @@ def test_cv_over_an_existing_report_says_how_to_write_elsewhere(capsys, tmp_path
 
 
 def test_readme_cv_command_writes_to_a_folder_no_clone_commits():
-    """The README's cv command must run as written in a fresh clone, where reports/ holds the
+    """The cv commands of the README and the manual (docs/) must run as written in a fresh clone, where reports/ holds the
     committed reports: it names a --report-dir inside the ignored experiment-results/, so it
     neither meets a committed report nor leaves a file that looks committed (running it first
     does not make this test fail)."""
@@ -142,10 +142,11 @@ def test_readme_cv_command_writes_to_a_folder_no_clone_commits():
     import shlex
 
     root = REPO_ROOT
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    readme = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     commands = re.findall(r"^\$ (statinterp cv [^\n#]*)", readme, re.M)
     commands += re.findall(r"^(statinterp cv [^\n#]*)", readme, re.M)
-    assert commands, "the README shows no cv command"
+    assert commands, "neither the README nor the manual shows a cv command"
     for command in commands:
         args = shlex.split(command)
         assert "--report-dir" in args or "--no-report" in args, command
