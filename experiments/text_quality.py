@@ -12,8 +12,9 @@ registered, else the route is reported as "no reader"), and its stored lines are
 the body's lines as one text, each footnote apart). Then, for every stored sentence:
 
 * **fragment** -- one of: *short* (no word of two letters or more: "1", "¶ 2", "(2)", "O 4"),
-  *lowercase start* (its first letter, after opening quotes and brackets, is lower-case, and it does not open with "e.g.", "i.e.",
-  "id.", "cf." or "ibid."), *open end* (it does not end with ``. ? ! : ; …``, closing quotes,
+  *lowercase start* (its first letter, after opening quotes and brackets, is lower-case, and it
+  does not open with "e.g.", "i.e.", "id.", "cf." or "ibid."), *open end* (it does not end with
+  ``. ? ! : ; …``, closing quotes,
   brackets and a footnote number allowed after it). A *heading* is left out of the count (not a
   sentence): a whole stored line of at most 12 words, with no ``. ? !`` at its end, whose words
   all start with a capital, a digit or a bracket, small words (of, the, and ...) aside.
@@ -358,13 +359,20 @@ def measure_route(entry: dict, half: str, home: Path, route: str, repeated: set[
         result.sentences.extend(segment(record))
     if isinstance(expected, int):
         result.counts["footnotes_expected"] = expected
-    debris = bracket_debris([s.text for s in result.sentences], source_text(home / route))
+    tally(result, result.sentences, repeated, source_text(home / route))
+    return result
+
+
+def tally(result: RouteResult, sentences: list[Sentence], repeated: set[str], source: str) -> None:
+    """Count the stored ``sentences``' headings, fragments, running headers, page labels and glued
+    marks into ``result`` (``source``: the route's input text, for :func:`bracket_debris`)."""
+    debris = bracket_debris([s.text for s in sentences], source)
     result.counts["labels"] += debris
     if debris:
-        for s in result.sentences:
+        for s in sentences:
             if EMPTY_BRACKETS.search(s.text) and len(result.examples["labels"]) < 3:
                 result.examples["labels"].append(s.text[:157])
-    for s in result.sentences:
+    for s in sentences:
         if not s.footnote and is_heading(s.text, s.whole_line):
             result.counts["headings"] += 1
             continue
@@ -378,7 +386,6 @@ def measure_route(entry: dict, half: str, home: Path, route: str, repeated: set[
             result.note("labels", s.text)
         if glued_marks(s.text):
             result.note("glued", ", ".join(glued_marks(s.text)) + " | " + s.text)
-    return result
 
 
 def check_pin(pin: dict, results: dict[tuple[str, str], RouteResult]) -> dict:
@@ -564,7 +571,7 @@ def report(results: list[RouteResult], pins: list[dict], manifest: dict, command
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--set", dest="set_dir", required=True, type=Path,
+    ap.add_argument("--set", "--data", dest="set_dir", required=True, type=Path,
                     help="the folder experiments.text_quality_set wrote")
     add_output_options(ap, "text_quality")
     args = ap.parse_args(argv)

@@ -80,7 +80,7 @@ def html_with_citations(plain_text: str) -> str:
     from eyecite.models import FullCaseCitation, IdCitation, ShortCaseCitation, SupraCitation
 
     kinds = (FullCaseCitation, ShortCaseCitation, SupraCitation, IdCitation)
-    annotations = [[c.span(), '</pre><span class="citation no-link">', '</span><pre class="inline">']
+    annotations = [(c.span(), '</pre><span class="citation no-link">', '</span><pre class="inline">')
                    for c in get_citations(plain_text) if isinstance(c, kinds)]
     source = f'<pre class="inline">{html.escape(plain_text)}</pre>'
     if not annotations:
@@ -204,7 +204,8 @@ def tool_versions() -> dict[str, str]:
     return {"pdftotext": poppler, "eyecite": version("eyecite")}
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_command(argv: list[str] | None = None) -> int:
+    """The command line (no report: :mod:`experiments.text_quality` writes that)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirrors", required=True, type=Path, help="folder of bare mirrors OWNER+NAME/repo")
     ap.add_argument("--out", required=True, type=Path, help="folder to write the set into")
@@ -218,4 +219,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(build_command())
