@@ -189,6 +189,9 @@ def test_footnote_like_lines():
 
 def test_sentence_overlap():
     assert tq.sentence_overlap(["A b.", "C  d."], ["C d.", "E."]) == 0.5
+    cited = ["{9} A plea is not “knowing.”", "See 89 S.Ct. 1709."]
+    assert tq.sentence_overlap(cited, ['A plea is not "knowing."', "See 89 S. Ct. 1709."]) == 0
+    assert tq.sentence_overlap(cited, ['A plea is not "knowing."', "See 89 S. Ct. 1709."], tq.loose) == 1
 
 
 def test_manifest_names_30_opinions_of_10_courts_split_in_two_halves():

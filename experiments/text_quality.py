@@ -11,13 +11,13 @@ registered, else the route is reported as "no reader"), and its stored lines are
 ``find`` segments them (:func:`statinterp.text.segmentation.build_pipeline` with line joining,
 the body's lines as one text, each footnote apart). Then, for every stored sentence:
 
-* **fragment** -- one of: *short* (no word of two letters or more: "1", "¶ 2", "(2)", "O 4"),
+* **fragment** -- one of: *short* (no word of two letters or more and no "§": "1", "¶ 2", "(2)", "O 4"),
   *lowercase start* (its first letter, after opening quotes and brackets, is lower-case, and it
   does not open with "e.g.", "i.e.", "id.", "cf." or "ibid."), *open end* (it does not end with
-  ``. ? ! : ; …``, closing quotes,
-  brackets and a footnote number allowed after it). A *heading* is left out of the count (not a
-  sentence): a whole stored line of at most 12 words, with no ``. ? !`` at its end, whose words
-  all start with a capital, a digit or a bracket, small words (of, the, and ...) aside.
+  ``. ? ! : ; …``, closing quotes, brackets and a footnote number allowed after it). A *heading*
+  is left out of the count (not a sentence): a whole stored line (or all of it after an
+  enumerator: "2.", "A.", "(a)", "IV.", "¶ 3") of at most 12 words, with no ``. ? !`` at its end,
+  whose words all start with a capital, a digit or a bracket, small words (of, the, and ...) aside.
 * **running header** -- it holds an ECF banner ("Case: … Document: … Page: … Date Filed:",
   "Appellate Case:", "DktEntry:", "Page ID #", "Page N of M"), "Cite as", or a line that the
   source repeats at the head or foot of pages: for a PDF, a line of at least two words among the
@@ -41,7 +41,8 @@ footnote text the HTML gives. **Pins checked by hand**: for the sentences in the
 stores for that sentence (:func:`statinterp.collection.store.line_pages` and
 :func:`statinterp.corpus.pin_cites.page_at` at the sentence's first character, as ``find``
 gives ``pin_page``). **Routes compared**: for an opinion read by two routes, the share of one
-route's sentences found, whitespace-normalised, among the other's.
+route's sentences found, whitespace-normalised, among the other's; and the same with typography
+aside (:func:`loose`: quotes and dashes folded, a leading "{9}" or "¶ 9" and all spaces dropped).
 
 Run from the project root::
 
@@ -68,8 +69,11 @@ from experiments.common import add_output_options, out_options, output_path
 
 _LOWER_OPENERS = ("e.g.", "i.e.", "id.", "cf.", "ibid.")
 _SMALL_WORDS = frozenset("a an and as at by de for in of on or the to v v. vs vs. with".split())
-_END = re.compile(r"""(?:[.?!:;…]|\.\s?\.\s?\.)["”’'»)\]]*(?:\d{1,3}|\*+)?$""")
+_END = re.compile(r"""(?:[.?!:;…]|\.\s?\.\s?\.)\s?["”’'»)\]]*(?:\d{1,3}|\*+)?$""")
 _WORD = re.compile(r"[^\W_]+")
+
+
+_ENUMERATOR = re.compile(r"(?:(?:[IVXLC]+|[A-Za-z]|\d{1,3})[.)]?|\(\w{1,4}\)|¶\s?\d+)?")
 
 
 def is_heading(sentence: str, whole_line: bool) -> bool:
@@ -83,7 +87,7 @@ def is_heading(sentence: str, whole_line: bool) -> bool:
 def fragment_reason(sentence: str) -> str | None:
     """Why ``sentence`` is a fragment (``short``, ``lowercase start``, ``open end``), or None."""
     text = sentence.strip()
-    if not any(sum(c.isalpha() for c in w) >= 2 for w in _WORD.findall(text)):
+    if not any(sum(c.isalpha() for c in w) >= 2 for w in _WORD.findall(text)) and "§" not in text:
         return "short"
     opening = text.lstrip("\"“‘'([«—-– ")
     first = next((c for c in opening if c.isalpha()), "")
@@ -177,12 +181,26 @@ def normal(text: str) -> str:
     return " ".join(text.split())
 
 
-def sentence_overlap(a: list[str], b: list[str]) -> float:
-    """Share of the sentences of ``a`` that occur, whitespace-normalised, among those of ``b``."""
+_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "\u00ad": None})
+
+
+def loose(text: str) -> str:
+    """``text`` with quotes and dashes folded, a leading paragraph number ("{9}", "¶ 9") and every
+    space removed: the same sentence whatever a source's typography ("S.Ct." / "S. Ct.")."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    text = re.sub(r"^\s*(?:\{\d+\}|\[?¶\s?\d+\]?)\s*", "", text)
+    return "".join(text.split())
+
+
+def sentence_overlap(a: list[str], b: list[str], key=normal) -> float:
+    """Share of the sentences of ``a`` that occur among those of ``b``, compared by ``key``
+    (whitespace-normalised; :func:`loose`: typography aside too)."""
     if not a:
         return float("nan")
-    other = {normal(s) for s in b}
-    return sum(normal(s) in other for s in a) / len(a)
+    other = {key(s) for s in b}
+    return sum(key(s) in other for s in a) / len(a)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,7 +282,8 @@ def segment(record) -> list[Sentence]:
                 k = group[i]
                 starts_k = op.page_starts[k] if op.page_starts and k < len(op.page_starts) else ()
                 page = page_at(pages[k], starts_k, s - starts[i])
-                whole = s == starts[i] and e == starts[i] + len(lines[k])
+                before = lines[k][:s - starts[i]].strip()
+                whole = e == starts[i] + len(lines[k].rstrip()) and _ENUMERATOR.fullmatch(before) is not None
                 out.append(Sentence(text[s:e], k >= len(op.paragraphs), whole, page))
     return out
 
@@ -421,7 +440,7 @@ def court_rows(results: list[RouteResult]) -> list[str]:
     groups: dict[tuple[str, str, str], list[RouteResult]] = defaultdict(list)
     for r in results:
         groups[(r.half, r.court, r.route)].append(r)
-    for (half, court, route), rs in sorted(groups.items()):
+    for (half, court, route), rs in sorted(groups.items(), key=lambda kv: (kv[0][0] != "rules", kv[0][1:])):
         read = [r for r in rs if r.status == "read"]
         if not read:
             rows.append(f"| {court} | {half} | {route} | {len(rs)} | {rs[0].status} | | | | | | | |")
@@ -467,8 +486,9 @@ def route_pairs(results: list[RouteResult]) -> list[str]:
     for r in results:
         if r.status == "read":
             by_entry[r.entry][r.route] = r
-    rows = ["| opinion | court | route A | route B | sentences A / B | A found in B | B found in A |",
-            "|---|---|---|---|---:|---:|---:|"]
+    rows = ["| opinion | court | route A | route B | sentences A / B | A found in B | B found in A "
+            "| A in B, typography aside | B in A, typography aside |",
+            "|---|---|---|---|---:|---:|---:|---:|---:|"]
     pairs = (("pdf", "cl-plain_text"), ("pdf", "cl-html_with_citations"), ("cl-plain_text", "cl-html_with_citations"),
              ("text", "cl-html_with_citations"), ("cl-plain_text", "cl-html_lawbox"),
              ("cl-html_lawbox", "cl-html_with_citations"))
@@ -477,9 +497,10 @@ def route_pairs(results: list[RouteResult]) -> list[str]:
             if a in routes and b in routes:
                 sa = [s.text for s in routes[a].sentences]
                 sb = [s.text for s in routes[b].sentences]
-                rows.append(f"| {entry} | {routes[a].court} | {a} | {b} | {len(sa)} / {len(sb)} "
-                            f"| {pct(round(sentence_overlap(sa, sb) * len(sa)), len(sa))} "
-                            f"| {pct(round(sentence_overlap(sb, sa) * len(sb)), len(sb))} |")
+                cells = [pct(round(sentence_overlap(x, y, key) * len(x)), len(x))
+                         for key in (normal, loose) for x, y in ((sa, sb), (sb, sa))]
+                rows.append(f"| {entry} | {routes[a].court} | {a} | {b} | {len(sa)} / {len(sb)} | "
+                            + " | ".join(cells) + " |")
     return rows
 
 
@@ -501,7 +522,9 @@ def versions() -> str:
 
 
 def git_commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+    """The commit of statinterp's code: the last commit that changed ``statinterp/`` (the study's
+    own commits change only experiments/, reports/ and tests/)."""
+    done = subprocess.run(["git", "log", "-1", "--format=%h", "--", "statinterp"], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[1])
     return done.stdout.strip() or "?"
 
@@ -530,14 +553,27 @@ def run(set_dir: Path) -> tuple[list[RouteResult], list[dict], dict]:
     return results, pins, manifest
 
 
-def report(results: list[RouteResult], pins: list[dict], manifest: dict, command: str) -> str:
+def load_summary(path: Path) -> tuple[str, list[RouteResult]]:
+    """An earlier run's commit and its per-route counts (its ``.json``)."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    out = []
+    for row in data["routes"]:
+        r = RouteResult(row["entry"], row["court"], row["half"], row["route"], row["status"])
+        r.counts.update({k: row[k] for k in COUNTERS if row.get(k) is not None})
+        out.append(r)
+    return data.get("commit", "?"), out
+
+
+def report(results: list[RouteResult], pins: list[dict], manifest: dict, command: str,
+           before: tuple[str, list[RouteResult]] | None = None, notes: str = "") -> str:
     courts = manifest["courts"]
     n_courts = len({e["court"] for e in manifest["entries"]})
     lines = [
         "# Text quality of genuine opinions, per court (issue 34)", "",
         f"Regenerate: `{command}` (the set: `python -m experiments.text_quality_set --mirrors MIRRORS --out SET`, "
         "from the repositories and commits of `experiments/text_quality_set.json`).", "",
-        f"statinterp commit {git_commit()}; {versions()}.", "",
+        f"statinterp's code at commit {git_commit()} (the last commit that changed statinterp/); {versions()}.", "",
         f"{len(manifest['entries'])} opinions of {n_courts} courts; "
         f"{sum(v['half'] == 'rules' for v in courts.values())} courts in the rule-choosing half (*rules*), "
         f"{sum(v['half'] == 'held-apart' for v in courts.values())} held apart. Definitions: "
@@ -546,7 +582,10 @@ def report(results: list[RouteResult], pins: list[dict], manifest: dict, command
         "CourtListener's extractor makes it), `cl-html_with_citations` (that text as CourtListener's citation "
         "step wraps it), `text` (a .txt file), `cl-html`/`cl-html_lawbox` (CourtListener's HTML fields), "
         "`cap` (CAP's case HTML).", "",
+        *([notes.strip(), ""] if notes.strip() else []),
         "## By half", "", *half_rows(results), "",
+        *([f"### Before: the same set on statinterp commit {before[0]}", "", *half_rows(before[1]), ""]
+          if before else []),
         "## By court", "", *court_rows(results), "",
         "## Pins checked by hand", "",
     ]
@@ -573,6 +612,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", "--data", dest="set_dir", required=True, type=Path,
                     help="the folder experiments.text_quality_set wrote")
+    ap.add_argument("--before", type=Path, default=None, metavar="JSON",
+                    help="an earlier run's .json (e.g. reports/text_quality_before.json): its figures by half are "
+                         "shown beside this run's")
+    ap.add_argument("--notes", type=Path, default=None, metavar="MD",
+                    help="a Markdown file of findings, put at the head of the report")
     add_output_options(ap, "text_quality")
     args = ap.parse_args(argv)
     out = output_path(args, "text_quality")
@@ -580,14 +624,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --set {args.set_dir}: no set.json (build it with python -m experiments.text_quality_set)",
               file=sys.stderr)
         return 2
+    before = load_summary(args.before) if args.before else None
+    notes = args.notes.read_text(encoding="utf-8") if args.notes else ""
     results, pins, manifest = run(args.set_dir)
-    command = f"python -m experiments.text_quality --set SET{out_options(args, out)}"
+    extra = (f" --before {args.before.as_posix()}" if args.before else "") + (
+        f" --notes {args.notes.as_posix()}" if args.notes else "")
+    command = f"python -m experiments.text_quality --set SET{extra}{out_options(args, out)}"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report(results, pins, manifest, command), encoding="utf-8")
+    out.write_text(report(results, pins, manifest, command, before, notes), encoding="utf-8")
     summary = [{"entry": r.entry, "court": r.court, "half": r.half, "route": r.route, "status": r.status,
-                **{k: r.counts.get(k, 0) for k in COUNTERS}} for r in results]
-    out.with_suffix(".json").write_text(json.dumps({"routes": summary, "pins": pins}, indent=1) + "\n",
-                                        encoding="utf-8")
+                **{k: r.counts[k] if k in r.counts else (None if k == "footnotes_expected" else 0)
+                   for k in COUNTERS}} for r in results]
+    out.with_suffix(".json").write_text(json.dumps({"commit": git_commit(), "routes": summary, "pins": pins},
+                                                   indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out}", file=sys.stderr)
     return 0
 
