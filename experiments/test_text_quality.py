@@ -96,6 +96,7 @@ def test_hand_checked_pin_of_the_fixture(tmp_path):
     assert tq.check_pin({**pins[0], "quote": "no such sentence anywhere"}, index)["status"] == "sentence not found"
 
 
+@pytest.mark.slow
 def test_text_route_is_read_and_page_debris_beyond_the_source_counted(tmp_path):
     home = _routes(tmp_path)
     records, status = tq.read_route(home / "text")
@@ -204,3 +205,27 @@ def test_manifest_names_30_opinions_of_10_courts_split_in_two_halves():
         assert {"repo", "path", "commit", "court", "format"} <= set(e) and len(e["commit"]) == 40, e["id"]
     assert len({e["id"] for e in entries}) == len(entries)
     assert json.loads(MANIFEST.read_text(encoding="utf-8")) == manifest
+
+
+def test_html_with_citations_is_made_as_courtlistener_makes_it():
+    """The derived route: the text escaped in <pre class="inline">, each citation eyecite finds
+    closed off in a <span> between two <pre> pieces (cl/citations/annotate_citations.py)."""
+    from experiments.text_quality_set import html_with_citations
+
+    text = "See Smith v. Jones, 570 U.S. 297, 301 (2013) & more.\nNext line < here."
+    out = html_with_citations(text)
+    assert out.startswith('<pre class="inline">') and out.endswith("</pre>")
+    assert '</pre><span class="citation no-link">570 U.S. 297</span><pre class="inline">' in out
+    assert "&amp; more." in out and "&lt; here." in out
+    assert html_with_citations("No citation at all.") == '<pre class="inline">No citation at all.</pre>'
+
+
+def test_cap_case_json_takes_the_html_opinions():
+    from experiments.text_quality_set import _cap_case_json
+
+    meta = {"name": "A v. B", "name_abbreviation": "A v. B", "court": {"name": "Court"},
+            "citations": [{"type": "official", "cite": "1 X 2"}]}
+    html = '<article class="opinion" data-type="majority"></article><article class="opinion" data-type="dissent">'
+    case = _cap_case_json({"id": "x"}, meta, html)
+    assert [o["type"] for o in case["casebody"]["opinions"]] == ["majority", "dissent"]
+    assert case["id"] == _cap_case_json({"id": "x"}, meta, html)["id"]  # the same on every run
