@@ -455,15 +455,51 @@ def court_rows(results: list[RouteResult]) -> list[str]:
     return rows
 
 
+KINDS = (("PDF", ("pdf",)), ("CourtListener text of a PDF", ("cl-plain_text",)),
+         ("CourtListener html_with_citations", ("cl-html_with_citations",)),
+         ("text file", ("text",)), ("CourtListener HTML", ("cl-html", "cl-html_lawbox")), ("CAP HTML", ("cap",)))
+
+
+def target_rows(results: list[RouteResult], pins: list[dict]) -> list[str]:
+    """Issue 34's targets on the held-apart half, per route kind: met (yes), not met (no), or
+    not measurable (–)."""
+    rows = ["| route kind (held-apart) | footnotes ≥ 95 % | 0 page labels | 0 glued marks | 0 running headers "
+            "| fragments ≤ 2 % | hand-checked pins right |", "|---|---|---|---|---|---|---|"]
+    pin_routes = defaultdict(list)
+    for p in pins:
+        pin_routes[p["route"]].append(p)
+    held = {r.entry for r in results if r.half == "held-apart"}
+
+    def yes(ok: bool, shown: str) -> str:
+        return f"{'yes' if ok else 'no'} ({shown})"
+
+    for kind, routes in KINDS:
+        rs = [r for r in results if r.half == "held-apart" and r.route in routes]
+        read = [r for r in rs if r.status == "read"]
+        if not read:
+            if rs:
+                rows.append(f"| {kind} | {rs[0].status} | | | | | |")
+            continue
+        c: Counter = sum((r.counts for r in read), Counter())
+        known = [r for r in read if "footnotes_expected" in r.counts]
+        fs = sum(min(r.counts["footnotes_stored"], r.counts["footnotes_expected"]) for r in known)
+        fe = sum(r.counts["footnotes_expected"] for r in known)
+        ps = [p for route in routes for p in pin_routes[route] if p["entry"] in held]
+        right = sum(p["status"] == "right" for p in ps)
+        rows.append(" | ".join([
+            f"| {kind}", yes(fs >= 0.95 * fe, pct(fs, fe)) if fe else "–", yes(not c["labels"], str(c["labels"])),
+            yes(not c["glued"], str(c["glued"])), yes(not c["headers"], str(c["headers"])),
+            yes(c["fragments"] <= 0.02 * c["sentences"], pct(c["fragments"], c["sentences"])),
+            yes(right == len(ps), f"{right} of {len(ps)}") if ps else "–"]) + " |")
+    return rows
+
+
 def half_rows(results: list[RouteResult]) -> list[str]:
     rows = ["| half | route kind | opinions | sentences | fragments | headers | page labels | glued marks "
             "| footnotes stored / had (known) | footnote text in body |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for half in ("rules", "held-apart"):
-        for kind, routes in (("PDF", ("pdf",)), ("CourtListener text of a PDF", ("cl-plain_text",)),
-                             ("CourtListener html_with_citations", ("cl-html_with_citations",)),
-                             ("text file", ("text",)), ("CourtListener HTML", ("cl-html", "cl-html_lawbox")),
-                             ("CAP HTML", ("cap",))):
+        for kind, routes in KINDS:
             rs = [r for r in results if r.half == half and r.route in routes]
             read = [r for r in rs if r.status == "read"]
             if not rs:
@@ -583,6 +619,7 @@ def report(results: list[RouteResult], pins: list[dict], manifest: dict, command
         "step wraps it), `text` (a .txt file), `cl-html`/`cl-html_lawbox` (CourtListener's HTML fields), "
         "`cap` (CAP's case HTML).", "",
         *([notes.strip(), ""] if notes.strip() else []),
+        "## Issue 34's targets on the held-apart half", "", *target_rows(results, pins), "",
         "## By half", "", *half_rows(results), "",
         *([f"### Before: the same set on statinterp commit {before[0]}", "", *half_rows(before[1]), ""]
           if before else []),
