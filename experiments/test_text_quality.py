@@ -42,6 +42,7 @@ def test_planted_defects_are_counted_in_genuine_sentences(tmp_path):
     assert clean.counts["headers"] == clean.counts["glued"] == 0
     # Fox v. State: 4 footnotes in the HTML, all stored apart, none in the body.
     assert clean.counts["footnotes_expected"] == clean.counts["footnotes_stored"] == 4
+    assert clean.counts["footnotes_recognised"] == 4
     assert clean.counts["footnotes_in_body"] == 0
 
     body = [s for s in clean.sentences if not s.footnote and len(s.text.split()) > 12]
@@ -76,10 +77,11 @@ def test_footnote_text_in_the_body_is_counted(tmp_path):
     moved = text[:start] + text[end:]
     moved = moved.replace("</article>", note.replace('data-x id="', 'id="x-') + "</article>", 1)
     html.write_text(moved, encoding="utf-8")
-    result = tq.measure_route({"id": "fixture", "court": "x", "footnotes": 4}, "rules", home, "cap", set(),
+    result = tq.measure_route({"id": "fixture", "court": "x", "footnotes": "html"}, "rules", home, "cap", set(),
                               tq.html_footnotes(_routes(tmp_path / "orig")))
-    assert result.counts["footnotes_stored"] == 3
-    assert result.counts["footnotes_in_body"] >= 1
+    assert result.counts["footnotes_expected"] == 4
+    assert result.counts["footnotes_stored"] == result.counts["footnotes_recognised"] == 3
+    assert result.counts["footnotes_in_body"] == 1
 
 
 @pytest.mark.slow
@@ -180,6 +182,20 @@ def test_page_labels(sentence, labels):
 ])
 def test_glued_marks(sentence, marks):
     assert [m.split(" ")[-1] for m in tq.glued_marks(sentence)] == marks
+
+
+def test_footnote_openings_from_the_manifest_or_the_html():
+    entry = {"footnotes": 2, "footnote_openings": ["The Chapel claimed", "Even if these"]}
+    assert tq.footnote_openings(entry, None) == ["The Chapel claimed", "Even if these"]
+    assert tq.footnote_openings({"footnotes": "html"}, ["1. The first note.", "* A star note."]) == [
+        "The first note.", "A star note."]
+    assert tq.footnote_openings({"footnotes": 0}, None) == []
+
+
+def test_manifest_footnote_openings_match_the_hand_counts():
+    for e in load_manifest()["entries"]:
+        if "footnote_openings" in e:
+            assert len(e["footnote_openings"]) == e["footnotes"], e["id"]
 
 
 def test_footnote_like_lines():

@@ -31,12 +31,17 @@ the body's lines as one text, each footnote apart). Then, for every stored sente
   subdivision); the usual words before a number ("at", "No", "p", "n", "fn", "sec", "art", "Rule",
   "Title", "chapter" ...) excepted.
 
-Per opinion also: **footnotes** stored (``OpinionRecord.footnotes``) against the footnotes the
-opinion has (counted by hand for PDFs and texts, in the manifest; for CAP HTML the
-``<aside class="footnote">`` inside its opinions), and **footnote text in the body**: body
-lines that open with the number of one of its footnotes (1 .. N) followed by a capital or a
-quote ("3 The parties ...", "1The Chapel ..."), or that hold the first 60 characters of a
-footnote text the HTML gives. **Pins checked by hand**: for the sentences in the manifest's
+Per opinion also: **footnotes recognised** against the footnotes the opinion has (counted by
+hand for PDFs and texts, in the manifest; for CAP HTML the ``<aside class="footnote">`` inside
+its opinions): a footnote is recognised when its opening words (read in the PDF by hand: the
+manifest's ``footnote_openings``; for CAP HTML its first 60 characters) stand in a stored
+footnote (``OpinionRecord.footnotes``), compared with :func:`loose`; without openings, the
+stored footnotes up to the number it has. **Footnote text in the body**: footnotes whose
+opening words (25 characters or more, spaces aside) stand in the body's paragraphs instead
+(run into a sentence or a paragraph of their own); without openings, body lines that open with
+the number of one of its footnotes (1 .. N) followed by a capital or a quote ("3 The parties
+...", "1The Chapel ...").
+**Pins checked by hand**: for the sentences in the manifest's
 ``pins`` (a quote from the sentence and the page read in the source by hand), the page statinterp
 stores for that sentence (:func:`statinterp.collection.store.line_pages` and
 :func:`statinterp.corpus.pin_cites.page_at` at the sentence's first character, as ``find``
@@ -293,7 +298,7 @@ def segment(record) -> list[Sentence]:
 # ---------------------------------------------------------------------------------------------
 
 COUNTERS = ("sentences", "headings", "fragments", "headers", "labels", "glued", "footnotes_expected",
-            "footnotes_stored", "footnotes_in_body", "lines")
+            "footnotes_stored", "footnotes_recognised", "footnotes_in_body", "lines")
 
 
 @dataclass
@@ -341,6 +346,16 @@ def source_text(folder: Path) -> str:
     return "\n".join(parts)
 
 
+def footnote_openings(entry: dict, notes: list[str] | None) -> list[str]:
+    """The opening words of each of the opinion's footnotes: the manifest's (read in the PDF by
+    hand), else the first 60 characters of each footnote of its CAP HTML (its label dropped)."""
+    if entry.get("footnote_openings"):
+        return list(entry["footnote_openings"])
+    if entry.get("footnotes") == "html" and notes:
+        return [re.sub(r"^(?:\d{1,3}\.?|\*+|[†‡§]+)\s+", "", n)[:60] for n in notes]
+    return []
+
+
 def html_footnotes(home: Path) -> list[str] | None:
     """The footnote texts inside the opinions of a CAP HTML route (None: no such route)."""
     files = sorted((home / "cap").rglob("html/*.html"))
@@ -360,21 +375,24 @@ def measure_route(entry: dict, half: str, home: Path, route: str, repeated: set[
     if not records:
         return result
     expected = entry.get("footnotes")
+    openings = footnote_openings(entry, notes)
     if expected == "html":
         expected = len(notes) if notes is not None else None
     for record in records:
         for op in record.opinions:
             result.counts["lines"] += len(op.paragraphs)
             result.counts["footnotes_stored"] += len(op.footnotes)
-            body = list(op.paragraphs)
-            in_body = footnote_like_lines(body, expected or 0) if expected else []
-            joined = normal(" ".join(body))
-            for note in notes or []:
-                head = note.split(" ", 1)[1] if re.match(r"\d+\.?\s", note) else note
-                if len(head) >= 60 and head[:60] in joined:
-                    in_body.append(head)
-            for line in in_body:
-                result.note("footnotes_in_body", line)
+            body, stored = loose(" ".join(op.paragraphs)), loose(" ".join(op.footnotes))
+            if openings:
+                result.counts["footnotes_recognised"] += sum(loose(o) in stored for o in openings)
+                for o in openings:
+                    # a short one ("§ 28-105.01(2).") recurs in the body as a citation
+                    if len(loose(o)) >= 25 and loose(o) in body:
+                        result.note("footnotes_in_body", o)
+            else:
+                result.counts["footnotes_recognised"] += min(len(op.footnotes), expected or 0)
+                for line in footnote_like_lines(list(op.paragraphs), expected or 0):
+                    result.note("footnotes_in_body", line)
         result.sentences.extend(segment(record))
     if isinstance(expected, int):
         result.counts["footnotes_expected"] = expected
@@ -435,7 +453,7 @@ def pct(n: int, d: int) -> str:
 
 def court_rows(results: list[RouteResult]) -> list[str]:
     rows = ["| court | half | route | opinions | lines | sentences | fragments | headers | page labels | glued marks "
-            "| footnotes stored / had | footnote text in body |",
+            "| footnotes recognised / had (stored) | footnote text in body |",
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     groups: dict[tuple[str, str, str], list[RouteResult]] = defaultdict(list)
     for r in results:
@@ -448,7 +466,7 @@ def court_rows(results: list[RouteResult]) -> list[str]:
         c: Counter = sum((r.counts for r in read), Counter())
         had = sum(r.counts["footnotes_expected"] for r in read if "footnotes_expected" in r.counts)
         known = all("footnotes_expected" in r.counts for r in read)
-        stored = f"{c['footnotes_stored']} / {had if known else '?'}"
+        stored = f"{c['footnotes_recognised']} / {had if known else '?'} ({c['footnotes_stored']})"
         rows.append(f"| {court} | {half} | {route} | {len(read)} | {c['lines']} | {c['sentences']} "
                     f"| {c['fragments']} ({pct(c['fragments'], c['sentences'])}) | {c['headers']} | {c['labels']} "
                     f"| {c['glued']} | {stored} | {c['footnotes_in_body']} |")
@@ -482,7 +500,7 @@ def target_rows(results: list[RouteResult], pins: list[dict]) -> list[str]:
             continue
         c: Counter = sum((r.counts for r in read), Counter())
         known = [r for r in read if "footnotes_expected" in r.counts]
-        fs = sum(min(r.counts["footnotes_stored"], r.counts["footnotes_expected"]) for r in known)
+        fs = sum(min(r.counts["footnotes_recognised"], r.counts["footnotes_expected"]) for r in known)
         fe = sum(r.counts["footnotes_expected"] for r in known)
         ps = [p for route in routes for p in pin_routes[route] if p["entry"] in held]
         right = sum(p["status"] == "right" for p in ps)
@@ -496,7 +514,7 @@ def target_rows(results: list[RouteResult], pins: list[dict]) -> list[str]:
 
 def half_rows(results: list[RouteResult]) -> list[str]:
     rows = ["| half | route kind | opinions | sentences | fragments | headers | page labels | glued marks "
-            "| footnotes stored / had (known) | footnote text in body |",
+            "| footnotes recognised / had (known) | footnote text in body |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for half in ("rules", "held-apart"):
         for kind, routes in KINDS:
@@ -509,7 +527,7 @@ def half_rows(results: list[RouteResult]) -> list[str]:
                 continue
             c: Counter = sum((r.counts for r in read), Counter())
             known = [r for r in read if "footnotes_expected" in r.counts]
-            fs = sum(min(r.counts["footnotes_stored"], r.counts["footnotes_expected"]) for r in known)
+            fs = sum(min(r.counts["footnotes_recognised"], r.counts["footnotes_expected"]) for r in known)
             fe = sum(r.counts["footnotes_expected"] for r in known)
             rows.append(f"| {half} | {kind} | {len(read)} | {c['sentences']} | {c['fragments']} "
                         f"({pct(c['fragments'], c['sentences'])}) | {c['headers']} | {c['labels']} | {c['glued']} "
