@@ -62,7 +62,9 @@ def library_versions(libraries: Sequence[str] = FIGURE_LIBRARIES) -> dict[str, s
 
 def thread_libraries() -> list[dict[str, Any]]:
     """The native thread pools loaded now (BLAS, OpenMP): API, library, version and thread count,
-    as :func:`threadpoolctl.threadpool_info` reports them (empty if threadpoolctl is missing)."""
+    as :func:`threadpoolctl.threadpool_info` reports them (empty if threadpoolctl is missing), in a
+    fixed order (by API, library, version): the order in which libraries happen to be loaded
+    changes from run to run, and a regenerated report must not."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover - scikit-learn depends on it
@@ -75,7 +77,7 @@ def thread_libraries() -> list[dict[str, Any]]:
         if key not in seen:
             seen.add(key)
             out.append(row)
-    return out
+    return sorted(out, key=lambda row: tuple(str(value) for value in row.values()))
 
 
 def command_line(argv: Sequence[str] | None = None, program: str = "statinterp") -> str:

@@ -104,3 +104,19 @@ def test_reproduction_report_is_written_the_same_from_nudged_figures():
         MethodResult(r.method, nudged(r.per_term, rng), nudged(r.macro, rng)) for r in rep.results])
     assert floats(moved.results[1].per_term) != floats(rep.results[1].per_term)
     assert reproduction_json(moved) == reproduction_json(rep)
+
+
+def test_thread_libraries_are_listed_in_a_fixed_order(monkeypatch):
+    """Two runs load the same BLAS libraries in another order; the report lists them alike (issue 37:
+    a regenerated reports/core.json differed in this list alone)."""
+    import threadpoolctl
+
+    from statinterp.provenance import thread_libraries
+
+    pools = [{"user_api": "blas", "internal_api": "openblas", "version": "0.3.31", "num_threads": 2},
+             {"user_api": "blas", "internal_api": "openblas", "version": "0.3.30", "num_threads": 2}]
+    monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda: pools)
+    first = thread_libraries()
+    monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda: pools[::-1])
+    assert thread_libraries() == first
+    assert [row["version"] for row in first] == ["0.3.30", "0.3.31"]

@@ -2,10 +2,11 @@
 
 A :class:`Ranker` scores the candidate sentences of one term (a :class:`~statinterp.index.term_index.TermIndex`)
 and returns one score per candidate; higher ranks first. Rankers, gates and similarities are
-**values** (:class:`Component`): the constructor stores its parameters and nothing else
-(scikit-learn's rule; defaults that depend on other parameters are resolved when scoring), an
-object cannot be changed after construction, :meth:`~Component.set_params` returns a changed
-copy, and two objects with the same parameters are equal. They compose one way, as a fluent
+**values** (:class:`Component`): each is a frozen dataclass whose fields are its parameters and
+nothing else (scikit-learn's rule; defaults that depend on other parameters are resolved when
+scoring), so an object cannot be changed after construction, :meth:`~Component.set_params`
+returns a changed copy (``dataclasses.replace``), and two objects with the same parameters are
+equal. They compose one way, as a fluent
 chain (PyTerrier's operators are the model)::
 
     TFISF().in_context("paragraph", 0.9).gated(DomainGate(TFISF(), "provision", 0.5), NoveltyGate("NWR", 0.2))
@@ -23,7 +24,7 @@ query-likelihood model, where the mixing happens inside the logarithm).
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -81,24 +82,6 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _opening(init):
-    """Wrap a constructor so that attributes can be set while it (and the constructors it calls) run."""
-
-    @functools.wraps(init)
-    def __init__(self, *args, **kwargs):
-        state = self.__dict__
-        state["_opening"] = state.get("_opening", 0) + 1
-        try:
-            init(self, *args, **kwargs)
-        finally:
-            state["_opening"] -= 1
-            if not state["_opening"]:
-                del state["_opening"]
-
-    __init__._opening = True
-    return __init__
-
-
 def _set_item(name: str, parts: tuple | list, params: dict[str, Any]) -> list:
     """``parts`` with ``{"2__lam": v}`` set on ``parts[2]``."""
     out = list(parts)
@@ -117,17 +100,19 @@ def _set_item(name: str, parts: tuple | list, params: dict[str, Any]) -> list:
 class Component(ABC):
     """A value that holds parameters only: the common ground of rankers, gates and similarities.
 
-    * The constructor's arguments are the parameters; each is stored under its own name and
-      nothing is derived from them there. :meth:`get_params` returns them.
-    * Immutable: setting an attribute after construction is an error; :meth:`set_params`
-      returns a copy with some parameters replaced (unlike scikit-learn, which changes the object).
-    * Equality and hashing are by type and parameters (after :meth:`resolved_params`).
+    * Each concrete component is ``@dataclass(frozen=True, eq=False, repr=False)``: its fields are
+      its parameters (validated in ``__post_init__``, nothing derived from them is stored), and
+      :meth:`get_params` returns them.
+    * Immutable (frozen): setting an attribute is an error; :meth:`set_params` returns a copy with
+      some parameters replaced (unlike scikit-learn, which changes the object).
+    * Equality and hashing are by type and parameters (after :meth:`resolved_params`), which is
+      why the dataclasses leave ``eq`` and ``repr`` to this class.
     * :meth:`parts` are the components among the parameters; :meth:`requires` collects what the
       component and its parts :meth:`need <needs>`.
     """
 
-    #: Classes whose objects are fitted models rather than parameter values opt out: their
-    #: objects can be changed and are equal only to themselves.
+    #: Classes whose objects are fitted models rather than parameter values opt out (plain
+    #: classes, not dataclasses): their objects can be changed and are equal only to themselves.
     _mutable: ClassVar[bool] = False
     #: Own parameter -> the keyword ``build_method`` and ``tune --grid`` spell it by, where its
     #: own name would say something else (QLLM's ``lam`` is ``qllm_lam``: ``lam`` is the context
@@ -135,25 +120,6 @@ class Component(ABC):
     keyword_spellings: ClassVar[dict[str, str]] = {}
     #: Keyword -> the values the default tuning grid tries (:func:`statinterp.rankers.registry.candidate_grid`).
     tuning_grid: ClassVar[dict[str, tuple]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        init = cls.__dict__.get("__init__")
-        if init is not None and not getattr(init, "_opening", False):
-            cls.__init__ = _opening(init)  # type: ignore[method-assign]
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if self._mutable or "_opening" in self.__dict__:
-            object.__setattr__(self, name, value)
-            return
-        raise AttributeError(f"{type(self).__name__} objects are immutable: "
-                             f"use .set_params({name}=...) for a changed copy")
-
-    def __delattr__(self, name: str) -> None:
-        if self._mutable:
-            object.__delattr__(self, name)
-            return
-        raise AttributeError(f"{type(self).__name__} objects are immutable")
 
     #: The canonical name in the method-name grammar (:mod:`statinterp.rankers.grammar`), e.g.
     #: ``TF-ISF-p`` or ``Tp-Tg-Nr`` for a ranker, ``Tg`` or ``NWR>=0.3`` for a gate.
@@ -167,8 +133,10 @@ class Component(ABC):
     # -- parameters ------------------------------------------------------------------------
     @classmethod
     def param_names(cls) -> tuple[str, ...]:
-        """The constructor's parameter names, in order."""
-        init = inspect.unwrap(cls.__init__)
+        """The constructor's parameter names, in order (a dataclass's fields)."""
+        if dataclasses.is_dataclass(cls):
+            return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+        init = cls.__init__
         if init is object.__init__:
             return ()
         return tuple(p.name for p in list(inspect.signature(init).parameters.values())[1:]
@@ -210,6 +178,8 @@ class Component(ABC):
             if not isinstance(part, Component):
                 raise TypeError(f"{type(self).__name__}.{name} is not a component: cannot set {', '.join(values)}")
             own[name] = part.set_params(**values)
+        if dataclasses.is_dataclass(self):
+            return dataclasses.replace(self, **own)
         return type(self)(**own)
 
     def keywords(self) -> dict[str, str]:

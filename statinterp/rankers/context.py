@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,6 +31,7 @@ LAMBDA_GRID = tuple(i / 10 for i in range(11))
 
 
 @register_composite
+@dataclass(frozen=True, eq=False, repr=False)
 class Interpolated(Ranker):
     """Linear interpolation of a similarity with the candidate's context unit. λ1 (``lam``)
     defaults to the similarity's declared weight for the context
@@ -37,14 +39,15 @@ class Interpolated(Ranker):
 
     tuning_grid = {"lam": LAMBDA_GRID}
 
-    def __init__(self, similarity: Similarity, context: str = "paragraph", lam: float | None = None):
-        if context not in LEVEL_SUFFIX:
-            raise ValueError(f"context must be one of {', '.join(LEVEL_SUFFIX)}, not {context!r}")
-        if lam is not None and not 0.0 <= lam <= 1.0:
-            raise ValueError(f"interpolation weight must lie in [0, 1], not {lam}")
-        self.similarity = similarity
-        self.context = context
-        self.lam = lam
+    similarity: Similarity
+    context: str = "paragraph"
+    lam: float | None = None
+
+    def __post_init__(self):
+        if self.context not in LEVEL_SUFFIX:
+            raise ValueError(f"context must be one of {', '.join(LEVEL_SUFFIX)}, not {self.context!r}")
+        if self.lam is not None and not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"interpolation weight must lie in [0, 1], not {self.lam}")
 
     @property
     def weight(self) -> float:
@@ -87,19 +90,21 @@ class Interpolated(Ranker):
 
 
 @register_composite
+@dataclass(frozen=True, eq=False, repr=False)
 class Recursive(Ranker):
     """Recursive interpolation with the n neighbouring sentences on each side."""
 
     tuning_grid = {"lam": LAMBDA_GRID}
 
-    def __init__(self, similarity: Similarity, lam: float = 0.6, n: int = MAX_NEIGHBOURS):
-        if not 1 <= n <= MAX_NEIGHBOURS:
+    similarity: Similarity
+    lam: float = 0.6
+    n: int = MAX_NEIGHBOURS
+
+    def __post_init__(self):
+        if not 1 <= self.n <= MAX_NEIGHBOURS:
             raise ValueError(f"n must lie in 1..{MAX_NEIGHBOURS}")
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"interpolation weight must lie in [0, 1], not {lam}")
-        self.similarity = similarity
-        self.lam = lam
-        self.n = n
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"interpolation weight must lie in [0, 1], not {self.lam}")
 
     @property
     def name(self) -> str:

@@ -8,6 +8,7 @@ use), so that naming and building a cosine method costs nothing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = ["Cosine"]
 _KIND_NAMES = {"word2vec": "w2vec*", "fasttext": "fastt*"}
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class Cosine(Similarity):
     """Cosine between the mean unit word vectors of the query and of a text.
 
@@ -53,10 +55,11 @@ class Cosine(Similarity):
     #: The paper tuned no context weight for the cosine methods: an even mix.
     context_lambda = {"case": 0.5, "opinion": 0.5, "paragraph": 0.5}
 
-    def __init__(self, kind: str = "word2vec"):
-        if not isinstance(kind, str) or not kind:
-            raise ValueError(f"vector kind must be a non-empty string, not {kind!r}")
-        self.kind = kind
+    kind: str = "word2vec"
+
+    def __post_init__(self):
+        if not isinstance(self.kind, str) or not self.kind:
+            raise ValueError(f"vector kind must be a non-empty string, not {self.kind!r}")
 
     @property
     def short_name(self) -> str:  # the method name of the kind: w2vec*, fastt*, or the pretrained name

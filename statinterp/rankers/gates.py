@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -134,19 +134,21 @@ def expansion_needs(expansion: str, vectors: str) -> Requirements:
 
 
 @register_composite
+@dataclass(frozen=True, eq=False, repr=False)
 class Expanded(Ranker):
     """Sim-g / Sim-e: the expanded query matched against whole cases; a sentence gets its case's score."""
 
-    def __init__(self, similarity: Similarity, expansion: str = "provision", n_similar: int = 500,
-                 vectors: str = "word2vec"):
-        if expansion not in EXPANSION_SUFFIX:
-            raise ValueError(f"expansion must be one of {', '.join(EXPANSION_SUFFIX)}, not {expansion!r}")
-        if int(n_similar) < 1:
-            raise ValueError(f"n_similar must be a positive integer, not {n_similar!r}")
-        self.similarity = similarity
-        self.expansion = expansion
-        self.n_similar = int(n_similar)
-        self.vectors = vectors
+    similarity: Similarity
+    expansion: str = "provision"
+    n_similar: int = 500
+    vectors: str = "word2vec"
+
+    def __post_init__(self):
+        if self.expansion not in EXPANSION_SUFFIX:
+            raise ValueError(f"expansion must be one of {', '.join(EXPANSION_SUFFIX)}, not {self.expansion!r}")
+        if int(self.n_similar) < 1:
+            raise ValueError(f"n_similar must be a positive integer, not {self.n_similar!r}")
+        object.__setattr__(self, "n_similar", int(self.n_similar))
 
     @property
     def name(self) -> str:
@@ -202,28 +204,32 @@ def domain_threshold(case_scores: np.ndarray, lam: float, fraction: float = 0.1)
 _TFISF = TFISF()
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class DomainGate(Gate):
     """DDI(s) = 1 iff Sim-g(case(s)) − o ≥ λ2 · (Avg10 − o) (see the module docstring)."""
 
     keyword_spellings = {"lam": "lam2"}  # ``lam`` is the context weight λ1
     tuning_grid = {"lam2": tuple(i / 10 for i in range(11))}
 
-    def __init__(self, similarity: Similarity = _TFISF, expansion: str = "provision", lam: float = 0.5,
-                 n_similar: int = 500, top: float = 0.1, vectors: str = "word2vec"):
-        if expansion not in EXPANSION_SUFFIX:
-            raise ValueError(f"expansion must be one of {', '.join(EXPANSION_SUFFIX)}, not {expansion!r}")
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"the domain gate's lambda2 must lie in [0, 1], not {lam}")
-        if not 0.0 < top <= 1.0:
-            raise ValueError(f"the domain gate's top fraction must lie in (0, 1], not {top}")
-        if int(n_similar) < 1:
-            raise ValueError(f"n_similar must be a positive integer, not {n_similar!r}")
-        self.similarity = similarity
-        self.expansion = expansion
-        self.lam = float(lam)
-        self.n_similar = int(n_similar)
-        self.top = float(top)
-        self.vectors = vectors
+    similarity: Similarity = _TFISF
+    expansion: str = "provision"
+    lam: float = 0.5
+    n_similar: int = 500
+    top: float = 0.1
+    vectors: str = "word2vec"
+
+    def __post_init__(self):
+        if self.expansion not in EXPANSION_SUFFIX:
+            raise ValueError(f"expansion must be one of {', '.join(EXPANSION_SUFFIX)}, not {self.expansion!r}")
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"the domain gate's lambda2 must lie in [0, 1], not {self.lam}")
+        if not 0.0 < self.top <= 1.0:
+            raise ValueError(f"the domain gate's top fraction must lie in (0, 1], not {self.top}")
+        if int(self.n_similar) < 1:
+            raise ValueError(f"n_similar must be a positive integer, not {self.n_similar!r}")
+        object.__setattr__(self, "lam", float(self.lam))
+        object.__setattr__(self, "n_similar", int(self.n_similar))
+        object.__setattr__(self, "top", float(self.top))
 
     @property
     def expanded(self) -> Expanded:
@@ -265,19 +271,23 @@ class DomainGate(Gate):
                 "avg_top": top_mean(cases, self.top), "origin": min(0.0, float(cases.min())), "lambda2": self.lam}
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class NoveltyGate(Gate):
     """NI(s) = 1 iff measure(s) ≥ threshold, measure one of NW, NWR, WMD (higher = more novel)."""
 
-    def __init__(self, measure: str = "NWR", threshold: float | None = None, vectors: str = "word2vec"):
-        part = registry.get("novelty", measure)
+    measure: str = "NWR"
+    threshold: float | None = None
+    vectors: str = "word2vec"
+
+    def __post_init__(self):
+        part = registry.get("novelty", self.measure)
         if part is None:
             raise ValueError(f"novelty measure must be one of {', '.join(registry.names('novelty'))}, "
-                             f"not {measure!r}")
-        if threshold is None and part.cls.default_threshold is None:  # type: ignore[union-attr]
-            raise ValueError(f"the {measure} novelty gate needs a threshold (e.g. {measure}>=1.0)")
-        self.measure = measure
-        self.threshold = None if threshold is None else float(threshold)
-        self.vectors = vectors
+                             f"not {self.measure!r}")
+        if self.threshold is None and part.cls.default_threshold is None:
+            raise ValueError(f"the {self.measure} novelty gate needs a threshold (e.g. {self.measure}>=1.0)")
+        if self.threshold is not None:
+            object.__setattr__(self, "threshold", float(self.threshold))
 
     @property
     def measure_class(self) -> type[NoveltyMeasure]:
@@ -354,6 +364,7 @@ def gated_scores(base: np.ndarray, passing: np.ndarray) -> np.ndarray:
 
 
 @register_composite
+@dataclass(frozen=True, eq=False, repr=False)
 class Gated(Ranker):
     """CMP-rank(s) = base(s) · Π gate(s), realised as an ordering (see :func:`gated_scores`).
 
@@ -362,17 +373,19 @@ class Gated(Ranker):
     (``BM25-r+Tg+NWR>=0.3``).
     """
 
-    def __init__(self, base: Ranker, gates: Sequence[Gate] = ()):
-        gates = tuple(gates)
+    base: Ranker
+    gates: tuple[Gate, ...] = ()
+
+    def __post_init__(self):
+        gates = tuple(self.gates)
         if not gates:
             raise ValueError("a gated ranker needs at least one gate")
         for g in gates:
             if not isinstance(g, Gate):
                 raise TypeError(f"gates must be Gate objects (DomainGate, NoveltyGate), not {g!r}")
-        if not isinstance(base, Ranker):
-            raise TypeError(f"the base of a gated ranker must be a Ranker, not {base!r}")
-        self.base = base
-        self.gates = gates
+        if not isinstance(self.base, Ranker):
+            raise TypeError(f"the base of a gated ranker must be a Ranker, not {self.base!r}")
+        object.__setattr__(self, "gates", gates)
 
     @property
     def name(self) -> str:

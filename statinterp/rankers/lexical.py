@@ -13,6 +13,7 @@ in the same order, so both give the same bits on every machine.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -129,6 +130,7 @@ class _Lexical(Similarity):
                                  for t, e, w in zip(index.query.ids.tolist(), evidence, weights, strict=True)}}
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class TFISF(_Lexical):
     """TF-ISF(q, s) = Σ_{t∈q} log(tf_ts + 1) · log((N + 1) / (0.5 + df_t)) · log(tf_tq + 1)."""
 
@@ -144,6 +146,7 @@ class TFISF(_Lexical):
         return np.log1p(query.counts)
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class BM25(_Lexical):
     """BM25 = Σ_t TF · IDF · QTF with
     TF = (k1 + 1) tf / (k1 (1 − b + b L / Lavg) + tf), IDF = log((N − df + 0.5) / (df + 0.5)),
@@ -153,10 +156,9 @@ class BM25(_Lexical):
     context_lambda = {"case": 1.0, "opinion": 1.0, "paragraph": 1.0}
     sparse = True  # TF = 0 / x (0 / 0 made 0)
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75, k3: float = 1.2):
-        self.k1 = k1
-        self.b = b
-        self.k3 = k3
+    k1: float = 1.2
+    b: float = 0.75
+    k3: float = 1.2
 
     def kernel(self, tf, lengths, query, stats, cols=slice(None)):
         avg = stats.avg_length or 1.0
@@ -170,6 +172,7 @@ class BM25(_Lexical):
         return (self.k3 + 1.0) * query.counts / (self.k3 + query.counts)
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class QLLM(_Lexical):
     """Query likelihood with Jelinek-Mercer smoothing:
     Σ_{t∈q} tf_tq · log((1 − λ) P(t|Mc) + λ P(t|Md)), P(t|Md) = tf_td / L_d, P(t|Mc) = cf_t / |C|.
@@ -185,10 +188,11 @@ class QLLM(_Lexical):
     keyword_spellings = {"lam": "qllm_lam"}  # ``lam`` is the context weight
     tuning_grid = {"qllm_lam": tuple(i / 10 for i in range(1, 10))}  # strictly inside (0, 1)
 
-    def __init__(self, lam: float = 0.9):
-        if not 0.0 < lam < 1.0:
+    lam: float = 0.9
+
+    def __post_init__(self):
+        if not 0.0 < self.lam < 1.0:
             raise ValueError("QLLM's lam must lie strictly between 0 and 1")
-        self.lam = lam
 
     def kernel(self, tf, lengths, query, stats, cols=slice(None)):
         """P(t|Md) = tf / L (0 in an empty unit)."""

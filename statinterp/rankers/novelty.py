@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -116,6 +117,7 @@ class NoveltyMeasure(Ranker):
         return units.spread(new), units.spread(distinct)
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class NewWords(NoveltyMeasure):
     """NW(s) = number of distinct tokens of s that do not occur in the provision."""
 
@@ -132,6 +134,7 @@ class NewWords(NoveltyMeasure):
                 "distinct words": int(distinct[i])}
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class NewWordRatio(NoveltyMeasure):
     """NWR(s) = NW(s) / number of distinct tokens of s (0 for a sentence without tokens)."""
 
@@ -150,6 +153,7 @@ class NewWordRatio(NoveltyMeasure):
                 "distinct words": int(distinct[i])}
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class WMDNovelty(NoveltyMeasure):
     """WMD(s, provision) in word vectors ``vectors`` (default: the domain word2vec vectors).
 
@@ -166,9 +170,8 @@ class WMDNovelty(NoveltyMeasure):
     #: The libraries that compute them (their versions are part of the cache key).
     libraries = ("POT", "numpy", "scipy", "gensim")
 
-    def __init__(self, vectors: str = "word2vec", norm: bool = False):
-        self.vectors = vectors
-        self.norm = norm
+    vectors: str = "word2vec"
+    norm: bool = False
 
     def needs(self) -> Requirements:
         return Requirements(vectors=(self.vectors,), provision=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["RandomOrder"]
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class RandomOrder(Ranker):
     """All candidates score 0: its deterministic order is by sentence id, and its
     "random ties" evaluation is the exact expected NDCG of a uniformly random ranking."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from statinterp.errors import json_type
-from statinterp.sources.cleaning import clean_opinion
+from statinterp.sources.cleaning import clean_opinion, normal_form
 from statinterp.sources.records import CaseRecord
 from statinterp.text.limits import MAX_TEXT_CHARS
 
@@ -121,7 +121,9 @@ def cap_case(obj: object, source: str, body_key: str | None = None) -> CaseRecor
         source=source, source_id=rid, name=text_of(obj, "name"), name_abbreviation=text_of(obj, "name_abbreviation"),
         decision_date=text_of(obj, "decision_date"), docket_number=text_of(obj, "docket_number"),
         citations=tuple(citations), court=named(obj, "court"), jurisdiction=named(obj, "jurisdiction"),
-        head_matter=text_of(body, "head_matter", where), judges=lines_of(body, "judges", where),
-        parties=lines_of(body, "parties", where), attorneys=lines_of(body, "attorneys", where),
+        head_matter=normal_form(text_of(body, "head_matter", where)),  # part of the case's text: one normal form
+        judges=normal_form(lines_of(body, "judges", where)),
+        parties=normal_form(lines_of(body, "parties", where)),
+        attorneys=normal_form(lines_of(body, "attorneys", where)),
         opinions=tuple(opinions),
     )

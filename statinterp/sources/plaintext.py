@@ -21,7 +21,14 @@ from pathlib import Path
 
 from statinterp.errors import InputError, read_limited
 from statinterp.progress import note
-from statinterp.sources.cleaning import clean_plain, decode_text, is_pdf_text, party_caption, pdf_caption
+from statinterp.sources.cleaning import (
+    clean_plain,
+    decode_text,
+    is_pdf_text,
+    normal_form,
+    party_caption,
+    pdf_caption,
+)
 from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, SourceItem
 from statinterp.sources.registry import SourceFormat, register
 from statinterp.text.limits import MAX_TEXT_CHARS
@@ -32,6 +39,7 @@ def text_files(folder: Path) -> list[Path]:
 
 
 def text_case(text: str, case_id: str) -> CaseRecord:
+    text = normal_form(text)  # the caption too: one normal form (docs/data-format.md, "Cleaning")
     clean = clean_plain(text)
     paragraphs = clean.paragraphs
     caption = pdf_caption(text) if is_pdf_text(text) else None

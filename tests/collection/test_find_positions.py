@@ -72,6 +72,7 @@ def test_near_query_bounded_and_lookup_falls_back_beyond(monkeypatch, check_alwa
     assert _read(collection, "distributive share of the income") == [0, 1]
 
 
+@pytest.mark.slow
 def test_spellings_multiply_only_within_a_run():
     """Groups = the product over runs of each run's spellings; a term of many inflected content words
     in one run exceeds the bound, and then there is no query."""

@@ -532,6 +532,7 @@ def test_ingest_command_with_a_dask_scheduler(tmp_path, dask_cluster, capsys):
     assert list(canonical_dump(tmp_path / "local")) == list(canonical_dump(tmp_path / "dask"))
 
 
+@pytest.mark.slow
 def test_a_dask_worker_that_dies_mid_partition_is_retried_without_duplicates(tmp_path, dask_cluster):
     import functools
 

@@ -7,17 +7,15 @@ it); ``from statinterp import NAME`` of one of the package root's lazy public na
 import of the module the name lives in (the root's ``_EXPORTS``), so no module reaches a higher
 layer through the root. A cycle is reported by its modules, in order.
 
-The layers are the table under "## Layers" in docs/architecture.md (the one place they are
-written; this test reads it): a module imports its own package and the packages of the layers
-below its own, never a higher layer nor another package of its own layer. A breach is reported
-by file and line.
+The layers themselves are import-linter's contract in pyproject.toml (``lint-imports``, run by
+CI); this file checks what that contract cannot see: cycles between modules, private names taken
+across modules, and lazy public names taken through the package root.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +25,6 @@ from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
 PACKAGE = ROOT / "statinterp"
-ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
 def _module_name(path: Path, package: Path) -> str:
@@ -180,34 +177,6 @@ def test_statinterp_has_no_import_cycle():
         pytest.fail("import cycle: " + " -> ".join(cycle))
 
 
-def test_the_cache_package_imports_no_domain_module():
-    """cache/ keeps files; it never imports the modules whose values it stores."""
-    graph = import_graph()
-    for module, targets in graph.items():
-        if module.startswith("statinterp.cache"):
-            outside = {t for t in targets if not t.startswith("statinterp.cache") and t != "statinterp.errors"}
-            assert not outside, f"{module} imports {sorted(outside)}"
-
-
-def test_scorers_never_touch_cache_files():
-    graph = import_graph()
-    for module, targets in graph.items():
-        if module.startswith("statinterp.rankers"):
-            caches = {t for t in targets if t.startswith("statinterp.cache")}
-            assert not caches, f"{module} imports {sorted(caches)}"
-
-
-def test_the_library_never_imports_the_app_layer():
-    """Data flows one way: the CLI, reports and the review app (statinterp.app) call the library;
-    no library module (and no top-level module but the package root's lazy names) imports them."""
-    graph = import_graph()
-    for module, targets in graph.items():
-        if module == "statinterp" or module.startswith("statinterp.app"):
-            continue
-        app = {t for t in targets if t.startswith("statinterp.app")}
-        assert not app, f"{module} imports {sorted(app)}"
-
-
 def test_no_module_imports_another_modules_private_names():
     """What one module takes from another is public: ``from statinterp.X import _name`` is a name
     that should be made public or moved home (``__future__`` and dunder names aside)."""
@@ -220,102 +189,19 @@ def test_no_module_imports_another_modules_private_names():
     assert not found, "private names imported across modules:\n" + "\n".join(found)
 
 
-# --------------------------------------------------------------------------- layers
-
-
-def read_layers(text: str) -> list[tuple[int, list[str]]]:
-    """The table under "## Layers" of docs/architecture.md: ``(layer, names)`` per row, top row
-    first; a name is a package (``rankers/``) or a top-level module (``workflow.py``)."""
-    section = text.partition("\n## Layers\n")[2].partition("\n## ")[0]
-    rows = []
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and cells[0].isdigit():
-            rows.append((int(cells[0]), re.findall(r"`([^`]+)`", cells[1])))
-    return rows
-
-
-def package_units(package: Path = PACKAGE) -> list[str]:
-    """The packages (``name/``) and top-level modules (``name.py``) of ``package``, its root aside."""
-    return sorted([f"{d.name}/" for d in package.iterdir() if (d / "__init__.py").is_file()]
-                  + [f.name for f in package.glob("*.py") if f.name != "__init__.py"])
-
-
-def unit_of(module: str, package: Path = PACKAGE) -> str | None:
-    """The package or top-level module that ``module`` belongs to (``None``: the package root)."""
-    parts = module.split(".")
-    if len(parts) == 1:
-        return None
-    return f"{parts[1]}/" if (package / parts[1]).is_dir() else f"{parts[1]}.py"
-
-
-def layer_breaches(layers: list[tuple[int, list[str]]], package: Path = PACKAGE) -> list[str]:
-    """Every import of a higher layer, or of another package of the importer's own layer, as
-    ``file:line: what``. Imports of the package root's own names (``__version__``) are no breach."""
-    level = {unit: number for number, units in layers for unit in units}
-    out = []
-    for imp in statinterp_imports(package):
-        importer, imported = unit_of(imp.module, package), unit_of(imp.target, package)
-        if importer is None or imported is None or importer == imported:
+def test_names_from_the_package_root_are_submodules_or_its_version():
+    """The layers are import-linter's contract (pyproject.toml, ``lint-imports`` in CI), which sees
+    ``from statinterp import NAME`` as an import of the package root only. So a module takes from
+    the root only a submodule or ``__version__``, never one of its lazy public names: through them
+    a lower layer could reach a higher one unseen."""
+    lazy = _lazy_exports(PACKAGE)
+    found = []
+    for path, nodes in import_statements(PACKAGE):
+        if path == PACKAGE / "__init__.py":
             continue
-        if importer not in level or imported not in level:
-            continue  # test_the_layers_table_places_every_package_once names it
-        if level[imported] >= level[importer]:
-            where = "above" if level[imported] > level[importer] else "beside"
-            out.append(f"{imp.path.relative_to(package.parent)}:{imp.line}: {imp.module} imports {imp.target}: "
-                       f"{imported} (layer {level[imported]}) is {where} {importer} (layer {level[importer]})")
-    return out
-
-
-def test_the_layers_table_places_every_package_once():
-    layers = read_layers(ARCHITECTURE.read_text(encoding="utf-8"))
-    assert len(layers) > 5, "docs/architecture.md has no '## Layers' table"
-    numbers = [number for number, _ in layers]
-    assert numbers == sorted(numbers, reverse=True) and len(set(numbers)) == len(numbers), \
-        f"the layers are not listed top first, each once: {numbers}"
-    placed = [unit for _, units in layers for unit in units]
-    repeated = sorted({u for u in placed if placed.count(u) > 1})
-    assert not repeated, f"in more than one layer: {repeated}"
-    on_disk = package_units()
-    assert sorted(placed) == on_disk, (f"statinterp's packages and modules without a layer: "
-                                       f"{sorted(set(on_disk) - set(placed))}; layers naming none: "
-                                       f"{sorted(set(placed) - set(on_disk))}")
-
-
-def test_no_module_imports_a_higher_layer_or_a_package_beside_its_own():
-    layers = read_layers(ARCHITECTURE.read_text(encoding="utf-8"))
-    assert layers, "docs/architecture.md has no '## Layers' table"
-    breaches = layer_breaches(layers)
-    assert not breaches, "imports against the layers (docs/architecture.md, Layers):\n" + "\n".join(breaches)
-
-
-def test_the_layer_check_names_file_and_line_of_every_kind_of_import(tmp_path):
-    """Lazy, TYPE_CHECKING and root-name imports of a higher layer, and one of a package beside."""
-    pkg = tmp_path / "statinterp"
-    for folder in ("low", "mid", "side", "high"):
-        (pkg / folder).mkdir(parents=True)
-        (pkg / folder / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text('_EXPORTS = {"run": ".high.api"}\n__version__ = "1"\n')
-    (pkg / "base.py").write_text("")
-    (pkg / "high" / "api.py").write_text("from statinterp.mid import m\nfrom statinterp import base\ndef run(): ...\n")
-    (pkg / "mid" / "m.py").write_text(
-        "from typing import TYPE_CHECKING\n"
-        "from statinterp import __version__\n"       # the root's own name: no breach
-        "from ..low import deep\n"                   # a lower layer
-        "if TYPE_CHECKING:\n"
-        "    from statinterp.high.api import run\n"  # line 5: above, under TYPE_CHECKING
-        "def f():\n"
-        "    import statinterp.side.s\n"             # line 7: beside, lazily
-        "    from statinterp import run\n")          # line 8: above, through the root's lazy names
-    (pkg / "side" / "s.py").write_text("")
-    (pkg / "low" / "deep.py").write_text("from . import other\n")
-    (pkg / "low" / "other.py").write_text("")
-    layers = read_layers("# A\n\n## Layers\n| layer | packages |\n|---|---|\n| 3 | `high/` |\n"
-                         "| 2 | `mid/`, `side/` |\n| 1 | `low/` |\n| 0 | `base.py` |\n\n## Next\n| 9 | `x/` |\n")
-    assert layers == [(3, ["high/"]), (2, ["mid/", "side/"]), (1, ["low/"]), (0, ["base.py"])]
-    assert package_units(pkg) == ["base.py", "high/", "low/", "mid/", "side/"]
-    assert layer_breaches(layers, pkg) == [
-        "statinterp/mid/m.py:5: statinterp.mid.m imports statinterp.high.api: high/ (layer 3) is above mid/ (layer 2)",
-        "statinterp/mid/m.py:7: statinterp.mid.m imports statinterp.side.s: side/ (layer 2) is beside mid/ (layer 2)",
-        "statinterp/mid/m.py:8: statinterp.mid.m imports statinterp.high.api: high/ (layer 3) is above mid/ (layer 2)",
-    ]
+        for node in nodes:
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "statinterp":
+                found += [f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {a.name}"
+                          for a in node.names if a.name in lazy]
+    assert lazy, "statinterp/__init__.py lists no lazy names (_EXPORTS)"
+    assert not found, "lazy public names imported from the package root:\n" + "\n".join(found)

@@ -17,6 +17,8 @@ from tests.support.paths import REPO_ROOT
 
 #: A complete scorer module as a user would write it (it is nowhere in the package).
 MODULE = '''
+from dataclasses import dataclass
+
 import numpy as np
 
 from statinterp.rankers import registry
@@ -24,6 +26,7 @@ from statinterp.rankers.base import Similarity
 from statinterp.rankers.lexical import query_term_counts
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class Overlap(Similarity):
     """Overlap(q, s) = Σ_t min(tf_ts, cap): the capped count of query words in the unit."""
 
@@ -32,8 +35,7 @@ class Overlap(Similarity):
     keyword_spellings = {"cap": "overlap_cap"}
     tuning_grid = {"overlap_cap": (1, 2, 3)}
 
-    def __init__(self, cap: int = 2):
-        self.cap = cap
+    cap: int = 2
 
     def evidence(self, query, units, stats, index):
         return np.minimum(query_term_counts(query, units, index), self.cap)

@@ -239,6 +239,7 @@ def test_tokens_by_offsets_equal_separate_analysis_on_example_data():
     assert checked == 47 + 42 + 10
 
 
+@pytest.mark.slow
 def test_a_long_run_keeps_spacys_vocabulary_and_the_memos_bounded(monkeypatch):
     """spaCy's pipeline is built afresh when its string store passes the limit, and the lemma
     memo and the segmenter's class cache forget themselves at their limits; the analyses are
