@@ -192,6 +192,16 @@ def test_footnote_openings_from_the_manifest_or_the_html():
     assert tq.footnote_openings({"footnotes": 0}, None) == []
 
 
+def test_recognised_footnotes_count_each_stored_footnote_once():
+    openings = ["The Chapel claimed violations", "Even if these circumstances", "A third note"]
+    assert tq.recognised_footnotes(openings, ["1 The Chapel claimed violations of ...",
+                                              "Even if these circumstances qualified"]) == 2
+    # two footnotes run together are one stored footnote: one recognised
+    assert tq.recognised_footnotes(openings, ["The Chapel claimed violations ... Even if these circumstances"]) == 1
+    # a footnote's text inside a body-like stored note far from its start is not its footnote
+    assert tq.recognised_footnotes(openings, ["x" * 40 + " A third note"]) == 0
+
+
 def test_manifest_footnote_openings_match_the_hand_counts():
     for e in load_manifest()["entries"]:
         if "footnote_openings" in e:

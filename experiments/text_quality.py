@@ -33,10 +33,11 @@ the body's lines as one text, each footnote apart). Then, for every stored sente
 
 Per opinion also: **footnotes recognised** against the footnotes the opinion has (counted by
 hand for PDFs and texts, in the manifest; for CAP HTML the ``<aside class="footnote">`` inside
-its opinions): a footnote is recognised when its opening words (read in the PDF by hand: the
-manifest's ``footnote_openings``; for CAP HTML its first 60 characters) stand in a stored
-footnote (``OpinionRecord.footnotes``), compared with :func:`loose`; without openings, the
-stored footnotes up to the number it has. **Footnote text in the body**: footnotes whose
+its opinions): a footnote is recognised when a stored footnote (``OpinionRecord.footnotes``)
+opens with its opening words (read in the PDF by hand: the manifest's ``footnote_openings``; for
+CAP HTML its first 60 characters; compared with :func:`loose`, 20 characters of slack for a
+label), each stored footnote counting for one footnote only (two run together count once);
+without openings, the stored footnotes up to the number it has. **Footnote text in the body**: footnotes whose
 opening words (25 characters or more, spaces aside) stand in the body's paragraphs instead
 (run into a sentence or a paragraph of their own); without openings, body lines that open with
 the number of one of its footnotes (1 .. N) followed by a capital or a quote ("3 The parties
@@ -356,6 +357,22 @@ def footnote_openings(entry: dict, notes: list[str] | None) -> list[str]:
     return []
 
 
+def recognised_footnotes(openings: list[str], stored: list[str], slack: int = 20) -> int:
+    """How many of the footnotes whose ``openings`` are given are stored, each as a footnote of its
+    own: a stored footnote that starts (within ``slack`` characters, spaces aside: a label, a
+    name the opening leaves out) with an opening counts for that one footnote only, so two
+    footnotes run together count once."""
+    keys = [loose(o) for o in openings]
+    found: set[int] = set()
+    for note in stored:
+        head = loose(note)
+        for k, key in enumerate(keys):
+            if k not in found and key and key in head[: len(key) + slack]:
+                found.add(k)
+                break
+    return len(found)
+
+
 def html_footnotes(home: Path) -> list[str] | None:
     """The footnote texts inside the opinions of a CAP HTML route (None: no such route)."""
     files = sorted((home / "cap").rglob("html/*.html"))
@@ -382,9 +399,9 @@ def measure_route(entry: dict, half: str, home: Path, route: str, repeated: set[
         for op in record.opinions:
             result.counts["lines"] += len(op.paragraphs)
             result.counts["footnotes_stored"] += len(op.footnotes)
-            body, stored = loose(" ".join(op.paragraphs)), loose(" ".join(op.footnotes))
+            body = loose(" ".join(op.paragraphs))
             if openings:
-                result.counts["footnotes_recognised"] += sum(loose(o) in stored for o in openings)
+                result.counts["footnotes_recognised"] += recognised_footnotes(openings, list(op.footnotes))
                 for o in openings:
                     # a short one ("§ 28-105.01(2).") recurs in the body as a citation
                     if len(loose(o)) >= 25 and loose(o) in body:
