@@ -202,3 +202,16 @@ def json_type(value: object) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
+
+
+#: C0 controls, DEL and C1 controls: what a terminal may act on (escape sequences: OSC 52
+#: clipboard writes, OSC 8 links, title changes, cursor moves), each mapped to its ``\xNN`` text.
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+_CONTROLS_KEEP_LINES = {c: v for c, v in _CONTROLS.items() if c not in (0x09, 0x0A)}
+
+
+def terminal_safe(text: str, keep_newlines: bool = False) -> str:
+    """``text`` safe to print to a terminal: :func:`printable` (lone surrogates escaped), and
+    every C0 and C1 control character (ESC, BEL, CSI, OSC, CR, ...) and DEL shown as ``\\xNN``
+    instead of being sent; with ``keep_newlines``, a newline and a tab stay as they are (layout)."""
+    return printable(text).translate(_CONTROLS_KEEP_LINES if keep_newlines else _CONTROLS)

@@ -20,9 +20,9 @@ from statinterp.app.collection_commands import collection as _collection_group
 from statinterp.app.collection_commands import ingest as _ingest_command
 from statinterp.app.find_commands import find as _find_command
 from statinterp.app.ranking_commands import evaluate, example, explain, methods, qrels, rank
-from statinterp.app.research_commands import cv, reproduce, train, tune
+from statinterp.app.research_commands import cv, model, reproduce, train, tune
 from statinterp.app.review_commands import labels, review, simulate_review
-from statinterp.errors import StatinterpError, StatinterpWarning
+from statinterp.errors import StatinterpError, StatinterpWarning, terminal_safe
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -53,7 +53,8 @@ def _on_sigterm(signum, frame):
 
 
 def _one_line(text: object) -> str:
-    return " ".join(str(text).splitlines()).strip()
+    """``text`` as one line safe for a terminal (control characters shown as ``\\xNN``)."""
+    return terminal_safe(" ".join(str(text).splitlines()).strip())
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None, _default=warnings.showwarning):
@@ -74,7 +75,7 @@ class _StderrLog(logging.Handler):
             self.handleError(record)
 
 
-for _command in (rank, evaluate, qrels, methods, example, tune, reproduce, train, cv, explain, review, labels,
+for _command in (rank, evaluate, qrels, methods, example, tune, reproduce, train, model, cv, explain, review, labels,
                  simulate_review):
     cli.add_command(_command)
 cli.add_command(_ingest_command)

@@ -11,7 +11,7 @@ import click
 
 from statinterp.app.options import engine_options, shard_options
 from statinterp.cache import atomic
-from statinterp.errors import UsageError
+from statinterp.errors import UsageError, terminal_safe
 
 
 @click.command()
@@ -81,4 +81,4 @@ def find(term, collection, out, force, against, provisions, fmt, engine, schedul
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
     else:
-        click.echo("\n".join(lines))
+        click.echo(terminal_safe("\n".join(lines), keep_newlines=True))

@@ -1,4 +1,10 @@
-"""Machine- and human-readable output of rankings and evaluation tables."""
+"""Machine- and human-readable output of rankings and evaluation tables.
+
+Tables are for terminals: every text from the data in them (sentences, case names, ids, cites,
+method and term names) has its control characters shown as ``\\xNN``
+(:func:`statinterp.errors.terminal_safe`), so a sentence carrying an escape sequence cannot write to
+the clipboard, retitle the window or plant a link. JSON escapes them itself; CSV and TREC are
+data and keep the text as it is."""
 
 from __future__ import annotations
 
@@ -9,6 +15,8 @@ import shutil
 import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from statinterp.errors import terminal_safe
 
 if TYPE_CHECKING:  # annotations only: the CLI reads RANK_FORMATS at start-up, so this module stays light
     from statinterp.evaluation.dedupe import Collapsed
@@ -50,12 +58,14 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
     if fmt != "table":
         raise ValueError(fmt)
     width = max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
-    out = [heading, ""]
+    out = [terminal_safe(heading), ""]
     for x in rows:
         label = f"[{x['label']}]" if x["label"] else "[unlabelled]"
         extra = f"  x{x['copies']} copies" if copies and x["copies"] > 1 else ""
-        out.append(f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['sentence_id']}  {x['pin_cite']}".rstrip())
-        out.extend(textwrap.wrap(x["text"], width - 6, initial_indent="      ", subsequent_indent="      "))
+        line = f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['sentence_id']}  {x['pin_cite']}".rstrip()
+        out.append(terminal_safe(line))
+        out.extend(textwrap.wrap(terminal_safe(x["text"], keep_newlines=True), width - 6, initial_indent="      ",
+                                 subsequent_indent="      "))
     return "\n".join(out) + "\n"
 
 
@@ -131,7 +141,7 @@ def format_evaluation(results: Sequence[MethodResult], fmt: str = "table", per_t
     if per_term and len(terms) > 1:
         for term in terms:
             table(f"Term {term}", lambda r, t=term: r.per_term.get(t))
-    return "\n".join(lines)
+    return terminal_safe("\n".join(lines), keep_newlines=True)
 
 
 def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:

@@ -350,3 +350,30 @@ def cv(families, standardise, vector_features, case_citations, seed, learners, m
     if not no_report:
         for path in write_report(result, paths["md"], paths["png"], force=force, json_path=paths["json"]):
             click.echo(f"wrote {path}", err=True)
+
+
+@click.group()
+def model():
+    """Model files made by `statinterp train`."""
+
+
+@model.command("upgrade")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=OUT_FILE)
+@click.option("--force", is_flag=True, help="Overwrite NEW if it exists.")
+def model_upgrade(old, new, force):
+    """Convert OLD, a model file of format 1 (written by statinterp before November 2026), to
+    the current format at NEW.
+
+    A format-1 file holds a pickle, and reading a pickle RUNS ANY CODE IT CARRIES: upgrade only a
+    file you made yourself or trust as you would a program. (Every other command refuses format-1
+    files; files of the current format hold only JSON and arrays and run nothing when read.)
+    NEW ranks with exactly the same scores: they are compared, bit for bit, before NEW is written.
+
+    Example: statinterp model upgrade learned.model learned-v2.model
+    """
+    from statinterp.learned.legacy_model import upgrade_model
+
+    atomic.check_writable(new, force)
+    upgrade_model(old, new, force=force, command=invocation())
+    click.echo(f"wrote {new}", err=True)

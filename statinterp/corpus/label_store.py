@@ -35,7 +35,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -91,6 +92,20 @@ LABEL_SCHEMA = Schema(SCHEMA_VERSION, _SCHEMA, {0: _index_journal}, _record_vers
 
 class _NewerStore(Exception):
     """A store whose schema is newer than this code's."""
+
+
+@contextmanager
+def _damage_is_input_error(path: Path) -> Iterator[None]:
+    """SQLite errors of a store that opened (a corrupt page, a truncated file) as one-line InputErrors."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise InputError(path, f"is in use by another program and stayed locked ({exc}); try again") from None
+        raise InputError(path, f"cannot be read or written ({exc})") from None
+    except sqlite3.DatabaseError as exc:
+        raise InputError(path, f"is damaged ({exc}): restore it from a backup or give another --labels FILE "
+                               "(`sqlite3 FILE .recover` may save its labels)") from None
 
 
 @dataclass(frozen=True)
@@ -171,6 +186,8 @@ class LabelStore:
         tables = {row["name"] for row in select(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
         if app_id not in (0, _APPLICATION_ID) or (app_id == 0 and tables):
             raise sqlite3.DatabaseError("an SQLite database of something else")
+        if app_id == _APPLICATION_ID:
+            self._refuse_newer()  # before anything is written (switching to WAL rewrites the header)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA busy_timeout=10000")
@@ -181,11 +198,14 @@ class LabelStore:
                 LABEL_SCHEMA.create_in(db)
                 db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
                 return
-            version = self._user_version()
-            if version > SCHEMA_VERSION:
-                raise _NewerStore(f"was written by a newer statinterp (label store schema {version}; this version "
-                                  f"reads up to {SCHEMA_VERSION}): upgrade statinterp, or give another --labels FILE")
-            LABEL_SCHEMA.upgrade(db, version)
+            self._refuse_newer()
+            LABEL_SCHEMA.upgrade(db, self._user_version())
+
+    def _refuse_newer(self) -> None:
+        version = self._user_version()
+        if version > SCHEMA_VERSION:
+            raise _NewerStore(f"was written by a newer statinterp (label store schema {version}; this version "
+                              f"reads up to {SCHEMA_VERSION}): upgrade statinterp, or give another --labels FILE")
 
     def _application_id(self) -> int:
         return int(select(self._db, "PRAGMA application_id").fetchone()["application_id"])
@@ -195,7 +215,7 @@ class LabelStore:
 
     @property
     def schema_version(self) -> int:
-        with self._lock:
+        with self._lock, _damage_is_input_error(self.path):
             return self._user_version()
 
     # ----------------------------------------------------------------------------- writing
@@ -210,7 +230,7 @@ class LabelStore:
         if note is not None and len(note) > MAX_NOTE_CHARS:
             raise UsageError(f"a note may have at most {MAX_NOTE_CHARS} characters")
         when = time.time() if at is None else at
-        with self._lock, transaction(self._db) as db:
+        with self._lock, _damage_is_input_error(self.path), transaction(self._db) as db:
             for sid in ids:
                 db.execute(
                     "INSERT INTO labels (term, sentence_id, label, note, updated) VALUES (?, ?, ?, ?, ?) "
@@ -227,7 +247,7 @@ class LabelStore:
         if len(note) > MAX_NOTE_CHARS:
             raise UsageError(f"a note may have at most {MAX_NOTE_CHARS} characters")
         when = time.time()
-        with self._lock, transaction(self._db) as db:
+        with self._lock, _damage_is_input_error(self.path), transaction(self._db) as db:
             db.execute(
                 "INSERT INTO labels (term, sentence_id, label, note, updated) VALUES (?, ?, NULL, ?, ?) "
                 "ON CONFLICT (term, sentence_id) DO UPDATE SET note = excluded.note, updated = excluded.updated",
@@ -240,12 +260,28 @@ class LabelStore:
     # ----------------------------------------------------------------------------- reading
 
     def records(self, term: str) -> dict[str, LabelRecord]:
-        """Every sentence of ``term`` with a label or a note (cleared labels have ``label=None``)."""
-        with self._lock:
+        """Every sentence of ``term`` with a label or a note (cleared labels have ``label=None``).
+
+        Every row is checked: a label that is not one of the four canonical ones (this code only
+        writes those), or a field of the wrong type, is an :class:`InputError` naming the sentence."""
+        with self._lock, _damage_is_input_error(self.path):
             rows = select(self._db, "SELECT sentence_id, label, note, updated FROM labels WHERE term = ?",
                           (term,)).fetchall()
-        return {row["sentence_id"]: LabelRecord(label=row["label"], note=row["note"], updated=row["updated"])
-                for row in rows}
+        out = {}
+        for row in rows:
+            sid, label, note, updated = row["sentence_id"], row["label"], row["note"], row["updated"]
+            if not isinstance(sid, str):
+                raise InputError(self.path, f"is damaged: term {term!r} has a sentence id that is not text ({sid!r})")
+            if label is not None and label not in LABEL_GAINS:
+                valid = ", ".join(repr(x) for x in LABEL_GAINS)
+                raise InputError(self.path, f"holds the label {label!r}, which is not one of {valid} (the store "
+                                            "was changed by another program); correct or clear it",
+                                 record=f"{term}/{sid}", field="label")
+            if not isinstance(note, str) or not isinstance(updated, int | float):
+                raise InputError(self.path, "is damaged: a note that is not text or a time that is not a number",
+                                 record=f"{term}/{sid}")
+            out[sid] = LabelRecord(label=label, note=note, updated=float(updated))
+        return out
 
     def labels(self, term: str) -> dict[str, str]:
         """Sentence id -> canonical label, for the labelled sentences of ``term``."""
@@ -253,7 +289,7 @@ class LabelStore:
 
     def journal(self, term: str) -> list[JournalEntry]:
         """Every write for ``term`` in order: (time, sentence id, label, note, source)."""
-        with self._lock:
+        with self._lock, _damage_is_input_error(self.path):
             return [JournalEntry(**row) for row in select(
                 self._db, "SELECT at, sentence_id, label, note, source FROM journal WHERE term = ? ORDER BY seq",
                 (term,))]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from statinterp.errors import UsageError
+from statinterp.errors import UsageError, terminal_safe
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
@@ -155,4 +155,4 @@ def format_explanation(expl: dict, fmt: str = "text") -> str:
     if expl.get("reasons"):
         head += ["Why it ranks here: " + "; ".join(expl["reasons"]) + ".", ""]
     head.append("Components:")
-    return "\n".join(head + _lines(expl["components"], 1)) + "\n"
+    return terminal_safe("\n".join(head + _lines(expl["components"], 1)), keep_newlines=True) + "\n"

@@ -21,23 +21,33 @@ A trained :class:`LearnedRanker` is a :class:`~statinterp.rankers.base.Ranker`: 
 evaluation and the CLI treat it like any method. Its name is ``learned:<file stem>`` when
 loaded from a file (``learned:<learner>`` before it is saved).
 
-Model files (:func:`save_model` / :func:`load_model`): a first line ``STATINTERP-MODEL``, a
-second line holding a JSON header (format version, statinterp / scikit-learn / NumPy / Python
-versions, learner, feature settings and names, training terms, skipped feature groups), then
-the joblib pickle of the ranker. Written atomically (:mod:`statinterp.cache.atomic`). Loading a
-model unpickles it: only load model files you trust.
+scikit-learn fits the learners; a fitted learner keeps only plain arrays (a linear one: the
+feature means, standard deviations and coefficients; the trees: :class:`.trees.TreeArrays`) and
+scores from them with the same operations as scikit-learn, so scores are the same bits.
+
+Model files (:func:`save_model` / :func:`load_model`, format 2): a first line
+``STATINTERP-MODEL``, a second line holding a JSON header (format version, statinterp /
+scikit-learn / NumPy / Python versions, learner, hyperparameters, feature settings, names and
+families, training terms, skipped feature groups, payload size and a SHA-256 checksum), then the
+fitted arrays as an ``.npz`` archive, read with ``allow_pickle=False``. Reading a model file runs
+no code from it. Files are written atomically (:mod:`statinterp.cache.atomic`). Format 1 files
+(a pickle after the header) are refused; ``statinterp model upgrade`` converts one that the user
+trusts (:mod:`.legacy_model`).
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import io
 import json
 import sys
 import warnings
+import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -45,16 +55,17 @@ from statinterp.cache import atomic
 from statinterp.cache.files import NotRegularFile, TooLarge, open_regular
 from statinterp.errors import InputError, StatinterpWarning, UsageError, read_limited
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features, features_of_index, zscore
+from statinterp.learned.trees import BadTrees, TreeArrays
 from statinterp.rankers.base import Ranker
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
 
 __all__ = ["LEARNERS", "LearnedRanker", "fit_ranker", "fit_matrices", "save_model", "load_model", "read_header",
-           "MAGIC", "FORMAT_VERSION"]
+           "MAGIC", "FORMAT_VERSION", "PICKLE_FORMAT"]
 
 MAGIC = b"STATINTERP-MODEL"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 LEARNERS = {
     "ensemble": "the default: mean of the pairwise and hgb scores, each z-scored within the term",
     "pairwise": "logistic regression on feature differences of same-term sentence pairs (linear)",
@@ -88,11 +99,19 @@ def one_blas_thread():
 
 
 class LearnerComponent:
-    """One fitted scikit-learn model: ``raw(X)`` scores, ``contributions(X, i)``."""
+    """One learner fitted with scikit-learn, kept as plain arrays: ``raw(X)`` scores,
+    ``contributions(X, i)``; ``hyperparameters()`` and ``arrays()`` are what a model file stores."""
 
     kind = ""
 
     def fit(self, mats: list[np.ndarray], gains: list[np.ndarray], seed: int) -> LearnerComponent:
+        raise NotImplementedError
+
+    def hyperparameters(self) -> dict:
+        raise NotImplementedError
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The fitted state, by name (numeric arrays only)."""
         raise NotImplementedError
 
     def raw(self, X: np.ndarray) -> np.ndarray:
@@ -109,13 +128,21 @@ class LearnerComponent:
 
 
 class LinearComponent(LearnerComponent):
-    """Ridge (pointwise) or logistic regression on pair differences (pairwise), standardised."""
+    """Ridge (pointwise) or logistic regression on pair differences (pairwise), standardised.
+
+    Its fitted state is three arrays: the training sentences' feature means ``mean_`` and
+    standard deviations ``scale_`` (scikit-learn's :class:`~sklearn.preprocessing.StandardScaler`)
+    and the coefficients ``coef_`` of the standardised features. Scores are computed from them
+    with the same operations, in the same order, as scikit-learn's, so they are the same bits."""
 
     def __init__(self, kind: str, alpha: float = 10.0, C: float = 0.003, pairs_per_term: int = 3000):
         self.kind = kind
         self.alpha = alpha
         self.C = C
         self.pairs_per_term = pairs_per_term
+
+    def hyperparameters(self) -> dict:
+        return {"alpha": self.alpha, "C": self.C, "pairs_per_term": self.pairs_per_term}
 
     def fit(self, mats, gains, seed):
         with one_blas_thread():
@@ -126,18 +153,17 @@ class LinearComponent(LearnerComponent):
         from sklearn.preprocessing import StandardScaler
 
         X = np.vstack(mats)
-        self.scaler = StandardScaler().fit(X)
+        scaler = StandardScaler().fit(X)
         if self.kind == "linear":
             y = np.concatenate(gains)
-            self.model = Ridge(alpha=self.alpha).fit(self.scaler.transform(X), y, sample_weight=term_weights(gains))
-            self.coef_ = np.asarray(self.model.coef_, dtype=np.float64)
-            return self
+            model = Ridge(alpha=self.alpha).fit(scaler.transform(X), y, sample_weight=term_weights(gains))
+            return self.set_state(scaler.mean_, scaler.scale_, model.coef_)
         rng = np.random.default_rng(seed)
         diffs, targets = [], []
         for Xt, g in zip(mats, gains, strict=False):
             if len(g) < 2 or len(np.unique(g)) < 2:
                 continue
-            Z = self.scaler.transform(Xt)
+            Z = scaler.transform(Xt)
             i = rng.integers(0, len(g), self.pairs_per_term * 2)
             j = rng.integers(0, len(g), self.pairs_per_term * 2)
             keep = g[i] != g[j]
@@ -148,28 +174,54 @@ class LinearComponent(LearnerComponent):
             targets += [t, 1 - t]
         if not diffs:
             raise UsageError("pairwise training needs a term with at least two different labels")
-        self.model = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000)
-        self.model.fit(np.vstack(diffs), np.concatenate(targets))
-        self.coef_ = np.asarray(self.model.coef_[0], dtype=np.float64)
+        model = LogisticRegression(C=self.C, fit_intercept=False, max_iter=5000)
+        model.fit(np.vstack(diffs), np.concatenate(targets))
+        return self.set_state(scaler.mean_, scaler.scale_, model.coef_[0])
+
+    def set_state(self, mean: np.ndarray, scale: np.ndarray, coef: np.ndarray) -> LinearComponent:
+        self.mean_ = np.asarray(mean, dtype=np.float64)
+        self.scale_ = np.asarray(scale, dtype=np.float64)
+        self.coef_ = np.asarray(coef, dtype=np.float64)
         return self
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"mean": self.mean_, "scale": self.scale_, "coef": self.coef_}
+
+    def standardise(self, X: np.ndarray) -> np.ndarray:
+        """``(X - mean_) / scale_`` as ``StandardScaler.transform`` computes it (a copy in the
+        input's memory order, then in-place subtraction and division), so that the product with
+        ``coef_`` below is the same BLAS call on the same bytes."""
+        Z = np.array(X, dtype=np.float64, order="K", copy=True)
+        Z -= self.mean_
+        Z /= self.scale_
+        return Z
 
     def raw(self, X):
         with one_blas_thread():
-            return self.scaler.transform(X) @ self.coef_
+            return self.standardise(X) @ self.coef_
 
     def contributions(self, X, i):
         """coef × standardised value (standardised with the training sentences' mean and sd)."""
         with one_blas_thread():
-            return self.coef_ * self.scaler.transform(X[i: i + 1])[0]
+            return self.coef_ * self.standardise(X[i: i + 1])[0]
 
 
 class TreesComponent(LearnerComponent):
+    """Gradient-boosted trees (scikit-learn's :class:`~sklearn.ensemble.HistGradientBoostingRegressor`).
+
+    Its fitted state is the trees as plain arrays (:class:`.trees.TreeArrays`), which score a
+    matrix as scikit-learn's predictor does: the same nodes, thresholds and additions in the
+    same order."""
+
     kind = "hgb"
 
     def __init__(self, max_iter: int = 100, learning_rate: float = 0.1, max_leaf_nodes: int = 8,
                  min_samples_leaf: int = 30, l2_regularization: float = 1.0):
         self.params = dict(max_iter=max_iter, learning_rate=learning_rate, max_leaf_nodes=max_leaf_nodes,
-                           min_samples_leaf=min_samples_leaf, l2_regularization=l2_regularization)
+                            min_samples_leaf=min_samples_leaf, l2_regularization=l2_regularization)
+
+    def hyperparameters(self) -> dict:
+        return dict(self.params)
 
     def params_for(self, n_samples: int) -> dict:
         """The scikit-learn parameters for ``n_samples`` training rows: ``min_samples_leaf`` is
@@ -182,21 +234,24 @@ class TreesComponent(LearnerComponent):
 
         X = np.vstack(mats)
         y = np.concatenate(gains)
-        self.model = HistGradientBoostingRegressor(random_state=seed, early_stopping=False,
-                                                   **self.params_for(len(y)))
-        self.model.fit(X, y, sample_weight=term_weights(gains))
+        model = HistGradientBoostingRegressor(random_state=seed, early_stopping=False, **self.params_for(len(y)))
+        model.fit(X, y, sample_weight=term_weights(gains))
+        self.trees = TreeArrays.of_sklearn(model)
         return self
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        return self.trees.arrays()
+
     def raw(self, X):
-        return self.model.predict(X)
+        return self.trees.predict(X)
 
 
 #: The component kinds of each learner.
 COMPONENTS = {"linear": ("linear",), "pairwise": ("pairwise",), "hgb": ("hgb",), "ensemble": ("pairwise", "hgb")}
 
 
-#: The names these classes had when the shipped model and older model files were pickled (a model
-#: file names its classes; unpickling finds them here).
+#: The names these classes had when format-1 (pickled) model files were written: only
+#: ``statinterp model upgrade`` unpickles one (:mod:`.legacy_model`), and finds them here.
 _Component, _Linear, _Trees = LearnerComponent, LinearComponent, TreesComponent
 
 def _component(kind: str) -> LearnerComponent:
@@ -373,18 +428,20 @@ def common_feature_names(mats: Sequence[FeatureMatrix]) -> list[str]:
 # ============================================================================ files
 
 
-def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False, command: str | None = None) -> Path:
+def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False, command: str | None = None,
+               header: dict | None = None) -> Path:
     """Write ``ranker`` to ``path`` (atomic; an existing file is replaced only with ``force``).
 
     The header records the command that made the model (``command``; default: this process's
     command line), the versions of Python and of every library that can change its scores
-    (:func:`statinterp.provenance.library_versions`) and the native thread pools."""
-    import joblib
-
+    (:func:`statinterp.provenance.library_versions`) and the native thread pools; ``header``
+    adds or replaces entries (:mod:`.legacy_model` keeps the training command of an upgraded
+    file). The fitted arrays follow as an ``.npz`` archive; the header's ``checksum`` covers
+    both (:func:`load_model` checks it before reading an array)."""
     from statinterp.provenance import command_line, library_versions, thread_libraries
 
     path = Path(path)
-    header = {
+    head = {
         "format": FORMAT_VERSION,
         "command": command if command is not None else command_line(program=Path(sys.argv[0]).name or "python"),
         "versions": library_versions(),
@@ -393,19 +450,39 @@ def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False, com
         "learner": ranker.learner,
         "features": ranker.settings.to_dict(),
         "feature_names": ranker.feature_names,
+        "feature_families": ranker.feature_families,
         "trained_on": ranker.trained_on,
         "skipped": ranker.skipped,
+        "components": [{"kind": c.kind, "hyperparameters": c.hyperparameters()} for c in ranker.components],
+        **(header or {}),
     }
-    buf = io.BytesIO()
-    label, ranker.label = ranker.label, None
-    try:
-        joblib.dump(ranker, buf, compress=3)
-    finally:
-        ranker.label = label
-    header["payload_bytes"] = len(buf.getvalue())  # a reader reads no more than this
-    data = MAGIC + b"\n" + json.dumps(header, sort_keys=True).encode() + b"\n" + buf.getvalue()
+    payload = npz_bytes({f"{k}.{name}": a for k, c in enumerate(ranker.components) for name, a in c.arrays().items()})
+    head["payload_bytes"] = len(payload)  # a reader reads no more than this
+    head["checksum"] = checksum(head, payload)
+    data = MAGIC + b"\n" + json.dumps(head, sort_keys=True).encode() + b"\n" + payload
     atomic.write_bytes(path, data, force=force)
     return path
+
+
+def checksum(header: dict, payload: bytes) -> str:
+    """``sha256:<hex>`` of the header's canonical JSON (without its ``checksum``), a newline and
+    the payload. Detects damage and edits (it is no signature: anyone can recompute it)."""
+    canonical = json.dumps({k: v for k, v in header.items() if k != "checksum"}, sort_keys=True,
+                           separators=(",", ":"), ensure_ascii=True)
+    return "sha256:" + hashlib.sha256(canonical.encode() + b"\n" + payload).hexdigest()
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """``arrays`` as an ``.npz`` archive (one ``NAME.npy`` per array, names in order, fixed
+    timestamps: the same arrays give the same bytes). Object arrays cannot be written."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name in sorted(arrays):
+            info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(info, "w") as fh:
+                np.lib.format.write_array(fh, np.ascontiguousarray(arrays[name]), allow_pickle=False)
+    return buf.getvalue()
 
 
 #: A model file is never larger than this (the default ensemble is a few MB).
@@ -415,7 +492,7 @@ MAX_HEADER_BYTES = 4 * 1024 * 1024
 
 
 def read_header(path: str | Path) -> tuple[dict, bytes]:
-    """The JSON header of a model file and the pickle bytes after it.
+    """The JSON header of a model file and the payload bytes after it (format 1 and 2 files).
 
     Only a regular file is read (a FIFO, a device such as ``/dev/zero`` or a folder is refused
     before anything is read), and never more than :data:`MAX_MODEL_BYTES`, nor more than the
@@ -432,9 +509,9 @@ def read_header(path: str | Path) -> tuple[dict, bytes]:
                 raise InputError(path, "has a damaged header")
             try:
                 header = json.loads(line)
-            except (ValueError, UnicodeDecodeError):
-                raise InputError(path, "has a damaged header") from None
-            if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                raise InputError(path, "has a damaged header (not JSON, or nested too deeply)") from None
+            if not isinstance(header, dict) or header.get("format") not in (PICKLE_FORMAT, FORMAT_VERSION):
                 raise InputError(path, f"has model format {header.get('format') if isinstance(header, dict) else '?'}; "
                                        f"this statinterp reads format {FORMAT_VERSION}")
             declared = header.get("payload_bytes")
@@ -461,31 +538,165 @@ def read_header(path: str | Path) -> tuple[dict, bytes]:
     return header, payload
 
 
+#: The format of the model files written before 2026-11 (a joblib pickle after the header).
+PICKLE_FORMAT = 1
+#: The arrays of a model file, unpacked, are never larger than this (the default model's: ~0.1 MB).
+MAX_ARRAY_BYTES = 256 * 1024 * 1024
+#: ... nor more than this many.
+MAX_ARRAYS = 1000
+
+
+def legacy_refusal(path: str | Path) -> InputError:
+    """The one-line refusal of a format-1 (pickled) model file, saying how to convert it."""
+    return InputError(path, "is an old statinterp model file (format 1, a pickle, which can run any code when "
+                            "read): it is not read. If you trust where it came from, convert it with "
+                            f"`statinterp model upgrade {path} NEW_FILE` (or retrain it with `statinterp train`)")
+
+
 def load_model(path: str | Path) -> LearnedRanker:
     """Read a model file written by :func:`save_model`; its name becomes ``learned:<file stem>``.
 
-    A different scikit-learn version than the one the model was saved with is a warning (the
-    model may still load, but scores may differ).
+    Reading runs no code from the file: the header is JSON, the arrays are read with
+    ``allow_pickle=False``, and every value is checked (types, shapes, feature and tree
+    indices) before a ranker is built. Anything wrong is an :class:`InputError` naming the file
+    and what is wrong; a format-1 file (a pickle) is refused without being read
+    (:func:`legacy_refusal`).
     """
-    import joblib
-    import sklearn
-
     path = Path(path)
     header, payload = read_header(path)
-    saved = header.get("versions", {}).get("scikit-learn")
-    if saved and saved != sklearn.__version__:
-        warnings.warn(f"{path} was saved with scikit-learn {saved}, this is {sklearn.__version__}: "
-                      "its scores may differ; retrain it with `statinterp train`", StatinterpWarning, stacklevel=2)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # scikit-learn's own version warning: ours is above
-            ranker = joblib.load(io.BytesIO(payload))
-    except (ModuleNotFoundError, AttributeError) as exc:  # a class that has moved or is gone
-        raise InputError(path, f"was saved by another version of statinterp or scikit-learn and cannot be loaded "
-                               f"({type(exc).__name__}: {exc}); retrain it with `statinterp train`") from None
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure means a bad file
-        raise InputError(path, f"the model cannot be loaded ({type(exc).__name__}: {exc})") from None
-    if not isinstance(ranker, LearnedRanker):
-        raise InputError(path, "does not hold a statinterp learned ranker")
+    if header["format"] == PICKLE_FORMAT:
+        raise legacy_refusal(path)
+    if header.get("checksum") != checksum(header, payload):
+        raise InputError(path, "is damaged or was edited: its checksum does not match its contents; "
+                               "retrain it with `statinterp train`")
+    arrays = read_npz(path, payload)
+    ranker = ranker_of(path, header, arrays)
     ranker.label = f"learned:{path.stem}"
     return ranker
+
+
+def read_npz(path: Path, payload: bytes) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` payload, read without pickles and within :data:`MAX_ARRAY_BYTES`."""
+    if not payload.startswith(b"PK\x03\x04"):
+        raise InputError(path, "is damaged: its arrays are not an .npz archive")
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as zf:
+            infos = zf.infolist()
+            if len(infos) > MAX_ARRAYS or sum(i.file_size for i in infos) > MAX_ARRAY_BYTES:
+                raise InputError(path, f"holds more arrays than a model has (over {MAX_ARRAYS} or "
+                                       f"{MAX_ARRAY_BYTES} bytes)")
+            for info in infos:
+                name = info.filename.removesuffix(".npy")
+                if name == info.filename or name in arrays:
+                    raise InputError(path, f"has an unexpected member {info.filename!r} in its arrays")
+                with zf.open(info) as fh:
+                    data = read_limited(fh, info.file_size)
+                arrays[name] = _array_of(path, name, data)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError,
+            NotImplementedError, RuntimeError) as exc:  # the last two: unknown compression, encryption
+        raise InputError(path, f"is damaged: its arrays cannot be read ({type(exc).__name__}: {exc})") from None
+    return arrays
+
+
+def _array_of(path: Path, name: str, data: bytes) -> np.ndarray:
+    """One ``.npy`` array: its header is checked (no objects, no more elements than bytes) before
+    anything is allocated."""
+    fh = io.BytesIO(data)
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+    else:
+        raise InputError(path, f"array {name!r} has .npy version {version}")
+    if dtype.hasobject or dtype.kind not in "biuf":
+        raise InputError(path, f"array {name!r} has type {dtype}, not numbers")
+    if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > len(data) - fh.tell():
+        raise InputError(path, f"array {name!r} is damaged: it holds fewer bytes than its shape {shape} needs")
+    fh.seek(0)
+    return np.lib.format.read_array(fh, allow_pickle=False)
+
+
+def _field(path: Path, header: dict, key: str, kind: type, item: type | tuple[type, ...] | None = None) -> Any:
+    """``header[key]``, checked to be a ``kind`` (of ``item`` values for lists and dicts)."""
+    value: Any = header.get(key)
+    ok = isinstance(value, kind) and not isinstance(value, bool)
+    if ok and item is not None:
+        values = value.values() if isinstance(value, dict) else value
+        ok = all(isinstance(v, item) and not isinstance(v, bool) for v in values)
+    if not ok:
+        of = " or ".join(t.__name__ for t in (item if isinstance(item, tuple) else (item,))) if item else ""
+        what = f"a {kind.__name__}" + (f" of {of} values" if of else "")
+        raise InputError(path, f"has a damaged header: {key!r} is not {what}")
+    return value
+
+
+def _settings_of(path: Path, features: dict) -> FeatureSettings:
+    """The feature settings of a header, each checked to be of its type before use."""
+    lists = {"families": str, "score_methods": str, "vector_methods": str, "neighbour_offsets": int}
+    scalars = {"standardise": str, "vectors": str, "dense_model": str, "dense_dims": int, "case_citations": str}
+    for key, item in lists.items():
+        if key in features:
+            _field(path, features, key, list, item)
+    for key, kind in scalars.items():
+        if key in features:
+            _field(path, features, key, kind)
+    try:
+        return FeatureSettings.from_dict(features)
+    except UsageError as exc:
+        raise InputError(path, f"has feature settings this statinterp cannot use: {exc}") from None
+
+
+def ranker_of(path: Path, header: dict, arrays: dict[str, np.ndarray]) -> LearnedRanker:
+    """The ranker a (format 2) header and its arrays describe, every part checked."""
+    learner = _field(path, header, "learner", str)
+    if learner not in COMPONENTS:
+        raise InputError(path, f"has an unknown learner {learner!r}; this statinterp knows {', '.join(COMPONENTS)}")
+    settings = _settings_of(path, _field(path, header, "features", dict))
+    names = _field(path, header, "feature_names", list, str)
+    families = _field(path, header, "feature_families", list, str)
+    trained_on = _field(path, header, "trained_on", list, str)
+    skipped = _field(path, header, "skipped", dict, str)
+    specs = _field(path, header, "components", list, dict)
+    if not names or len(set(names)) != len(names) or len(families) != len(names):
+        raise InputError(path, "has a damaged header: the feature names are empty, repeated, or not one per family")
+    kinds = [spec.get("kind") for spec in specs]
+    if tuple(kinds) != COMPONENTS[learner]:
+        raise InputError(path, f"has a damaged header: learner {learner!r} is made of "
+                               f"{', '.join(COMPONENTS[learner])}, not {', '.join(map(str, kinds)) or 'nothing'}")
+    expected: set[str] = set()
+    comps: list[LearnerComponent] = []
+    for k, spec in enumerate(specs):
+        params = _field(path, spec, "hyperparameters", dict, (int, float))
+        mine = {name[len(f"{k}."):]: a for name, a in arrays.items() if name.startswith(f"{k}.")}
+        comp = _component(spec["kind"])
+        known = comp.hyperparameters()
+        if set(params) != set(known):
+            raise InputError(path, f"has a damaged header: component {k} ({spec['kind']}) has hyperparameters "
+                                   f"{', '.join(sorted(params))}, not {', '.join(sorted(known))}")
+        if isinstance(comp, LinearComponent):
+            comp.alpha, comp.C, comp.pairs_per_term = params["alpha"], params["C"], params["pairs_per_term"]
+            vecs = {}
+            for name in ("mean", "scale", "coef"):
+                a = mine.get(name)
+                if a is None or a.shape != (len(names),) or a.dtype.kind != "f" or not np.isfinite(a).all():
+                    raise InputError(path, f"is damaged: array {k}.{name} is missing or not "
+                                           f"{len(names)} finite numbers")
+                vecs[name] = a.astype(np.float64)
+            if (vecs["scale"] == 0).any():
+                raise InputError(path, f"is damaged: array {k}.scale holds a zero")
+            comp.set_state(vecs["mean"], vecs["scale"], vecs["coef"])
+        else:
+            assert isinstance(comp, TreesComponent)
+            comp.params = dict(params)
+            try:
+                comp.trees = TreeArrays.from_arrays(mine, n_features=len(names))
+            except BadTrees as exc:
+                raise InputError(path, f"is damaged: the trees of component {k}: {exc}") from None
+        expected |= {f"{k}.{name}" for name in comp.arrays()}
+        comps.append(comp)
+    extra = sorted(set(arrays) - expected)
+    if extra:
+        raise InputError(path, f"is damaged: unexpected arrays {', '.join(extra[:3])}")
+    return LearnedRanker(learner, settings, names, families, comps, trained_on, skipped)

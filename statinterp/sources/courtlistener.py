@@ -29,7 +29,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from statinterp.corpus.pin_cites import cite_name, parse_cite
 from statinterp.errors import json_type
+from statinterp.progress import note
 from statinterp.sources.cleaning import clean_markup, clean_plain
 from statinterp.sources.courtlistener_files import (
     folder_json_files,
@@ -92,9 +94,10 @@ _SUFFIXES = (".csv", ".jsonl", ".ndjson")
 
 
 def companion_kind(path: Path) -> str | None:
-    """``clusters``, ``dockets``, ``courts`` or ``citations`` for a companion bulk file, else None."""
+    """``clusters``, ``dockets``, ``courts`` or ``citations`` for a companion bulk file (or a JSON
+    file of the API's records of that kind: ``opinion-clusters-2001.json``), else None."""
     name = path.name.lower()
-    if not strip_compression(name).endswith(_SUFFIXES):
+    if not strip_compression(name).endswith((*_SUFFIXES, ".json")):
         return None
     return next((kind for prefix, kind in COMPANIONS.items() if name.startswith(prefix)), None)
 
@@ -141,7 +144,7 @@ def _sniff(path: Path) -> bool:
 #: Fields of a cluster a row may carry itself (JSON lines made from the API often do).
 _CASE_FIELDS = ("case_name", "case_name_short", "case_name_full", "date_filed", "docket_number", "court",
                 "court_id", "citation", "judges", "jurisdiction", "attorneys")
-_OPINION_FIELDS = ("id", "type", "author_str", "ordering_key")
+_OPINION_FIELDS = ("id", "type", "author_str", "ordering_key", "absolute_url", "cluster")
 _CLUSTER_URL = re.compile(r"/clusters/(\d+)/?\s*$")
 
 
@@ -175,8 +178,13 @@ def compact_opinion(row: dict) -> dict:
             out[name] = value
             break
     cluster = row.get("cluster")
-    if isinstance(cluster, dict):  # a nested cluster object: its case fields
+    if isinstance(cluster, dict):  # a nested cluster object: its case fields and citations (API v4)
         out.update({k: cluster[k] for k in _CASE_FIELDS if cluster.get(k) not in (None, "") and k not in out})
+        out["cluster"] = cluster.get("resource_uri") or cluster.get("id") or ""
+        if isinstance(cluster.get("citations"), list):
+            out["citations"] = cluster["citations"]
+    if isinstance(row.get("citations"), list):  # a record that is itself a cluster's (API v4)
+        out["citations"] = row["citations"]
     return out
 
 
@@ -221,7 +229,11 @@ def _load_companion(db: sqlite3.Connection, path: Path, kind: str) -> None:
             continue
         rid = str(row.get("id") or "").strip()
         if kind == "clusters":
-            batch.append((rid, str(row.get("docket_id") or ""), _keep(row, kept), rid))
+            docket = row.get("docket_id") or _id_in_url(row.get("docket"), "dockets")
+            batch.append((rid, str(docket or ""), _keep(row, kept), rid))
+            for cite in nested_citations(row):  # API v4 clusters carry their citations
+                db.execute("INSERT INTO cit SELECT ?, ? WHERE EXISTS (SELECT 1 FROM cl WHERE cluster = ?)",
+                           (rid, _keep(cite, COMPANION_FIELDS["citations"]), rid))
         elif kind == "citations":
             cluster = str(row.get("cluster_id") or "").strip()
             batch.append((cluster, _keep(row, kept), cluster))
@@ -236,6 +248,31 @@ def _load_companion(db: sqlite3.Connection, path: Path, kind: str) -> None:
         db.executemany(sql, batch)
     if kind == "clusters":
         db.execute("INSERT OR IGNORE INTO need_dk SELECT docket FROM clu WHERE docket != ''")
+
+
+def _id_in_url(value: object, kind: str) -> str:
+    """The id in an API URL (``.../api/rest/v4/dockets/123/`` -> ``123``), '' for anything else."""
+    m = re.search(rf"/{kind}/(\d+)/?\s*$", value) if isinstance(value, str) else None
+    return m.group(1) if m else ""
+
+
+def nested_citations(row: dict) -> list[dict]:
+    """The citations a record carries itself: API v4's ``citations`` (a list of ``{"volume",
+    "reporter", "page", "type"}``); a list of strings (the search API's ``citation``) as
+    ``VOLUME REPORTER PAGE`` rows of unknown type."""
+    out: list[dict] = []
+    for key in ("citations", "citation"):
+        value = row.get(key)
+        if not isinstance(value, list):
+            continue
+        for item in value:
+            if isinstance(item, dict):
+                out.append(item)
+            elif isinstance(item, str) and item.strip():
+                m = re.match(r"^\s*(\d+)\s+(.+?)\s+(\S+)\s*$", item)
+                out.append({"volume": m.group(1), "reporter": m.group(2), "page": m.group(3)} if m else
+                           {"reporter": item.strip()})
+    return out
 
 
 def opinion_key(where: str, label: str, row: dict) -> tuple[str, int | None] | SkippedRecord:
@@ -287,8 +324,12 @@ def read_courtlistener(path: Path, companions: tuple[str, ...] = (),
                         _load_companion(db, companion, kind)
             db.execute("CREATE INDEX cit_cluster ON cit (cluster)")
             reader = db.cursor()
+            nameless = [0]
             for (cluster,) in reader.execute("SELECT cluster FROM cl ORDER BY first"):
-                yield _case(where, cluster, db)
+                yield _case(where, cluster, db, nameless)
+            if nameless[0] > NAMELESS_NOTES:
+                note(f"{where}: {nameless[0]} clusters in all have no case name ({NAMELESS_NOTES} named above); "
+                     "give their clusters file (opinion-clusters-DATE.csv.bz2) as another SOURCE")
         finally:
             db.close()
 
@@ -298,7 +339,7 @@ def _one(db: sqlite3.Connection, sql: str, key: str) -> dict:
     return json.loads(found[0]) if found else {}
 
 
-def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | SkippedRecord:
+def _case(where: str, cluster: str, db: sqlite3.Connection, nameless: list[int]) -> CaseRecord | SkippedRecord:
     rows = [json.loads(r) for (r,) in db.execute(
         "SELECT row FROM op WHERE cluster = ? ORDER BY coalesce(ordering, 1 << 62), seq", (cluster,))]
     meta = _one(db, "SELECT row FROM clu WHERE id = ?", cluster)
@@ -307,6 +348,8 @@ def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | Skip
     court = _one(db, "SELECT row FROM ct WHERE id = ?", str(court_id))
     cites = [json.loads(r) for (r,) in db.execute("SELECT row FROM cit WHERE cluster = ?", (cluster,))]
     first = rows[0]
+    if not cites:
+        cites = next((nested_citations(r) for r in rows if nested_citations(r)), [])
 
     def field(name: str, *sources: dict) -> str:
         for src in (*sources, first):
@@ -323,11 +366,12 @@ def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | Skip
             opinions.append(opinion_record(row, kind, text_of(row, "author_str") or None))
         if not any(o.paragraphs for o in opinions):
             raise BadField("plain_text", f"no opinion of the cluster has any text ({', '.join(TEXT_FIELDS)})")
-        citations = reporter_citations(cites) or tuple(("official", c) for c in [text_of(first, "citation")] if c)
-        return CaseRecord(
-            source="courtlistener", source_id=cluster,
-            name=field("case_name", meta) or field("case_name_full", meta) or field("case_name", docket),
-            name_abbreviation=field("case_name_short", meta), decision_date=field("date_filed", meta),
+        citations = reporter_citations(cites) or tuple(
+            ("official", c) for c in [text_of(first, "citation") if isinstance(first.get("citation"), str) else ""]
+            if c)
+        return CaseRecord(  # no short name: citations write the name as cited (pin_cites.cite_name)
+            source="courtlistener", source_id=cluster, name=case_name(where, cluster, meta, docket, first, nameless),
+            name_abbreviation="", decision_date=field("date_filed", meta),
             docket_number=field("docket_number", docket), citations=citations,
             court=field("full_name", court) or text_of(first, "court") or str(court_id),
             jurisdiction=field("jurisdiction", court), head_matter="", judges=field("judges", meta),
@@ -335,6 +379,46 @@ def _case(where: str, cluster: str, db: sqlite3.Connection) -> CaseRecord | Skip
         )
     except BadField as exc:
         return SkippedRecord(where, f"cluster {cluster}", exc.field, exc.reason)
+
+
+#: How many clusters without a name are warned about one by one (then counted).
+NAMELESS_NOTES = 10
+
+
+def case_name(where: str, cluster: str, meta: dict, docket: dict, first: dict, nameless: list[int]) -> str:
+    """A cluster's name: its ``case_name`` (never ``case_name_short``, one party's name), else its
+    ``case_name_full`` as cited (:func:`~statinterp.corpus.pin_cites.cite_name`), else its
+    docket's ``case_name``. A cluster known only by its URL (an API opinion record without its
+    cluster) is named by its opinion's ``absolute_url`` (``/opinion/2001/cannon-v-state/`` ->
+    "Cannon v. State") or, without one, "CourtListener cluster ID", with a warning naming the
+    record and how to give the cluster (the first :data:`NAMELESS_NOTES` of a file; then one
+    counting them, counted in ``nameless``)."""
+    for src, key in ((meta, "case_name"), (first, "case_name"), (meta, "case_name_full"), (first, "case_name_full"),
+                     (docket, "case_name")):
+        value = " ".join(text_of(src, key).split())
+        if value:
+            return cite_name(value) if key == "case_name_full" else value
+    slug = re.search(r"/opinion/\d+/([a-z0-9-]+)/?$", text_of(first, "absolute_url"))
+    guess = _name_from_slug(slug.group(1)) if slug else ""
+    url = first.get("cluster") if isinstance(first.get("cluster"), str) else ""
+    nameless[0] += 1
+    if nameless[0] > NAMELESS_NOTES:
+        return guess or f"CourtListener cluster {cluster}"
+    note(f"{where}: opinion {text_of(first, 'id') or '?'} (cluster {cluster}): no case name, the record gives only "
+         f"its cluster{' ' + str(url) if url else ''}; named {guess or 'CourtListener cluster ' + cluster!r}"
+         f"{' from its URL' if guess else ''}. To name it, save the cluster's JSON (the API's clusters/{cluster}/) "
+         "beside it as opinion-clusters-NAME.json, or give a clusters file (opinion-clusters-DATE.csv.bz2) "
+         "as another SOURCE")
+    return guess or f"CourtListener cluster {cluster}"
+
+
+def _name_from_slug(slug: str) -> str:
+    """CourtListener's URL slug of a case name in title case (``cannon-v-state`` -> ``Cannon v. State``)."""
+    words = [w for w in slug.split("-") if w]
+    if "v" not in words:
+        return ""
+    return " ".join("v." if w == "v" else w if w in ("of", "the", "and", "in", "at", "for") and i else w.capitalize()
+                    for i, w in enumerate(words))
 
 
 #: CourtListener's Citation types (``BaseCitation`` in ``cl/search/models.py``).
@@ -358,7 +442,8 @@ def _bluebook_rank(kind: int, reporter: str) -> float:
 
 def reporter_citations(rows: list[dict]) -> tuple[tuple[str, str], ...]:
     """``(official|parallel, "VOLUME REPORTER PAGE")`` from citations rows: official ones first,
-    each group in CourtListener's ``sort_cites`` order."""
+    each group in CourtListener's ``sort_cites`` order; a public-domain citation as its court
+    writes it (``2022-NCSC-1``: :meth:`~statinterp.corpus.pin_cites.ParsedCite.written`)."""
     ranked = []
     for row in rows:
         volume, reporter, page = (text_of(row, k).strip() for k in ("volume", "reporter", "page"))
@@ -367,8 +452,11 @@ def reporter_citations(rows: list[dict]) -> tuple[tuple[str, str], ...]:
         raw = text_of(row, "type").strip()
         kind = int(raw) if raw.isdigit() else 0
         official = _official(kind, reporter)
-        ranked.append((not official, _bluebook_rank(kind, reporter), "official" if official else "parallel",
-                       " ".join(p for p in (volume, reporter, page) if p)))
+        cite = " ".join(p for p in (volume, reporter, page) if p)
+        if kind == NEUTRAL:  # as the court writes it: 2022 NCSC 1 -> 2022-NCSC-1
+            parsed = parse_cite(cite)
+            cite = parsed.written() if parsed is not None else cite
+        ranked.append((not official, _bluebook_rank(kind, reporter), "official" if official else "parallel", cite))
     return tuple((label, cite) for _, _, label, cite in sorted(ranked))
 
 
@@ -377,5 +465,6 @@ register(SourceFormat(
     "CourtListener bulk CSV opinions-DATE.csv[.bz2] joined with the opinion-clusters-, dockets-, courts-, "
     "citations- files beside it or given; JSON lines, REST API pages, per-opinion JSON files or tar.gz of them",
     lambda p: read_courtlistener(Path(p.path), p.companions, p.source_path), _sniff,
-    group=lambda path: path.name.lower().endswith(".json"), files=folder_json_files,
+    group=lambda path: path.name.lower().endswith(".json"),
+    files=lambda folder: [f for f in folder_json_files(folder) if not companion_kind(f)],
     companion=lambda path: _DESCRIBED.get(companion_kind(path) or ""), companions=companions_of, order=30))

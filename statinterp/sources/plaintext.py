@@ -1,11 +1,12 @@
 """Plain text: one case per ``.txt`` file, paragraphs separated by blank lines.
 
-The case's id is the file's name (without ``.txt``); its name is the file's first paragraph
-when that is a single short line (a caption such as ``Smith v. Jones``), else the id; a
-PDF-born text's name is its caption (a slip opinion's "FISHER v. UNIVERSITY OF TEXAS AT AUSTIN
-ET AL.", not its running header); a caption that sets the parties on lines of their own around
-a "v." line gives "X v. Y" (:func:`~statinterp.sources.cleaning.party_caption`), not the
-court's name. Lines inside a paragraph are joined with a space. The text goes through
+The case's id is the file's name (without ``.txt``); its name is the caption at the head of its
+text (:func:`~statinterp.sources.captions.caption_name`: "Smith v. Jones", a slip opinion's
+"FISHER v. UNIVERSITY OF TEXAS AT AUSTIN ET AL.", parties set on lines of their own around a "v."
+line; never a clerk's stamp such as "FILED", a report number such as "T.C. Memo. 2020-26" or the
+court's name), else the id; it has no short name: a citation writes the caption as cited
+(:func:`~statinterp.corpus.pin_cites.cite_name`: "Fisher v. Univ. of Tex. at Austin"). Lines
+inside a paragraph are joined with a space. The text goes through
 :mod:`statinterp.sources.cleaning` (page labels, footnotes, PDF layout). A file that is not
 UTF-8 is decoded by the encoding ``charset-normalizer`` guesses (or the one given with
 ``statinterp ingest --encoding``); the guess is reported as a progress note
@@ -21,14 +22,8 @@ from pathlib import Path
 
 from statinterp.errors import InputError, read_limited
 from statinterp.progress import note
-from statinterp.sources.cleaning import (
-    clean_plain,
-    decode_text,
-    is_pdf_text,
-    normal_form,
-    party_caption,
-    pdf_caption,
-)
+from statinterp.sources.captions import caption_name
+from statinterp.sources.cleaning import clean_plain, decode_text, normal_form
 from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, SourceItem
 from statinterp.sources.registry import SourceFormat, register
 from statinterp.text.limits import MAX_TEXT_CHARS
@@ -41,13 +36,8 @@ def text_files(folder: Path) -> list[Path]:
 def text_case(text: str, case_id: str) -> CaseRecord:
     text = normal_form(text)  # the caption too: one normal form (docs/data-format.md, "Cleaning")
     clean = clean_plain(text)
-    paragraphs = clean.paragraphs
-    caption = pdf_caption(text) if is_pdf_text(text) else None
-    if caption is None and not (paragraphs and " v. " in paragraphs[0]):
-        caption = party_caption(text)
-    if caption is None:
-        caption = paragraphs[0] if paragraphs and len(paragraphs[0]) <= 200 and len(paragraphs) > 1 else case_id
-    return CaseRecord(source="text", source_id=case_id, name=caption, name_abbreviation="", decision_date="",
+    caption = caption_name(text.split("\n", 400)[:400]) if len(clean.paragraphs) > 1 else None
+    return CaseRecord(source="text", source_id=case_id, name=caption or case_id, name_abbreviation="", decision_date="",
                       docket_number="", citations=(), court="", jurisdiction="", head_matter="", judges="",
                       parties="", attorneys="", opinions=(clean,))
 

@@ -306,12 +306,16 @@ def test_a_model_over_the_size_limit_is_refused_before_it_is_read(tmp_path, monk
         model.read_header(path)
 
 
-def test_a_model_pickling_a_moved_class_is_rejected_with_one_line_saying_retrain(tmp_path):
+def test_a_pickled_model_is_refused_unread_with_one_line_saying_how_to_convert(tmp_path):
+    """A format-1 file (a pickle, here of a class that has moved) is not unpickled at all: the line
+    says how to convert it; only `model upgrade` reads it, and there the moved class is one line."""
     payload = _pickle_of_missing_module("statinterp.scorers.lexical", "TFISF")
-    path = _model_file(tmp_path / "old.model", payload)
+    path = _model_file(tmp_path / "old.model", payload, format=1)
     code, out, err = capture_main(["rank", "vehicle", "-q", "--no-cache", "--model", str(path)])
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "statinterp.scorers" in err and "retrain it with `statinterp train`" in err
+    assert "format 1" in err and f"statinterp model upgrade {path} NEW_FILE" in err
+    code, out, err = capture_main(["model", "upgrade", str(path), str(tmp_path / "new.model")])
+    assert code == 2 and err.count("\n") == 1 and "statinterp.scorers" in err
 
 
 def test_a_model_written_now_records_its_payload_size_and_loads(tmp_path):

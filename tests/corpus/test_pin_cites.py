@@ -32,10 +32,10 @@ from statinterp.sources.records import CaseRecord, OpinionRecord
 
 @pytest.mark.parametrize(("args", "kw", "expected"), [
     # U.S.: the reporter says the court
-    (("Fisher v. University of Tex. at Austin", "570 U.S. 297", "Supreme Court of the United States", "2013-06-24"),
-     {"page": "310"}, "Fisher v. University of Tex. at Austin, 570 U.S. 297, 310 (2013)"),
-    (("Fisher v. University of Tex. at Austin", "570 U.S. 297", "scotus", "2013-06-24"), {},
-     "Fisher v. University of Tex. at Austin, 570 U.S. 297 (2013)"),
+    (("Fisher v. Univ. of Tex. at Austin", "570 U.S. 297", "Supreme Court of the United States", "2013-06-24"),
+     {"page": "310"}, "Fisher v. Univ. of Tex. at Austin, 570 U.S. 297, 310 (2013)"),
+    (("Fisher v. Univ. of Tex. at Austin", "570 U.S. 297", "scotus", "2013-06-24"), {},
+     "Fisher v. Univ. of Tex. at Austin, 570 U.S. 297 (2013)"),
     # F.2d / F.3d: the circuit from courts-db (CourtListener id or court name)
     (("Brown v. Smith", "203 F.2d 34", "cadc", "1953-01-05"), {"page": "36"},
      "Brown v. Smith, 203 F.2d 34, 36 (D.C. Cir. 1953)"),
@@ -53,7 +53,7 @@ from statinterp.sources.records import CaseRecord, OpinionRecord
     (("State v. Payne", "121 Conn. App. 308", "", "2010-05-04"), {"short_court": "Conn. App. Ct."},
      "State v. Payne, 121 Conn. App. 308 (2010)"),
     (("People v. Western Express", "85 A.D.3d 1", "", "2011-05-05"), {"short_court": "N.Y. App. Div."},
-     "People v. Western Express, 85 A.D.3d 1 (N.Y. App. Div. 2011)"),
+     "People v. W. Express, 85 A.D.3d 1 (N.Y. App. Div. 2011)"),
     # a source's own court abbreviation wins (the data set's short_court)
     (("Michelson v. Merrill Lynch", "619 F. Supp. 727", "United States District Court for the Southern District "
       "of New York", "1985-10-02"), {"short_court": "S.D.N.Y.", "page": "730", "footnote": 4},
@@ -95,7 +95,7 @@ PAGE_BREAK = FISHER_P1.index("A motor")
 
 FISHER = CaseRecord(
     source="courtlistener", source_id="1", name="Abigail Fisher v. University of Texas at Austin",
-    name_abbreviation="Fisher v. University of Tex. at Austin", decision_date="2013-06-24", docket_number="11-345",
+    name_abbreviation="Fisher v. Univ. of Tex. at Austin", decision_date="2013-06-24", docket_number="11-345",
     citations=(("official", "570 U.S. 297"),), court="scotus", jurisdiction="U.S.", head_matter="Fisher v. Texas",
     judges="", parties="", attorneys="",
     opinions=(OpinionRecord(
@@ -196,7 +196,7 @@ def test_found_sentences_carry_their_pin_pages_and_cites(paged, tmp_path):
     with Collection.open(paged) as c:
         found = find_term(c, "motor vehicle")
     got = {s["text"]: (s.get("pin_page"), s["pin_cite"]) for s in found.tables["sentence"].values()}
-    fisher = "Fisher v. University of Tex. at Austin, 570 U.S. 297"
+    fisher = "Fisher v. Univ. of Tex. at Austin, 570 U.S. 297"
     assert got == {
         "The statute speaks of a motor vehicle here.": ("297", f"{fisher}, 297 (2013)"),
         # the sentence after the page break inside the paragraph is on the new page
@@ -229,7 +229,7 @@ def test_find_out_writes_the_fields_and_the_loader_reads_them(found_zip, tmp_pat
     term = load_corpus(found_zip).term("motor vehicle")
     loaded = {s.text: (s.pin_page, s.pin_cite) for s in term.sentences}
     assert loaded["Each motor vehicle must be registered."] == (
-        "298", "Fisher v. University of Tex. at Austin, 570 U.S. 297, 298 (2013)")
+        "298", "Fisher v. Univ. of Tex. at Austin, 570 U.S. 297, 298 (2013)")
     assert loaded["A motor vehicle without pages."] == ("", "Doe v. Roe, 203 F.2d 34 (D.C. Cir. 2001)")
     # a term written back (the review's export) keeps them
     from statinterp.corpus.writer import write_term_zip
@@ -249,7 +249,7 @@ def test_rank_shows_the_pin_cite_in_json_csv_and_table(found_zip, capsys):
     rows = {r["text"]: r for r in data["results"]}
     row = rows["A motor vehicle is a machine that moves on wheels."]
     assert row["pin_page"] == "298"
-    assert row["pin_cite"] == "Fisher v. University of Tex. at Austin, 570 U.S. 297, 298 (2013)"
+    assert row["pin_cite"] == "Fisher v. Univ. of Tex. at Austin, 570 U.S. 297, 298 (2013)"
     assert row["citation"] == "570 U.S. 297"
     unpaged = rows["A motor vehicle without pages."]
     assert unpaged["pin_page"] is None and unpaged["pin_cite"] == "Doe v. Roe, 203 F.2d 34 (D.C. Cir. 2001)"
@@ -262,7 +262,7 @@ def test_rank_shows_the_pin_cite_in_json_csv_and_table(found_zip, capsys):
 
     text = _rank(["--data", str(found_zip)], capsys)
     assert "Brown v. Smith, 123 F.3d 45, 46 (D.C. Cir. 1997)" in text
-    assert "Fisher v. University of Tex. at Austin, 570 U.S. 297, 299 n.1 (2013)" in text
+    assert "Fisher v. Univ. of Tex. at Austin, 570 U.S. 297, 299 n.1 (2013)" in text
 
 
 def test_rank_collection_gives_the_pin_cite(tmp_path, capsys):
@@ -355,7 +355,7 @@ def test_review_page_shows_the_pin_cite_with_a_copy_button(found_zip, tmp_path, 
     session = ReviewSession(prepared["motor_vehicle"], LabelStore(tmp_path / "labels.sqlite"))
     client = TestClient(create_app(session), raise_server_exceptions=False)
     html = client.get("/term/motor_vehicle?all=1").text
-    cite = "Fisher v. University of Tex. at Austin, 570 U.S. 297, 298 (2013)"
+    cite = "Fisher v. Univ. of Tex. at Austin, 570 U.S. 297, 298 (2013)"
     assert f'<span class="pin-cite-text">{cite}</span>' in html
     assert f'data-action="copy-cite" data-cite="{cite}"' in html
     assert "State v. Jones, 2019-NMSC-005, ¶ 22" in html

@@ -277,7 +277,7 @@ def test_pin_pages_of_cap_html_and_its_courtlistener_copy(collection):
     cite = ("37", "Peyton v. District of Columbia, 100 A.2d 36, 37 (D.C. Ct. App. 1953)")
     assert by_case["PEYTON v. DISTRICT OF COLUMBIA"][first] == cite  # CAP's HTML
     assert by_case["Peyton v. District of Columbia"][first] == cite  # CourtListener's copy
-    assert by_case["PEYTON v. DISTRICT OF COLUMBIA."][first] == (None, "PEYTON v. DISTRICT OF COLUMBIA.")  # .txt
+    assert by_case["PEYTON v. DISTRICT OF COLUMBIA."][first] == (None, "Peyton v. District of Columbia")  # .txt
     got = pins(collection, "overhanging trees", "100 A.2d 36")
     assert got and {v[0] for v in got.values()} == {"37"}  # the sentence starts on 37, before the *38
     got = pins(collection, "prior conviction", "100 A.2d 36")
@@ -289,3 +289,17 @@ def test_pin_pages_of_cap_html_and_its_courtlistener_copy(collection):
 def test_sources_without_page_labels_have_no_pin_page(collection):
     got = pins(collection, "red river compact")
     assert got and all(page is None for page, _ in got.values())
+
+
+@pytest.mark.slow
+def test_every_citation_names_both_parties(collection):
+    """Issue 34: every found sentence's citation, from CourtListener (bulk, per-opinion JSON, API
+    page), CAP and text files, starts with the case's name as cited: two parties ("X v. Y"),
+    never empty, a clerk's stamp or a report number."""
+    cites = {s["pin_cite"] for term in ("court", "statute", "evidence")
+             for s in find_term(collection, term).tables["sentence"].values()}
+    assert len(cites) >= 8
+    names = {c.split(",")[0].split(" (")[0] for c in cites}
+    assert all(" v. " in n for n in names), names
+    assert not any(re.match(r"(FILED|ENTERED|T\.C\. Memo|No\. )", n) or n.isupper() for n in names), names
+    assert "Peyton v. District of Columbia" in names and "Fisher v. Univ. of Tex. at Austin" in names

@@ -228,7 +228,7 @@ def test_explain(example, model):
     lin = fit_ranker(list(example), FAST, "linear")
     X = lin.features(ix).X
     comp = lin.components[0]
-    assert np.allclose(lin.contributions(X, 0), comp.coef_ * comp.scaler.transform(X[:1])[0])
+    assert np.allclose(lin.contributions(X, 0), comp.coef_ * (X[0] - comp.mean_) / comp.scale_)
     with pytest.raises(UsageError):
         explain_sentence(model, ix, "no-such-sentence")
 

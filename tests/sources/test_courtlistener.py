@@ -165,8 +165,8 @@ def test_companions_given_as_arguments_from_another_folder(tmp_path):
     shutil.copy(OPINIONS, tmp_path / "a")
     for c in COMPANIONS:
         shutil.copy(c, tmp_path / "b")
-    alone = read_all(discover([tmp_path / "a"]))[0]  # without companions: cases, but no names
-    assert len(alone) == 4 and all(c.name == "" for c in alone)
+    alone = read_all(discover([tmp_path / "a"]))[0]  # without companions: cases named by their cluster
+    assert len(alone) == 4 and all(c.name == f"CourtListener cluster {c.source_id}" for c in alone)
     parts = discover([tmp_path / "a", *sorted((tmp_path / "b").iterdir())])
     assert len(parts) == 1 and len(parts[0].companions) == 4
     cases, skipped = read_all(parts)

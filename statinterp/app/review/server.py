@@ -10,7 +10,10 @@ Security: every state-changing request is a POST carrying the session's CSRF tok
 ``X-CSRF-Token`` or form field ``csrf``; the token is an HMAC of the session cookie, which is
 ``HttpOnly`` and ``SameSite=Strict``). With ``access_token`` (``--host``) every request needs it
 (``?token=`` once, then a cookie). ``allowed_hosts`` rejects other ``Host`` headers (DNS
-rebinding). Jinja2 autoescaping is on for every template.
+rebinding). Tokens are compared as UTF-8 bytes in constant time (a token that is not ASCII is
+simply wrong: 403). The redirect that drops ``?token=`` stays on the same host. Jinja2
+autoescaping is on for every template. Connection limits (request timeout, a cap on open
+connections, accept() errors logged once): :mod:`statinterp.app.review.connections`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from statinterp.app.review.errors import Forbidden, HTTPError, http_error
 from statinterp.app.review.markup import highlight_term
@@ -37,10 +40,24 @@ from statinterp.app.review.urls import ROUTES, STATIC_PREFIX, Urls
 from statinterp.app.review.views import Views
 from statinterp.errors import StatinterpError, UsageError
 
-__all__ = ["bind_socket", "create_app", "serve"]
+__all__ = ["bind_socket", "create_app", "make_server", "serve", "same_token", "local_location"]
 
 SESSION_COOKIE = "statinterp_session"
 ACCESS_COOKIE = "statinterp_access"
+
+
+def same_token(given: str, expected: str) -> bool:
+    """Whether ``given`` is ``expected``, compared in constant time as UTF-8 bytes (so any text,
+    ASCII or not, is a yes or a no, never an error)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
+
+
+def local_location(raw_path: bytes, query: str) -> str:
+    """A redirect target on this host for the request path ``raw_path``: one leading ``/``
+    (``//evil.example/`` or ``/\\evil.example/`` would name another host), every character
+    outside the URL-safe set percent-encoded."""
+    path = "/" + quote(raw_path.decode("latin-1").lstrip("/\\"), safe="/%:@!$&'()*+,;=-._~")
+    return path + ("?" + query if query else "")
 
 
 def _package_dir(name: str) -> Path:
@@ -55,7 +72,7 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import (
         HTMLResponse,
         JSONResponse,
@@ -106,7 +123,7 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
         before any body is read, so a request without it costs nothing."""
         cookie = request.cookies.get(SESSION_COOKIE)
         given = request.headers.get("x-csrf-token") or request.query_params.get("csrf") or ""
-        if not cookie or not hmac.compare_digest(given, csrf_token(cookie)):
+        if not cookie or not same_token(given, csrf_token(cookie)):
             raise Forbidden("missing or wrong CSRF token: reload the page and try again")
 
     urls = Urls(session.key)
@@ -147,6 +164,8 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
 
             try:
                 await self.app(scope, receive, tracking_send)
+            except ClientDisconnect:  # the client went (or was dropped for its slow body): nobody to answer
+                return
             except Exception as exc:  # noqa: BLE001 - reported as one line
                 print(f"statinterp review: error: internal error ({type(exc).__name__}: {exc}); this is a bug",
                       file=sys.stderr)
@@ -166,12 +185,12 @@ def create_app(session: ReviewSession, *, access_token: str | None = None,
             if scope["type"] != "http" or access_token is None:
                 return await self.app(scope, receive, send)
             request = Request(scope)
-            if hmac.compare_digest(request.cookies.get(ACCESS_COOKIE, ""), access_token):
+            if same_token(request.cookies.get(ACCESS_COOKIE, ""), access_token):
                 return await self.app(scope, receive, send)
-            if hmac.compare_digest(request.query_params.get("token", ""), access_token):
-                params = {k: v for k, v in request.query_params.items() if k != "token"}
-                response: Response = RedirectResponse(request.url.path + ("?" + urlencode(params) if params else ""),
-                                                      status_code=303)
+            if same_token(request.query_params.get("token", ""), access_token):
+                params = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+                location = local_location(scope.get("raw_path") or request.url.path.encode(), urlencode(params))
+                response: Response = RedirectResponse(location, status_code=303)
                 response.set_cookie(ACCESS_COOKIE, access_token, httponly=True, samesite="strict")
             else:
                 response = HTMLResponse("<!doctype html><title>Access token required</title><p>This review needs "
@@ -205,12 +224,38 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(app, sock: socket.socket, url: str, open_browser: bool = True) -> None:
-    """Run ``app`` on the bound socket until Ctrl-C/SIGTERM; open ``url`` in the browser once it listens."""
+def make_server(app, *, request_timeout: float | None = None, open_file_limit: int | None = None):
+    """The uvicorn server of ``app``, with the limits of :mod:`.connections`: a whole request
+    within ``request_timeout`` seconds, at most :func:`~.connections.connection_cap` open
+    connections (from ``open_file_limit``; default: this process's limit, first raised),
+    accept() errors reported once."""
+    import asyncio
+
     import uvicorn
 
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=3)
-    server = uvicorn.Server(config)
+    from statinterp.app.review import connections as limits
+
+    limit = open_file_limit if open_file_limit is not None else limits.raise_open_file_limit()
+    guard = limits.ConnectionGuard(limits.connection_cap(limit),
+                                   request_timeout if request_timeout is not None else limits.REQUEST_TIMEOUT)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=3,
+                            http=limits.protocol_class(guard), timeout_keep_alive=limits.KEEP_ALIVE,
+                            limit_concurrency=guard.cap + 1, h11_max_incomplete_event_size=16 * 1024,
+                            backlog=limits.BACKLOG)
+
+    class Server(uvicorn.Server):
+        async def serve(self, sockets=None):
+            asyncio.get_running_loop().set_exception_handler(limits.accept_error_handler(guard))
+            await super().serve(sockets=sockets)
+
+    server = Server(config)
+    server.guard = guard  # type: ignore[attr-defined]
+    return server
+
+
+def serve(app, sock: socket.socket, url: str, open_browser: bool = True) -> None:
+    """Run ``app`` on the bound socket until Ctrl-C/SIGTERM; open ``url`` in the browser once it listens."""
+    server = make_server(app)
     if open_browser:
         def when_started() -> None:
             for _ in range(200):
