@@ -20,8 +20,10 @@ CL_BULK_HEADING = "## CourtListener bulk files: join throughput and memory"
 REVIEW_HEADING = "## review: a label in continuous mode, an explanation"
 #: Heading of the section ``benchmarks.shards`` writes.
 SHARDS_HEADING = "## Shards on Dask"
+#: Heading of the section ``benchmarks.pdf`` writes.
+PDF_HEADING = "## PDF opinions: statinterp's reader against pdftotext -layout"
 #: The sections ``benchmarks.run`` does not make and keeps when it rewrites the file, in order.
-KEPT_BY_RUN = (INGEST_HEADING, SHARDS_HEADING, FIND_HEADING, CL_BULK_HEADING, REVIEW_HEADING)
+KEPT_BY_RUN = (INGEST_HEADING, SHARDS_HEADING, FIND_HEADING, CL_BULK_HEADING, REVIEW_HEADING, PDF_HEADING)
 
 
 def shown_command(program: str, argv: list[str], names: dict[str, str]) -> str:

@@ -11,6 +11,7 @@ format                  what it reads
 ``courtlistener``       CourtListener: bulk CSV files (opinions joined with clusters, dockets,
                         courts, citations), JSON lines, REST API pages, per-opinion JSON (tar)
 ``text``                plain text: ``.txt`` files, one case per file
+``pdf``                 PDF opinions: ``.pdf`` files, one case per file, read by layout
 ``dataset``             the annotated data set's term zips (or folders of ``TERM-*.json``)
 ======================  =====================================================================
 
@@ -30,7 +31,7 @@ from pathlib import Path
 from statinterp.errors import InputError, UsageError
 
 # The shipped formats register themselves on import (the registry never imports them).
-from statinterp.sources import cap, courtlistener, dataset, plaintext  # noqa: F401
+from statinterp.sources import cap, courtlistener, dataset, pdf, plaintext  # noqa: F401
 from statinterp.sources.limits import refuse_special
 from statinterp.sources.records import CaseRecord, DecodedFile, OpinionRecord, SkippedRecord, SourceItem
 from statinterp.sources.registry import Partition, SourceFormat, format_names, get, register, registered

@@ -51,7 +51,7 @@ class OpinionRecord:
 class CaseRecord:
     """One case as a source describes it (CAP's fields; other sources fill what they have)."""
 
-    source: str  # the format's name: cap, cap-bulk, courtlistener, text, dataset
+    source: str  # the format's name: cap, cap-bulk, courtlistener, text, pdf, dataset
     source_id: str  # the case's id inside its source (CAP id, CourtListener cluster id, file name, ...)
     name: str
     name_abbreviation: str

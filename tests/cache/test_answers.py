@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 from statinterp.cache.answers import StoredAnswers
-from statinterp.cache.location import default_cache_dir
 from tests.support.paths import REPO_ROOT
 
 
-def test_answers_are_kept_for_the_next_process_and_a_damaged_file_is_empty():
+def test_answers_are_kept_for_the_next_process_and_a_damaged_file_is_empty(tmp_path, monkeypatch):
+    monkeypatch.setenv("STATINTERP_CACHE", str(tmp_path))  # not the session's folder: it may hold "a" already
     answers = StoredAnswers("test-lookup", "v1")
     assert answers.get("a") is None and "a" not in answers
     answers.put("a", ["x", "y"])
@@ -36,9 +36,10 @@ def test_a_cache_folder_that_cannot_be_written_is_not_an_error(tmp_path, monkeyp
     assert answers.get("a") == 1
 
 
-def test_court_names_are_found_by_courts_db_once_across_processes():
+def test_court_names_are_found_by_courts_db_once_across_processes(tmp_path):
     """A court name courts-db finds by its patterns (not by its exact name): the second process
-    answers from the stored answers, without courts-db's find_court."""
+    answers from the stored answers, without courts-db's find_court. Both processes use a cache
+    folder of their own: the session's may hold the name already (other tests cite this court)."""
     name = "Court of Appeals of Texas, Fourth District, San Antonio"
     code = (
         "import sys, courts_db\n"
@@ -48,11 +49,11 @@ def test_court_names_are_found_by_courts_db_once_across_processes():
         "courts_db.find_court = lambda *a, **k: (calls.append(a), real(*a, **k))[1]\n"
         f"print(pin_cites.court_abbreviation({name!r}), len(calls))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "STATINTERP_CACHE": str(tmp_path)}
     first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     abbr, calls = first.stdout.split()[:-1], int(first.stdout.split()[-1])
     assert calls >= 1 and abbr, first.stdout
     assert second.stdout.split()[:-1] == abbr and int(second.stdout.split()[-1]) == 0, second.stdout
-    stored = list(default_cache_dir().glob("court-names-courts-db-*.json"))
+    stored = list(tmp_path.glob("court-names-courts-db-*.json"))
     assert stored and name in json.loads(stored[0].read_text())

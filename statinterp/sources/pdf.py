@@ -1,0 +1,826 @@
+"""PDF opinions read directly: one case per ``.pdf`` file, separated by layout.
+
+The case's id is the file's name without ``.pdf`` (as for ``.txt``). The text layer is read with
+pypdfium2 (PDFium: each character's position and size), and each page's lines are sorted by
+what they are, from where they sit and how big they are, not from their words alone:
+
+* **Running headers and footers** -- lines at a page's edge (its three highest and two lowest
+  lines, or in its top or bottom :data:`EDGE_SHARE`) whose text (digits aside) recurs at the same
+  height on three pages or half of them, any line recurring so on half of four pages or more
+  (repeated captions, "Opinion of the Court"), court e-filing banners ("Case: 21-50498 Document:
+  00516242060 Page: 7 Date Filed: ...", "Cite as:") and page numbers ("3", "- 4 -", "Page 3 of
+  10") -- leave the text. Pleading paper's line numbers (a number alone, left of the page's text
+  column) go too; so do a clerk's "FILED" stamp block and separator lines ("_____").
+* **Footnotes**: a line that opens with a footnote mark (a number in a smaller font, or raised)
+  low on the page or in a smaller font starts the page's footnotes; so does a rule of dashes
+  ("——————"), a drawn footnote rule (a short horizontal line at the left margin, looked for on
+  a page after one with footnotes: a footnote carried over without a mark), and a run of lines
+  at the foot of the page in a smaller font than the body's. Everything below that point is
+  footnotes: numbered as the court numbered them (:func:`layout`), stored apart from the
+  paragraphs in order, without their numbers, as every reader stores them
+  (:attr:`~statinterp.sources.records.OpinionRecord.footnotes`); a footnote carried over to the
+  next page ("9(...continued)") stays one footnote.
+* **Footnote marks** in the body (digits or ``*`` in a font under :data:`MARK_RATIO` of the
+  line's size) leave the text, so no word carries one ("section 6662(a)2" reads
+  "section 6662(a)").
+* **Paragraphs**: lines are joined into paragraphs; a paragraph starts where the first line is
+  indented, where the gap above a line is over :data:`GAP_RATIO` times the document's usual line
+  gap (so double spacing is not a break), or after a short line that ends a sentence. Words
+  hyphenated at a line end are rejoined (:class:`~statinterp.sources.cleaning.Dehyphenator`).
+* **Pages**: each page's printed number (else its place in the file) is kept as a page start
+  (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions.
+
+* **Head matter**: what comes before the opinion's start -- its author's line ("SELYA, Circuit
+  Judge.", "JUSTICE SOTOMAYOR delivered the opinion of the Court."; the opinion's ``author``),
+  "Per Curiam:", or an opening heading ("OPINION", "Introduction") in the first 40 % of the
+  paragraphs -- is the case's ``head_matter`` (caption, syllabus, counsel), as in CAP; without
+  such a start all the text is the opinion's.
+
+The decision date ("Filed February 20, 2020", "Decided ...", a date line of its own, else the
+e-filing banner's "Date Filed") and the docket number ("No. 21-50498") come from the first page.
+The case's name comes from the caption on the first page ("X v. Y", parties on lines of their
+own around "v." or "versus", roles such as "Petitioners" dropped), never from a docket stamp or a
+report number; without a caption it is the id. A file with no text layer (a scan) or one PDFium
+cannot open is a skipped record with one line saying so ("no text layer: run OCR first"). Bytes
+before ``%PDF`` (a court download's preamble) are skipped.
+
+:func:`read_pdf` reads one file (for studies and tests); the format ``pdf`` is registered for
+``statinterp ingest``. The thresholds were chosen on the Tax Court memorandum and the First
+Circuit opinion of ``tests/fixtures/genuine/pdf/`` and are checked on the other courts there.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from statinterp.errors import InputError
+from statinterp.sources.cleaning import (
+    PAGE_CLOSE,
+    PAGE_OPEN,
+    Dehyphenator,
+    clean_opinion,
+    dehyphenate,
+    page_marker,
+    party_caption,
+    strip_markers,
+)
+from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
+from statinterp.sources.registry import SourceFormat, register
+from statinterp.text.limits import MAX_TEXT_CHARS
+
+#: A mark is a digit (or star) in a font under this share of its line's size.
+MARK_RATIO = 0.8
+#: A footnote line's font is under this share of the body's size (when it has no mark).
+NOTE_RATIO = 0.9
+#: A gap above a line over this many times the usual line gap starts a paragraph.
+GAP_RATIO = 1.35
+#: A line is a running header or footer when it recurs on this share of the pages (at least 2;
+#: three pages are enough at a page's edge).
+REPEAT_SHARE = 0.5
+#: The top and bottom shares of a page where headers, footers and page numbers are looked for.
+EDGE_SHARE = 0.12
+#: The most bytes of one PDF file read.
+MAX_PDF_BYTES = 256 * 1024 * 1024
+#: How far into the file ``%PDF`` is looked for.
+HEADER_SEARCH = 64 * 1024
+
+_SEGMENT = re.compile("[^\r\n\ufffe\x02]+[\ufffe\x02]?")
+_MAY_MARK = re.compile(r"[\d*†‡]")
+_MARK_CHARS = re.compile(r"\d{1,3}|[*†‡]{1,3}")
+_NUMBER_LINE = re.compile(r"^(?:-\s*)?(?:Page\s+)?(\d{1,4})(?:\s*-)?(?:\s+of\s+\d{1,4})?$", re.IGNORECASE)
+_NUMBER_COLUMN = re.compile(r"^(?:\d{1,2}\s+)+\d{1,2}$")
+_BANNERS = (
+    # e-filing stamps of the federal courts: "Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: 03/16/2022",
+    # "Case 8:16-cv-01261-DOC-KES Document 40 Filed 08/05/16 Page 1 of 4 Page ID #:365", "Appeal: 17-2218 Doc: 17"
+    re.compile(r"^(?:Appellate\s+|USCA\d*\s+)?(?:Case|Appeal)[:\s#]+[\w:.\-–]*\d[\w:.\-–]*,?\s.*"
+               r"\b(?:Document|Doc|DktEntry|Page|Filed)\b", re.IGNORECASE),
+    re.compile(r"^Cite as:\s", re.IGNORECASE),
+    re.compile(r"^\(Slip Opinion\)", re.IGNORECASE),
+)
+_PRINTED_PAGE = (re.compile(r"^Cite as:.*\s(\d{1,4})$"), re.compile(r"^(\d{1,4})\s+\S.* v\. .*$"),
+                 re.compile(r"^\(Slip Opinion\).*\s(\d{1,4})$"))
+_STAR_PAGE = re.compile(r"\[\*\d{1,5}\]\s*")  # the Tax Court's own "[*4]" page labels: the page is known
+_CONTINUED = re.compile(r"^\(\.{2,3}\s?continued\)\s*", re.IGNORECASE)
+_CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
+_SEPARATOR = re.compile(r"^[_—–─-]{5,}$")  # a line of its own, not a footnote rule: no text
+_TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
+_PAGE_LABEL = re.compile(f"{PAGE_OPEN}([^{PAGE_CLOSE}]*){PAGE_CLOSE}")
+_BULLETS = "•◦▪‣●\uf0b7\uf0a7\uf076\uf0d8"
+_PRIVATE_BULLETS = str.maketrans({"\uf0b7": "•", "\uf0a7": "▪", "\uf076": "•", "\uf0d8": "•"})  # Symbol font
+_TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
+_ROLES = re.compile(r"(?:,?\s*\b(?:et al\.?|Petitioners?|Respondents?|Plaintiffs?|Defendants?|Appellants?|Appellees?"
+                    r"|Intervenors?|Movants?|Claimants?|Cross[-\s]\w+|and|[/\-–—&])\b\.?)+[\s,.;:]*$", re.IGNORECASE)
+
+
+@dataclass
+class _Line:
+    """One printed line: its text (footnote marks removed), where it sits, its font size."""
+
+    text: str
+    x0: float
+    x1: float
+    y: float  # baseline, from the page's foot up
+    size: float
+    page: int
+    lead: str | None = None  # the footnote mark the line opens with
+    marks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PdfLayout:
+    """A PDF's text sorted by layout (what :func:`read_pdf` stores, before cleaning)."""
+
+    paragraphs: list[str]  # with page markers (:func:`~statinterp.sources.cleaning.page_marker`)
+    footnotes: list[tuple[str, str]]  # (label, text): "" for a note with no label
+    page_labels: list[str]
+    caption: str | None  # the case's name from the first page's caption
+    dropped: list[str]  # running headers, footers, page numbers, line numbers, stamps
+    decision_date: str = ""  # YYYY-MM-DD from the first page ("Filed February 20, 2020"), or ""
+    docket_number: str = ""  # from the first page ("No. 21-50498"), or ""
+
+
+class PdfProblem(Exception):
+    """Why a PDF cannot be read: its one-line reason."""
+
+
+# --- reading the text layer ---------------------------------------------------------------------
+
+def pdf_bytes(raw: bytes) -> bytes:
+    """The PDF from ``%PDF`` on (court downloads may carry bytes before it); PdfProblem if none."""
+    at = raw.find(b"%PDF", 0, HEADER_SEARCH)
+    if at < 0:
+        raise PdfProblem("not a PDF file (no %PDF header)" if raw.strip() else "is empty")
+    return raw[at:]
+
+
+def _page_lines(page, number: int) -> list[_Line]:
+    """A page's printed lines in the order of its text, pieces on one baseline joined, marks found."""
+    import pypdfium2.raw as pdfium_c
+
+    textpage = page.get_textpage()
+    try:
+        raw = textpage.raw
+        count = pdfium_c.FPDFText_CountChars(raw)
+        text = textpage.get_text_range(0, count) if count > 0 else ""
+        if len(text) != count:  # one character per index is needed to find each one's box
+            text = "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, i) or 32) for i in range(count))
+        box = pdfium_c.FS_RECTF()
+        ox, oy = ctypes.c_double(), ctypes.c_double()
+        get_box, get_origin = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetCharOrigin
+        lines: list[_Line] = []
+        for start, end in _segments(raw, text):
+            seg = text[start:end]
+            stripped = seg.strip()
+            if not stripped:
+                continue
+            first = start + len(seg) - len(seg.lstrip())
+            last = start + len(seg.rstrip()) - 1
+            get_box(raw, first, box)
+            x0 = box.left
+            get_origin(raw, first, ox, oy)
+            y = oy.value
+            get_box(raw, last, box)
+            x1 = box.right
+            sizes = []
+            for k in (first, (first + last) // 2):  # two letters' sizes (a mark may open the line)
+                if not text[k].isalpha():
+                    k = next((j for j in range(k, min(k + 6, last + 1)) if text[j].isalpha()), k)
+                if text[k].isalpha():
+                    get_box(raw, k, box)
+                    sizes.append(box.top - box.bottom)
+            if not sizes:  # digits or punctuation only: the first character's size
+                get_box(raw, first, box)
+                sizes.append(box.top - box.bottom)
+            size = max(sizes)
+            # footnote marks: digit runs or stars in a smaller font than the line's
+            marks: list[tuple[int, int, str]] = []
+            if _MAY_MARK.search(seg):
+                for mm in _MARK_CHARS.finditer(seg):
+                    at = start + mm.start()
+                    get_box(raw, at, box)
+                    small = box.top - box.bottom < MARK_RATIO * size
+                    if not small and at > first:  # a mark in the line's font size, raised ("Curiam:*")
+                        get_origin(raw, at, ox, oy)
+                        small = oy.value - y > 0.25 * size
+                    if small:
+                        marks.append((mm.start(), mm.end(), mm.group(0)))
+            line_text, lead, found = _remove_marks(seg, marks)
+            if not sizes or not line_text.strip() and not found:
+                continue
+            piece = _Line(line_text, x0, x1, y, size, number, lead, found)
+            prev = lines[-1] if lines else None
+            if prev is not None and _same_line(prev, piece):
+                _merge(prev, piece)
+            else:
+                lines.append(piece)
+        return lines
+    finally:
+        textpage.close()
+
+
+def _segments(raw, text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each printed line in PDFium's text: its lines (a line hyphenated at its end
+    goes on after U+FFFE), a line PDFium ran into the next one split where the text goes back left."""
+    import pypdfium2.raw as pdfium_c
+
+    get_box = pdfium_c.FPDFText_GetLooseCharBox
+    box = pdfium_c.FS_RECTF()  # its own: the caller's is overwritten between two lines
+    for m in _SEGMENT.finditer(text):
+        seg = m.group(0)
+        body = seg.rstrip()
+        if len(body) < 2:
+            yield m.start(), m.end()
+            continue
+        get_box(raw, m.start() + len(body) - 1, box)
+        last_bottom = box.bottom
+        first = m.start() + len(seg) - len(seg.lstrip())
+        get_box(raw, first, box)
+        if abs(box.bottom - last_bottom) < 0.6 * (box.top - box.bottom):
+            yield m.start(), m.end()
+            continue
+        cut = m.start()
+        prev_left, prev_bottom = box.left, box.bottom
+        for k in range(first + 1, m.start() + len(body)):
+            if text[k].isspace():
+                continue
+            get_box(raw, k, box)
+            drop = abs(box.bottom - prev_bottom)
+            height = box.top - box.bottom
+            if (box.left < prev_left - 20 and drop > 0.3 * height) or drop > 0.9 * height:  # a new line, or a column
+                yield cut, k
+                cut = k
+            prev_left, prev_bottom = box.left, box.bottom
+        yield cut, m.end()
+
+
+def _remove_marks(seg: str, marks: list[tuple[int, int, str]]) -> tuple[str, str | None, list[str]]:
+    """The segment without its marks; the mark it opens with; all its marks."""
+    if not marks:
+        return seg.replace("\ufffe", "-").replace("\x02", "-").translate(_PRIVATE_BULLETS), None, []
+    out: list[str] = []
+    at = 0
+    lead = None
+    for start, end, label in marks:
+        if not seg[:start].strip():
+            lead = label
+        out.append(seg[at:start])
+        nxt = seg[end:end + 1]
+        if out[-1] and not out[-1][-1].isspace() and nxt and nxt.isalnum():
+            out.append(" ")  # "cite9text" -> "cite text"
+        at = end
+    out.append(seg[at:])
+    text = "".join(out).replace("\ufffe", "-").replace("\x02", "-").translate(_PRIVATE_BULLETS)
+    return text, lead, [label for _, _, label in marks]
+
+
+def _lone_mark(line: _Line) -> bool:
+    return not line.marks and bool(_MARK_CHARS.fullmatch(line.text.strip()))
+
+
+def _same_line(prev: _Line, piece: _Line) -> bool:
+    """A piece that continues ``prev`` on its baseline (or is a raised mark before or after it)."""
+    if piece.page != prev.page or piece.x0 < prev.x1 - 2:
+        return False
+    lone = not piece.text.strip() or _lone_mark(piece) or _lone_mark(prev)
+    limit = 0.7 * max(prev.size, piece.size) if lone else 0.3 * max(prev.size, piece.size)
+    return abs(piece.y - prev.y) <= limit
+
+
+def _merge(prev: _Line, piece: _Line) -> None:
+    if _lone_mark(prev) and not prev.lead and piece.text.strip() and prev.size < MARK_RATIO * piece.size:
+        prev.lead, prev.marks, prev.text = prev.text.strip(), [prev.text.strip()], ""  # "1" + "Three cases ..."
+        prev.size, prev.y = piece.size, piece.y
+    elif _lone_mark(piece) and piece.size < MARK_RATIO * prev.size:
+        prev.marks.append(piece.text.strip())  # "the parties," + raised "3"
+        prev.x1 = max(prev.x1, piece.x1)
+        return
+    if piece.text.strip():
+        gap = piece.x0 - prev.x1
+        spaced = prev.text.endswith(" ") or piece.text.startswith(" ")
+        joiner = " " if gap > 0.15 * prev.size and not spaced and prev.text else ""
+        prev.text = prev.text + joiner + piece.text
+        prev.x1 = max(prev.x1, piece.x1)
+        if piece.size > prev.size * 1.05 and len(piece.text.strip()) > len(prev.text.strip()) // 2:
+            prev.size = piece.size
+    prev.marks.extend(piece.marks)
+    if piece.marks and not prev.text.strip():
+        prev.lead = prev.lead or piece.lead
+
+
+def _rules(page, margin: float, height: float) -> list[float]:
+    """Heights of footnote rules: thin horizontal lines starting near the left margin, 50 to 300
+    points long, in the lower 70 % of the page."""
+    import pypdfium2.raw as pdfium_c
+
+    raw = page.raw
+    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    out = []
+    for i in range(pdfium_c.FPDFPage_CountObjects(raw)):
+        obj = pdfium_c.FPDFPage_GetObject(raw, i)
+        if pdfium_c.FPDFPageObj_GetType(obj) != pdfium_c.FPDF_PAGEOBJ_PATH:
+            continue
+        pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
+        if (top.value - bottom.value < 3 and 50 <= right.value - left.value <= 300
+                and margin - 15 <= left.value <= margin + 60 and bottom.value < 0.7 * height):
+            out.append(top.value)
+    return out
+
+
+# --- layout -------------------------------------------------------------------------------------
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"\d+", "#", text).split())
+
+
+def _mode(values: list[float], step: float) -> float:
+    if not values:
+        return 0.0
+    return Counter(round(v / step) for v in values).most_common(1)[0][0] * step
+
+
+def layout(data: bytes) -> PdfLayout:
+    """The layout of a PDF's text: paragraphs, footnotes, page labels (PdfProblem when it has none)."""
+    import pypdfium2 as pdfium
+
+    try:
+        doc = pdfium.PdfDocument(pdf_bytes(data))
+    except pdfium.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise PdfProblem("password-protected PDF: give an unprotected copy") from None
+        raise PdfProblem(f"damaged PDF: cannot be opened ({exc})") from None
+    pages: list = []  # (page, its height, its lines); the pages stay open for the footnote-rule scan
+    try:
+        for number in range(len(doc)):
+            try:
+                page = doc[number]
+                pages.append((page, page.get_size()[1], _page_lines(page, number)))
+            except pdfium.PdfiumError as exc:
+                raise PdfProblem(f"damaged PDF: page {number + 1} cannot be read ({exc})") from None
+        chars = sum(len(ln.text.strip()) for _, _, lines in pages for ln in lines)
+        if chars < 20 * max(1, len(pages)) // 4 + 20:
+            raise PdfProblem("no text layer: run OCR first")
+        found = _sort_out(pages)
+        if sum(len(p) for p in found.paragraphs) + sum(len(t) for _, t in found.footnotes) < 20:
+            raise PdfProblem("no text layer: run OCR first")  # a scan under an e-filing stamp's text
+        return found
+    finally:
+        for page, _, _ in pages:
+            page.close()
+        doc.close()
+
+
+def _sort_out(pages: list) -> PdfLayout:
+    all_lines = [ln for _, _, lines in pages for ln in lines]
+    weights: Counter = Counter()
+    for ln in all_lines:  # the size most characters have
+        weights[round(ln.size / 0.5)] += len(ln.text)
+    body_size = weights.most_common(1)[0][0] * 0.5 if weights else 0.0
+    margin = _mode([ln.x0 for ln in all_lines if abs(ln.size - body_size) < 0.1 * body_size
+                    and not _NUMBER_LINE.match(ln.text.strip())], 2.0)  # pleading paper's numbers are no text
+    dropped: list[str] = []
+    # running headers and footers: edge lines whose text (digits aside) recurs at one height
+    seen: Counter = Counter()
+    norms: dict[int, str] = {}
+    edges: list[set[int]] = []
+    for _, height, lines in pages:
+        edges.append(_edges(lines, height))
+        keys = {(norms.setdefault(id(ln), _norm(ln.text)), round(ln.y / 4), id(ln) in edges[-1]) for ln in lines}
+        seen.update(keys)
+    half = max(2, int(REPEAT_SHARE * len(pages) + 0.999))
+    # at a page's edge a line on three pages (or half of them) is a running header ("Syllabus",
+    # an even page's "10 TARRANT ... v. HERRMANN"); elsewhere on half of four pages or more
+    repeated = {k[:2] for k, c in seen.items() if c >= (min(half, 3) if k[2] else max(half, 3))
+                and (k[2] or len(pages) >= 4)} if len(pages) >= 2 else set()
+    printed: list[int | None] = []
+    kept_pages: list[list[_Line]] = []
+    for (_, _height, lines), edge_ids in zip(pages, edges, strict=True):
+        label = None
+        kept = []
+        words = [ln.x0 for ln in lines if not _NUMBER_LINE.match(ln.text.strip())]
+        page_margin = _mode(words, 2.0) if len(words) >= 5 else margin
+        for ln in lines:
+            t = " ".join(ln.text.split())
+            number = _NUMBER_LINE.match(t)
+            edge = id(ln) in edge_ids
+            if _SEPARATOR.match(t):
+                dropped.append(t)
+                continue
+            if (number or _NUMBER_COLUMN.match(t)) and ln.x1 < page_margin - 3:  # pleading paper
+                dropped.append(t)
+                continue
+            if edge and number:
+                label = int(number.group(1))
+                dropped.append(t)
+                continue
+            running = (norms[id(ln)], round(ln.y / 4)) in repeated
+            if running or any(p.match(t) for p in _BANNERS):
+                for p in _PRINTED_PAGE:
+                    pm = p.match(t)
+                    if pm and edge:
+                        label = int(pm.group(1))
+                dropped.append(t)
+                continue
+            kept.append(ln)
+        printed.append(label)
+        kept_pages.append(_drop_stamp(kept, dropped))
+    labels = _page_labels(printed)
+    # footnotes
+    body: list[_Line] = []
+    notes: list[list] = []  # [label, [lines]]
+    had_notes = False
+    for (page, height, _), lines in zip(pages, kept_pages, strict=True):
+        start = _notes_start(page, lines, height, body_size, margin, had_notes)
+        page_notes = [ln for ln in lines if start is not None and ln.y <= start + 0.5
+                      and not _TEXT_RULE.match(ln.text.strip())]
+        body.extend(ln for ln in lines if start is None or ln.y > start + 0.5)
+        had_notes = bool(page_notes)
+        before = len(notes)
+        _collect_notes(sorted(page_notes, key=lambda ln: -ln.y), notes, body_size)
+        for label, _ in notes[before:]:
+            if label and not label.isdigit():  # a "*" mark set in the body's font: found by its note
+                _drop_symbol_mark(label, [ln for ln in lines if ln not in page_notes])
+    paragraphs = _paragraphs(body, labels)
+    fix = Dehyphenator("\n".join(ln.text for ln in body))
+    paras = [_join(p, fix) for p in paragraphs]
+    note_texts = [(label, _join(texts, fix)) for label, texts in notes]
+    first = [ln for ln in body if ln.page == body[0].page] if body else []
+    caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
+    head = "\n".join([" ".join(ln.text.split()) for ln in first[:80]] + dropped[:12])
+    return PdfLayout([p for p in paras if p.strip()], [(lab, t) for lab, t in note_texts if t], labels,
+                     caption, dropped, _decided(head), _docket(head))
+
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_DATES = (  # (pattern, strptime formats): the court's own dates first, then a lone date line, then e-filing's
+    re.compile(rf"\b(?:Filed|FILED|Decided|Dated|Opinion Filed|Date Filed)[:\s]+({_MONTH} \d{{1,2}}, \d{{4}}"
+               rf"|\d{{1,2}} {_MONTH} \d{{4}})"),
+    re.compile(rf"^\[?({_MONTH} \d{{1,2}}, \d{{4}})\]?$", re.MULTILINE),
+    re.compile(r"\bDate Filed:\s*(\d{1,2}/\d{1,2}/\d{4})"),
+)
+_DOCKET = re.compile(r"\b(?:Docket |Case |Appeal )?Nos?\.\s+([A-Z]{0,3}\d[\w:–-]*(?:,\s*\d[\w:–-]*)*)")
+
+
+def _decided(head: str) -> str:
+    """The decision date a first page gives, as YYYY-MM-DD, or ""."""
+    import datetime
+
+    for pattern in _DATES:
+        for m in pattern.finditer(head):
+            text = " ".join(m.group(1).replace(".", "").split()).replace("Sept ", "Sep ")
+            for fmt in ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%m/%d/%Y"):
+                try:
+                    return datetime.datetime.strptime(text, fmt).date().isoformat()
+                except ValueError:
+                    continue
+    return ""
+
+
+def _docket(head: str) -> str:
+    m = _DOCKET.search(head)
+    return m.group(1).rstrip(",.;") if m else ""
+
+
+def _edges(lines: list[_Line], height: float) -> set[int]:
+    """Ids of a page's edge lines: its three highest and two lowest, and any in the page's top or
+    bottom :data:`EDGE_SHARE` (a slip opinion's small text block sits far from the paper's edge)."""
+    by_y = sorted(lines, key=lambda ln: -ln.y)
+    return {id(ln) for ln in by_y[:3] + by_y[-2:]} | {id(ln) for ln in lines if _edge(ln, height)}
+
+
+def _edge(ln: _Line, height: float) -> bool:
+    return ln.y > (1 - EDGE_SHARE) * height or ln.y < EDGE_SHARE * height
+
+
+def _drop_stamp(lines: list[_Line], dropped: list[str]) -> list[_Line]:
+    """Without a clerk's stamp: the lines around a lone "FILED" right of the page's middle."""
+    at = next((i for i, ln in enumerate(lines) if ln.text.strip().upper() == "FILED" and ln.x0 > 250), None)
+    if at is None:
+        return lines
+    lo = at
+    while lo > 0 and lines[lo - 1].x0 > 250 and abs(lines[lo - 1].y - lines[lo].y) < 40:
+        lo -= 1
+    hi = at
+    while hi + 1 < len(lines) and lines[hi + 1].x0 > 250 and abs(lines[hi + 1].y - lines[hi].y) < 40:
+        hi += 1
+    dropped.extend(ln.text.strip() for ln in lines[lo:hi + 1])
+    return lines[:lo] + lines[hi + 1:]
+
+
+def _page_labels(printed: list[int | None]) -> list[str]:
+    """Each page's label: its printed number when most pages print one (a page without one
+    continues the count), else its place in the file."""
+    if sum(p is not None for p in printed) * 2 < len(printed):
+        return [str(i + 1) for i in range(len(printed))]
+    out: list[str] = []
+    last: int | None = None
+    for i, p in enumerate(printed):
+        if p is None:
+            p = last + 1 if last is not None else i + 1
+        out.append(str(p))
+        last = p
+    return out
+
+
+def _notes_start(page, lines: list[_Line], height: float, body_size: float, margin: float,
+                 carried: bool) -> float | None:
+    """The height from which a page's lines are footnotes, or None."""
+    marked = [ln.y for ln in lines if ln.lead is not None and ln.text.strip()
+              and (ln.y < 0.6 * height or ln.size < NOTE_RATIO * body_size)]
+    rules = [ln.y for ln in lines if ln.y < 0.7 * height and _TEXT_RULE.match(ln.text.strip())]
+    start = max(marked + [y - 0.6 for y in rules], default=None)  # a rule of dashes is no footnote
+    if carried and start is None and _gap_below(lines, height):  # a footnote carried over, without a mark: its rule
+        rules = [r for r in _rules(page, margin, height)
+                 if any(ln.y < r for ln in lines) and not any(0 <= ln.y - r < 4 for ln in lines)]
+        if rules:
+            top = max(rules)
+            start = max(start, top - 1) if start is not None else top - 1
+    # a run of lines in a smaller font at the foot of the page
+    by_height = sorted(lines, key=lambda ln: ln.y)
+    run = 0
+    for ln in by_height:
+        if ln.size < NOTE_RATIO * body_size:
+            run += 1
+        else:
+            break
+    if 0 < run < len(by_height):
+        top = by_height[run - 1].y
+        if top < 0.6 * height:
+            start = max(start, top) if start is not None else top
+    return start
+
+
+def _gap_below(lines: list[_Line], height: float) -> bool:
+    """Whether the lower 70 % of a page has a gap between lines over 1.4 times its usual one (the
+    space around a footnote rule): only then are the page's objects scanned for a rule."""
+    ys = sorted((ln.y for ln in lines), reverse=True)
+    gaps = [a - b for a, b in zip(ys, ys[1:], strict=False) if a - b > 1]
+    if len(gaps) < 3:
+        return bool(gaps)
+    usual = sorted(gaps)[len(gaps) // 2]
+    return any(a - b > 1.4 * usual for a, b in zip(ys, ys[1:], strict=False) if a < 0.7 * height)
+
+
+def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> None:
+    """Footnote lines (top to bottom) -> notes: a line opening with a mark, or with the next
+    number in a small font, starts one; other lines continue the last one."""
+    marked = any(ln.lead for ln in lines)  # notes with marks: a number at a line's head is text ("5 and 40")
+    for ln in lines:
+        text = ln.text.strip()
+        label = ln.lead
+        more = _CONTINUED.match(text)
+        if more and notes:  # the Tax Court's "9(...continued)": footnote 9 goes on
+            notes[-1][1].append(text[more.end():])
+            continue
+        text = _CONTINUES.sub("", text)
+        if label is None and not marked:
+            m = re.match(r"^(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)", text)
+            expected = str(_next_number(notes))
+            if m and (m.group(1) == expected or not m.group(1).isdigit() or (not notes and m.group(1) == "1")):
+                label, text = m.group(1), text[m.end():]
+        if label is not None or not notes:
+            notes.append([label or "", [text]])
+        else:
+            notes[-1][1].append(text)
+
+
+def _drop_symbol_mark(label: str, lines: list[_Line]) -> None:
+    """Remove the first ``*`` (``†``, ...) mark ``label`` glued to a word of the page's body."""
+    pattern = re.compile(r"(?<=[\w.,:;)”’\"])" + re.escape(label) + r"(?![*†‡\w])")
+    for ln in lines:
+        if label in ln.text and pattern.search(ln.text):
+            ln.text = pattern.sub("", ln.text, count=1)
+            return
+
+
+def _next_number(notes: list[list]) -> int:
+    for label, _ in reversed(notes):
+        if label.isdigit():
+            return int(label) + 1
+    return 1
+
+
+def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
+    """Body lines -> paragraphs (lists of lines; a page's first line opens with its page marker)."""
+    if not lines:
+        return []
+    gaps = [a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.page == b.page and a.y > b.y]
+    usual = _mode(gaps, 0.5) or 14.0
+    margin = _mode([ln.x0 for ln in lines], 2.0)
+    paras: list[list[str]] = []
+    page = None
+    for i, ln in enumerate(lines):
+        text = _STAR_PAGE.sub("", ln.text).strip()
+        if not text:
+            continue
+        if ln.page != page:
+            text = page_marker(labels[ln.page]) + text
+        if not paras or _breaks(lines, i, usual, margin):
+            paras.append([text])
+        else:
+            paras[-1].append(text)
+        page = ln.page
+    return paras
+
+
+def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
+    """Whether line ``i`` starts a paragraph."""
+    a, b = lines[i - 1], lines[i]
+    size = b.size or 12.0
+    prev_text = a.text.rstrip()
+    if not _TERMINAL.search(prev_text) and b.text.lstrip(" “\"‘'[(")[:1].islower():
+        return False  # the sentence runs on
+    if a.page == b.page:
+        gap = a.y - b.y
+        if gap < -0.5 * size or gap > GAP_RATIO * usual:
+            return True
+    if _centered(a, right := max(a.x1, b.x1), margin) or _centered(b, right, margin):
+        return True  # a heading, a date line
+    hanging = a.text.lstrip()[:1] in _BULLETS and b.x0 - a.x0 < 3 * size  # a list item's second line
+    if b.x0 > a.x0 + 0.8 * size and b.x0 > margin + 0.8 * size and not hanging:
+        return True  # an indented first line, or a block quote's start
+    if b.x0 < margin - 0.8 * size and b.x0 < a.x0 - 0.8 * size:
+        return True  # a paragraph number in the margin ("¶ 16 Plaintiffs ...")
+    before = lines[i - 2] if i >= 2 and lines[i - 2].page == a.page else a
+    right = max(a.x1, b.x1, before.x1)
+    word = len(b.text.split()[0]) if b.text.split() else 0
+    short = a.x1 < right - 0.4 * (right - margin)
+    if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or short):
+        return True  # the next line's first word would have fit: the line ended its paragraph
+    return (a.x0 > margin + 0.8 * size and abs(before.x0 - a.x0) < 2 and before is not a
+            and b.x0 < a.x0 - 0.8 * size and a.x1 < right - size)  # the end of a block quote
+
+
+def _centered(line: _Line, right: float, margin: float) -> bool:
+    left, rest = line.x0 - margin, right - line.x1
+    return left > 3 * line.size and rest > 3 * line.size and abs(left - rest) < 1.5 * line.size
+
+
+def _join(lines: list[str], fix: Dehyphenator) -> str:
+    return " ".join(dehyphenate("\n".join(lines), fix).split())
+
+
+# --- the case -----------------------------------------------------------------------------------
+
+_HEADING = re.compile(r"^(?:No\.|Nos\.|Docket|Case No|Appeal No|Filed|\d)|\b(?:COURT|Court|CIRCUIT|Circuit|DISTRICT)\b")
+
+
+_COLUMN = re.compile(r"\s[)\]](?:\s|$)|\s[)\]]$")  # a caption set in a table: "JAGELS, ) No. ED108783"
+
+
+def _left(text: str) -> str:
+    """The left column of a caption line set in a ")" or "]" table."""
+    return _COLUMN.split(" " + text, maxsplit=1)[0].strip()
+
+
+def _party(line: _Line) -> str:
+    return _ROLES.sub("", _left(line.text)).strip(" ,;:")
+
+
+def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
+    """"X v. Y" from the first page: the lines around a "v." (or "versus") line, the parties'
+    roles ("Plaintiff, Appellant,", "Petitioners") dropped; else "In re ..."; None without one."""
+    for i, ln in enumerate(lines[:80]):
+        head = _left(ln.text)
+        m = re.search(r"(?:^|\s)(?:v\.|vs\.|versus|V\.)(?:\s+(.+))?$", head)
+        if not m:
+            continue
+        left = _ROLES.sub("", head[:m.start()]).strip(" ,;:")
+        after = (m.group(1) or "").strip()
+        if after and left and not (left.isupper() and after.isupper()):
+            continue  # "See United States v. Detroit Timber ...": a citation, not the caption
+        up = i - 1
+        parts: list[str] = []
+        while not left and up >= 0 and i - up <= 4:
+            left = _party(lines[up])
+            up -= 1
+        if left:
+            parts.insert(0, left)
+            while up >= 0 and len(parts) < 3 and lines[up].y - lines[up + 1].y < 1.6 * ln.size:
+                if _HEADING.search(lines[up].text) or not _party(lines[up]):
+                    break
+                parts.insert(0, _party(lines[up]))
+                up -= 1
+        rights: list[str] = []
+        if after:  # "PETITIONER v. RUDOLF JOHN" / "HERRMANN ET AL."
+            party = _ROLES.sub("", after).strip(" ,;:")
+            rights.append(party)
+        for below in lines[i + 1:i + 5] if not after or party == after.strip(" ,;:") else []:
+            text = _left(below.text)
+            if _HEADING.search(text) and rights:
+                break
+            party = _ROLES.sub("", text).strip(" ,;:")
+            if party:
+                rights.append(party)
+            if (rights and party != text.strip(" ,;:")) or len(rights) >= 3:
+                break  # the line ends with the party's role
+        if parts and rights:
+            return _clean_name(f"{' '.join(parts)} v. {' '.join(rights)}")
+    name = party_caption("\n".join(ln.text for ln in lines[:80]))
+    if name is not None:
+        return _clean_name(name)
+    for text in paragraphs[:40]:
+        if re.match(r"^(?:In re|In the Matter of|Matter of|Ex parte)[:\s]+\S", text, re.IGNORECASE) and len(text) < 200:
+            at = paragraphs.index(text)
+            following = paragraphs[at + 1] if at + 1 < len(paragraphs) else ""
+            if not _TERMINAL.search(text) and following and len(following) < 80 and not _HEADING.search(following):
+                text = f"{text} {following}"  # "IN RE: Bard IVC Filters Products" / "Liability Litigation,"
+            text = re.split(r"\s+(?:No\.|Nos\.|Case No|Docket|ORDER\b|OPINION\b)", text)[0]
+            return _clean_name(text.rstrip(" ,;:"))
+    return None
+
+
+def _clean_name(name: str) -> str:
+    name = " ".join(name.split())
+    left, sep, right = name.partition(" v. ")
+    if sep:
+        name = f"{_ROLES.sub('', left).strip(' ,;:')} v. {_ROLES.sub('', right).strip(' ,;:')}"
+    return name
+
+
+#: Where an opinion starts after its caption, syllabus and counsel: its author's line
+#: ("SELYA, Circuit Judge.", "GUSTAFSON, Judge:", "HUDSON, Justice.", "JUSTICE SOTOMAYOR delivered
+#: the opinion of the Court."), or a heading that opens it ("OPINION", "Introduction").
+_AUTHOR = re.compile(r"^(?:(?:Chief\s+)?JUSTICE\s+([A-Z][A-Za-z'’\-]+)\s+delivered\b"
+                     r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
+                     r"(?:Circuit\s+|District\s+|Magistrate\s+|Special\s+Trial\s+)?(?:Judge|Justice)\b[.:]"
+                     r"(?!.{0,40}\b(?:concurring|dissenting)))")
+_OPENING = re.compile(r"^(?:OPINION|Opinion|MEMORANDUM OPINION|OPINION AND ORDER|Introduction|INTRODUCTION)$")
+_PER_CURIAM = re.compile(r"(?:^|[.:]\s)(?:PER CURIAM|Per Curiam)[.:]?$")
+
+
+def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
+    """(head matter, opinion, author): the paragraphs before the opinion's start (its author's
+    line, an opening heading, or after a "Per Curiam:" line) in the first 40 % of the paragraphs
+    (at most 80: a caption, a syllabus, counsel) are the head matter; without such a start
+    everything is the opinion. The opinion's first paragraph keeps the page label it is on."""
+    page = None
+    for i, raw in enumerate(paragraphs[:min(80, int(0.4 * len(paragraphs)) + 1)]):
+        labels = _PAGE_LABEL.findall(raw)
+        text = strip_markers(raw)
+        author = _AUTHOR.match(text)
+        start = i if author or _OPENING.match(text) else i + 1 if _PER_CURIAM.search(text) and len(text) < 200 else None
+        if start is not None and 0 < start < len(paragraphs):
+            body = list(paragraphs[start:])
+            if start > i and labels:
+                page = labels[-1]
+            if page is not None and not body[0].startswith(PAGE_OPEN):
+                body[0] = page_marker(page) + body[0]
+            name = (author.group(1) or author.group(2)).title() if author else None
+            return [strip_markers(p) for p in paragraphs[:start]], body, name
+        if start is not None:
+            break
+        page = labels[-1] if labels else page
+    return [], list(paragraphs), None
+
+
+def pdf_case(data: bytes, case_id: str) -> CaseRecord:
+    """The case a PDF holds (PdfProblem when it cannot be read)."""
+    lay = layout(data)
+    head, body, author = split_head(lay.paragraphs)
+    opinion = clean_opinion(body, [f"{lab} {text}" if lab else text for lab, text in lay.footnotes], author=author)
+    name = lay.caption or case_id
+    return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="",
+                      decision_date=lay.decision_date, docket_number=lay.docket_number, citations=(), court="",
+                      jurisdiction="", head_matter="\n".join(head), judges="", parties="", attorneys="",
+                      opinions=(opinion,))
+
+
+def read_pdf(path: str | Path) -> CaseRecord | SkippedRecord:
+    """One PDF file -> its case, or the skipped record saying why it cannot be read (no text
+    layer, damaged, not a PDF, over the size limit). Raises InputError when the file cannot be
+    opened at all."""
+    file = Path(path)
+    try:
+        with open(file, "rb") as fh:
+            raw = fh.read(MAX_PDF_BYTES + 1)
+    except OSError as exc:
+        raise InputError(file, f"cannot be read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_PDF_BYTES:
+        return SkippedRecord(str(file), file.stem, "(pdf)", f"over the limit of {MAX_PDF_BYTES} bytes for a PDF")
+    try:
+        case = pdf_case(raw, file.stem)
+    except PdfProblem as exc:
+        return SkippedRecord(str(file), file.stem, "(pdf)", str(exc))
+    if sum(len(line) for op in case.opinions for line in op.lines) > MAX_TEXT_CHARS:
+        return SkippedRecord(str(file), file.stem, "(pdf)", f"over the limit of {MAX_TEXT_CHARS} characters")
+    return case
+
+
+def pdf_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ".pdf")
+
+
+def read_pdfs(path: Path) -> Iterator[SourceItem]:
+    """A folder of ``.pdf`` files (that folder only) or one ``.pdf`` file."""
+    for file in [path] if path.is_file() else pdf_files(path):
+        yield read_pdf(file)
+
+
+register(SourceFormat(
+    "pdf", ".pdf files, one case each (text layer read by layout)", lambda p: read_pdfs(Path(p.path)),
+    lambda path: path.suffix.lower() == ".pdf", group=lambda path: True, files=pdf_files, order=40))
