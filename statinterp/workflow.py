@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Corpus, load_corpus, term_key
 from statinterp.corpus.provisions import ProvisionBook, load_provisions
 from statinterp.evaluation.against import AgainstResult, compare_with_labelled
@@ -46,16 +47,17 @@ def open_corpus(
     *,
     provisions: str | Path | ProvisionBook | None = None,
     terms: Iterable[str] | None = None,
-    provision_override: dict[str, str] | None = None,
+    provision_override: Mapping[str, str | tuple[str, str]] | None = None,
 ) -> Corpus:
     """Load a corpus (default: the example data) with the provisions attached.
 
     ``provisions`` is a provisions file or book (default: the shipped one);
-    ``provision_override`` maps term names to provision texts that replace it.
+    ``provision_override`` maps term names to provision texts (or (text, citation) pairs) that replace it.
     """
     book = provisions if isinstance(provisions, ProvisionBook) else load_provisions(provisions)
-    for name, text in (provision_override or {}).items():
-        book = book.with_override(term_key(name), text)
+    for name, given in (provision_override or {}).items():
+        text, citation = given if isinstance(given, tuple) else (given, "user-supplied")
+        book = book.with_override(term_key(name), text, citation)
     return load_corpus(data if data is not None else example_data_path(), book, terms=terms)
 
 
@@ -135,13 +137,17 @@ def attach_vectors(
 
 def find_in_collection(collection: str | Path, term: str, *, provisions: str | Path | ProvisionBook | None = None,
                        provision_text: str | None = None, show_progress: bool = False, engine: str = "local",
-                       scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None):
+                       scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None,
+                       case_filter: CaseFilter | None = None, provision_citation: str | None = None):
     """Find ``term`` in a collection folder (a single file or a set of shards): ``(FoundTerm,
     Corpus)``, the corpus holding the found candidates as one unlabelled term with its provision
     (``provision_text``, else the provisions book's entry for the term, else none). ``engine``,
     ``scheduler``, ``n_workers``: as :func:`~statinterp.collection.find.find_term`; ``shards``:
     ``KEY=VALUE`` selections of a shard set's shards to search
-    (:func:`~statinterp.collection.shard_set.open_collection`)."""
+    (:func:`~statinterp.collection.shard_set.open_collection`); ``case_filter``: only the sentences
+    of the cases it keeps (``--court``, ``--jurisdiction``, ``--level``, ``--since``, ``--until``,
+    ``--published-only``: applied in the store before the full-text lookup), recorded in
+    ``FoundTerm.filters``."""
     from statinterp.collection.find import find_term
     from statinterp.collection.shard_set import open_collection
     from statinterp.collection.store import damage_named
@@ -152,10 +158,12 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
         raise UsageError(f"TERM {term!r} holds no letter or digit: there is nothing to find")
     book = provisions if isinstance(provisions, ProvisionBook) else load_provisions(provisions)
     key = term_key(term)
-    if provision_text is not None:
-        book = book.with_override(key, provision_text)
-    with damage_named(collection), open_collection(collection, shards) as store:
+    if provision_text is not None:  # its citation: provision_citation (--provision-cite), else "user-supplied"
+        book = book.with_override(key, provision_text, provision_citation or "user-supplied")
+    with damage_named(collection), open_collection(collection, shards, case_filter=case_filter) as store:
         found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers)
+    if case_filter:
+        found.filters = case_filter.as_dict()
     corpus = Corpus()
     if found.tables["sentence"]:
         corpus.terms[key] = found.term_data(book.get(key))

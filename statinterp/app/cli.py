@@ -16,9 +16,11 @@ import warnings
 
 import click
 
+from statinterp.app.cache_commands import cache as _cache_group
 from statinterp.app.collection_commands import collection as _collection_group
 from statinterp.app.collection_commands import ingest as _ingest_command
 from statinterp.app.find_commands import find as _find_command
+from statinterp.app.memo_commands import memo as _memo_command
 from statinterp.app.ranking_commands import evaluate, example, explain, methods, qrels, rank
 from statinterp.app.research_commands import cv, model, reproduce, train, tune
 from statinterp.app.review_commands import labels, review, simulate_review
@@ -81,6 +83,8 @@ for _command in (rank, evaluate, qrels, methods, example, tune, reproduce, train
 cli.add_command(_ingest_command)
 cli.add_command(_collection_group)
 cli.add_command(_find_command)
+cli.add_command(_cache_group)
+cli.add_command(_memo_command)
 
 
 def main(argv=None) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from statinterp.app.options import engine_options, shard_options
+from statinterp.app.options import engine_options, filter_options, shard_options
 from statinterp.cache import atomic
 from statinterp.errors import UsageError, terminal_safe
 
@@ -32,7 +32,8 @@ from statinterp.errors import UsageError, terminal_safe
               help="Summary on stdout: one line of text, or JSON.")
 @engine_options("segment the matching cases, in runs of whole cases,")
 @shard_options(statistics=False)
-def find(term, collection, out, force, against, provisions, fmt, engine, scheduler, workers, shards):
+@filter_options
+def find(term, collection, out, force, against, provisions, fmt, engine, scheduler, workers, shards, case_filter):
     """Find every sentence of a collection that mentions TERM and write it in the data set's format.
 
     Matches are case-insensitive and include inflections and possessives ("technological measures",
@@ -58,17 +59,22 @@ def find(term, collection, out, force, against, provisions, fmt, engine, schedul
         if not labelled.labelled:
             raise UsageError(f"{against}: term {key!r} has no labelled sentences to compare with")
     started = time.perf_counter()
-    found, _ = find_in_collection(collection, term, provisions=provisions, engine=engine, scheduler=scheduler,
-                                  n_workers=workers, shards=shards)
+    found, corpus = find_in_collection(collection, term, provisions=provisions, engine=engine, scheduler=scheduler,
+                                  n_workers=workers, shards=shards, case_filter=case_filter)
     seconds = time.perf_counter() - started
     if not found.tables["sentence"]:
-        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}; nothing written")
+        where = f" among the cases kept ({case_filter.describe()})" if case_filter else ""
+        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}{where}; nothing written")
     tables = found.tables
     report = {"term": key, "collection": str(collection), "out": str(out), "seconds": round(seconds, 3),
               **found.counts, "fts_hits": found.paragraphs_searched, "paragraphs_matched": found.paragraphs_matched}
     if shards:
         report["shards"] = list(shards)
+    if case_filter:
+        report["filters"] = case_filter.as_dict()
     lines = [found.summary() + f" in {seconds:.2f} s"]
+    if case_filter:
+        lines.append(f"cases filtered: {case_filter.describe()}")
     if labelled is not None:
         result = compare_with_labelled(found.term_data(), labelled)
         tables = labelled_tables(found.tables, result.labels)
@@ -76,8 +82,12 @@ def find(term, collection, out, force, against, provisions, fmt, engine, schedul
         lines.append(result.summary())
         lines.append("note: `statinterp evaluate --data OUT` scores the candidates that carry a label; the "
                      f"{result.extra} without one are left out (condensed lists)")
-    atomic.write_bytes(out, term_zip_bytes(key, tables), force=force)
+    atomic.write_bytes(out, term_zip_bytes(key, tables, found.filters), force=force)
     lines.append(f"wrote {out}")
+    if key in corpus.terms and corpus.terms[key].provision is None:
+        report["provision"] = None
+        lines.append(f"note: no source provision for {key!r}: rank it with --provision TEXT, --provision-file FILE "
+                     "or --provision-cite CITE --uscode FILE")
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
     else:

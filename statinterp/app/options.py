@@ -70,6 +70,80 @@ def shard_options(statistics: bool = True):
     return decorate
 
 
+#: The keyword arguments :func:`filter_options` turns into one ``case_filter``.
+_FILTER_PARAMS = ("courts", "jurisdictions", "levels", "since", "until", "published_only")
+
+
+def filter_options(func):
+    """``--court``, ``--jurisdiction``, ``--level`` (repeatable), ``--since``, ``--until`` and
+    ``--published-only`` (find, rank/review --collection, labels export, memo), handed to the
+    command as one ``case_filter`` (:class:`~statinterp.corpus.authority.CaseFilter`)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from statinterp.corpus.authority import CaseFilter
+
+        values = {name: kwargs.pop(name) for name in _FILTER_PARAMS}
+        kwargs["case_filter"] = CaseFilter(courts=tuple(values["courts"]), jurisdictions=tuple(values["jurisdictions"]),
+                                           levels=tuple(values["levels"]), since=values["since"] or "",
+                                           until=values["until"] or "", published_only=values["published_only"])
+        return func(*args, **kwargs)
+
+    options = [
+        click.option("--court", "courts", multiple=True, metavar="COURT",
+                     help="Only cases of this court: its name as stored, its CourtListener id or its courts-db id "
+                          "(ca9, cand, pa, scotus); repeat for several."),
+        click.option("--jurisdiction", "jurisdictions", multiple=True, metavar="WHERE",
+                     help="Only cases of this jurisdiction: federal, state, or a state's name (Pennsylvania); "
+                          "repeatable."),
+        click.option("--level", "levels", multiple=True, type=click.Choice(["supreme", "appellate", "trial"]),
+                     help="Only cases of courts of this level (from courts-db or CourtListener's courts file); "
+                          "repeatable."),
+        click.option("--since", default=None, metavar="DATE",
+                     help="Only cases decided on or after DATE (YYYY, YYYY-MM or YYYY-MM-DD)."),
+        click.option("--until", default=None, metavar="DATE",
+                     help="Only cases decided on or before DATE (YYYY, YYYY-MM or YYYY-MM-DD; 2005 keeps all "
+                          "of 2005)."),
+        click.option("--published-only", is_flag=True,
+                     help="Only cases their source calls published (every CAP case; others with a reporter "
+                          "citation other than F. App'x)."),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def provision_options(func):
+    """``--provision-cite CITE`` and ``--uscode FILE`` (rank, memo): the provision's citation, and
+    its text read from the US Code title's USLM XML (:mod:`statinterp.corpus.uscode`)."""
+    func = click.option("--uscode", type=click.Path(path_type=Path), default=None, metavar="FILE",
+                        help="The US Code title's USLM XML (usc18.xml, from uscode.house.gov/download) to read "
+                             "--provision-cite's text from.")(func)
+    return click.option("--provision-cite", "provision_cite", default=None, metavar="CITE",
+                        help="The provision's citation, e.g. '18 U.S.C. § 1839(3)': with --uscode FILE its text is "
+                             "read from that title; with --provision/--provision-file it names that text. The cite "
+                             "and the text stay together in outputs.")(func)
+
+
+def resolve_provision(text: str | None, cite: str | None, uscode: Path | None) -> tuple[str | None, str | None]:
+    """The provision's (text, citation) from ``--provision``/``--provision-file`` (``text``),
+    ``--provision-cite`` and ``--uscode`` (``None``: not given)."""
+    if uscode is not None and cite is None:
+        raise UsageError("--uscode reads the provision --provision-cite names: give --provision-cite too, e.g. "
+                         "--provision-cite '18 U.S.C. § 1839(3)'")
+    if uscode is not None:
+        if text is not None:
+            raise UsageError("give the provision's text with --provision/--provision-file or read it with --uscode, "
+                             "not both")
+        from statinterp.corpus.uscode import usc_provision
+
+        return usc_provision(uscode, cite or "")
+    if cite is not None and text is None:
+        raise UsageError(f"--provision-cite {cite!r} needs the provision's text: --uscode FILE (the title's USLM "
+                         "XML) or --provision TEXT")
+    return text, (" ".join(cite.split()) if cite else None)
+
+
 def _vectors_option(ctx, param, value):
     from statinterp.vectors.provider import parse_vectors_option
 
@@ -184,7 +258,7 @@ def background_record(opts: dict, prepared) -> dict:
 
 def prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None, engine: str = "local",
                    scheduler: str | None = None, workers: int = 2, shards: tuple[str, ...] = (),
-                   shard_statistics: str = "all"):
+                   shard_statistics: str = "all", case_filter=None, provision_citation: str | None = None):
     """Find TERM in a collection (on ``engine``; in the ``shards`` selected of a set of shards) and
     prepare the found sentences with the collection's statistics (a set's: all shards', or the
     selected shards' with ``shard_statistics="selected"``)."""
@@ -195,11 +269,15 @@ def prepare_found(opts: dict, collection: Path, term: str, provision_text: str |
     if opts["statistics"] != "background":
         raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
     found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text,
-                                       engine=engine, scheduler=scheduler, n_workers=workers, shards=shards)
+                                       engine=engine, scheduler=scheduler, n_workers=workers, shards=shards,
+                                       case_filter=case_filter, provision_citation=provision_citation)
     if not opts["quiet"]:
         click.echo(f"statinterp: {found.summary()}", err=True)
+        if case_filter:
+            click.echo(f"statinterp: cases filtered: {case_filter.describe()}", err=True)
     if not len(corpus):
-        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}: nothing to rank")
+        where = f" among the cases kept ({case_filter.describe()})" if case_filter else ""
+        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}{where}: nothing to rank")
     return prepare_found(
         collection, corpus, shards=shards, shard_statistics=shard_statistics,
         cache_dir=False if opts["no_cache"] else opts["cache_dir"],

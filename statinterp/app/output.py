@@ -27,12 +27,22 @@ RANK_FORMATS = ("table", "json", "csv", "trec")
 TABLE_FORMATS = ("table", "json", "csv")
 
 
-def format_ranking(ranking: Ranking, fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
-    """``shown_term`` (e.g. the term as the user typed it) replaces the term key in the table's heading."""
-    rows = [r.__dict__ for r in ranking.rows(top)]
+def format_ranking(ranking: Ranking, fmt: str = "table", top: int | None = 10, shown_term: str | None = None,
+                   order: str = "score", json_extra: dict | None = None) -> str:
+    """``shown_term`` (e.g. the term as the user typed it) replaces the term key in the table's heading.
+    ``order="authority"``: the top ``top`` sentences by score, shown by court level then date
+    (:func:`~statinterp.evaluation.ranking.by_authority`; each keeps its rank and score)."""
+    from statinterp.evaluation.ranking import by_authority
+
+    ranked = ranking.rows(top)
+    if order == "authority":
+        ranked = by_authority(ranked)
+    rows = [r.__dict__ for r in ranked]
     heading = (f"{ranking.method} ranking of {len(ranking)} sentences for {(shown_term or ranking.term)!r} "
-               f"(top {len(rows)})")
-    return format_rows(ranking.term, ranking.method, len(ranking), rows, fmt, heading)
+               f"(top {len(rows)}" + (", shown by authority: court level, then newest; rank = by score)"
+                                      if order == "authority" else ")"))
+    extra = {**({"order": order} if order != "score" else {}), **(json_extra or {})}
+    return format_rows(ranking.term, ranking.method, len(ranking), rows, fmt, heading, json_extra=extra or None)
 
 
 def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], fmt: str, heading: str,
@@ -47,10 +57,12 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["rank", "score", "sentence_id"] + (["copies"] if copies else [])
-                   + ["label", "case_name", "citation", "pin_page", "pin_cite", "text"])  # the JSON field names
+                   + ["label", "case_name", "citation", "pin_page", "pin_cite", "court", "level", "jurisdiction",
+                      "date", "text"])  # the JSON field names
         for x in rows:
             w.writerow([x["rank"], f"{x['score']:.6g}", x["sentence_id"]] + ([x["copies"]] if copies else [])
                        + [x["label"] or "", x["case_name"], x["citation"], x["pin_page"] or "", x["pin_cite"],
+                          x.get("court", ""), x.get("level", ""), x.get("jurisdiction", ""), x.get("date", ""),
                           x["text"]])
         return buf.getvalue()
     if fmt == "trec":
@@ -62,11 +74,19 @@ def format_rows(term: str, method: str, candidates: int, rows: Sequence[dict], f
     for x in rows:
         label = f"[{x['label']}]" if x["label"] else "[unlabelled]"
         extra = f"  x{x['copies']} copies" if copies and x["copies"] > 1 else ""
-        line = f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['sentence_id']}  {x['pin_cite']}".rstrip()
+        where = authority_words(x.get("level", ""), x.get("jurisdiction", ""))
+        line = (f"{x['rank']:>3}. {x['score']:>9.4f}  {label}{extra}  {x['sentence_id']}  {x['pin_cite']}"
+                f"{f'  [{where}]' if where else ''}").rstrip()
         out.append(terminal_safe(line))
         out.extend(textwrap.wrap(terminal_safe(x["text"], keep_newlines=True), width - 6, initial_indent="      ",
                                  subsequent_indent="      "))
     return "\n".join(out) + "\n"
+
+
+def authority_words(level: str, jurisdiction: str) -> str:
+    """``federal appellate``, ``Pennsylvania supreme``, ``trial``: a court's authority in two words
+    (``""``: unknown)."""
+    return " ".join(p for p in (jurisdiction, level) if p)
 
 
 def trec_run(term: str, method: str, candidates: int, rows: Sequence[dict]) -> str:
@@ -146,6 +166,7 @@ def format_evaluation(results: Sequence[MethodResult], fmt: str = "table", per_t
 
 def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10, shown_term: str | None = None) -> str:
     """Like :func:`format_ranking`, one row per group (near-duplicates collapsed), with its number of copies."""
+    from statinterp.corpus.authority import court_authority
     from statinterp.corpus.pin_cites import sentence_pin_cite
 
     r = col.ranking
@@ -155,9 +176,12 @@ def format_collapsed(col: Collapsed, fmt: str = "table", top: int | None = 10, s
     for rank_no, (c, members) in enumerate(groups, start=1):
         s = index.sentences[c]
         case = index.term.cases[s.case_id]
+        authority = court_authority(case.court, case.jurisdiction)
         rows.append({"rank": rank_no, "score": float(r.scores[c]), "sentence_id": s.id, "text": s.text,
                      "label": s.label, "case_name": case.short_name or case.name, "citation": case.citation,
                      "pin_page": s.pin_page or None, "pin_cite": sentence_pin_cite(index.term, s),
+                     "court": case.court, "level": authority.level, "jurisdiction": authority.jurisdiction,
+                     "date": case.date,
                      "copies": len(members), "copy_ids": [index.sentences[m].id for m in members[1:]]})
     heading = (f"{r.method} ranking of {len(r)} sentences for {(shown_term or r.term)!r}: {len(col)} after collapsing "
                f"near-duplicates (token Jaccard >= {col.threshold:g}; top {len(rows)})")

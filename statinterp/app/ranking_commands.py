@@ -15,12 +15,15 @@ from statinterp.app.options import (
     cutoffs_option,
     emit,
     engine_options,
+    filter_options,
     invocation,
     note_unlabelled,
     prepare,
     prepare_found,
+    provision_options,
     ranker_from_options,
     ranker_of_name,
+    resolve_provision,
     shard_options,
     split_methods,
 )
@@ -41,6 +44,7 @@ from statinterp.errors import StatinterpWarning, UsageError
 @click.option("--provision", "provision_text", default=None, help="Use this text as the term's source provision.")
 @click.option("--provision-file", type=click.Path(path_type=Path), default=None,
               help="Read the provision from this text file.")
+@provision_options
 @click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
@@ -50,6 +54,7 @@ from statinterp.errors import StatinterpWarning, UsageError
                    "collection's background statistics (instead of --data).")
 @engine_options("segment the matching cases of --collection, in runs of whole cases,")
 @shard_options()
+@filter_options
 @click.option("--dedupe", is_flag=True,
               help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
 @click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
@@ -58,8 +63,12 @@ from statinterp.errors import StatinterpWarning, UsageError
               help="Re-rank with your labels of this term's sentences: a JSON-lines file of "
                    '{"sentence_id": ..., "label": ...} or a labelled term zip. A learner fitted on them is '
                    "blended with the method's (or model's) scores.")
-def rank(term, method, top, fmt, provision_text, provision_file, out, force, model_file, collection, engine, scheduler,
-         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, **opts):
+@click.option("--order", type=click.Choice(["score", "authority"]), default="score", show_default=True,
+              help="How to show the top sentences: by score, or by authority (court level: supreme, appellate, "
+                   "trial; then the newest first). Each keeps its rank and score: only the reading order changes.")
+def rank(term, method, top, fmt, provision_text, provision_file, provision_cite, uscode, out, force, model_file,
+         collection, engine, scheduler,
+         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, order, **opts):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -80,6 +89,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     override = None
     if provision_file is not None:
         provision_text = read_provision_file(provision_file)
+    provision_text, citation = resolve_provision(provision_text, provision_cite, uscode)
     if provision_text is not None:
         if not provision_text.strip():
             raise UsageError("--provision is empty")
@@ -87,17 +97,20 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
             provision_text.encode("utf-8")
         except UnicodeEncodeError:
             raise UsageError("--provision is not valid UTF-8 text (check the shell's locale and quoting)") from None
-        override = {term: provision_text}
+        override = {term: (provision_text, citation or "user-supplied")}
     if out is not None:
         atomic.check_writable(out, force)
     if collection is not None:
         prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers, shards,
-                                 shard_statistics)
+                                 shard_statistics, case_filter, citation)
     else:
         if engine != "local" or scheduler is not None:
             raise UsageError("--engine and --scheduler apply to --collection only")
         if shards or shard_statistics != "all":
             raise UsageError("--shard and --shard-statistics apply to --collection only")
+        if case_filter:
+            raise UsageError("--court, --jurisdiction, --level, --since, --until and --published-only apply to "
+                             "--collection only")
         prepared = prepare(opts, provision_override=override, require_term=term)
     index = prepared[term]
     if feedback_labels is not None:
@@ -112,6 +125,9 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
     ranking = rank_term(ranker, index)
     if dedupe:
         from statinterp.app.output import format_collapsed
+
+        if order != "score":
+            raise UsageError("--order authority and --dedupe: give one of them")
         from statinterp.evaluation.dedupe import collapse_ranking
 
         collapsed = collapse_ranking(ranking, dedupe_threshold)
@@ -119,7 +135,21 @@ def rank(term, method, top, fmt, provision_text, provision_file, out, force, mod
         return
     if fmt == "trec" and out is not None:
         _write_trec_scores(out, ranking.method, {ranking.term: ranking}, top or None, force)
-    emit(format_ranking(ranking, fmt, top or None, shown_term=term.strip()), out, force)
+    if order != "score" and fmt == "trec":
+        raise UsageError("--order authority does not apply to --format trec (a run is in score order)")
+    provision = index.term.provision
+    shown = {"provision": {"citation": provision.citation, "text": provision.text}} if provision else {}
+    if case_filter:
+        shown["filters"] = case_filter.as_dict()
+    text = format_ranking(ranking, fmt, top or None, shown_term=term.strip(), order=order, json_extra=shown or None)
+    if fmt == "table":  # the provision's cite given, and the case filter, under the heading
+        extra = ([f"provision: {provision.citation}" + (f" (from {uscode})" if uscode else "")]
+                 if provision_cite is not None and provision is not None else [])
+        extra += [f"cases filtered: {case_filter.describe()}"] if case_filter else []
+        if extra:
+            heading, _, rest = text.partition("\n")
+            text = "\n".join([heading, *extra, rest])
+    emit(text, out, force)
 
 
 def _scores_path(run_file: Path) -> Path:
@@ -285,8 +315,10 @@ def explain(term, sentence_id, method, model_file, top, fmt, **opts):
     Example: statinterp explain vehicle SENTENCE_ID --method Tp-Tg-Nr
     """
     from statinterp.evaluation.explain import explain_sentence, format_explanation
+    from statinterp.learned.sentence_patterns import reason_evidence
 
     ranker = ranker_from_options(method, model_file)
     check_vectors([ranker], opts)
     prepared = prepare(opts, require_term=term)
-    click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top), fmt), nl=False)
+    click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top,
+                                                   evidence=reason_evidence), fmt), nl=False)

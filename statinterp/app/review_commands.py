@@ -14,6 +14,7 @@ from statinterp.app.options import (
     check_vectors,
     common_options,
     emit,
+    filter_options,
     invocation,
     note_unlabelled,
     prepare,
@@ -27,6 +28,12 @@ from statinterp.errors import StatinterpWarning, UsageError
 LABELS_HELP = ("Label store (SQLite) to read and write. Default: under ~/.local/share/statinterp/labels/ "
                "($XDG_DATA_HOME), one file per data folder, zip or collection (never inside the data); a "
                "statinterp-labels.sqlite an earlier version left beside the data is still used.")
+
+
+def label_store_path(data, labels_file) -> Path:
+    """The label store of ``data`` (a data folder, zip or collection; ``None``: the example data),
+    or ``labels_file`` when given."""
+    return _label_store_path(data, labels_file)
 
 
 def _label_store_path(data, labels_file) -> Path:
@@ -48,6 +55,7 @@ def _label_store_path(data, labels_file) -> Path:
               help="Find TERM in this collection (made by `statinterp ingest`) and review what is found, ranked with "
                    "the collection's statistics (instead of --data).")
 @shard_options()
+@filter_options
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
 @click.option("--host", default=None,
@@ -62,7 +70,7 @@ def _label_store_path(data, labels_file) -> Path:
                    "labels, and the page estimates how many valuable sentences are left. Fixed order: the method's "
                    "order until you press \"Re-rank with my labels\".")
 def review(term, method, model_file, labels_file, collection, shards, shard_statistics, port, host, no_browser,
-           show_labels, continuous, **opts):
+           show_labels, continuous, case_filter, **opts):
     """Review TERM's ranked sentences in the browser: read them in context, label, re-rank.
 
     Labels are written to the label store (--labels) the moment they are given; reopening
@@ -80,10 +88,14 @@ def review(term, method, model_file, labels_file, collection, shards, shard_stat
     check_vectors([ranker], opts)
     store = LabelStore(_label_store_path(collection if collection is not None else opts["data"], labels_file))
     if collection is not None:
-        prepared = prepare_found(opts, collection, term, None, shards=shards, shard_statistics=shard_statistics)
+        prepared = prepare_found(opts, collection, term, None, shards=shards, shard_statistics=shard_statistics,
+                                 case_filter=case_filter)
     else:
         if shards or shard_statistics != "all":
             raise UsageError("--shard and --shard-statistics apply to --collection only")
+        if case_filter:
+            raise UsageError("--court, --jurisdiction, --level, --since, --until and --published-only apply to "
+                             "--collection only")
         prepared = prepare(opts, require_term=term)
     index = prepared[term]
     session = ReviewSession(index, store, model=ranker,  # a method name, learned:default or --model
@@ -189,10 +201,11 @@ def labels():
 @click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
               help="The term was reviewed from this collection (`statinterp review --collection`): find it there.")
 @shard_options(statistics=False)
+@filter_options
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path), required=True,
               help="Term zip to write (the data set's format, with your labels).")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def labels_export(term, data, labels_file, collection, shards, out, force):
+def labels_export(term, data, labels_file, collection, shards, case_filter, out, force):
     """Write TERM in the data set's format with the labels from the review.
 
     The zip works as --data for evaluate, train and cv.
@@ -206,8 +219,9 @@ def labels_export(term, data, labels_file, collection, shards, out, force):
     atomic.check_writable(out, force)
     if collection is not None and data is not None:
         raise UsageError("give --collection or --data, not both")
-    if shards and collection is None:
-        raise UsageError("--shard applies to --collection only")
+    if (shards or case_filter) and collection is None:
+        raise UsageError("--shard, --court, --jurisdiction, --level, --since, --until and --published-only apply "
+                         "to --collection only")
     path = _label_store_path(collection if collection is not None else data, labels_file)
     if not path.is_file():
         raise UsageError(f"no label store at {path}: label the term with `statinterp review` first, "
@@ -215,7 +229,7 @@ def labels_export(term, data, labels_file, collection, shards, out, force):
     if collection is not None:
         from statinterp.workflow import find_in_collection
 
-        _, found = find_in_collection(collection, term, shards=shards)
+        _, found = find_in_collection(collection, term, shards=shards, case_filter=case_filter)
         if not len(found):
             raise UsageError(f"no sentence of the collection {collection} mentions {term!r}: nothing to export")
         term_data = found.term(term)
@@ -226,9 +240,12 @@ def labels_export(term, data, labels_file, collection, shards, out, force):
     known = {s.id for s in term_data.sentences}
     stray = sorted(set(given) - known)
     if stray:
-        warnings.warn(f"{len(stray)} label(s) in {path} name sentences that {term_data.key!r} no longer has "
+        why = (f"the cases kept ({case_filter.describe()}) do not hold" if case_filter
+               else f"{term_data.key!r} no longer has")
+        warnings.warn(f"{len(stray)} label(s) in {path} name sentences that {why} "
                       f"(e.g. {stray[0]!r}); they are not exported", StatinterpWarning, stacklevel=2)
-    write_term_zip(term_data, out, {sid: lab for sid, lab in given.items() if sid in known}, force=force)
+    write_term_zip(term_data, out, {sid: lab for sid, lab in given.items() if sid in known}, force=force,
+                   filters=case_filter.as_dict() if case_filter else None)
     n = sum(1 for sid in given if sid in known)
     click.echo(f"wrote {out}: {n} of {len(term_data.sentences)} sentences of {term_data.query!r} labelled", err=True)
 

@@ -1,53 +1,56 @@
-"""Answers of a slow lookup kept between processes: a JSON object in the cache folder.
+"""The ``answers`` namespace of the cache store: a slow lookup's answers kept between processes.
 
-:class:`StoredAnswers` is a key -> answer map (strings to JSON values) read from
-``CACHE/<name>-<version>.json`` when first asked, and written back (atomically, whole) when the
-process ends if it learnt something new. A missing, damaged or foreign file counts as empty; a
-cache folder that cannot be written is not an error (the answers are found again next time).
-Two processes learning at once: the last to end writes its answers and those it read.
+:class:`StoredAnswers` is a key -> answer map (strings to JSON values) read from its entry (an
+array entry without arrays, keyed by the lookup's name and version) when first asked, and
+written back (atomically, whole) when the process ends if it learnt something new. A missing
+entry counts as empty; a damaged one too, after the store's one warning
+(:mod:`statinterp.cache.store`); a cache folder that cannot be written is not an error (the
+answers are found again next time). Two processes learning at once: the last to end writes its
+answers and those it read.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
-import re
 import threading
+import warnings
+from pathlib import Path
 from typing import Any
 
-from statinterp.cache import atomic
-from statinterp.cache.files import NotRegularFile, TooLarge, read_regular
-from statinterp.cache.location import default_cache_dir
-from statinterp.errors import OutputError
+from statinterp.cache.store import CacheStore, CacheWarning
 
 __all__ = ["StoredAnswers"]
 
-#: A stored answers file larger than this is not read (it counts as empty).
-MAX_BYTES = 64 << 20
+NAMESPACE = "answers"
 
 
 class StoredAnswers:
     """The stored answers of one lookup (``name``) for one version of what answers it."""
 
     def __init__(self, name: str, version: str):
-        safe = re.sub(r"[^A-Za-z0-9._-]", "_", f"{name}-{version}")
         self.name = name
-        self._file = f"{safe}.json"
+        self.version = version
+        self.key = CacheStore.key(NAMESPACE, name, version)
         self._answers: dict[str, Any] | None = None
         self._new = False
         self._lock = threading.Lock()
 
+    @staticmethod
+    def _store() -> CacheStore:
+        return CacheStore()  # the cache folder as it is now (it follows $STATINTERP_CACHE)
+
     @property
-    def path(self):
-        return default_cache_dir() / self._file
+    def path(self) -> Path:
+        return self._store().path(NAMESPACE, self.key)
 
     def _loaded(self) -> dict[str, Any]:
         if self._answers is None:
-            try:
-                data = json.loads(read_regular(self.path, MAX_BYTES))
-            except (OSError, ValueError, NotRegularFile, TooLarge):
-                data = {}
-            self._answers = data if isinstance(data, dict) else {}
+            def decode(meta, array):
+                if meta.get("lookup") != [self.name, self.version] or not isinstance(meta.get("answers"), dict):
+                    raise ValueError("not the answers of this lookup")
+                return meta["answers"]
+
+            self._answers = self._store().read_arrays(NAMESPACE, self.key, decode) or {}
         return self._answers
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -71,12 +74,12 @@ class StoredAnswers:
         with self._lock:
             if not self._new or self._answers is None:
                 return
-            try:
-                atomic.write_text(self.path, json.dumps(self._answers, sort_keys=True, ensure_ascii=False),
-                                  force=True)
-            except OutputError:
-                return
-            self._new = False
+            with warnings.catch_warnings():  # often at exit, after the command line has said all
+                warnings.simplefilter("ignore", CacheWarning)
+                meta = {"lookup": [self.name, self.version], "answers": self._answers}
+                written = self._store().write_arrays(NAMESPACE, self.key, meta, {})
+            if written:
+                self._new = False
 
     def forget(self) -> None:
         """Drop what this process holds (the next question reads the file again)."""

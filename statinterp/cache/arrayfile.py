@@ -71,19 +71,20 @@ def _payload_end(manifest: Mapping[str, Any]) -> int:
     return end + (-end % 8)
 
 
-def read_array_file(path: Path, magic: bytes, key: str) -> tuple[dict[str, Any], Callable[[str], np.ndarray]]:
+def read_array_file(path: Path, magic: bytes, key: str,
+                    max_bytes: int | None = None) -> tuple[dict[str, Any], Callable[[str], np.ndarray]]:
     """``(meta, array)`` of a file written by :func:`write_array_file` with the same ``magic``
     and ``key``; ``array(name)`` is a read-only view into the file's bytes.
 
     Only a regular file is read, and only once its size is the size its header states
     (:mod:`statinterp.cache.files`): a symlink to ``/dev/zero``, a FIFO or a file with bytes
     appended is refused before its contents are read. Raises ``OSError`` if the file cannot be
-    read and ``ValueError`` if it is not a regular file, truncated, too large, damaged
-    (checksum) or not such a file.
+    read and ``ValueError`` if it is not a regular file, truncated, too large (over its header's
+    size or over ``max_bytes``), damaged (checksum) or not such a file.
     """
     n_magic = len(magic)
     prefix = n_magic + 32 + 8
-    with open_regular(path) as fh:
+    with open_regular(path, max_bytes) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size < prefix:
             raise ValueError("not a cache file of this kind, or truncated")

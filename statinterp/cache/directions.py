@@ -4,7 +4,7 @@ and of other values computed under word vectors (WMD novelty distances, similar 
 The cosine methods (``w2vec*``, ``fastt*``, pretrained vectors, with every context) need,
 for each term, the direction of the mean unit word vector of every sentence, paragraph,
 opinion, case and recursive neighbour, after the vectors' phrase model has joined their
-tokens: millions of tokens per run.  :class:`DirectionCache` keeps them, one file per term and
+tokens: millions of tokens per run.  :class:`DirectionCache` keeps them, one entry per term and
 vectors, and the directions of the queries (one small file each), so a warm run reads them
 instead and need not even load the vectors.
 
@@ -15,18 +15,18 @@ code that computes them (its fingerprint, :mod:`statinterp.cache.fingerprint`, o
 (``DomainVectors.source``: the corpus hash and training settings of domain vectors, or the
 path, size and modification time of a vectors file), the vocabulary (id -> word) and the token
 ids and offsets of every set of units.  Vectors without a ``source`` (built in memory) are never
-cached.  Files use the checksummed array format of :mod:`statinterp.cache.arrayfile` (float64, so a
-warm run gives bit-identical scores); a damaged file is discarded with a warning and
-recomputed; the :attr:`DirectionCache.KEEP` most recently used files are kept.
+cached.  Entries are array entries of the cache store's ``directions`` namespace
+(:mod:`statinterp.cache.store`: float64, so a warm run gives bit-identical scores; a damaged
+entry is discarded with a warning and recomputed; the most recently used entries are kept).
 
-Per-unit values (``v-KEY.bin``, one float64 value per unit: the Word Mover's Distance of every
+Per-unit values (``*.v.bin``, one float64 value per unit: the Word Mover's Distance of every
 sentence of a term to its provision) are keyed the same way (:func:`unit_values_key`), plus the
 name of the measure, everything its result depends on beyond the units (the reference tokens,
 its parameters, the versions of the libraries that compute it) and the fingerprint of the code
 that computes it; a warm run reads them instead of loading the vectors and solving the
 transport problems again.
 
-Word lists computed from the vectors (``w-KEY.bin``: the words most similar to a term's query,
+Word lists computed from the vectors (``*.w.bin``: the words most similar to a term's query,
 the query expansion ``-e``) are keyed by the code, the vectors and ``measure`` alone
 (:func:`words_key`).
 """
@@ -34,17 +34,17 @@ the query expansion ``-e``) are keyed by the code, the vectors and ``measure`` a
 from __future__ import annotations
 
 import hashlib
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from statinterp.cache.arrayfile import evict_oldest, read_array_file, touch, write_array_file
-from statinterp.errors import StatinterpError, StatinterpWarning
+from statinterp.cache.store import CacheStore
 
 __all__ = ["DirectionCache", "directions_key", "query_key", "unit_values_key", "words_key"]
+
+NAMESPACE = "directions"
 
 #: Bump when the file layout or the meaning of the stored directions changes.
 DIRECTIONS_FORMAT = 1
@@ -109,27 +109,32 @@ def query_key(code: str, vectors_source: str, tokens: Sequence[str]) -> str:
 
 
 class DirectionCache:
-    """Unit directions (one file per term and vectors, ``d-KEY.bin``), query directions
-    (``q-KEY.bin``), per-unit values (``v-KEY.bin``) and word lists (``w-KEY.bin``) under
-    ``directory`` (``CACHE/directions``)."""
+    """The ``directions`` namespace of the cache store under ``root``: unit directions (one entry
+    per term and vectors, ``*.d.bin``), query directions (``*.q.bin``), per-unit values
+    (``*.v.bin``) and word lists (``*.w.bin``); each kind keeps its most recently used entries
+    (:data:`~statinterp.cache.store.KEEP`)."""
 
-    MAGIC = b"statinterp-unit-directions\n"
-    QUERY_MAGIC = b"statinterp-query-direction\n"
-    VALUES_MAGIC = b"statinterp-unit-values\n"
-    WORDS_MAGIC = b"statinterp-word-list\n"
-    KEEP = 256
-    KEEP_QUERIES = 4096
-    KEEP_VALUES = 1024
-    KEEP_WORDS = 4096
+    def __init__(self, root: str | Path | None):
+        self.store = CacheStore(root)
+        self.directory = self.store.folder(NAMESPACE)
 
-    def __init__(self, directory: str | Path):
-        self.directory = Path(directory)
+    def _entry(self, kind: str, key: str) -> tuple[str, str]:
+        return self.store.key(NAMESPACE, kind, key), f".{kind}.bin"
+
+    def _path(self, kind: str, key: str) -> Path:
+        return self.store.path(NAMESPACE, *self._entry(kind, key))
 
     def path(self, key: str) -> Path:
-        return self.directory / f"d-{key}.bin"
+        return self._path("d", key)
 
     def query_path(self, key: str) -> Path:
-        return self.directory / f"q-{key}.bin"
+        return self._path("q", key)
+
+    def values_path(self, key: str) -> Path:
+        return self._path("v", key)
+
+    def words_path(self, key: str) -> Path:
+        return self._path("w", key)
 
     def get(self, key: str, rows: Mapping[str, int]) -> dict[str, np.ndarray] | None:
         """The stored directions (name -> float64 array with ``rows[name]`` rows), or ``None``."""
@@ -146,16 +151,15 @@ class DirectionCache:
                 out[name] = values
             return out
 
-        return self._read(self.path(key), self.MAGIC, key, decode)
+        return self._read("d", key, decode)
 
     def put(self, key: str, directions: Mapping[str, np.ndarray]) -> None:
-        """Store ``directions`` (best effort: a folder that cannot be written is skipped)."""
+        """Store ``directions`` (best effort)."""
         arrays = {name: np.asarray(values, dtype=np.float64) for name, values in directions.items()}
         dims = {a.shape[1] for a in arrays.values()}
         if len(dims) != 1:
             return
-        self._write(self.path(key), self.MAGIC, key, {"format": DIRECTIONS_FORMAT, "names": list(arrays),
-                                                     "dim": dims.pop()}, arrays, "d-*.bin", self.KEEP)
+        self._write("d", key, {"names": list(arrays), "dim": dims.pop()}, arrays)
 
     def get_query(self, key: str) -> tuple[np.ndarray | None] | None:
         """``(direction,)`` of a stored query (``(None,)`` for a query without any vector), or
@@ -169,15 +173,11 @@ class DirectionCache:
                 raise ValueError("inconsistent array")
             return (direction,)
 
-        return self._read(self.query_path(key), self.QUERY_MAGIC, key, decode)
+        return self._read("q", key, decode)
 
     def put_query(self, key: str, direction: np.ndarray | None) -> None:
         arrays = {} if direction is None else {"direction": np.asarray(direction, dtype=np.float64)}
-        self._write(self.query_path(key), self.QUERY_MAGIC, key,
-                    {"format": DIRECTIONS_FORMAT, "none": direction is None}, arrays, "q-*.bin", self.KEEP_QUERIES)
-
-    def values_path(self, key: str) -> Path:
-        return self.directory / f"v-{key}.bin"
+        self._write("q", key, {"none": direction is None}, arrays)
 
     def get_values(self, key: str, n: int) -> np.ndarray | None:
         """The stored per-unit values (a float64 array of length ``n``), or ``None``."""
@@ -188,15 +188,11 @@ class DirectionCache:
                 raise ValueError("inconsistent array")
             return values
 
-        return self._read(self.values_path(key), self.VALUES_MAGIC, key, decode)
+        return self._read("v", key, decode)
 
     def put_values(self, key: str, values: np.ndarray) -> None:
         """Store per-unit ``values`` (best effort, as :meth:`put`)."""
-        self._write(self.values_path(key), self.VALUES_MAGIC, key, {"format": DIRECTIONS_FORMAT},
-                    {"values": np.asarray(values, dtype=np.float64)}, "v-*.bin", self.KEEP_VALUES)
-
-    def words_path(self, key: str) -> Path:
-        return self.directory / f"w-{key}.bin"
+        self._write("v", key, {}, {"values": np.asarray(values, dtype=np.float64)})
 
     def get_words(self, key: str) -> list[str] | None:
         """The stored word list, or ``None``."""
@@ -207,43 +203,21 @@ class DirectionCache:
                 raise ValueError("inconsistent word list")
             return words
 
-        return self._read(self.words_path(key), self.WORDS_MAGIC, key, decode)
+        return self._read("w", key, decode)
 
     def put_words(self, key: str, words: Sequence[str]) -> None:
         """Store a word list (best effort, as :meth:`put`)."""
-        self._write(self.words_path(key), self.WORDS_MAGIC, key, {"format": DIRECTIONS_FORMAT, "words": list(words)},
-                    {}, "w-*.bin", self.KEEP_WORDS)
+        self._write("w", key, {"words": list(words)}, {})
 
-    def _read(self, path: Path, magic: bytes, key: str, decode: Callable[[dict, Callable], Any]) -> Any:
-        """``decode(meta, array)`` of the file at ``path`` (used: its time is touched), ``None`` if
-        there is none; a damaged or inconsistent file is discarded with a warning (``None``)."""
-        try:
-            meta, array = read_array_file(path, magic, key)
-        except OSError:
-            return None
-        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the file is not used
-            return self._discard(path, exc)
-        try:
+    def _read(self, kind: str, key: str, decode: Callable[[dict, Callable], Any]) -> Any:
+        def checked(meta, array):
             if meta.get("format") != DIRECTIONS_FORMAT:
                 raise ValueError("another format")
-            value = decode(meta, array)
-        except Exception as exc:  # noqa: BLE001
-            return self._discard(path, exc)
-        touch(path)
-        return value
+            return decode(meta, array)
 
-    def _write(self, path: Path, magic: bytes, key: str, meta: dict, arrays: Mapping[str, np.ndarray],
-               pattern: str, keep: int) -> None:
-        try:
-            write_array_file(path, magic, key, meta, arrays)
-            evict_oldest(self.directory, pattern, keep)
-        except (OSError, StatinterpError):
-            pass
+        entry, suffix = self._entry(kind, key)
+        return self.store.read_arrays(NAMESPACE, entry, checked, suffix)
 
-    def _discard(self, path: Path, exc: Exception) -> None:
-        warnings.warn(f"discarding damaged unit-direction cache file {path} ({exc}); it will be recomputed",
-                      StatinterpWarning, stacklevel=4)
-        try:
-            path.unlink()
-        except OSError:
-            pass
+    def _write(self, kind: str, key: str, meta: dict, arrays: Mapping[str, np.ndarray]) -> None:
+        entry, suffix = self._entry(kind, key)
+        self.store.write_arrays(NAMESPACE, entry, {"format": DIRECTIONS_FORMAT, **meta}, arrays, suffix)

@@ -1,16 +1,16 @@
-"""The vector cache: trained word vectors (gensim ``KeyedVectors`` + phrase model) on disk.
+"""The ``vectors`` and ``dense`` namespaces of the cache store: trained word vectors (gensim
+``KeyedVectors`` + phrase model) and the sentence embeddings of the dense features.
 
-Used for the domain vectors (``CACHE/vectors``) and for the sentence embeddings of the dense
-features (``CACHE/dense``). An entry is keyed by the caller's hash of what the vectors were
-made from, ``settings.key()``, the gensim and NumPy versions and :attr:`VectorCache.FORMAT`.
-Each entry is one file ``<sha256 of the key>.vectors``: a magic line, a pickle of the vectors
-and phrase model, and a trailer with the SHA-256 of the pickle. Writes are atomic
-(:mod:`statinterp.cache.atomic`: readers never see a partial entry, concurrent writers leave one
-complete entry, new files follow the umask like every other cache file). Only a regular file
+An entry is keyed (:meth:`~statinterp.cache.store.CacheStore.key`) by the caller's hash of what
+the vectors were made from, ``settings.key()``, the gensim and NumPy versions and
+:attr:`VectorCache.FORMAT`, and stored as ``NAMESPACE/KK/KEY.vectors``: a magic line, a pickle
+of the vectors and phrase model (with the key, checked on reading), and a trailer with the
+SHA-256 of the pickle. Writes are atomic (:mod:`statinterp.cache.atomic`). Only a regular file
 is read (:mod:`statinterp.cache.files`), the checksum is verified in bounded chunks before
 anything is unpickled, and an entry that is truncated, altered, foreign, not a regular file
-or written by an older statinterp whose classes have moved is removed with one
-:class:`CacheWarning` and :meth:`VectorCache.get` returns ``None`` (the caller retrains).
+or written by an older statinterp whose classes have moved is discarded by the store's rule
+(one :class:`~statinterp.cache.store.CacheWarning`) and :meth:`VectorCache.get` returns
+``None`` (the caller retrains).
 
 Entries are pickles: only use a cache folder you trust.
 """
@@ -20,20 +20,16 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from statinterp.cache import atomic
 from statinterp.cache.files import open_regular
-from statinterp.errors import OutputError, StatinterpWarning
+from statinterp.cache.store import CacheStore, CacheWarning, one_line
+from statinterp.errors import OutputError
 
 __all__ = ["CacheWarning", "CachedVectors", "VectorCache"]
-
-
-class CacheWarning(StatinterpWarning):
-    """A vector cache entry was unreadable or damaged and has been discarded (shown as one line)."""
 
 
 class _Settings(Protocol):
@@ -63,13 +59,6 @@ class _DamagedEntry(Exception):
     pass
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or "no details"
-    if len(text) > 200:
-        text = text[:197] + "..."
-    return f"{type(exc).__name__}: {text}"
-
-
 class VectorCache:
     """Trained vectors stored in ``directory`` (see the module's description)."""
 
@@ -78,23 +67,22 @@ class VectorCache:
     _TRAILER_LEN = len(_TRAILER_PREFIX) + 64
     FORMAT = 1
 
-    def __init__(self, directory: str | os.PathLike[str]):
-        self.directory = Path(directory)
+    def __init__(self, root: str | os.PathLike[str] | None, namespace: str = "vectors"):
+        self.store = CacheStore(root)
+        self.namespace = namespace
+        self.directory = self.store.folder(namespace)
 
     def _ident(self, corpus_hash: str, settings: _Settings) -> str:
         import gensim
         import numpy as np
 
-        numpy_major = np.__version__.split(".")[0]
-        return (
-            f"format={self.FORMAT}|corpus={corpus_hash}|settings={settings.key()}"
-            f"|gensim={gensim.__version__}|numpy={numpy_major}"
-        )
+        return self.store.key(self.namespace, {
+            "format": self.FORMAT, "corpus": corpus_hash, "settings": settings.key(),
+            "gensim": gensim.__version__, "numpy": np.__version__.split(".")[0]})
 
     def path_for(self, corpus_hash: str, settings: _Settings) -> Path:
         """The file that holds (or would hold) the entry."""
-        ident = self._ident(corpus_hash, settings)
-        return self.directory / (hashlib.sha256(ident.encode("utf-8")).hexdigest()[:40] + ".vectors")
+        return self.store.path(self.namespace, self._ident(corpus_hash, settings), ".vectors")
 
     def get(self, corpus_hash: str, settings: _Settings) -> CachedVectors | None:
         """The cached vectors, or ``None`` if there is no (intact) entry."""
@@ -111,7 +99,7 @@ class VectorCache:
             self._discard(path, str(exc))
             return None
         except OSError as exc:
-            warnings.warn(f"cannot read vector cache entry {path}: {_one_line(exc)}", CacheWarning, stacklevel=2)
+            self.store.unreadable(path, exc, stacklevel=3)
             return None
         try:
             with handle:
@@ -130,13 +118,13 @@ class VectorCache:
                 if len(phrasers) != 2 or not all(isinstance(p, FrozenPhrases) for p in phrasers):
                     raise _DamagedEntry("the entry holds a bad phrase model")
         except (ModuleNotFoundError, AttributeError) as exc:  # a class that has moved or gone
-            self._discard(path, f"written by another version of statinterp or gensim: {_one_line(exc)}")
+            self._discard(path, f"written by another version of statinterp or gensim: {one_line(exc)}")
             return None
         except OSError as exc:  # an I/O problem, not necessarily a bad entry: keep the file
-            warnings.warn(f"cannot read vector cache entry {path}: {_one_line(exc)}", CacheWarning, stacklevel=2)
+            self.store.unreadable(path, exc, stacklevel=3)
             return None
         except Exception as exc:  # noqa: BLE001 - any read/unpickling failure means a bad entry
-            self._discard(path, str(exc) if isinstance(exc, _DamagedEntry) else _one_line(exc))
+            self._discard(path, str(exc) if isinstance(exc, _DamagedEntry) else one_line(exc))
             return None
         return CachedVectors(kv, phrasers)
 
@@ -150,7 +138,7 @@ class VectorCache:
             "phrasers": None if vectors.phrasers is None else tuple(vectors.phrasers),
         }
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
             with atomic.replace(path, force=True) as tmp, open(tmp, "wb") as handle:
                 handle.write(self.MAGIC)
                 digest = hashlib.sha256()
@@ -188,12 +176,4 @@ class VectorCache:
         return end
 
     def _discard(self, path: Path, reason: str) -> None:
-        warnings.warn(
-            f"discarding corrupt vector cache entry {path} ({reason}); the vectors will be retrained",
-            CacheWarning,
-            stacklevel=3,
-        )
-        try:
-            path.unlink()
-        except OSError:
-            pass
+        self.store.discard(self.namespace, path, reason, stacklevel=4)

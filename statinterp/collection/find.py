@@ -77,6 +77,11 @@ POSITION_CHECK_ROWS = 256
 #: "find over a set of shards").
 PREFIX_CHECK_PARAGRAPHS = 20_000
 
+#: A filter (``--court``, ``--since``, ...) keeping at most this many cases of a collection is applied
+#: to the pair query's paragraph ids from the index by case, before the position check and any row
+#: is read; a wider one when the rows are read (in SQL, before their text is).
+NARROW_FILTER_CASES = 5_000
+
 #: find's four tables, kind -> id -> record: the cases as :class:`~statinterp.corpus.dataset.Case`,
 #: the opinions, paragraphs and sentences as records with the data set's fields.
 Tables = dict[str, dict[str, Any]]
@@ -106,6 +111,7 @@ class FoundTerm:
     paragraphs_matched: int = 0  # of those, paragraphs the exact pattern matched
     collection: str = ""
     sentence_case: dict[str, int] = field(default_factory=dict)  # sentence id -> collection case id
+    filters: dict[str, Any] = field(default_factory=dict)  # the case filter applied (CaseFilter.as_dict)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -169,6 +175,8 @@ def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterat
     if isinstance(collection, ShardSet):
         parts = collection.map_selected(lambda shard: list(candidate_paragraphs(shard, term)), term=term)
         return heapq.merge(*parts, key=lambda row: row.case_id)
+    if collection.allowed_cases is not None and not collection.allowed_cases:
+        return iter(())  # the filter (--court, --since, ...) keeps no case here
     if collection.word_list is None and collection.paragraph_count_estimate <= PREFIX_CHECK_PARAGRAPHS and \
             collection.lacks_a_prefix(fts_word_prefixes(term)):
         return iter(())  # a word of the term has no spelling here (a shard without it: most shards)
@@ -184,6 +192,8 @@ def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterat
     if not pairs:
         return collection.paragraphs_matching(query)
     ids = collection.paragraph_ids_matching(query, pairs=True)
+    if collection.allowed_cases is not None and len(collection.allowed_cases) <= NARROW_FILTER_CASES:
+        ids &= collection.allowed_paragraph_ids() or set()  # a narrow filter: its paragraphs, from the index
     if len(ids) > POSITION_CHECK_ROWS:
         near = fts_near_query(term, collection.occurring)
         if near is not None:
@@ -433,15 +443,16 @@ def _line_index(starts: list[int], offset: int) -> int:
     return bisect.bisect_right(starts, offset) - 1
 
 
-def term_zip_bytes(key: str, tables: Tables) -> bytes:
+def term_zip_bytes(key: str, tables: Tables, filters: dict[str, Any] | None = None) -> bytes:
     """find's tables as the data set's term zip (:func:`~statinterp.corpus.writer.tables_zip_bytes`
-    of :func:`~statinterp.corpus.writer.found_records`)."""
-    return tables_zip_bytes(key, found_records(tables))
+    of :func:`~statinterp.corpus.writer.found_records`); ``filters`` (the case filter applied,
+    :attr:`FoundTerm.filters`) is recorded in the zip's comment (:func:`~statinterp.corpus.writer.zip_filters`)."""
+    return tables_zip_bytes(key, found_records(tables), filters=filters)
 
 
 def write_term_zip(found: FoundTerm, path: str | Path, force: bool = False) -> Path:
     """Write ``found`` as a data-set term zip (atomically; an existing file needs ``force``)."""
-    return atomic.write_bytes(path, term_zip_bytes(found.key, found.tables), force=force)
+    return atomic.write_bytes(path, term_zip_bytes(found.key, found.tables, found.filters), force=force)
 
 
 def use_collection_statistics(prepared, collection: Collection | ShardSet) -> None:

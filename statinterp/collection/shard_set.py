@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 from statinterp.collection.shard_words import SetWords, ShardWords
 from statinterp.collection.shards import MANIFEST, Manifest, is_shard_set
 from statinterp.collection.store import FILENAME, Collection, ParagraphRow, damage_named, database_path
+from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Case
 from statinterp.errors import InputError, UsageError, closest_names, did_you_mean
 from statinterp.index.statistics import LEVELS
@@ -94,20 +95,31 @@ def parse_shard_selection(values: Iterable[str], manifest: Manifest, root: str |
 
 
 def open_collection(folder: str | Path, shards: Sequence[str] | None = None,
-                    statistics: str = "all") -> Collection | ShardSet:
+                    statistics: str = "all", case_filter: CaseFilter | None = None) -> Collection | ShardSet:
     """Open a collection folder for reading: a :class:`ShardSet` if it holds a shard manifest,
     else a single-file :class:`~statinterp.collection.store.Collection`.
 
     ``shards``: ``KEY=VALUE`` selections (``--shard``) restricting the lookup to some shards;
     ``statistics``: ``"all"`` (the whole set's statistics, the default) or ``"selected"`` (the
-    selected shards' alone). Both apply to shard sets only."""
+    selected shards' alone). Both apply to shard sets only. ``case_filter``: lookups return only
+    the cases it keeps (``restrict``: ``--court``, ``--since``, ...)."""
     if statistics not in STATISTICS_CHOICES:
         raise UsageError(f"statistics must be one of {', '.join(STATISTICS_CHOICES)}, not {statistics!r}")
+    opened: Collection | ShardSet
     if is_shard_set(folder):
-        return ShardSet.open(folder, shards, statistics)
-    if shards:
+        opened = ShardSet.open(folder, shards, statistics)
+    elif shards:
         raise UsageError(f"--shard selects shards of a set of shards; {folder} is a single-file collection")
-    return Collection.open(folder)
+    else:
+        opened = Collection.open(folder)
+    if case_filter:
+        try:
+            with damage_named(folder):
+                opened.restrict(case_filter)
+        except BaseException:
+            opened.close()
+            raise
+    return opened
 
 
 def each_part(collection: Collection | ShardSet, func: Callable[..., T], *args: Any,
@@ -182,6 +194,11 @@ class ShardSet:
                                  f"{first[0]!r} of {self.folder} ({analysis} against {first[1]}): its statistics do "
                                  "not add up; ingest the sources again into a new folder")
         self._analysis_checked = True
+
+    def restrict(self, case_filter: CaseFilter | None) -> None:
+        """Restrict every shard's lookups to the cases ``case_filter`` keeps
+        (:meth:`~statinterp.collection.store.Collection.restrict`; each shard when it is opened)."""
+        self.shards.restrict(case_filter)
 
     def may_hold(self, term: str) -> list[str]:
         """The selected shards in which ``term`` may match: all but those whose word list lacks a
@@ -426,6 +443,14 @@ class _Shards(Mapping[str, Collection]):
         self._words: dict[str, ShardWords | None] = {}
         self._set_words: SetWords | None | bool = False  # False: not read yet
         self._lock = threading.Lock()
+        self._case_filter: CaseFilter | None = None
+
+    def restrict(self, case_filter: CaseFilter | None) -> None:
+        """Restrict the shards opened so far, and each shard opened later, to ``case_filter``."""
+        self._case_filter = case_filter
+        with self._lock:
+            for shard in self._opened.values():
+                shard.restrict(case_filter)
 
     def folder(self, key: str) -> str:
         """The folder of shard ``key`` (a string: a lookup asks it of every shard)."""
@@ -452,6 +477,9 @@ class _Shards(Mapping[str, Collection]):
         with damage_named(folder):
             shard = Collection.open(folder)
         shard.word_list = self.words(key)
+        if self._case_filter:
+            with damage_named(folder):
+                shard.restrict(self._case_filter)
         with self._lock:
             if key in self._opened:  # another thread opened it meanwhile
                 shard.close()

@@ -47,6 +47,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Case
 from statinterp.corpus.pin_cites import first_page, page_at
 from statinterp.errors import InputError, OutputError, UsageError, printable
@@ -338,6 +339,8 @@ class Collection:
         #: The shard's word list (:class:`~statinterp.collection.shard_words.ShardWords`), set by
         #: the shard set that opened it: :meth:`occurring` then answers single words from it.
         self.word_list: Any = None
+        #: The ids of the cases lookups may return (:meth:`restrict`; ``None``: every case).
+        self.allowed_cases: list[int] | None = None
 
     @classmethod
     def open(cls, folder: str | Path) -> Collection:
@@ -366,16 +369,62 @@ class Collection:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # -- filter -------------------------------------------------------------------------------
+    def matching_case_ids(self, case_filter: CaseFilter) -> list[int]:
+        """The ids of the cases ``case_filter`` keeps, in id order, chosen in SQL: each distinct
+        (court, jurisdiction) stored is judged once (:meth:`CaseFilter.accepts_court`), then one
+        statement selects the cases of the courts kept within the dates."""
+        courts = [row["court"] + "\x1f" + row["jurisdiction"] for row in select(
+            self.db, "SELECT DISTINCT court, jurisdiction FROM cases")
+            if case_filter.accepts_court(row["court"], row["jurisdiction"])]
+        if not courts:
+            return []
+        sql = ("SELECT id, source, citations FROM cases WHERE court || char(31) || jurisdiction IN "
+               "(SELECT value FROM json_each(?))")
+        args: list[Any] = [json.dumps(courts, ensure_ascii=False)]
+        if case_filter.since:
+            sql += " AND decision_date >= ?"
+            args.append(case_filter.since)
+        if case_filter.until:
+            sql += " AND substr(decision_date, 1, ?) <= ?"
+            args += [len(case_filter.until), case_filter.until]
+        rows = select(self.db, sql + " ORDER BY id", args)
+        if case_filter.published_only:
+            return [row["id"] for row in rows if case_filter.published(row["source"], json.loads(row["citations"]))]
+        return [row["id"] for row in rows]
+
+    def restrict(self, case_filter: CaseFilter | None) -> None:
+        """Make the lookups (:meth:`paragraphs_matching`, :meth:`paragraphs_with_ids`) return only
+        the paragraphs of the cases ``case_filter`` keeps (``None`` or an empty filter: every case),
+        in SQL, before a paragraph's text is read. Statistics and reads by id are not restricted."""
+        self.allowed_cases = self.matching_case_ids(case_filter) if case_filter else None
+
+    def _case_clause(self) -> tuple[str, tuple]:
+        """The SQL condition (and its argument) restricting ``p`` to :attr:`allowed_cases`."""
+        if self.allowed_cases is None:
+            return "", ()
+        return " AND p.case_id IN (SELECT value FROM json_each(?))", (json.dumps(self.allowed_cases),)
+
+    def allowed_paragraph_ids(self) -> set[int] | None:
+        """The ids of the allowed cases' paragraphs (:meth:`restrict`), from the index by case alone
+        (no paragraph read); ``None``: every case is allowed."""
+        if self.allowed_cases is None:
+            return None
+        return {row[0] for row in self.db.execute(
+            "SELECT id FROM paragraphs WHERE case_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(self.allowed_cases),))}
+
     # -- lookup -------------------------------------------------------------------------------
     def paragraphs_matching(self, fts_query: str, pairs: bool = False) -> Iterator[ParagraphRow]:
         """Paragraphs whose text matches an FTS5 query (``pairs``: a query of the pair index,
         :func:`~statinterp.text.term_match.fts_pair_query`), in (case, opinion position, paragraph
-        position) order."""
+        position) order; only the allowed cases' (:meth:`restrict`)."""
         table = self._fts_table(pairs)
+        clause, extra = self._case_clause()
         sql = (f"SELECT {_PARAGRAPH_COLUMNS} FROM {table} JOIN paragraphs p ON p.id = {table}.rowid "
-               f"JOIN opinions o ON o.id = p.opinion_id WHERE {table} MATCH ? ORDER BY {_MATCHING_ORDER}")
+               f"JOIN opinions o ON o.id = p.opinion_id WHERE {table} MATCH ?{clause} ORDER BY {_MATCHING_ORDER}")
         try:
-            rows = select_as(self.db, ParagraphRow, sql, (fts_query,))
+            rows = select_as(self.db, ParagraphRow, sql, (fts_query, *extra))
         except sqlite3.OperationalError as exc:
             raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
         yield from rows
@@ -388,10 +437,11 @@ class Collection:
 
     def paragraphs_with_ids(self, ids: Iterable[int]) -> Iterator[ParagraphRow]:
         """The paragraphs of ``ids`` (those of :meth:`paragraph_ids_matching`), in
-        :meth:`paragraphs_matching`'s order."""
+        :meth:`paragraphs_matching`'s order; only the allowed cases' (:meth:`restrict`)."""
+        clause, extra = self._case_clause()
         sql = (f"SELECT {_PARAGRAPH_COLUMNS} FROM paragraphs p JOIN opinions o ON o.id = p.opinion_id "
-               f"WHERE p.id IN (SELECT value FROM json_each(?)) ORDER BY {_MATCHING_ORDER}")
-        yield from select_as(self.db, ParagraphRow, sql, (json.dumps(sorted(ids)),))
+               f"WHERE p.id IN (SELECT value FROM json_each(?)){clause} ORDER BY {_MATCHING_ORDER}")
+        yield from select_as(self.db, ParagraphRow, sql, (json.dumps(sorted(ids)), *extra))
 
     def _fts_table(self, pairs: bool) -> str:
         if pairs and not self.has_pairs:

@@ -63,7 +63,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from statinterp.corpus.dataset import Case, Sentence, TermData
 
-__all__ = ["ParsedCite", "case_cite", "cite_name", "court_abbreviation", "first_page", "format_cite", "page_at",
+__all__ = ["ParsedCite", "case_cite", "cite_name", "court_abbreviation", "courts_db_court", "first_page", "format_cite",
+           "page_at",
            "paragraph_number", "parse_cite", "sentence_pin_cite"]
 
 #: The Supreme Court's reporters: the court is never written after them.
@@ -231,6 +232,12 @@ def _court_ids_by_name(key: str) -> list[str]:
     ids = list(find_court(key, bankruptcy=False))
     names.put(key, ids)
     return ids
+
+
+def courts_db_court(court: str) -> dict | None:
+    """courts-db's record of a court named by its id, name, citation string or a name courts-db's
+    patterns recognise (ambiguous names only when their abbreviations agree); ``None``: unknown."""
+    return _courts_db_court(court)
 
 
 def court_abbreviation(court: str, short_court: str = "") -> str:

@@ -21,7 +21,8 @@ from typing import Any
 from statinterp.cache import atomic
 from statinterp.corpus.dataset import KINDS, Case, TermData
 
-__all__ = ["case_fields", "found_records", "term_records", "tables_zip_bytes", "term_zip_bytes", "write_term_zip"]
+__all__ = ["case_fields", "found_records", "term_records", "tables_zip_bytes", "zip_filters", "term_zip_bytes",
+           "write_term_zip"]
 
 #: The case fields :func:`term_records` writes (when not empty).
 _RANKED_CASE_FIELDS = ("name", "short_name", "official_citation", "court", "short_court", "date", "text")
@@ -72,11 +73,20 @@ def term_records(term: TermData, labels: Mapping[str, str | None] | None = None)
     return {"case": cases, "opinion": opinions, "paragraph": paragraphs, "sentence": sentences}
 
 
-def tables_zip_bytes(key: str, tables: Mapping[str, Mapping[str, dict]]) -> bytes:
+#: The zip comment's key under which the case filter a term was found with is recorded.
+FILTERS_KEY = "statinterp_filters"
+
+
+def tables_zip_bytes(key: str, tables: Mapping[str, Mapping[str, dict]],
+                     filters: Mapping[str, Any] | None = None) -> bytes:
     """The data set's zip (``KEY-case.json`` ... ``KEY-sentence.json``) of the four tables (kind -> id ->
-    record), deterministic: fixed member order, timestamps and key order, so the same tables give the same bytes."""
+    record), deterministic: fixed member order, timestamps and key order, so the same tables give the same bytes.
+    ``filters`` (the case filter the term was found with, ``find --court ...``) is written as the
+    zip's comment, JSON (:func:`zip_filters` reads it; loaders ignore comments)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        if filters:
+            zf.comment = json.dumps({FILTERS_KEY: dict(filters)}, sort_keys=True, ensure_ascii=False).encode("utf-8")
         for kind in KINDS:
             info = zipfile.ZipInfo(f"{key}-{kind}.json", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -84,12 +94,28 @@ def tables_zip_bytes(key: str, tables: Mapping[str, Mapping[str, dict]]) -> byte
     return buf.getvalue()
 
 
-def term_zip_bytes(term: TermData, labels: Mapping[str, str | None] | None = None) -> bytes:
-    """The term zip of ``term`` (with ``labels`` in place of its own, see :func:`term_records`) as bytes."""
-    return tables_zip_bytes(term.key, term_records(term, labels))
+def zip_filters(path: str | Path) -> dict[str, Any]:
+    """The case filter recorded in a term zip's comment (:func:`tables_zip_bytes`); ``{}``: none."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            comment = zf.comment
+    except (OSError, zipfile.BadZipFile):
+        return {}
+    try:
+        found = json.loads(comment.decode("utf-8")) if comment else {}
+    except (UnicodeDecodeError, ValueError):
+        return {}
+    return dict(found.get(FILTERS_KEY) or {}) if isinstance(found, dict) else {}
+
+
+def term_zip_bytes(term: TermData, labels: Mapping[str, str | None] | None = None,
+                   filters: Mapping[str, Any] | None = None) -> bytes:
+    """The term zip of ``term`` (with ``labels`` in place of its own, see :func:`term_records`) as
+    bytes; ``filters``: the case filter it was found with, recorded (:func:`tables_zip_bytes`)."""
+    return tables_zip_bytes(term.key, term_records(term, labels), filters=filters)
 
 
 def write_term_zip(term: TermData, path: str | Path, labels: Mapping[str, str | None] | None = None,
-                   force: bool = False) -> Path:
+                   force: bool = False, filters: Mapping[str, Any] | None = None) -> Path:
     """Write the term zip atomically (never overwriting an existing file without ``force``)."""
-    return atomic.write_bytes(path, term_zip_bytes(term, labels), force=force)
+    return atomic.write_bytes(path, term_zip_bytes(term, labels, filters), force=force)

@@ -9,6 +9,7 @@ together with the sentence's rank; :func:`format_explanation` prints them as ind
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,23 +22,48 @@ if TYPE_CHECKING:
 
 __all__ = ["candidate_position", "explain_sentence", "format_explanation", "plain_reasons"]
 
-#: Plain-language reasons, each from the learned features that carry it (prefixes of feature
-#: names). A reason is given when one of its features moved the score up and is present in the
-#: sentence (value > 0; for standardised ``#z`` features: above the term's mean).
-REASONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("it quotes the provision", ("quotes:prov_run", "citations:source_section", "citations:source_full")),
-    ("it says what the term means", ("cues:cue:means", "cues:cue:defined", "cues:cue:refers_to",
-                                  "cues:cue:copular_term", "cues:cue:term_within_meaning", "cues:cue:interpret")),
-    ("it gives an example", ("cues:cue:for_example", "cues:cue:such_as", "cues:cue:includes",
-                          "cues:cue:example_noun")),
-    ("it applies the term to facts", ("cues:cue:because", "cues:cue:whether", "cues:cue:holding",
-                                   "cues:cue:requires", "cues:cue:term_subject", "cues:cue:party_subject",
-                                   "cues:cue:test", "cues:cue:factors", "cues:cue:determining")),
-    ("it cites {n} case{s}", ("citations:case",)),
-    ("its paragraph discusses the provision", ("scores:provision:", "citations:par_source", "neighbours:par:",
-                                               "cues:par_")),
-    ("its words match the term and its provision closely", ("scores:",)),
+#: Plain-language reasons, each a statement about the sentence's text that its features can show,
+#: as ``(text, kind, features)``; a reason is given only when its features point the way it says
+#: and moved the score up (:func:`plain_reasons`). ``features``: exact names, or prefixes ending in
+#: ``:``. Kinds:
+#:
+#: * ``present``: a flag found in the text (a cue, a citation): some feature of the reason is
+#:   present (value > 0) and moved the score up (contribution > 0);
+#: * ``above``: an overlap standardised within the term (``#z``): *every* feature of the reason is
+#:   above the term's mean (value > 0: above the term's typical sentence, none pointing the other
+#:   way) and together they moved the score up;
+#: * ``quote``: as ``present``, and the text shows it: a quoted span of the sentence shares a run of
+#:   at least :data:`QUOTE_RUN_TOKENS` words with the provision (``evidence["quotes_provision"]``,
+#:   computed by the caller from the text).
+#:
+#: Other features (raw scores, the paragraph's or neighbours' similarity, gates, structure) name no
+#: fact a reader can check against the text: they are left to the score components.
+REASONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("it quotes the provision", "quote", ("quotes:prov_run_quote", "quotes:prov_run_sentence",
+                                          "quotes:prov_run_tokens", "quotes:prov_run_of_sentence")),
+    ("it cites the provision", "present", ("citations:source_section", "citations:source_full")),
+    ("it says what the term means", "present", ("cues:cue:means", "cues:cue:defined", "cues:cue:refers_to",
+                                                "cues:cue:copular_term", "cues:cue:term_within_meaning",
+                                                "cues:cue:interpret")),
+    ("it gives an example", "present", ("cues:cue:for_example", "cues:cue:such_as", "cues:cue:includes",
+                                        "cues:cue:example_noun")),
+    ("it applies the term to facts", "present", ("cues:cue:because", "cues:cue:whether", "cues:cue:holding",
+                                                 "cues:cue:requires", "cues:cue:term_subject",
+                                                 "cues:cue:party_subject", "cues:cue:test", "cues:cue:factors",
+                                                 "cues:cue:determining")),
+    ("it cites case law", "present", ("citations:case",)),
+    ("its paragraph cites the provision", "present", ("citations:par_source_section", "citations:par_source_full")),
+    ("its words match the provision more closely than the term's average sentence", "above",
+     ("scores:provision:",)),
+    ("its words match the term more closely than the term's average sentence", "above",
+     ("scores:TF-ISF#z", "scores:BM25#z", "scores:QLLM#z")),
 )
+#: A quoted span "quotes the provision" when it shares a run of at least this many words with it.
+QUOTE_RUN_TOKENS = 3
+
+
+def _carries(name: str, features: tuple[str, ...]) -> bool:
+    return any(name.startswith(f) if f.endswith(":") else name == f for f in features)
 
 
 def candidate_position(index: TermIndex, sentence_id: str) -> int:
@@ -49,9 +75,12 @@ def candidate_position(index: TermIndex, sentence_id: str) -> int:
                      f"({len(index)} candidates; `statinterp rank {index.term.query!r} --format csv` lists their ids)")
 
 
-def explain_sentence(ranker: Ranker, index: TermIndex, sentence_id: str, top: int = 10) -> dict:
+def explain_sentence(ranker: Ranker, index: TermIndex, sentence_id: str, top: int = 10,
+                     evidence: Callable[[str, str], dict[str, bool]] | None = None) -> dict:
     """Rank, score and score components of one sentence under ``ranker`` (of a learned model,
-    the ``top`` largest feature contributions)."""
+    the ``top`` largest feature contributions, and the plain reasons, :func:`plain_reasons`).
+    ``evidence(sentence_text, provision_text)``: what the text shows for the reasons that need it
+    (``statinterp.learned.sentence_patterns.reason_evidence``); without it they are not given."""
     from statinterp.evaluation.ranking import rank
 
     i = candidate_position(index, sentence_id)
@@ -61,7 +90,9 @@ def explain_sentence(ranker: Ranker, index: TermIndex, sentence_id: str, top: in
     reasons: list[str] = []
     for key, value in components.items():  # a learned model lists every feature's contribution, largest first
         if isinstance(value, list) and value and all(isinstance(v, dict) and "contribution" in v for v in value):
-            reasons = plain_reasons(value)  # from every feature, not just the top shown
+            provision = index.term.provision
+            seen = evidence(index.sentences[i].text, provision.text if provision else "") if evidence else {}
+            reasons = plain_reasons(value, seen)  # from every feature, not just the top shown
             components[key] = value[:top]
     s = index.sentences[i]
     return {
@@ -78,25 +109,26 @@ def explain_sentence(ranker: Ranker, index: TermIndex, sentence_id: str, top: in
     }
 
 
-def plain_reasons(contributions: list[dict]) -> list[str]:
+def plain_reasons(contributions: list[dict], evidence: dict[str, bool] | None = None) -> list[str]:
     """Plain-language reasons (:data:`REASONS`) from a learned model's feature contributions
-    (``{"feature", "value", "contribution"}``, largest first): each reason once, in the order of
-    its largest upward contribution."""
+    (``{"feature", "value", "contribution"}``, every feature): each reason whose features point the
+    way it says and moved the score up, in the order of their contribution, largest first.
+    ``evidence``: what the caller read in the text (``quotes_provision``); a ``quote`` reason needs it."""
+    evidence = evidence or {}
     out: list[tuple[float, str]] = []
-    seen = set()
-    for c in contributions:
-        name, value, contribution = c["feature"], float(c["value"]), float(c["contribution"])
-        if contribution <= 0 or value <= 0:
+    for text, kind, features in REASONS:
+        mine = [(float(c["value"]), float(c["contribution"])) for c in contributions
+                if _carries(c["feature"], features)]
+        if not mine:
             continue
-        for text, prefixes in REASONS:
-            if text in seen or not any(name.startswith(p) for p in prefixes):
-                continue
-            if "{n}" in text:
-                n = int(round(value))
-                text = text.format(n=n, s="" if n == 1 else "s")
-            seen.add(text)
-            out.append((contribution, text))
-            break
+        if kind == "above":
+            if all(value > 0 for value, _ in mine) and sum(c for _, c in mine) > 0:
+                out.append((sum(c for _, c in mine), text))
+            continue
+        up = [c for value, c in mine if value > 0 and c > 0]
+        if not up or (kind == "quote" and not evidence.get("quotes_provision")):
+            continue
+        out.append((max(up), text))
     return [t for _, t in sorted(out, key=lambda x: -x[0])]
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from statinterp.corpus.authority import court_authority
 from statinterp.corpus.pin_cites import sentence_pin_cite
 from statinterp.evaluation.frames import RANKING_COLUMNS, require_pandas
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, evaluate_scores, rank_order
@@ -33,6 +34,10 @@ class RankedSentence:
     citation: str
     pin_page: str | None = None  # the reporter page the sentence starts on (None: unknown)
     pin_cite: str = ""  # the case's citation pinned to it (statinterp.corpus.pin_cites.sentence_pin_cite)
+    court: str = ""  # the case's court, as stored
+    level: str = ""  # its level: supreme, appellate, trial, "" (statinterp.corpus.authority.court_authority)
+    jurisdiction: str = ""  # federal, a state's name, or "" (unknown)
+    date: str = ""  # the case's decision date
 
 
 @dataclass
@@ -53,9 +58,11 @@ class Ranking:
         for r, i in enumerate(self.order[:top] if top else self.order, start=1):
             s = self.index.sentences[i]
             case = self.index.term.cases[s.case_id]
+            authority = court_authority(case.court, case.jurisdiction)
             out.append(RankedSentence(r, float(self.scores[i]), s.id, s.text, s.label,
                                       case.short_name or case.name, case.citation, s.pin_page or None,
-                                      sentence_pin_cite(self.index.term, s)))
+                                      sentence_pin_cite(self.index.term, s), case.court, authority.level,
+                                      authority.jurisdiction, case.date))
         return out
 
     def to_frame(self, top: int | None = None) -> pd.DataFrame:
@@ -75,6 +82,20 @@ class Ranking:
     def evaluate(self, metrics: Iterable[Metric | str] = DEFAULT_METRICS) -> dict[str, float]:
         return evaluate_scores(self.scores, self.index.gains, self.index.sentence_ids.astype(str), metrics,
                                term=self.term)
+
+
+#: The reading orders of ``rank --order``: by score (the method's order), or by authority.
+ORDERS = ("score", "authority")
+
+
+def by_authority(rows: list[RankedSentence]) -> list[RankedSentence]:
+    """``rows`` (the top of a ranking) for reading by authority: court level (supreme, appellate,
+    trial, unknown), then the newest first, then the score's rank. Each row keeps its rank and
+    score: the order shown changes, never the score."""
+    from statinterp.corpus.authority import LEVEL_ORDER
+
+    newest_first = sorted(rows, key=lambda r: r.date, reverse=True)
+    return sorted(newest_first, key=lambda r: LEVEL_ORDER.get(r.level, len(LEVEL_ORDER)))
 
 
 def rank(ranker: Ranker, index: TermIndex) -> Ranking:

@@ -15,7 +15,6 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -469,7 +468,7 @@ def prepared_cache(corpus: Corpus, analyzer: Analyzer, statistics: str,
                    extra_background: Corpus | None, background_only: bool = False) -> PreparedCache | None:
     """The :class:`~statinterp.cache.prepared.PreparedCache` file of a run, ``None`` without one.
 
-    One file per prepared corpus under ``CACHE/prepared/SETTINGS_KEY/``, named by the SHA-256 of
+    One entry per prepared corpus in the cache store's ``prepared`` namespace, keyed by the SHA-256 of
     the analysis settings, the statistics choice, the source of the modules that build it and
     every id, link and text of the corpus (:func:`_content_key`); labels, queries and provisions
     are not part of the arrays and come from the corpus as loaded. It holds the vocabulary, every
@@ -485,7 +484,7 @@ def prepared_cache(corpus: Corpus, analyzer: Analyzer, statistics: str,
     if root is None or analyzer.cache is None or len(analyzer.vocab):
         return None
     key = _content_key(corpus, analyzer, statistics, extra_background, background_only)
-    return PreparedCache(Path(root) / "prepared" / analyzer.settings_key, key)
+    return PreparedCache(root, analyzer.settings_key, key)
 
 
 def _save_prepared(store: PreparedCache, prepared: PreparedCorpus, statistics: str) -> None:

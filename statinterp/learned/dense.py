@@ -33,7 +33,7 @@ from typing import Protocol
 
 import numpy as np
 
-from statinterp.errors import StatinterpWarning, UsageError
+from statinterp.errors import UsageError
 from statinterp.provenance import package_version
 
 __all__ = ["MODEL_NAME", "EXTRA_HINT", "Encoder", "MiniLMEncoder", "dense_available", "get_encoder", "use_encoder",
@@ -217,7 +217,7 @@ def embed(texts: Sequence[str], encoder: Encoder, cache_root: Path | None) -> np
     mem = (texts_hash, ekey.key())
     if mem in _MEMORY:
         return _MEMORY[mem]
-    cache = VectorCache(Path(cache_root) / "dense") if cache_root is not None else None
+    cache = VectorCache(cache_root, "dense") if cache_root is not None else None
     if cache is not None:
         cached = cache.get(texts_hash, ekey)
         if cached is not None and len(cached.kv) == len(texts):
@@ -235,8 +235,7 @@ def embed(texts: Sequence[str], encoder: Encoder, cache_root: Path | None) -> np
         try:
             cache.put(texts_hash, ekey, DomainVectors(kv=kv))
         except OSError as exc:
-            warnings.warn(f"cannot write the dense embedding cache ({cache.directory}: {exc.strerror or exc}); "
-                          "continuing without storing embeddings", StatinterpWarning, stacklevel=2)
+            cache.store.unwritable(exc)
     _MEMORY[mem] = vectors
     return vectors
 

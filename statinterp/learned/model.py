@@ -304,6 +304,17 @@ class LearnedRanker(Ranker):
     def score(self, index: TermIndex) -> np.ndarray:
         fm = self.features(index)
         missing = [k for k in fm.skipped if k not in self.skipped]
+        if index.term.provision is None or not index.term.provision.text.strip():  # one line, saying what to give
+            def for_provision(k: str) -> bool:  # what the provision makes; a column not computed follows from it
+                return "provision" in fm.skipped[k] or fm.skipped[k].startswith("not computed for this term")
+
+            no_provision = [k for k in missing if for_provision(k)]
+            if no_provision:
+                n = len(set(no_provision) & set(self.feature_names))
+                warnings.warn(f"term {index.key!r} has no source provision, so {n} of {self.name}'s features are 0 "
+                              "and its ranking is weaker: give one with --provision TEXT, --provision-file FILE, or "
+                              "--provision-cite CITE --uscode FILE", StatinterpWarning, stacklevel=2)
+                missing = [k for k in missing if k not in no_provision]
         if missing:
             warnings.warn(f"{self.name}: for term {index.key!r} some features could not be computed and are 0: "
                           + "; ".join(f"{k} ({fm.skipped[k]})" for k in missing[:3])

@@ -23,7 +23,7 @@ import numpy as np
 __all__ = [
     "CUES", "case_citation_share", "citation_parts", "cites_case", "cites_provision", "cites_statute",
     "count_phrase", "cue_flags", "longest_common_run", "minimal_window",
-    "provision_patterns", "quoted_spans", "simple_tokens", "term_pattern",
+    "provision_patterns", "quoted_spans", "quotes_provision", "reason_evidence", "simple_tokens", "term_pattern",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -71,6 +71,23 @@ def quoted_spans(text: str) -> list[tuple[int, int]]:
         if not any(a <= s and e <= b for a, b in spans):
             spans.append((s, e))
     return [(a, b) for a, b in sorted(spans) if b > a and text[a:b].strip()]
+
+
+def quotes_provision(text: str, provision_text: str, min_run: int = 3) -> bool:
+    """Whether a quoted span of ``text`` (:func:`quoted_spans`) shares a run of at least ``min_run``
+    consecutive words with the provision (a dictionary's quoted definition of the term does not)."""
+    prov = simple_tokens(provision_text)
+    if len(prov) < min_run:
+        return False
+    return any(longest_common_run(simple_tokens(text[a:e]), prov) >= min_run for a, e in quoted_spans(text))
+
+
+def reason_evidence(text: str, provision_text: str) -> dict[str, bool]:
+    """What a sentence's text shows for the plain reasons that need it
+    (:func:`statinterp.evaluation.explain.plain_reasons`): ``quotes_provision``."""
+    from statinterp.evaluation.explain import QUOTE_RUN_TOKENS
+
+    return {"quotes_provision": quotes_provision(text, provision_text, QUOTE_RUN_TOKENS)}
 
 
 def longest_common_run(a: Sequence[str], b: Sequence[str]) -> int:

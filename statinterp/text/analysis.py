@@ -353,7 +353,7 @@ def _entry_of_arrays(z) -> _LocalAnalysis:
 def max_entry_bytes(n_chars: int) -> int:
     """The most bytes the cache entry of a text of ``n_chars`` characters can hold, generously:
     per character at most one token (start, end, id: 12 bytes), one sentence span (8 bytes) and
-    a few bytes of words (UTF-8 lemmas), plus the npz container."""
+    a few bytes of words (UTF-8 lemmas), plus the entry's header."""
     return 64 * n_chars + (1 << 16)
 
 

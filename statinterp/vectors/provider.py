@@ -30,7 +30,6 @@ import hashlib
 import logging
 import os
 import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -39,7 +38,7 @@ import numpy as np
 
 from statinterp import progress
 from statinterp.cache.location import default_cache_dir
-from statinterp.errors import InputError, StatinterpWarning, UsageError
+from statinterp.errors import InputError, UsageError
 from statinterp.text.analysis import Analyzer, text_hash
 
 if TYPE_CHECKING:  # gensim is imported only when vectors are actually used
@@ -365,7 +364,7 @@ class VectorProvider:
         if self._cache is None and self._cache_base is not None:
             from statinterp.cache.vectors import VectorCache
 
-            self._cache = VectorCache(self._cache_base / "vectors")
+            self._cache = VectorCache(self._cache_base)
         return self._cache
 
     @property
@@ -374,7 +373,7 @@ class VectorProvider:
         if self._directions is None and self._cache_base is not None:
             from statinterp.cache.directions import DirectionCache
 
-            self._directions = DirectionCache(self._cache_base / "directions")
+            self._directions = DirectionCache(self._cache_base)
         return self._directions
 
     def directions(self, kind: str) -> UnitDirections:
@@ -494,8 +493,7 @@ class VectorProvider:
             try:
                 vectors.source = _file_identity(cache.put(self.corpus_hash, settings, vectors))
             except OSError as exc:
-                warnings.warn(f"cannot write the vector cache ({cache.directory}: {exc.strerror or exc}); "
-                              "continuing without storing the vectors", StatinterpWarning, stacklevel=2)
+                cache.store.unwritable(exc)
         return vectors
 
     def train(self, kind: str) -> DomainVectors:

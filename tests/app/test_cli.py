@@ -94,7 +94,7 @@ def test_rank_csv():
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 15
     assert list(rows[0]) == ["rank", "score", "sentence_id", "label", "case_name", "citation", "pin_page", "pin_cite",
-                            "text"]
+                            "court", "level", "jurisdiction", "date", "text"]
     scores = [float(r["score"]) for r in rows]
     assert scores == sorted(scores, reverse=True)
     for r in rows:

@@ -15,7 +15,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -84,7 +83,9 @@ def test_settings_key_covers_every_setting_that_changes_the_result(monkeypatch, 
     assert len(set(keys.values())) == len(keys), keys
     # settings that do not change the result do not split the cache
     assert key(n_process=3, batch_size=5) == keys["base"]
-    assert Analyzer(cache_dir=tmp_path).cache.directory.name == keys["base"]
+    cache = Analyzer(cache_dir=tmp_path).cache
+    assert cache.settings_key == keys["base"]  # and the settings key is part of every entry's key:
+    assert cache.path("ab" * 32) != Analyzer(cache_dir=tmp_path, legal_rules=False).cache.path("ab" * 32)
 
 
 def _damage(raw: bytes, how: str, data) -> bytes:
@@ -155,7 +156,7 @@ def test_unwritable_cache_gives_one_warning_and_correct_results(tmp_path, refere
     blocker = tmp_path / "not_a_folder"
     blocker.write_text("x")
     an = Analyzer(cache_dir=blocker)
-    with pytest.warns(StatinterpWarning, match="cannot write the analysis cache") as record:
+    with pytest.warns(StatinterpWarning, match="cannot write the cache") as record:
         assert words_of(an, an.analyse(TEXTS)) == reference
     assert len([w for w in record if issubclass(w.category, StatinterpWarning)]) == 1
 
@@ -165,7 +166,7 @@ def test_cli_reports_a_damaged_entry_as_one_warning_line_and_gives_the_same_outp
     argv = ["rank", "vehicle", "-q", "--format", "json", "--top", "0"]
     code, good, _ = capture_main(argv + ["--cache-dir", str(cache)])
     assert code == 0
-    entries = sorted(cache.rglob("*.npz"))
+    entries = sorted((cache / "analysis").rglob("*.bin"))
     assert entries
     entries[0].write_bytes(entries[0].read_bytes()[:-10])
     code, out, err = capture_main(argv + ["--cache-dir", str(cache)])
@@ -229,7 +230,7 @@ def test_concurrent_runs_sharing_a_fresh_cache_agree_and_leave_it_intact(tmp_pat
 
     # afterwards: every entry is whole and is read without spaCy and without a warning
     assert temp_files(cache) == []
-    assert len(list(cache.rglob("*.npz"))) == len(set(texts))
+    assert len(list((cache / "analysis").rglob("*.bin"))) == len(set(texts))
 
     def no_spacy(self, texts, batch_size=32):
         raise AssertionError("spaCy ran although every text is cached")
@@ -241,11 +242,15 @@ def test_concurrent_runs_sharing_a_fresh_cache_agree_and_leave_it_intact(tmp_pat
         assert json.loads(json.dumps(words_of(warm, warm.analyse(texts)))) == expected
 
 
-def test_cache_entries_are_plain_arrays_not_pickles(good_entry):
-    raw, _ = good_entry
-    payload = raw[len(AnalysisCache.MAGIC) + 32:]
-    import io
+def test_cache_entries_are_plain_arrays_not_pickles(good_entry, tmp_path):
+    from statinterp.cache.arrayfile import read_array_file
+    from statinterp.cache.store import MAGIC
 
-    with np.load(io.BytesIO(payload), allow_pickle=False) as z:
-        assert {"starts", "ends", "local_ids", "words", "sentences"} <= set(z.files)
-        assert all(z[name].dtype != object for name in z.files)
+    raw, key = good_entry
+    cache = AnalysisCache(tmp_path, key)
+    path = cache.path(text_hash(TEXTS[0]))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(raw)
+    meta, array = read_array_file(path, MAGIC, cache.key(text_hash(TEXTS[0])))  # a store array entry
+    assert {"starts", "ends", "local_ids", "words", "sentences"} <= set(meta["arrays"])
+    assert all(array(name).dtype != object for name in meta["arrays"])

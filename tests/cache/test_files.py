@@ -151,7 +151,7 @@ def test_a_directions_file_that_is_no_regular_file_is_discarded(tmp_path, kind):
     cache.put("k", {"level:sentence": np.ones((3, 2))})
     assert cache.get("k", {"level:sentence": 3})["level:sentence"].shape == (3, 2)
     make_special(cache.path("k"), kind)
-    with deadline(), pytest.warns(StatinterpWarning, match="damaged unit-direction cache file"):
+    with deadline(), pytest.warns(StatinterpWarning, match="damaged directions cache entry"):
         assert cache.get("k", {"level:sentence": 3}) is None
     assert not os.path.lexists(cache.path("k"))
 
@@ -168,7 +168,7 @@ def test_a_prepared_corpus_file_that_is_no_regular_file_or_too_long_is_discarded
         path.write_bytes(good + bytes(64))
     else:
         make_special(path, kind)
-    with deadline(), pytest.warns(StatinterpWarning, match="discarding damaged prepared-corpus cache file"):
+    with deadline(), pytest.warns(StatinterpWarning, match="discarding damaged prepared cache entry"):
         again = prepare_corpus(open_corpus(), cache_dir=tmp_path)["vehicle"]
     for lvl, units in expected.levels.items():
         words = [again.vocab.words[i] for i in again.levels[lvl].seqs.ids]
@@ -197,7 +197,7 @@ def small_vectors():
 
 @pytest.mark.slow
 def test_vector_cache_files_follow_the_umask(tmp_path, small_vectors):
-    path = VectorCache(tmp_path / "vectors").put("corpus", _Settings(), small_vectors)
+    path = VectorCache(tmp_path).put("corpus", _Settings(), small_vectors)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask()  # not mkstemp's 0600
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
 
@@ -208,7 +208,7 @@ def test_a_vector_cache_entry_that_is_no_regular_file_is_discarded(tmp_path, sma
     cache = VectorCache(tmp_path)
     path = cache.put("corpus", _Settings(), small_vectors)
     make_special(path, kind)
-    with deadline(), pytest.warns(CacheWarning, match="discarding corrupt vector cache entry"):
+    with deadline(), pytest.warns(CacheWarning, match="discarding damaged vectors cache entry"):
         assert cache.get("corpus", _Settings()) is None
     assert not os.path.lexists(path)
 
@@ -243,18 +243,18 @@ def test_a_damaged_vector_cache_warns_in_one_statinterp_line_on_the_command_line
     argv = ["rank", "vehicle", "-q", "-m", "w2vec*", "--top", "3", "--format", "json", "--cache-dir", str(cache_dir)]
     code, first, err = capture_main(argv)
     assert code == 0, err
-    (entry,) = (cache_dir / "vectors").glob("*.vectors")
+    (entry,) = (cache_dir / "vectors").rglob("*.vectors")
     assert stat.S_IMODE(entry.stat().st_mode) == 0o666 & ~umask()
     data = bytearray(entry.read_bytes())
     data[len(data) // 2] ^= 0xFF
     entry.write_bytes(bytes(data))
-    for directions in (cache_dir / "directions").glob("*.bin"):
+    for directions in (cache_dir / "directions").rglob("*.bin"):
         directions.unlink()  # so that the vectors are needed again
     code, again, err = capture_main(argv)
     assert code == 0, err
     assert again == first  # retrained: the same vectors (one worker, fixed seed), the same ranking
     lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("statinterp: warning: discarding corrupt vector cache entry")
+    assert len(lines) == 1 and lines[0].startswith("statinterp: warning: discarding damaged vectors cache entry")
 
 
 # ----------------------------------------------------------------------------- models

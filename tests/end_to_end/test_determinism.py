@@ -35,7 +35,7 @@ DRIVER = textwrap.dedent("""
     steps, out = json.loads(sys.argv[1]), Path(sys.argv[2])
     for step in steps:
         if step[0] == "prune":
-            for entry in sorted(Path(step[1]).rglob("*.npz"))[::2]:
+            for entry in sorted((Path(step[1]) / "analysis").rglob("*.bin"))[::2]:
                 entry.unlink()
             continue
         _, name, argv = step
@@ -86,7 +86,7 @@ def test_cli_outputs_are_byte_identical_cold_warm_partial_and_uncached(tmp_path)
     assert len(set(ranks.values())) == 1, list(ranks)
     assert len(set(evals.values())) == 1, list(evals)
     assert b'"sentence_id"' in out["rank cold"] and b'"nDCG@10"' in out["evaluate cold"]
-    assert len(list(a.rglob("*.npz"))) >= 7  # the example's case texts at least
+    assert len(list((a / "analysis").rglob("*.bin"))) >= 7  # the example's case texts at least
 
 
 # --------------------------------------------------------------------------------------------

@@ -63,11 +63,13 @@ def test_label_rerank_export_in_chromium(browser, review_server, example_with_co
     ids = [cards.nth(i).get_attribute("data-sid") for i in range(4)]
     progress = page.locator("#n-labelled")
 
-    page.keyboard.press("1")  # first card: high value; the focus moves on
+    page.keyboard.press("1")  # no cursor yet: the first card, high value; the cursor rests on it
     progress.filter(has_text="1").wait_for()
-    page.keyboard.press("2")  # second: certain value
+    page.keyboard.press("j")  # then "j, 1-4" labels the next card: the second, certain value
+    page.keyboard.press("2")
     progress.filter(has_text="2").wait_for()
     page.keyboard.press("j")  # skip the third
+    page.keyboard.press("j")
     page.keyboard.press("4")  # fourth: no value ...
     progress.filter(has_text="3").wait_for()
     page.keyboard.press("u")  # ... undone
@@ -85,8 +87,7 @@ def test_label_rerank_export_in_chromium(browser, review_server, example_with_co
     DOCS.mkdir(exist_ok=True)
     page.screenshot(path=str(DOCS / "review-ranking.png"))
 
-    page.keyboard.press("k")  # back to the third card, and open its context
-    page.keyboard.press("k")
+    page.keyboard.press("k")  # back to the third card (the cursor stayed on the fourth), and open its context
     page.keyboard.press("c")
     third = cards.nth(2)
     third.locator(".context-opinion mark.sentence").wait_for()
@@ -124,14 +125,21 @@ def test_label_rerank_export_in_chromium(browser, review_server, example_with_co
     assert not problems, problems
 
 
-def test_continuous_mode_in_chromium(browser, review_server, tmp_path):
-    labels = tmp_path / "labels.sqlite"
-    _, url = review_server("vehicle", "--labels", str(labels), "-m", "TF-ISF-p")
+def _watched_page(browser, url: str):
+    """A page at ``url`` and the list of its console errors and uncaught exceptions."""
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(str(e)))
     page.goto(url)
+    return page, problems
+
+
+@pytest.mark.slow
+def test_continuous_mode_in_chromium(browser, review_server, tmp_path):
+    labels = tmp_path / "labels.sqlite"
+    _, url = review_server("vehicle", "--labels", str(labels), "-m", "TF-ISF-p")
+    page, problems = _watched_page(browser, url)
     cards = page.locator("li.card")
     resting = page.locator("#cont-labels")
     assert resting.inner_text() == "0"
@@ -142,8 +150,10 @@ def test_continuous_mode_in_chromium(browser, review_server, tmp_path):
     before = shown()
     estimates = [page.locator("#left-expected").inner_text()]
     for n, key in enumerate(["1", "4", "2", "4", "4"], start=1):
-        page.keyboard.press(key)  # label the current card; the rest below it is re-ranked
+        page.keyboard.press("j")  # the next card (the first j: the top card) ...
+        page.keyboard.press(key)  # ... labelled; the rest below it is re-ranked
         resting.filter(has_text=str(n)).wait_for()
+        page.locator(f'#ranking[data-reranks="{n}"]').wait_for(state="attached")
         estimates.append(page.locator("#left-expected").inner_text())
     read = shown()[:5]
     assert all(cards.nth(i).get_attribute("data-label") for i in range(5))
@@ -156,10 +166,51 @@ def test_continuous_mode_in_chromium(browser, review_server, tmp_path):
     page.reload()  # resume: the order rests on the 5 labels, what was read stays on top
     assert resting.inner_text() == "5"
     assert shown()[:5] == read and not cards.nth(5).get_attribute("data-label")
-    for _ in range(5):
+    for _ in range(6):
         page.keyboard.press("j")
     page.keyboard.press("3")
     resting.filter(has_text="6").wait_for()
     with LabelStore(labels) as store:
         assert len(store.labels("vehicle")) == 6
     assert not problems, problems
+
+
+def _ranks(page) -> list[int]:
+    return [int(x) for x in page.eval_on_selector_all("#ranking li.card .rank", "els => els.map(e => e.textContent)")]
+
+
+@pytest.mark.slow
+def test_continuous_mode_keeps_its_numbers_and_j_then_a_label_labels_every_card_in_order(browser, review_server,
+                                                                                          tmp_path):
+    """Issue 36: after every live re-rank the numbers are the new order's, strictly increasing down
+    the page (no repeated or stale number), and "j, then 1-4", 20 times, labels the 20 cards of the
+    page in order; the score shown says whose it is."""
+    labels = tmp_path / "labels.sqlite"
+    _, url = review_server("vehicle", "--labels", str(labels), "-m", "BM25-p")
+    page, problems = _watched_page(browser, url)
+    cards = page.locator("li.card")
+    assert "labels every card in order" in page.locator("#keys").inner_text()
+    assert cards.count() == 20 and _ranks(page) == list(range(1, 21))
+    keys = "14243124312431243124"
+    labelled: list[str] = []
+    for n, key in enumerate(keys, start=1):
+        page.keyboard.press("j")
+        sid = page.locator("li.card.current").get_attribute("data-sid")
+        page.keyboard.press(key)
+        page.locator(f'#ranking[data-reranks="{n}"]').wait_for(state="attached")
+        labelled.append(sid)
+        ranks = _ranks(page)
+        assert ranks == sorted(set(ranks)), (n, ranks)  # strictly increasing down the page
+        assert page.locator("li.card.current").get_attribute("data-sid") == sid  # the cursor stayed
+    assert len(set(labelled)) == 20  # every card labelled once, none skipped
+    assert _ranks(page) == list(range(1, 21))
+    assert [cards.nth(i).get_attribute("data-sid") for i in range(20)] == labelled  # read order, in place
+    score = cards.nth(0).locator(".score").inner_text()
+    assert score.startswith("continuous score") and "BM25-p" in score
+    with LabelStore(labels) as store:
+        assert list(store.labels("vehicle")) and set(store.labels("vehicle")) == set(labelled)
+    page.reload()  # a reload shows the same page
+    assert _ranks(page) == list(range(1, 21))
+    assert [cards.nth(i).get_attribute("data-sid") for i in range(20)] == labelled
+    assert not problems, problems
+

@@ -503,7 +503,7 @@ def test_damaged_prepared_cache_is_discarded_with_a_warning_and_rebuilt(tmp_path
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     path.write_bytes(bytes(raw))
-    with pytest.warns(StatinterpWarning, match="damaged prepared-corpus cache"):
+    with pytest.warns(StatinterpWarning, match="damaged prepared cache entry"):
         again = prepare(corpus, Analyzer(cache_dir=tmp_path))
     _assert_same_prepared(plain, again)
     (path,) = _prepared_files(tmp_path)  # rebuilt
@@ -518,7 +518,7 @@ def test_prepared_cache_yields_to_a_changed_analysis_entry(tmp_path):
     corpus = open_corpus()
     plain = prepare(corpus, Analyzer(cache_dir=False))
     prepare(corpus, Analyzer(cache_dir=tmp_path))
-    entries = sorted((tmp_path / "analysis").rglob("*.npz"))
+    entries = sorted((tmp_path / "analysis").rglob("*.bin"))
     entries[0].write_bytes(entries[0].read_bytes()[:-10])
     with pytest.warns(StatinterpWarning, match="damaged analysis cache entry"):
         again = prepare(corpus, Analyzer(cache_dir=tmp_path))

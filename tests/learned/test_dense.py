@@ -99,7 +99,7 @@ def test_dense_embeddings_are_cached_on_disk(example, tmp_path):
         first = dense.embed(texts, enc, tmp_path)
         assert enc.calls == 1 and enc.texts == len(texts)
         assert np.allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
-    entries = list((tmp_path / "dense").glob("*.vectors"))
+    entries = list((tmp_path / "dense").rglob("*.vectors"))
     assert len(entries) == 1
     with dense.use_encoder(FakeEncoder()) as enc:  # a new run: memory is empty, the disk answers
         again = dense.embed(texts, enc, tmp_path)
@@ -109,7 +109,7 @@ def test_dense_embeddings_are_cached_on_disk(example, tmp_path):
     raw[len(raw) // 2] ^= 0xFF
     entries[0].write_bytes(bytes(raw))
     with dense.use_encoder(FakeEncoder()) as enc:
-        with pytest.warns(Warning, match="corrupt"):
+        with pytest.warns(Warning, match="discarding damaged dense cache entry"):
             rebuilt = dense.embed(texts, enc, tmp_path)
         assert enc.calls == 1 and np.allclose(rebuilt, first)
     # another encoder key is another entry
@@ -120,7 +120,7 @@ def test_dense_embeddings_are_cached_on_disk(example, tmp_path):
     with dense.use_encoder(Other()) as enc:
         dense.embed(texts, enc, tmp_path)
         assert enc.calls == 1
-    assert len(list((tmp_path / "dense").glob("*.vectors"))) == 2
+    assert len(list((tmp_path / "dense").rglob("*.vectors"))) == 2
 
 
 @pytest.mark.slow

@@ -207,7 +207,7 @@ def test_domain_vectors_are_cached_and_deterministic(prepared, tmp_path, monkeyp
     assert first.origin[kind] == "trained"
     assert trained.kv.vector_size == 20
     assert first.get("w2vec*" if kind == "word2vec" else "fastt*") is trained
-    assert list((tmp_path / "vectors").glob("*.vectors"))
+    assert list((tmp_path / "vectors").rglob("*.vectors"))
 
     # the same as train_vectors on the provider's sentences, phrases included
     direct = train_vectors(first.sentences(), SMALL[kind])
@@ -365,9 +365,9 @@ def test_unit_directions_are_cached_on_disk_and_give_the_same_scores(cache_dir, 
     methods = ("w2vec*", "w2vec*-c", "w2vec*-r", "fastt*-o")
     cold = _fresh(cache_dir, tmp_path)
     expected = {m: build_method(m).score(cold["vehicle"]) for m in methods}
-    files = sorted((tmp_path / "directions").glob("d-*.bin"))
+    files = sorted((tmp_path / "directions").rglob("*.d.bin"))
     assert len(files) == 2  # one per term and vector kind
-    assert len(list((tmp_path / "directions").glob("q-*.bin"))) == 2  # the term's query, per kind
+    assert len(list((tmp_path / "directions").rglob("*.q.bin"))) == 2  # the term's query, per kind
     monkeypatch.setattr(directions, "join_phrases", _fail)  # a warm run must not compute them again
     warm = _fresh(cache_dir, tmp_path)
     monkeypatch.setattr(VectorProvider, "get", _fail)  # ... nor even load the vectors
@@ -381,19 +381,19 @@ def test_a_damaged_directions_file_is_recomputed_with_a_warning(cache_dir, tmp_p
     from statinterp.errors import StatinterpWarning
 
     expected = build_method("w2vec*-c").score(_fresh(cache_dir, tmp_path)["vehicle"])
-    (path,) = (tmp_path / "directions").glob("d-*.bin")
+    (path,) = (tmp_path / "directions").rglob("*.d.bin")
     data = bytearray(path.read_bytes())
     data[-5] ^= 0xFF
     path.write_bytes(bytes(data))
-    with pytest.warns(StatinterpWarning, match="damaged unit-direction cache file"):
+    with pytest.warns(StatinterpWarning, match="damaged directions cache entry"):
         again = build_method("w2vec*-c").score(_fresh(cache_dir, tmp_path)["vehicle"])
     np.testing.assert_array_equal(again, expected)
     assert path.exists() and path.read_bytes() != bytes(data)  # rewritten intact
     # the same for a query's direction file
-    (query_path,) = (tmp_path / "directions").glob("q-*.bin")
+    (query_path,) = (tmp_path / "directions").rglob("*.q.bin")
     truncated = query_path.read_bytes()[:-3]
     query_path.write_bytes(truncated)
-    with pytest.warns(StatinterpWarning, match="damaged unit-direction cache file"):
+    with pytest.warns(StatinterpWarning, match="damaged directions cache entry"):
         again = build_method("w2vec*-c").score(_fresh(cache_dir, tmp_path)["vehicle"])
     np.testing.assert_array_equal(again, expected)
     assert query_path.exists() and query_path.read_bytes() != truncated  # rewritten intact
@@ -402,7 +402,7 @@ def test_a_damaged_directions_file_is_recomputed_with_a_warning(cache_dir, tmp_p
 def test_directions_of_vectors_without_a_source_are_not_cached(prepared, index, tmp_path):
     attach_vectors(prepared, cache_dir=tmp_path, pretrained={"w2vec": DomainVectors(random_kv(index.vocab.words))})
     build_method("w2vec-c").score(index)
-    assert not list((tmp_path / "directions").glob("*.bin"))  # neither units nor queries
+    assert not list((tmp_path / "directions").rglob("*.bin"))  # neither units nor queries
 
 
 def test_a_changed_vectors_file_gets_new_directions(cache_dir, tmp_path):
@@ -415,5 +415,5 @@ def test_a_changed_vectors_file_gets_new_directions(cache_dir, tmp_path):
     second = prepare_corpus(open_corpus(), cache_dir=cache_dir)
     attach_vectors(second, cache_dir=tmp_path / "c", pretrained={"w2vec": path})
     two = build_method("w2vec-c").score(second["vehicle"])
-    assert len(list((tmp_path / "c" / "directions").glob("d-*.bin"))) == 2
+    assert len(list((tmp_path / "c" / "directions").rglob("*.d.bin"))) == 2
     assert not np.allclose(one, two)

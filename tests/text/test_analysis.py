@@ -85,7 +85,7 @@ def test_the_same_text_is_analysed_once(monkeypatch, tmp_path):
 
 
 def _cache_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*.npz"))
+    return sorted(p for p in (folder / "analysis").rglob("*.bin"))
 
 
 def _forbid_spacy(monkeypatch):

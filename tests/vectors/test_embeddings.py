@@ -487,7 +487,7 @@ def trained() -> DomainVectors:
 
 
 def test_cache_round_trip(tmp_path, trained):
-    cache = VectorCache(tmp_path / "cache")
+    cache = VectorCache(tmp_path)
     settings = VectorSettings("word2vec", **SMALL)
     assert cache.get("corpus-1", settings) is None
     path = cache.put("corpus-1", settings, trained)
@@ -536,7 +536,7 @@ def test_corrupt_cache_entry_is_detected_warned_and_discarded(tmp_path, trained,
     else:
         data = bytearray()
     path.write_bytes(bytes(data))
-    with pytest.warns(CacheWarning, match="discarding corrupt vector cache entry"):
+    with pytest.warns(CacheWarning, match="discarding damaged vectors cache entry"):
         assert cache.get("corpus", settings) is None
     assert not path.exists()
     # after retraining, the caller can store it again

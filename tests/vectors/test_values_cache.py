@@ -41,7 +41,7 @@ def fresh(analysis_cache, vectors_dir, **pretrained):
 
 
 def value_files(folder, prefix="v"):
-    return sorted((folder / "directions").glob(f"{prefix}-*.bin"))
+    return sorted((folder / "directions").rglob(f"*.{prefix}.bin"))
 
 
 def write_vectors(path, seed):

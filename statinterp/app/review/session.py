@@ -101,6 +101,7 @@ class Item:
     record: LabelRecord | None
     copies: list[str]  # ids of the other near-duplicates collapsed under this one
     moved: int | None = None
+    method_score: float | None = None  # the method's own score (rank's) when ``score`` is another's (continuous)
 
     @property
     def label(self) -> str | None:
@@ -156,6 +157,15 @@ class ReviewSession:
         self._continuous: dict[str, Continuous] = {}
         self.courts = sorted({c.court for c in self.term.cases.values() if c.court})
         self.years = sorted({year_of(c.date) for c in self.term.cases.values()} - {""})
+
+    @staticmethod
+    def authority(case) -> str:
+        """The court's authority for a card (``federal intermediate appellate court``; ``""``: unknown),
+        :func:`statinterp.corpus.authority.court_authority`."""
+        from statinterp.corpus.authority import court_authority
+
+        found = court_authority(case.court, case.jurisdiction)
+        return found.describe() if found.level or found.system else ""
 
     # ----------------------------------------------------------------------------- rankings
 
@@ -297,13 +307,15 @@ class ReviewSession:
         if number < 1 or number > pages:
             number = min(max(number, 1), pages)
         moved = self._reranked[method].moved if reranked else {}
+        own = self.ranking(method).scores  # what `statinterp rank` gives each sentence with this method
         items = []
         for c, members in matching[(number - 1) * per_page: number * per_page]:
             s = sentences[c]
             items.append(Item(
                 position=c, rank=rank_of[c], score=float(scores[c]), sentence=s, case=cases[s.case_id],
                 opinion=self.term.opinions.get(s.opinion_id), record=records.get(s.id),
-                copies=[sentences[m].id for m in members[1:]], moved=moved.get(c) if reranked else None))
+                copies=[sentences[m].id for m in members[1:]], moved=moved.get(c) if reranked else None,
+                method_score=None if scores is own else float(own[c])))
         return Page(items, number, pages, len(matching), len(groups), filters, method,
                     self._reranked.get(method) if reranked else None, self.counts(records),
                     self.continuous_state(method) if self.continuous and not reranked else None)
@@ -449,13 +461,21 @@ class ReviewSession:
     def explain(self, sentence_id: str, method: str | None = None) -> tuple[list[str], str]:
         """Plain-language reasons (learned models; empty for a method) and the full explanation as text."""
         from statinterp.evaluation.explain import explain_sentence, format_explanation
+        from statinterp.learned.sentence_patterns import reason_evidence
 
         self.position(sentence_id)
-        expl = explain_sentence(self.ranker(method), self.index, sentence_id)
+        expl = explain_sentence(self.ranker(method), self.index, sentence_id, evidence=reason_evidence)
         if not self.show_data_labels:  # the data set's label stays hidden: show the reviewer's
             record = self.records().get(sentence_id)
             expl["label"] = None if record is None else record.label
         return list(expl.get("reasons", [])), format_explanation(expl)
+
+    def memo_bytes(self, method: str | None = None) -> bytes:
+        """The research memo of the term as Word (:mod:`statinterp.app.memo`): the sentences the
+        reviewer labelled high or certain value, in ``method``'s order (else its top 20, unreviewed)."""
+        from statinterp.app.memo import build_memo, memo_docx
+
+        return memo_docx(build_memo(self.term, self.ranking(method), self.store.labels(self.key)))
 
     def export_bytes(self) -> bytes:
         """The term as a term zip with the reviewer's labels."""

@@ -26,6 +26,7 @@ ROUTES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("note", "/term/{key}/note", ("POST",)),
     ("rerank", "/term/{key}/rerank", ("POST",)),
     ("export", "/term/{key}/export.zip", ("GET",)),
+    ("memo", "/term/{key}/memo.docx", ("GET",)),
 )
 #: Where the page's CSS and script are served.
 STATIC_PREFIX = "/static"
@@ -72,6 +73,9 @@ class Urls:
 
     def export(self) -> str:
         return self.path("export")
+
+    def memo(self, method: str | None = None) -> str:
+        return self.path("memo", {"method": method})
 
     def static(self, filename: str) -> str:
         return f"{STATIC_PREFIX}/{quote(filename)}"

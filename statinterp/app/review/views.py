@@ -153,6 +153,15 @@ class Views:
         return Response(self.session.export_bytes(), media_type="application/zip",
                         headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
+    def memo(self, request):
+        from starlette.responses import Response
+
+        self._check_term(request)  # a plain (not async) view: Starlette runs it in a thread
+        filename = re.sub(r"[^A-Za-z0-9_.-]", "_", self.session.key) + "-memo.docx"
+        body = self.session.memo_bytes(request.query_params.get("method") or None)
+        return Response(body, media_type="application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                        headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
     # ------------------------------------------------------------------------------ state changes (POST)
 
     async def labels(self, request):

@@ -95,19 +95,46 @@
     document.getElementById("left-high").textContent = left.high;
     document.getElementById("left-unread").textContent = left.unread;
     document.getElementById("stop-hint").hidden = !left.stop;
-    var places = cont.places || {};
-    var below = cards.slice(current + 1).filter(function (c) { return places[c.dataset.sid] !== undefined; });
-    if (!below.length) { return; }
-    var anchor = below[0].previousElementSibling;
-    below.sort(function (a, b) { return places[a.dataset.sid] - places[b.dataset.sid]; });
-    below.forEach(function (c) {
-      var rank = c.querySelector(".rank");
-      if (rank) { rank.textContent = places[c.dataset.sid]; }
-      if (anchor) { anchor.after(c); } else { list.prepend(c); }
-      anchor = c;
-    });
-    cards = Array.prototype.slice.call(list.querySelectorAll("li.card"));
-    list.dataset.reranks = String(Number(list.dataset.reranks || "0") + 1);
+    refreshList();
+  }
+
+  // After a live re-rank the page's cards are those a reload would show: the page is fetched again
+  // and its list rebuilt in the new order (the cards still there are kept, with their open panels;
+  // the focus stays on the same sentence), so the rank numbers are the new order's, strictly
+  // increasing down the page, with no stale or repeated number. Only the latest answer is used.
+  var refreshes = 0;
+  function refreshList() {
+    var mine = ++refreshes;
+    var focused = current >= 0 && cards[current] ? cards[current].dataset.sid : null;
+    fetch(window.location.href, {credentials: "same-origin", headers: {"Accept": "text/html"}}).then(function (r) {
+      if (!r.ok) { throw new Error("the server answered " + r.status); }
+      return r.text();
+    }).then(function (html) {
+      if (mine !== refreshes) { return; }
+      var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("ranking");
+      if (!fresh) { return; }
+      var kept = {};
+      cards.forEach(function (c) { kept[c.dataset.sid] = c; });
+      var items = Array.prototype.slice.call(fresh.children);
+      var rebuilt = items.map(function (item) {
+        var old = item.dataset ? kept[item.dataset.sid] : null;
+        if (!old) { return document.importNode(item, true); }
+        var rank = old.querySelector(".rank"), newRank = item.querySelector(".rank");
+        if (rank && newRank) { rank.textContent = newRank.textContent; }
+        var score = old.querySelector(".score"), newScore = item.querySelector(".score");
+        if (score && newScore) { score.replaceWith(document.importNode(newScore, true)); }
+        old.id = item.id;
+        return old;
+      });
+      if (current >= 0 && cards[current]) { cards[current].classList.remove("current"); }
+      while (list.firstChild) { list.removeChild(list.firstChild); }
+      rebuilt.forEach(function (el) { list.appendChild(el); });
+      cards = Array.prototype.slice.call(list.querySelectorAll("li.card"));
+      current = -1;
+      var at = focused === null ? -1 : cards.findIndex(function (c) { return c.dataset.sid === focused; });
+      if (at >= 0) { focusCard(at); }
+      list.dataset.reranks = String(Number(list.dataset.reranks || "0") + 1);
+    }).catch(function (err) { toast("Could not show the new order: " + err.message + " (reload the page)", true); });
   }
 
   function labelCard(card, label) {
@@ -118,9 +145,8 @@
       ids = ids.concat(copies);
     }
     return setLabels(ids, label, true).then(function () {
+      // the cursor stays on the labelled card: j moves on, so "j, then 1-4" labels every card in order
       toast("Labelled \u201c" + label + "\u201d" + (ids.length > 1 ? " (" + ids.length + " sentences)" : ""));
-      var i = cards.indexOf(card);
-      if (i >= 0 && i < cards.length - 1) { focusCard(i + 1); }
     });
   }
 
@@ -238,5 +264,6 @@
     });
   }
 
-  if (cards.length) { focusCard(0); window.scrollTo(0, 0); }
+  // no cursor at first: j goes to the top card, and 1-4 label the top card (the cursor then rests there)
+  if (cards.length) { window.scrollTo(0, 0); }
 })();
