@@ -93,14 +93,38 @@ def read_limited(fh, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+#: The most values one JSON document (or one JSON line) may hold, counted from above by its commas
+#: and opening brackets before it is parsed: a parsed value takes up to ~130 bytes (an empty object
+#: under a key), so a document within this bound takes at most ~0.5 GB parsed, whatever its size on
+#: disk (docs/guarantees.md, "Memory"). Real ones hold far fewer (a 6 MB term file ~0.2 M).
+MAX_JSON_VALUES = 4_000_000
+
+
+def json_values_problem(raw: bytes | str) -> str | None:
+    """Why ``raw`` (JSON) is refused before parsing: more values than :data:`MAX_JSON_VALUES`
+    (counted by its commas and opening brackets, strings' too: an upper bound). None if it may be read."""
+    chars = (",", "{", "[") if isinstance(raw, str) else (b",", b"{", b"[")
+    n = 0
+    for c in chars:
+        n += raw.count(c)  # type: ignore[arg-type]
+        if n > MAX_JSON_VALUES:
+            return (f"holds more than {MAX_JSON_VALUES:,} JSON values (commas and brackets counted): too many to "
+                    "read at once; give such records as JSON lines (one a line)")
+    return None
+
+
 def parse_json(raw: bytes, where: object):
     """Decode UTF-8 (an optional BOM is allowed) JSON, or raise :class:`InputError` naming ``where``.
 
     Objects whose keys repeat come back as :class:`DuplicateKeys`; check them with
-    :func:`check_unique_keys`.
+    :func:`check_unique_keys`. A document of more than :data:`MAX_JSON_VALUES` values is refused
+    before it is parsed (memory stays bounded).
     """
     import json
 
+    problem = json_values_problem(raw)
+    if problem is not None:
+        raise InputError(where, problem)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -138,7 +138,8 @@ def attach_vectors(
 def find_in_collection(collection: str | Path, term: str, *, provisions: str | Path | ProvisionBook | None = None,
                        provision_text: str | None = None, show_progress: bool = False, engine: str = "local",
                        scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None,
-                       case_filter: CaseFilter | None = None, provision_citation: str | None = None):
+                       case_filter: CaseFilter | None = None, provision_citation: str | None = None,
+                       strict: bool = False):
     """Find ``term`` in a collection folder (a single file or a set of shards): ``(FoundTerm,
     Corpus)``, the corpus holding the found candidates as one unlabelled term with its provision
     (``provision_text``, else the provisions book's entry for the term, else none). ``engine``,
@@ -147,9 +148,10 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     (:func:`~statinterp.collection.shard_set.open_collection`); ``case_filter``: only the sentences
     of the cases it keeps (``--court``, ``--jurisdiction``, ``--level``, ``--since``, ``--until``,
     ``--published-only``: applied in the store before the full-text lookup), recorded in
-    ``FoundTerm.filters``."""
+    ``FoundTerm.filters``. A collection an ingest into did not finish is named in a warning, or
+    with ``strict`` refused (:func:`~statinterp.collection.shard_set.check_finished`)."""
     from statinterp.collection.find import find_term
-    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.shard_set import check_finished, open_collection
     from statinterp.collection.store import damage_named
 
     if not any(ch.isalnum() for ch in term):
@@ -161,6 +163,7 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     if provision_text is not None:  # its citation: provision_citation (--provision-cite), else "user-supplied"
         book = book.with_override(key, provision_text, provision_citation or "user-supplied")
     with damage_named(collection), open_collection(collection, shards, case_filter=case_filter) as store:
+        check_finished(store, strict)
         found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers)
     if case_filter:
         found.filters = case_filter.as_dict()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -67,7 +68,8 @@ def example_sources() -> Path:
 @click.option("--force", is_flag=True, help="Overwrite --errors-out if it exists.")
 @click.option("--allow-skips", is_flag=True,
               help="Exit 0 even when most records of a source file are skipped (more than half, and at least 10: "
-                   "by default that ends with exit status 2, as the file is probably not of the format read).")
+                   "by default that ends with exit status 2, as the file is probably not of the format read), or "
+                   "when a CourtListener join leaves more than a few cases without their cluster, docket or court.")
 @click.option("--shard-by", type=click.Choice(SHARD_KEYS), default=None,
               help="Write the collection in shards: one collection per court, jurisdiction, reporter or source "
                    "format under the folder, with a manifest (docs/collection.md, \"Shards\"). Default: one file.")
@@ -110,27 +112,49 @@ def ingest(sources, collection, fmt, encoding, errors_out, force, allow_skips, s
     if not sources:
         sources = (example_sources(),)
         click.echo(f"no SOURCE given: ingesting the example sources in {sources[0]}", err=True)
-    # a bar on a terminal, else a line every few seconds (statinterp.app.progress)
-    with counter("ingest", enabled=not quiet, unit="cases") as advance:
-        summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler, citations=citations,
-                             progress=advance, n_workers=workers, encoding=encoding, shard_by=shard_by,
-                             split_parts=split_parts)
-    if errors_out is not None:
-        lines = "".join(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
-                                   ensure_ascii=False) + "\n" for s in summary.skipped)
-        atomic.write_text(errors_out, lines, force=force)
+    with ExitStack() as stack:
+        on_skip = None
+        if errors_out is not None:  # streamed as they come (memory does not grow with bad records), renamed at the end
+            tmp = stack.enter_context(atomic.replace(errors_out, force=force))
+            sink = stack.enter_context(open(tmp, "w", encoding="utf-8", newline=""))
+
+            def on_skip(s) -> None:
+                sink.write(json.dumps({"file": s.file, "record": s.record, "field": s.field, "reason": s.reason},
+                                      ensure_ascii=False) + "\n")
+
+        # a bar on a terminal, else a line every few seconds (statinterp.app.progress)
+        with counter("ingest", enabled=not quiet, unit="cases") as advance:
+            summary = run_ingest(sources, collection, fmt=fmt, engine=engine, scheduler=scheduler,
+                                 citations=citations, progress=advance, n_workers=workers, encoding=encoding,
+                                 shard_by=shard_by, split_parts=split_parts, on_skip=on_skip,
+                                 command=_command_line())
     if summary_fmt == "json":
         out = summary.as_dict()
-        out["skipped_records"] = [s.line() for s in summary.skipped]
+        out["skipped_records"] = [s.line() for s in summary.skipped]  # the first MAX_SKIPPED_KEPT
         click.echo(json.dumps(out, indent=2))
     else:
         _print_summary(summary, collection, engine, errors_out)
+    if summary.broken_joins and not allow_skips:
+        source, companion, kind, missing, cases = summary.broken_joins[0]
+        row = {"clusters": "cluster", "dockets": "docket", "courts": "court"}[kind]
+        raise InputError(companion, f"{missing} of the {cases} cases of {source} found no {row} row in it: is it "
+                         f"the {kind} file of the same export, readable (its header)? The cases are stored without "
+                         f"their {row}'s fields; --allow-skips accepts this")
     if summary.mostly_skipped and not allow_skips:
         path, skipped, total = summary.mostly_skipped[0]
         more = len(summary.mostly_skipped) - 1
         others = f" (and {more} more source file{'s' if more > 1 else ''} like it)" if more else ""
         raise InputError(path, f"{skipped} of its {total} records were skipped{others}: is it of the format it "
                          "was read as? The cases read are stored; --allow-skips accepts this")
+
+
+def _command_line() -> str | None:
+    """The command line of the running ``statinterp`` command (shell-quoted), or None."""
+    import shlex
+
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.find_root().obj.get("argv") if ctx is not None and isinstance(ctx.find_root().obj, dict) else None
+    return shlex.join(["statinterp", *argv]) if argv else None
 
 
 def _print_summary(summary, collection: Path, engine: str, errors_out: Path | None) -> None:
@@ -144,11 +168,13 @@ def _print_summary(summary, collection: Path, engine: str, errors_out: Path | No
                    f"({summary.split_seconds:.1f} CPU s)")
     for file, encoding in summary.decoded:
         click.echo(f"  decoded: {file} is not UTF-8; read as {encoding} (a guess; --encoding forces one)")
+    for (source, companion, kind), (missing, cases) in summary.unjoined.items():
+        click.echo(f"  unjoined: {missing} of the {cases} cases of {source} found no row in {companion} ({kind})")
     for s in summary.skipped[:20]:
         click.echo(f"  skipped: {s.line()}")
-    if len(summary.skipped) > 20:
+    if summary.skipped_count > 20:
         where = f" (all in {errors_out})" if errors_out else " (--errors-out FILE lists them all)"
-        click.echo(f"  ... and {len(summary.skipped) - 20} more{where}")
+        click.echo(f"  ... and {summary.skipped_count - 20} more{where}")
 
 
 @click.group()
@@ -159,19 +185,28 @@ def collection():
 @collection.command()
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def info(folder, fmt):
+@click.option("--strict", is_flag=True,
+              help="Exit 2 when an ingest into the collection did not finish (it may lack cases).")
+def info(folder, fmt, strict):
     """Counts, sources, statistics date and size on disk of a collection (of a set of shards: the
-    set's totals, then one line per shard)."""
-    from statinterp.collection.shard_set import open_collection
+    set's totals, then one line per shard); says when an ingest into it did not finish, and the
+    command that completes it."""
+    from statinterp.collection.shard_set import open_collection, unfinished_ingest, unfinished_note
     from statinterp.collection.store import damage_named
 
     with damage_named(folder), open_collection(folder) as c:
         d = c.info()
+        unfinished = unfinished_ingest(c)
+    d["unfinished_ingest"] = unfinished
+    if unfinished is not None and strict:
+        raise InputError(folder, unfinished_note(folder, unfinished).split(": ", 1)[1] + " (--strict)")
     if fmt == "json":
         click.echo(json.dumps(d, indent=2, ensure_ascii=False))
         return
     shards = f", {len(d['shards'])} shards by {d['shard_by']}" if "shards" in d else ""
     click.echo(f"collection {d['collection']} (format {d['format']}{shards})")
+    if unfinished is not None:
+        click.echo("  INCOMPLETE: " + unfinished_note(folder, unfinished).split(": ", 1)[1])
     click.echo(f"  {d['cases']} cases, {d['opinions']} opinions, {d['paragraphs']} paragraphs")
     click.echo("  by source format: " + ", ".join(f"{k} {v}" for k, v in d["by_source"].items()))
     click.echo("  citations: " + (", ".join(f"{k} {v}" for k, v in d["citations"].items()) or "none"))

@@ -30,10 +30,14 @@ from statinterp.errors import UsageError, terminal_safe
               help="Provisions file for --against (default: the shipped provisions).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Summary on stdout: one line of text, or JSON.")
+@click.option("--strict", is_flag=True,
+              help="Refuse (exit 2) a collection an ingest into did not finish (it may lack "
+                   "cases), rather than warn.")
 @engine_options("segment the matching cases, in runs of whole cases,")
 @shard_options(statistics=False)
 @filter_options
-def find(term, collection, out, force, against, provisions, fmt, engine, scheduler, workers, shards, case_filter):
+def find(term, collection, out, force, against, provisions, fmt, strict, engine, scheduler, workers, shards,
+         case_filter):
     """Find every sentence of a collection that mentions TERM and write it in the data set's format.
 
     Matches are case-insensitive and include inflections and possessives ("technological measures",
@@ -60,7 +64,7 @@ def find(term, collection, out, force, against, provisions, fmt, engine, schedul
             raise UsageError(f"{against}: term {key!r} has no labelled sentences to compare with")
     started = time.perf_counter()
     found, corpus = find_in_collection(collection, term, provisions=provisions, engine=engine, scheduler=scheduler,
-                                  n_workers=workers, shards=shards, case_filter=case_filter)
+                                       n_workers=workers, shards=shards, case_filter=case_filter, strict=strict)
     seconds = time.perf_counter() - started
     if not found.tables["sentence"]:
         where = f" among the cases kept ({case_filter.describe()})" if case_filter else ""

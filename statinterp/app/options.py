@@ -258,7 +258,8 @@ def background_record(opts: dict, prepared) -> dict:
 
 def prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None, engine: str = "local",
                    scheduler: str | None = None, workers: int = 2, shards: tuple[str, ...] = (),
-                   shard_statistics: str = "all", case_filter=None, provision_citation: str | None = None):
+                   shard_statistics: str = "all", case_filter=None, provision_citation: str | None = None,
+                   strict: bool = False):
     """Find TERM in a collection (on ``engine``; in the ``shards`` selected of a set of shards) and
     prepare the found sentences with the collection's statistics (a set's: all shards', or the
     selected shards' with ``shard_statistics="selected"``)."""
@@ -270,7 +271,7 @@ def prepare_found(opts: dict, collection: Path, term: str, provision_text: str |
         raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
     found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text,
                                        engine=engine, scheduler=scheduler, n_workers=workers, shards=shards,
-                                       case_filter=case_filter, provision_citation=provision_citation)
+                                       case_filter=case_filter, provision_citation=provision_citation, strict=strict)
     if not opts["quiet"]:
         click.echo(f"statinterp: {found.summary()}", err=True)
         if case_filter:

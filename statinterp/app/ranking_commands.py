@@ -52,6 +52,9 @@ from statinterp.errors import StatinterpWarning, UsageError
 @click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
               help="Find TERM in this collection (made by `statinterp ingest`) and rank what is found, with the "
                    "collection's background statistics (instead of --data).")
+@click.option("--strict", is_flag=True,
+              help="With --collection: refuse (exit 2) a collection an ingest into did not finish (it may lack "
+                   "cases), rather than warn.")
 @engine_options("segment the matching cases of --collection, in runs of whole cases,")
 @shard_options()
 @filter_options
@@ -67,7 +70,7 @@ from statinterp.errors import StatinterpWarning, UsageError
               help="How to show the top sentences: by score, or by authority (court level: supreme, appellate, "
                    "trial; then the newest first). Each keeps its rank and score: only the reading order changes.")
 def rank(term, method, top, fmt, provision_text, provision_file, provision_cite, uscode, out, force, model_file,
-         collection, engine, scheduler,
+         collection, strict, engine, scheduler,
          workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, order, **opts):
     """Rank the sentences that mention TERM.
 
@@ -102,7 +105,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
         atomic.check_writable(out, force)
     if collection is not None:
         prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers, shards,
-                                 shard_statistics, case_filter, citation)
+                                 shard_statistics, case_filter, citation, strict)
     else:
         if engine != "local" or scheduler is not None:
             raise UsageError("--engine and --scheduler apply to --collection only")

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from statinterp.cache.files import special_kind
 from statinterp.errors import OutputError, UsageError
 
 
@@ -28,6 +29,12 @@ def check_writable(path: str | Path, force: bool = False) -> Path:
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{path} is a directory, expected a file path")
+    try:
+        kind = special_kind(path)
+    except OSError:
+        kind = None  # no such file (or a dangling link): written as usual
+    if kind is not None:  # --force would replace a device node or FIFO with a regular file
+        raise UsageError(f"{path} is {kind}, not a file; give the path of a regular file to write")
     for folder in path.parents:  # the nearest existing ancestor must be a folder (mkdir says "File exists")
         if folder.exists() or folder.is_symlink():
             if not folder.is_dir():

@@ -55,6 +55,24 @@ def check_engine(engine: str, scheduler: str | None) -> None:
         raise UsageError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
     if scheduler is not None and engine != "dask":
         raise UsageError("--scheduler needs --engine dask")
+    if scheduler is not None:
+        check_scheduler(scheduler)
+
+
+def check_scheduler(address: str) -> None:
+    """Fail with one line for a scheduler address of a scheme Dask has no transport for (before
+    anything is read or written)."""
+    try:
+        from distributed.comm import parse_address
+        from distributed.comm.registry import get_backend
+    except ImportError:
+        raise UsageError("--engine dask needs dask.distributed: pip install 'statinterp[dask]'") from None
+    try:
+        scheme, _ = parse_address(address)
+        get_backend(scheme)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--scheduler {address!r} is not a Dask scheduler address ({exc}); give one such as "
+                         "tcp://HOST:8786") from None
 
 
 @contextmanager
@@ -75,7 +93,7 @@ def dask_client(scheduler: str | None, n_workers: int) -> Iterator[Any]:
     else:
         try:
             client = Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler} ({exc})") from None
     try:
         yield client

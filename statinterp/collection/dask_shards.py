@@ -56,7 +56,7 @@ from statinterp.collection.prepare import BATCH_CASES, PreparedCase, prepare_cas
 from statinterp.collection.shards import ShardedWriter, shard_folder_name, shard_key
 from statinterp.errors import UsageError
 from statinterp.sources import Partition
-from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord
+from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, Unjoined
 
 #: The set's spool folder (hidden; removed when the ingest ends, and at the start of the next).
 SPOOL = ".spool"
@@ -171,7 +171,7 @@ def prepare_to_spool(partition: Partition, index: int, root: str, shard_by: str,
     try:
         for item in prepare_partition(partition, citations, known, worker_analyzer() if statistics else None,
                                       statistics):
-            if isinstance(item, (SkippedRecord, DecodedFile)):
+            if isinstance(item, (SkippedRecord, DecodedFile, Unjoined)):
                 out.items.append(item)
                 continue
             batch: list[Identity] = []

@@ -336,10 +336,13 @@ class _PinCites:
         self.neutral = parsed is not None and parsed.neutral
 
     def _paragraph_number(self, line: int) -> int | None:
-        """The number of the numbered paragraph line ``line`` is in (public-domain citations)."""
+        """The number of the numbered paragraph line ``line`` is in (public-domain citations): the
+        number stored apart from its text (``paragraphs.number``), else one its text opens with (a
+        collection stored before numbers were taken off the text)."""
         for k in range(line, -1, -1):
-            if not self.rows[k].footnote:
-                number = paragraph_number(self.rows[k].text)
+            row = self.rows[k]
+            if not row.footnote:
+                number = int(row.number) if row.number and row.number.isdigit() else paragraph_number(row.text)
                 if number is not None:
                     return number
         return None

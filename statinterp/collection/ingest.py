@@ -16,7 +16,8 @@ running the same ingest again completes it).
 A source file most of whose records are skipped (:func:`mostly_skipped`: more than half, and at
 least :data:`MOSTLY_SKIPPED_MIN`) is probably not of the format it was read as: the summary
 lists it (:attr:`IngestSummary.mostly_skipped`) and the command ends with exit status 2 unless
-``--allow-skips`` (what was stored stays).
+``--allow-skips`` (what was stored stays). So does a join that left more than a few cases without
+their row in a companion file (:func:`badly_joined`; :attr:`IngestSummary.broken_joins`).
 """
 
 from __future__ import annotations
@@ -36,10 +37,14 @@ from statinterp.collection.prepare import PreparedCase, new_analyzer, prepare_ca
 from statinterp.collection.shards import ShardedWriter
 from statinterp.collection.store import CollectionWriter, damage_named
 from statinterp.sources import Partition, discover
-from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord
+from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, Unjoined
 
 #: The counts of cases and rows an ingest reports (:meth:`CollectionWriter.write`'s keys).
 COUNTS = ("added", "replaced", "unchanged", "opinions", "paragraphs")
+
+#: The skipped records an ingest keeps in memory as examples (the summary's first ones); the rest are
+#: counted (and streamed to ``--errors-out`` when given): memory does not grow with bad input.
+MAX_SKIPPED_KEPT = 1000
 
 #: A file is "mostly skipped" when more than half of its records, and at least this many, are skipped.
 MOSTLY_SKIPPED_MIN = 10
@@ -48,6 +53,16 @@ MOSTLY_SKIPPED_MIN = 10
 def mostly_skipped(cases: int, skipped: int) -> bool:
     """Whether a source file with ``cases`` records read and ``skipped`` skipped looks mis-parsed."""
     return skipped >= MOSTLY_SKIPPED_MIN and skipped > cases
+
+
+#: A join is "broken" when at least this many of its cases, and more than 1 in 20, found no row in a
+#: companion file (a companion of another export, or one read wrong: the cases lack names, dates, courts).
+UNJOINED_MIN = 10
+
+
+def badly_joined(cases: int, missing: int) -> bool:
+    """Whether ``missing`` of ``cases`` cases without their row in a companion file is more than a few."""
+    return missing >= UNJOINED_MIN and missing * 20 > cases
 
 
 @dataclass
@@ -62,11 +77,18 @@ class IngestSummary:
     seconds: float = 0.0
     partitions: int = 0
     engine: str = "local"
+    #: The first :data:`MAX_SKIPPED_KEPT` skipped records (all of them are counted in ``skipped_count``
+    #: and passed to ``on_skip``).
     skipped: list[SkippedRecord] = field(default_factory=list)
+    skipped_count: int = 0
+    #: Called with every skipped record as it comes (``ingest --errors-out`` writes them out).
+    on_skip: Callable[[SkippedRecord], None] | None = field(default=None, repr=False)
     #: (path, records skipped, records in all) of each source file most of whose records were skipped.
     mostly_skipped: list[tuple[str, int, int]] = field(default_factory=list)
     #: (file, encoding) of each text file that was not UTF-8 and was decoded by a guessed encoding.
     decoded: list[tuple[str, str]] = field(default_factory=list)
+    #: (source, companion, kind) -> [cases without their row in that companion, cases] (:class:`Unjoined`).
+    unjoined: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
     #: CPU seconds per role of a shard set written on Dask (workers preparing, writers storing, the
     #: coordinator); empty otherwise.
     cpu_seconds: dict[str, float] = field(default_factory=dict)
@@ -86,8 +108,17 @@ class IngestSummary:
         if isinstance(item, DecodedFile):
             self.decoded.append((item.file, item.encoding))
             return True
+        if isinstance(item, Unjoined):
+            tally = self.unjoined.setdefault((item.file, item.companion, item.kind), [0, 0])
+            tally[0] += item.missing
+            tally[1] += item.cases
+            return True
         if isinstance(item, SkippedRecord):
-            self.skipped.append(item)
+            self.skipped_count += 1
+            if len(self.skipped) < MAX_SKIPPED_KEPT:
+                self.skipped.append(item)
+            if self.on_skip is not None:
+                self.on_skip(item)
             return True
         return False
 
@@ -106,12 +137,20 @@ class IngestSummary:
             self.mostly_skipped.append((path, tally[1], sum(tally)))
         return tally[0], tally[1]
 
+    @property
+    def broken_joins(self) -> list[tuple[str, str, str, int, int]]:
+        """(source, companion, kind, cases without their row, cases) of each join that left more
+        than a few cases without their cluster, docket or court (:func:`badly_joined`)."""
+        return [(f, c, k, m, n) for (f, c, k), (m, n) in self.unjoined.items() if badly_joined(n, m)]
+
     def as_dict(self) -> dict:
         return {"cases_read": self.cases_read, "added": self.added, "replaced": self.replaced,
                 "unchanged": self.unchanged, "opinions": self.opinions, "paragraphs": self.paragraphs,
-                "skipped": len(self.skipped),
+                "skipped": self.skipped_count,
                 "mostly_skipped": [{"path": p, "skipped": s, "records": n} for p, s, n in self.mostly_skipped],
                 "decoded": [{"file": f, "encoding": e} for f, e in self.decoded],
+                "unjoined": [{"source": f, "companion": c, "kind": k, "missing": m, "cases": n}
+                             for (f, c, k), (m, n) in self.unjoined.items()],
                 "partitions": self.partitions, "input_bytes": self.input_bytes,
                 "seconds": round(self.seconds, 3), "engine": self.engine,
                 "cases_per_second": round(self.cases_read / self.seconds, 2) if self.seconds else None,
@@ -135,7 +174,8 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
            engine: str = "local", scheduler: str | None = None, citations: bool = True,
            progress: Callable[[int], None] | None = None, n_workers: int = 2,
            statistics: bool = True, analyzer=None, encoding: str | None = None,
-           shard_by: str | None = None, split_parts: int | None = None) -> IngestSummary:
+           shard_by: str | None = None, split_parts: int | None = None,
+           on_skip: Callable[[SkippedRecord], None] | None = None, command: str | None = None) -> IngestSummary:
     """Read ``sources`` into the collection folder ``collection`` (created if new).
 
     ``progress`` is called with the number of cases read after each batch. ``engine="dask"``
@@ -149,14 +189,19 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     (:mod:`statinterp.collection.shards`). ``split_parts`` (Dask only): the parts each CourtListener
     opinions file is split into (:func:`split_for_dask`; None: :func:`default_split_parts` of the
     cluster's workers for a file of at least
-    :data:`~statinterp.sources.courtlistener_split.SPLIT_MIN_BYTES`; 0 or 1: none)."""
+    :data:`~statinterp.sources.courtlistener_split.SPLIT_MIN_BYTES`; 0 or 1: none). ``on_skip`` is
+    called with each skipped record as it comes (the summary keeps the first
+    :data:`MAX_SKIPPED_KEPT` and counts the rest). The collection records that an ingest is in
+    progress from its start to its clean finish (``command``: the command line that completes it,
+    shown by ``collection info``, ``find`` and ``rank --collection`` meanwhile or after a stop)."""
     check_engine(engine, scheduler)
     started = time.perf_counter()
     partitions = discover(list(sources), fmt, encoding)  # unreadable or unknown sources fail before anything is written
-    summary = IngestSummary(partitions=len(partitions), engine=engine)
+    summary = IngestSummary(partitions=len(partitions), engine=engine, on_skip=on_skip)
     settings = analysis_settings(statistics)
     with damage_named(collection), (ShardedWriter(collection, shard_by, settings) if shard_by is not None
                                     else CollectionWriter(collection, settings)) as writer, ExitStack() as spool:
+        writer.mark_ingest(command)
         if engine == "dask":
             partitions = spool.enter_context(split_for_dask(
                 partitions, Path(collection), split_parts, scheduler, n_workers, summary, writer))
@@ -165,6 +210,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
 
             write_shards_on_dask(partitions, writer, summary, citations=citations, statistics=statistics,
                                  scheduler=scheduler, n_workers=n_workers, progress=progress)
+            writer.unmark_ingest()
             summary.seconds = time.perf_counter() - started
             return summary
         known = (writer.known_hash if isinstance(writer, ShardedWriter)  # in the shard of the record's key
@@ -201,6 +247,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
                     progress(len(item))
             writer.record_source(partition.source_path, partition.format,
                                  *summary.end_partition(partition, cases, skipped))
+        writer.unmark_ingest()
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -250,12 +297,10 @@ def split_for_dask(partitions: list[Partition], collection: Path, parts: int | N
                 out.append(p)
                 continue
             cpu = time.process_time()
-            done = split_bulk(p, run / f"{len(out):06d}", min(parts, MAX_SPLIT_PARTS))
+            done = split_bulk(p, run / f"{len(out):06d}", min(parts, MAX_SPLIT_PARTS), on_skip=summary.note)
             summary.split_seconds += time.process_time() - cpu
             summary.split_parts += len(done.parts)
-            for record in done.skipped:
-                summary.note(record)
-            totals = summary.end_partition(p, 0, len(done.skipped))
+            totals = summary.end_partition(p, 0, done.skipped_count)
             if isinstance(writer, CollectionWriter):  # a shard set records a source in the shards it reached
                 writer.record_source(p.path, p.format, *totals)
             out.extend(done.parts)

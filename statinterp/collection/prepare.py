@@ -22,9 +22,9 @@ import numpy as np
 from statinterp.index.statistics import LEVELS
 from statinterp.index.term_index import TextSpan, background_units
 from statinterp.sources import Partition, read_partition
-from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord
+from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, Unjoined
 from statinterp.text.analysis import Analyzer, Vocabulary
-from statinterp.text.citations import stored_citations
+from statinterp.text.citations import cached_stored_citations
 from statinterp.text.units import TokenSeqs
 
 #: Cases analysed and committed together (one spaCy batch, one transaction).
@@ -88,10 +88,11 @@ def level_counts(seqs: TokenSeqs, words: list[str]) -> LevelCounts:
 
 def citations_of(record: CaseRecord) -> tuple[Citation, ...]:
     """Case, statute and journal citations (:data:`~statinterp.text.citations.STORED_KINDS`) found by
-    eyecite (:func:`statinterp.text.citations.stored_citations`), paragraph by paragraph."""
+    eyecite (:func:`statinterp.text.citations.stored_citations`), paragraph by paragraph (memoised: the
+    segmenter has asked for a few of them already)."""
     return tuple(Citation(i, j, c.kind, c.start, c.end, c.text, c.normalized)
                  for i, op in enumerate(record.opinions) for j, para in enumerate(op.lines)
-                 for c in stored_citations(para))
+                 for c in cached_stored_citations(para))
 
 
 def prepare_cases(records: list[CaseRecord], analyzer: Analyzer | None, citations: bool = True) -> list[PreparedCase]:
@@ -123,7 +124,7 @@ def new_analyzer() -> Analyzer:
 def prepare_partition(partition: Partition, citations: bool = True,
                       known: Callable[[CaseRecord], str | None] | None = None,
                       analyzer=None, statistics: bool = True
-                      ) -> Iterator[list[PreparedCase] | SkippedRecord | DecodedFile]:
+                      ) -> Iterator[list[PreparedCase] | SkippedRecord | DecodedFile | Unjoined]:
     """Batches of prepared cases (and skipped records) of one partition, in record order.
 
     ``known(record)`` gives the content hash stored for the record's case (None: not stored;

@@ -33,17 +33,19 @@ import heapq
 import json
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from statinterp.cache.files import read_regular
 from statinterp.collection.shard_words import SetWords, ShardWords
-from statinterp.collection.shards import MANIFEST, Manifest, is_shard_set
-from statinterp.collection.store import FILENAME, Collection, ParagraphRow, damage_named, database_path
+from statinterp.collection.shards import INGEST_MARKER, MANIFEST, Manifest, is_shard_set
+from statinterp.collection.store import FILENAME, SHARD_KEY, Collection, ParagraphRow, damage_named, database_path
 from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Case
-from statinterp.errors import InputError, UsageError, closest_names, did_you_mean
+from statinterp.errors import InputError, StatinterpWarning, UsageError, closest_names, did_you_mean
 from statinterp.index.statistics import LEVELS
 
 __all__ = ["STATISTICS_CHOICES", "ShardSet", "each_part", "open_collection", "parse_shard_selection"]
@@ -120,6 +122,43 @@ def open_collection(folder: str | Path, shards: Sequence[str] | None = None,
             opened.close()
             raise
     return opened
+
+
+def unfinished_ingest(store: Collection | ShardSet) -> dict | None:
+    """The ingest into ``store`` that began and did not finish (``command``, ``started_at``), or
+    None: a single-file collection's meta row, a set's marker file (:data:`INGEST_MARKER`)."""
+    from statinterp.collection.store import unfinished_ingest_of
+
+    if isinstance(store, ShardSet):
+        marker = store.folder / INGEST_MARKER
+        if not marker.exists():
+            return None
+        try:
+            value = json.loads(read_regular(marker, 1 << 20))
+        except (OSError, ValueError):
+            value = None
+        return value if isinstance(value, dict) else {"command": "", "started_at": ""}
+    return unfinished_ingest_of(store.meta())
+
+
+def unfinished_note(folder: str | Path, ingest: dict) -> str:
+    """One line: ``folder``'s ingest did not finish, and the command that completes it."""
+    command = ingest.get("command") or "the same `statinterp ingest` command as before"
+    when = f" (begun {ingest['started_at']})" if ingest.get("started_at") else ""
+    return (f"{folder}: an ingest into it did not finish{when}: the collection is consistent but may lack cases; "
+            f"complete it by running {command}")
+
+
+def check_finished(store: Collection | ShardSet, strict: bool = False) -> None:
+    """Warn (a :class:`StatinterpWarning`: one ``statinterp: warning:`` line) that an ingest into
+    ``store`` did not finish, or with ``strict`` raise :class:`InputError` (exit 2)."""
+    ingest = unfinished_ingest(store)
+    if ingest is None:
+        return
+    note = unfinished_note(store.folder, ingest)
+    if strict:
+        raise InputError(store.folder, note.split(": ", 1)[1] + " (--strict)")
+    warnings.warn(StatinterpWarning(note), stacklevel=2)
 
 
 def each_part(collection: Collection | ShardSet, func: Callable[..., T], *args: Any,
@@ -443,6 +482,7 @@ class _Shards(Mapping[str, Collection]):
         self._words: dict[str, ShardWords | None] = {}
         self._set_words: SetWords | None | bool = False  # False: not read yet
         self._lock = threading.Lock()
+        self._real_root: str | None = None
         self._case_filter: CaseFilter | None = None
 
     def restrict(self, case_filter: CaseFilter | None) -> None:
@@ -474,8 +514,15 @@ class _Shards(Mapping[str, Collection]):
         if shard is not None:
             return shard
         folder = self._folders[key]  # KeyError for an unknown key, as a dict
+        self._check_inside(key, folder)
         with damage_named(folder):
             shard = Collection.open(folder)
+        found = shard.meta().get(SHARD_KEY)
+        if found is not None and found != key:  # a shard's database copied over another's
+            shard.close()
+            raise InputError(database_path(folder), f"holds the shard {found!r}, not {key!r} as the set's manifest "
+                             "lists it (a shard's database copied over another's?); restore it, or ingest the "
+                             "sources again into a new folder")
         shard.word_list = self.words(key)
         if self._case_filter:
             with damage_named(folder):
@@ -486,6 +533,18 @@ class _Shards(Mapping[str, Collection]):
             else:
                 self._opened[key] = shard
             return self._opened[key]
+
+    def _check_inside(self, key: str, folder: str) -> None:
+        """Refuse a shard whose folder or database lies outside the set's folder (a symbolic link
+        out of the set): a set reads only what is inside it."""
+        if self._real_root is None:
+            self._real_root = os.path.realpath(self._root)
+        inside = self._real_root.rstrip(os.sep) + os.sep
+        for path in (folder, os.path.join(folder, FILENAME)):
+            if not os.path.realpath(path).startswith(inside):
+                raise InputError(path, f"is a symbolic link out of the set {self._root} (to "
+                                 f"{os.path.realpath(path)}); a set's shards lie inside its folder: refusing to "
+                                 "follow it")
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._folders)

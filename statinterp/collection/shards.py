@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from statinterp.cache import atomic
-from statinterp.errors import InputError, UsageError
+from statinterp.cache.files import NotRegularFile, TooLarge, read_regular
+from statinterp.errors import InputError, UsageError, parse_json
 from statinterp.sources.records import CaseRecord
 
 __all__ = ["LOCK", "MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS", "IdCounter", "Manifest",
@@ -43,6 +44,11 @@ __all__ = ["LOCK", "MANIFEST", "MANIFEST_KIND", "MANIFEST_VERSION", "SHARD_KEYS"
 
 #: The manifest's file name inside a shard set's folder.
 MANIFEST = "manifest.json"
+#: The file a shard set's folder holds while an ingest into it has not finished (the meta row
+#: ``ingest_in_progress`` of a single-file collection).
+INGEST_MARKER = "ingest-in-progress.json"
+#: A manifest larger than this is refused before it is read (one entry takes about 100 bytes).
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 MANIFEST_KIND = "statinterp-shard-set"
 MANIFEST_VERSION = 1
 #: What a case's shard can be chosen by (``ingest --shard-by``).
@@ -134,10 +140,12 @@ class Manifest:
     @classmethod
     def load(cls, root: str | Path) -> Manifest:
         path = Path(root) / MANIFEST
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+        try:  # capped (never read whole whatever its size) and parsed with bounded depth and values
+            raw = parse_json(read_regular(path, MAX_MANIFEST_BYTES), path)
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+        except (NotRegularFile, TooLarge) as exc:
+            raise InputError(path, f"cannot be read: {exc}; a manifest is a small JSON file") from None
         except ValueError as exc:
             raise InputError(path, f"is not JSON ({exc})") from None
         if not isinstance(raw, dict) or raw.get("kind") != MANIFEST_KIND:
@@ -279,6 +287,19 @@ class ShardedWriter:
             self.counter.next_opinion = max(self.counter.next_opinion, opinion_max + 1)
         self._source_cases: dict[str, int] = {}
 
+    def mark_ingest(self, command: str | None = None) -> None:
+        """Record in the set's folder (:data:`INGEST_MARKER`) that an ingest has begun;
+        :meth:`unmark_ingest` removes it at a clean finish."""
+        import datetime
+
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        atomic.write_text(self.root / INGEST_MARKER, json.dumps({"command": command or "", "started_at": now},
+                                                                ensure_ascii=False) + "\n", force=True)
+
+    def unmark_ingest(self) -> None:
+        (self.root / INGEST_MARKER).unlink(missing_ok=True)
+        atomic.fsync_dir(self.root)
+
     def _writer(self, key: str):
         from statinterp.collection.store import CollectionWriter
 
@@ -287,6 +308,7 @@ class ShardedWriter:
             is_new = all(e.key != key for e in self.manifest.shards)
             entry = self.manifest.add(key)
             writer = CollectionWriter(self.root / entry.folder, self.analysis)
+            writer.claim_shard(key)
             self.writers[key] = writer
             if is_new:  # listed once its folder holds a collection
                 self.manifest.save(self.root)

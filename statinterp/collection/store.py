@@ -8,7 +8,8 @@ Tables (every id an integer given in insertion order, so the same ingest gives t
 ``paragraphs``      case_id, opinion_id, position (index of the line in the opinion text), text, page (the
                     reporter page the line starts on; NULL: unknown), page_starts (JSON ``[[offset, page],
                     ...]``: the pages starting inside it), footnote (1: the line is one of the opinion's
-                    footnotes, stored after its paragraphs)
+                    footnotes, stored after its paragraphs), number (the number the court gave the
+                    paragraph, "17" for "¶ 17" or "{17}", taken off its text; NULL: none)
 ``paragraphs_fts``  FTS5 index over paragraph text (external content: the text is stored once)
 ``paragraph_pairs`` FTS5 index of each paragraph's adjacent word pairs, rowids only (contentless;
                     :func:`~statinterp.text.term_match.fts_pairs_text`; ``find``'s lookup of terms
@@ -28,17 +29,19 @@ never part of one. The writer's connection enforces the foreign keys (``REFERENC
 
 The format (schema version) is the ``format`` row of ``meta``: :data:`COLLECTION_SCHEMA` holds
 the schema of a new collection and one migration step per older format (1 -> 2: the pair index;
-2 -> 3: the page columns), applied in order by the next ingest, in the transaction that opens
-the collection.
+2 -> 3: the page columns; 3 -> 4: paragraph numbers), applied in order by the next ingest, in the
+transaction that opens the collection.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import functools
 import itertools
 import json
 import os
+import re
 import sqlite3
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -50,7 +53,7 @@ from typing import Any, TypeVar
 from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Case
 from statinterp.corpus.pin_cites import first_page, page_at
-from statinterp.errors import InputError, OutputError, UsageError, printable
+from statinterp.errors import InputError, OutputError, StatinterpError, UsageError, printable
 from statinterp.index.statistics import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.sqlite import Schema, select, select_as, transaction
@@ -62,8 +65,8 @@ FILENAME = "collection.sqlite"
 #: The collection's format (its schema version, the ``format`` row of ``meta``). Bump it when the
 #: schema or the meaning of a stored value changes, with a step from the last format in
 #: :data:`COLLECTION_SCHEMA`. Format 2 added ``paragraph_pairs``; format 3 the pages of paragraphs
-#: (``page``, ``page_starts``), ``footnote`` and ``opinions.paged``.
-FORMAT_VERSION = 3
+#: (``page``, ``page_starts``), ``footnote`` and ``opinions.paged``; format 4 ``paragraphs.number``.
+FORMAT_VERSION = 4
 
 #: The pair index (format 2).
 PAIR_INDEX = f"CREATE VIRTUAL TABLE IF NOT EXISTS paragraph_pairs USING fts5(pairs, content='', {PAIR_INDEX_OPTIONS})"
@@ -84,7 +87,7 @@ CREATE TABLE IF NOT EXISTS opinions (
 CREATE TABLE IF NOT EXISTS paragraphs (
     id INTEGER PRIMARY KEY, case_id INTEGER NOT NULL REFERENCES cases(id),
     opinion_id INTEGER NOT NULL REFERENCES opinions(id), position INTEGER NOT NULL, text TEXT NOT NULL,
-    page TEXT, page_starts TEXT NOT NULL DEFAULT '[]', footnote INTEGER NOT NULL DEFAULT 0);
+    page TEXT, page_starts TEXT NOT NULL DEFAULT '[]', footnote INTEGER NOT NULL DEFAULT 0, number TEXT);
 CREATE INDEX IF NOT EXISTS paragraphs_by_opinion ON paragraphs (opinion_id, position);
 CREATE INDEX IF NOT EXISTS paragraphs_by_case ON paragraphs (case_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS paragraphs_fts USING fts5(
@@ -130,6 +133,17 @@ def _add_pages(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
 
 
+#: The column format 4 added (table, column, definition): :func:`_add_numbers` adds it.
+NUMBER_COLUMNS = (("paragraphs", "number", "TEXT"),)
+
+
+def _add_numbers(db: sqlite3.Connection) -> None:
+    """Format 3 -> 4: the paragraph numbers, none known for the stored paragraphs (an older format
+    kept them in the text; the next ingest of a changed case stores them apart)."""
+    for table, column, definition in NUMBER_COLUMNS:
+        db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+
+
 def _record_format(db: sqlite3.Connection, version: int) -> None:
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)", (str(version),))
 
@@ -137,7 +151,8 @@ def _record_format(db: sqlite3.Connection, version: int) -> None:
 #: The collection's schema: new collections get :data:`SCHEMA`; the next ``ingest`` into one of
 #: an older format applies the steps from it (:meth:`CollectionWriter.__init__`, one transaction:
 #: a crash leaves the old format, whole).
-COLLECTION_SCHEMA = Schema(FORMAT_VERSION, SCHEMA, {1: _add_pair_index, 2: _add_pages}, _record_format)
+COLLECTION_SCHEMA = Schema(FORMAT_VERSION, SCHEMA, {1: _add_pair_index, 2: _add_pages, 3: _add_numbers},
+                           _record_format)
 #: Formats this statinterp reads; a collection of format 1 is found with the phrase query alone, one
 #: of format 1 or 2 has no pages (every page unknown), and the next ``ingest`` into either upgrades it.
 READABLE_FORMATS = COLLECTION_SCHEMA.readable
@@ -168,6 +183,16 @@ def _described(db: sqlite3.Connection) -> tuple[str | None, bool, bool]:
     return found, bool(has_pairs), has_pages
 
 
+def _has_numbers(db: sqlite3.Connection) -> bool:
+    """Whether a collection database's paragraphs have the ``number`` column (format 4): one
+    statement prepared only."""
+    try:
+        db.execute("SELECT number FROM paragraphs LIMIT 0")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
 #: Meta keys that record when (left out of :func:`canonical_dump`).
 TIME_KEYS = ("created_at", "statistics_date")
 
@@ -182,6 +207,7 @@ class ParagraphRow:
     page: str | None = None  # the reporter page the line starts on (None: unknown)
     page_starts: tuple[tuple[int, str], ...] = ()  # (offset, page) of the pages starting inside it
     footnote: bool = False  # one of the opinion's footnotes (they follow its paragraphs)
+    number: str | None = None  # the paragraph's number ("17": pin cite "¶ 17"; None: none or unknown)
 
     def page_at(self, offset: int) -> str | None:
         """The reporter page at character ``offset`` of the line (None: unknown)."""
@@ -237,7 +263,7 @@ def _paragraph_row(row: sqlite3.Row) -> ParagraphRow:
     starts = () if raw == "[]" else tuple((int(at), str(label)) for at, label in json.loads(raw))
     return ParagraphRow(case_id=row["case_id"], opinion_id=row["opinion_id"], paragraph_id=row["paragraph_id"],
                         position=row["position"], text=row["text"], page=row["page"], page_starts=starts,
-                        footnote=bool(row["footnote"]))
+                        footnote=bool(row["footnote"]), number=row["number"])
 
 
 def _now() -> str:
@@ -256,15 +282,42 @@ def is_damage(exc: BaseException) -> bool:
 
 @contextmanager
 def damage_named(folder: str | Path) -> Iterator[None]:
-    """Turn an SQLite error saying the collection's database is damaged, raised inside, into one
-    :class:`InputError` naming the file (``find``, ``rank``, ``ingest``, ``collection info``)."""
+    """Turn an SQLite error about the collection's database, raised inside, into one line naming
+    the file (``find``, ``rank``, ``ingest``, ``collection info``): damaged, missing a table,
+    on a full disk, or on a read-only folder or mount."""
     try:
         yield
     except sqlite3.DatabaseError as exc:
-        if not is_damage(exc):
+        problem = database_problem(exc, database_path(folder))
+        if problem is None:
             raise
-        raise InputError(database_path(folder), f"is damaged ({exc}); restore a copy, or ingest its sources "
-                         "again into a new folder") from None
+        raise problem from None
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        raise OutputError(f"cannot write {exc.filename or folder}: the disk is full; {_RESUME}") from None
+
+
+_RESUME = ("the collection is consistent (as after its last whole batch): free space and run the same command "
+           "again to complete it")
+
+
+def database_problem(exc: sqlite3.DatabaseError, path: Path) -> StatinterpError | None:
+    """The one-line error an SQLite error on the collection database ``path`` stands for, or None
+    (a bug): damaged, missing one of its tables, a full disk, a read-only file, folder or mount."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if is_damage(exc):
+        return InputError(path, f"is damaged ({exc}); restore a copy, or ingest its sources again into a new folder")
+    if name == "SQLITE_FULL":
+        return OutputError(f"cannot write {path}: the disk is full ({exc}); {_RESUME}")
+    if name.startswith("SQLITE_READONLY") or (name == "SQLITE_CANTOPEN" and not os.access(path.parent, os.W_OK)):
+        return OutputError(f"cannot write {path}: {exc} (a read-only file, folder or mount?); ingest into a folder "
+                           "you can write")
+    missing = re.match(r"no such table: (\S+)", str(exc))
+    if missing is not None:
+        return InputError(path, f"lacks its table {missing.group(1)!r}: damaged, or not made by statinterp; "
+                          "restore a copy, or ingest its sources again into a new folder")
+    return None
 
 
 def check_integrity(db: sqlite3.Connection, folder: str | Path) -> None:
@@ -334,8 +387,11 @@ class Collection:
         self.has_pairs = has_pairs
         #: Whether paragraphs have pages and footnote marks (format 3); without, every page is unknown.
         self.has_pages = has_pages
+        #: Whether paragraphs have their numbers apart (format 4); without, none is known.
+        self.has_numbers = _has_numbers(db) if has_pages else False
         self._page_columns = ("p.page, p.page_starts, p.footnote" if self.has_pages else
                               "NULL AS page, '[]' AS page_starts, 0 AS footnote")
+        self._page_columns += ", p.number" if self.has_numbers else ", NULL AS number"
         #: The shard's word list (:class:`~statinterp.collection.shard_words.ShardWords`), set by
         #: the shard set that opened it: :meth:`occurring` then answers single words from it.
         self.word_list: Any = None
@@ -535,7 +591,9 @@ class Collection:
             ops.append(OpinionRecord(type=row["type"], author=row["author"],
                                      paragraphs=tuple(r.text for r in rows if not r.footnote),
                                      footnotes=tuple(r.text for r in rows if r.footnote),
-                                     page_starts=tuple(r.page_starts for r in rows) if row["paged"] else ()))
+                                     page_starts=tuple(r.page_starts for r in rows) if row["paged"] else (),
+                                     numbers=tuple(r.number or "" for r in rows if not r.footnote)
+                                     if any(r.number for r in rows) else ()))
         return self._case_record(case_id, tuple(ops))
 
     def _case_record(self, case_id: int, opinions: tuple[OpinionRecord, ...] = ()) -> CaseRecord:
@@ -643,6 +701,26 @@ def canonical_dump(folder: str | Path) -> Iterator[str]:
                 yield "paragraph_pairs\t" + json.dumps(row, ensure_ascii=False)
 
 
+#: The meta key an ingest sets when it begins and removes at a clean finish: while it is there, the
+#: collection may lack cases (an ingest stopped by Ctrl-C, SIGTERM, a full disk, a source that
+#: cannot be read); its value: ``{"command": ..., "started_at": ...}``.
+INGEST_KEY = "ingest_in_progress"
+#: The meta key of a shard's own key value in its set (checked when the set opens the shard).
+SHARD_KEY = "shard_key"
+
+
+def unfinished_ingest_of(meta: dict[str, str]) -> dict | None:
+    """The unfinished ingest a collection's meta records (``command``, ``started_at``), or None."""
+    raw = meta.get(INGEST_KEY)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"command": "", "started_at": ""}
+
+
 class CollectionWriter:
     """Adds prepared cases to a collection folder (creating it), one transaction per batch.
 
@@ -668,6 +746,9 @@ class CollectionWriter:
             with transaction(self.db):
                 self._open(analysis, check)
         except sqlite3.DatabaseError as exc:
+            problem = database_problem(exc, database_path(self.folder))
+            if problem is not None and not is_damage(exc):  # a full disk, a read-only folder or mount
+                raise problem from None
             raise InputError(database_path(self.folder), f"is not a usable collection database ({exc})") from None
 
     def _open(self, analysis: dict | None, check: bool = True) -> None:
@@ -693,6 +774,26 @@ class CollectionWriter:
             raise UsageError(f"{self.folder}: the collection's statistics were made with other analysis "
                              f"settings ({stored}); ingest into a new folder")
         COLLECTION_SCHEMA.upgrade(db, int(found))
+
+    def claim_shard(self, key: str) -> None:
+        """Record (once) that this collection is the shard of ``key`` of a set (:data:`SHARD_KEY`):
+        a set checks it when it opens the shard, so a shard's database copied over another's is
+        named, never read as the other. Raises :class:`InputError` if it records another key."""
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (SHARD_KEY, key))
+        found = select(self.db, "SELECT value FROM meta WHERE key = ?", (SHARD_KEY,)).fetchone()["value"]
+        if found != key:
+            raise InputError(database_path(self.folder), f"holds the shard {found!r}, not {key!r} as the set's "
+                             "manifest lists it (a shard's database copied over another's?); restore it, or ingest "
+                             "the sources again into a new folder")
+
+    def mark_ingest(self, command: str | None = None) -> None:
+        """Record in the meta table that an ingest has begun (``command``: the command line that
+        completes it); :meth:`unmark_ingest` clears it at a clean finish (:data:`INGEST_KEY`)."""
+        value = json.dumps({"command": command or "", "started_at": _now()}, ensure_ascii=False)
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (INGEST_KEY, value))
+
+    def unmark_ingest(self) -> None:
+        self.db.execute("DELETE FROM meta WHERE key = ?", (INGEST_KEY,))
 
     def close(self) -> None:
         self.db.close()
@@ -830,9 +931,11 @@ class CollectionWriter:
             for j, text in enumerate(op.lines):
                 starts = json.dumps([list(s) for s in op.page_starts[j]] if j < len(op.page_starts) else [],
                                     ensure_ascii=False)
+                number = op.numbers[j] or None if j < len(op.numbers) else None
                 pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text, page, page_starts, "
-                                 "footnote) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 (case_id, oid, j, text, pages[i][j], starts, int(j >= n_paragraphs))).lastrowid or 0
+                                 "footnote, number) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 (case_id, oid, j, text, pages[i][j], starts, int(j >= n_paragraphs),
+                                  number)).lastrowid or 0
                 text_work.append((False, pid, text))
                 paragraph_ids[(i, j)] = pid
                 n_paras += 1

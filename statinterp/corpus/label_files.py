@@ -18,6 +18,7 @@ import json
 import zipfile
 from pathlib import Path
 
+from statinterp.cache.files import special_kind
 from statinterp.corpus.labels import LABEL_GAINS, normalise_label
 from statinterp.errors import InputError, check_no_lone_surrogates
 
@@ -44,12 +45,15 @@ def read_label_file(path: str | Path) -> dict[str, int]:
     path = Path(path)
     if not path.exists():
         raise InputError(path, "does not exist (give a JSON-lines labels file or a labelled term zip)")
+    kind = special_kind(path)
+    if kind is not None:  # a FIFO would block the read forever
+        raise InputError(path, f"is {kind}, not a file; give a JSON-lines labels file or a labelled term zip")
     if path.is_dir() or zipfile.is_zipfile(path):
         return _from_dataset(path)
     if path.stat().st_size > MAX_LABEL_FILE_BYTES:
         raise InputError(path, f"is larger than {MAX_LABEL_FILE_BYTES // (1024 * 1024)} MB; not a labels file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark at its head is passed over
     except UnicodeDecodeError:
         raise InputError(path, "is not UTF-8 text (expected JSON lines or a term zip)") from None
     except OSError as exc:

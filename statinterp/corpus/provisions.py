@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from statinterp.cache.files import NotRegularFile, open_regular
 from statinterp.errors import InputError, check_unique_keys, parse_json, read_limited
 
 
@@ -50,12 +51,15 @@ def default_provisions_path() -> Path:
 
 
 def _read_bounded(path: Path) -> bytes:
-    """The bytes of a provisions or provision file, refusing one over the size limit."""
+    """The bytes of a provisions or provision file, refusing one over the size limit, and a FIFO
+    or device (opened without blocking: a FIFO would wait for a writer forever)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             raw = read_limited(fh, MAX_PROVISIONS_BYTES)
     except FileNotFoundError:
         raise InputError(path, "does not exist") from None
+    except NotRegularFile as exc:
+        raise InputError(path, f"is {exc.kind}, not a file; give a regular file") from None
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
     if len(raw) > MAX_PROVISIONS_BYTES:

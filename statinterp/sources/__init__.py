@@ -132,6 +132,9 @@ def discover(paths: list[str | Path], fmt: str | None = None, encoding: str | No
         except LookupError:
             raise UsageError(f"unknown text encoding {encoding!r} (--encoding); use a Python codec name such as "
                              "utf-8, latin-1 or cp1252") from None
+        except ValueError:
+            raise UsageError(f"{encoding!r} is not a text encoding (--encoding): it does not turn bytes into text; "
+                             "use one such as utf-8, latin-1 or cp1252") from None
     out: list[Partition] = []
     given: dict[str, list[tuple[str, str]]] = {}
     for raw in paths:

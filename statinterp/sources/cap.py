@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from statinterp.corpus.dataset import MAX_MEMBER_BYTES
-from statinterp.errors import InputError, read_limited
+from statinterp.errors import InputError, json_values_problem, read_limited
 from statinterp.sources.cleaning import clean_markup
 from statinterp.sources.fields import BadField, cap_case, record_id
 from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines, refuse_special
@@ -38,6 +38,9 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, V
 
 
 def _decode(raw: bytes, where: str, record: str) -> tuple[object | None, SkippedRecord | None]:
+    too_many = json_values_problem(raw)
+    if too_many is not None:
+        return None, SkippedRecord(where, record, "(record)", too_many)
     try:
         return json.loads(raw.decode("utf-8-sig")), None
     except UnicodeDecodeError as exc:
@@ -93,9 +96,10 @@ def _html_beside(case_file: Path) -> bytes | None:
 
 
 def case_files(volume: Path) -> list[Path]:
-    """The case files of a per-case volume folder, in name order."""
+    """The case files of a per-case volume folder, in name order (a folder named ``*.json``, or a
+    link to one, is none)."""
     folder = volume / "cases" if (volume / "cases").is_dir() else volume
-    return sorted(p for p in folder.glob("*.json") if p.name not in CAP_METADATA)
+    return sorted(p for p in folder.glob("*.json") if p.name not in CAP_METADATA and not p.is_dir())
 
 
 def read_cap_folder(volume: Path) -> Iterator[CaseRecord | SkippedRecord]:

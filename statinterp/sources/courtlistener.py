@@ -21,6 +21,7 @@ opinions in file order (or by ``ordering_key`` when given).
 
 from __future__ import annotations
 
+import errno
 import html
 import json
 import re
@@ -30,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp.corpus.pin_cites import cite_name, parse_cite
-from statinterp.errors import json_type
+from statinterp.errors import OutputError, json_type
 from statinterp.progress import note
 from statinterp.sources.cleaning import clean_markup, clean_plain
 from statinterp.sources.courtlistener_files import (
@@ -42,7 +43,7 @@ from statinterp.sources.courtlistener_files import (
 )
 from statinterp.sources.fields import BadField, text_of
 from statinterp.sources.limits import id_problem, sqlite_integer
-from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord, Unjoined
 from statinterp.sources.registry import SourceFormat, register
 from statinterp.sqlite import transaction
 
@@ -290,12 +291,38 @@ def opinion_key(where: str, label: str, row: dict) -> tuple[str, int | None] | S
         return SkippedRecord(where, str(row.get("id") or label), "ordering_key", str(exc))
 
 
-def read_courtlistener(path: Path, companions: tuple[str, ...] = (),
-                       where: str | None = None) -> Iterator[CaseRecord | SkippedRecord]:
+def read_courtlistener(path: Path, companions: tuple[str, ...] = (), where: str | None = None,
+                       named: tuple[str, ...] = ()) -> Iterator[CaseRecord | SkippedRecord | Unjoined]:
     """Cases (clusters) of one CourtListener opinions file or folder of per-opinion JSON files,
     joined with the companion files. ``where``: the file named in skipped records (default
-    ``path``; a part of a split bulk file names the bulk file)."""
-    where = where or str(path)
+    ``path``; a part of a split bulk file names the bulk file); ``named``: the companion files
+    named in an :class:`Unjoined` report (default ``companions``; a part names the bulk file's).
+    After the cases, an :class:`Unjoined` for each companion kind (clusters, dockets, courts)
+    given that some cases found no row in."""
+    try:
+        yield from _read_joined(path, companions, where or str(path), named)
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorname", "") != "SQLITE_FULL":
+            raise
+        raise OutputError(f"the temporary folder {tempfile.gettempdir()} is full ({exc}) while joining {path} "
+                          "with its companion files: free space there, or set TMPDIR to a folder with room, and "
+                          "run the same command again") from None
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        raise OutputError(f"the temporary folder {tempfile.gettempdir()} is full while joining {path} with its "
+                          "companion files: free space there, or set TMPDIR to a folder with room, and run the "
+                          "same command again") from None
+
+
+def _read_joined(path: Path, companions: tuple[str, ...], where: str,
+                 named: tuple[str, ...]) -> Iterator[CaseRecord | SkippedRecord | Unjoined]:
+    given: dict[str, str] = {}
+    for c in named or companions:
+        kind = companion_kind(Path(c))
+        if kind is not None:
+            given.setdefault(kind, c)
+    missing = dict.fromkeys(("clusters", "dockets", "courts"), 0)
     with tempfile.TemporaryDirectory(prefix="statinterp-cl-") as tmp:
         db = sqlite3.connect(Path(tmp) / "spill.sqlite", isolation_level=None)
         try:
@@ -325,11 +352,16 @@ def read_courtlistener(path: Path, companions: tuple[str, ...] = (),
             db.execute("CREATE INDEX cit_cluster ON cit (cluster)")
             reader = db.cursor()
             nameless = [0]
+            cases = 0
             for (cluster,) in reader.execute("SELECT cluster FROM cl ORDER BY first"):
-                yield _case(where, cluster, db, nameless)
+                cases += 1
+                yield _case(where, cluster, db, nameless, missing)
             if nameless[0] > NAMELESS_NOTES:
                 note(f"{where}: {nameless[0]} clusters in all have no case name ({NAMELESS_NOTES} named above); "
                      "give their clusters file (opinion-clusters-DATE.csv.bz2) as another SOURCE")
+            for kind, n in missing.items():
+                if n and kind in given:
+                    yield Unjoined(where, given[kind], kind, n, cases)
         finally:
             db.close()
 
@@ -339,13 +371,20 @@ def _one(db: sqlite3.Connection, sql: str, key: str) -> dict:
     return json.loads(found[0]) if found else {}
 
 
-def _case(where: str, cluster: str, db: sqlite3.Connection, nameless: list[int]) -> CaseRecord | SkippedRecord:
+def _case(where: str, cluster: str, db: sqlite3.Connection, nameless: list[int],
+          missing: dict[str, int] | None = None) -> CaseRecord | SkippedRecord:
+    """The case of one cluster; ``nameless`` counts the clusters without a case name, ``missing``
+    the companion rows it lacks (by kind)."""
     rows = [json.loads(r) for (r,) in db.execute(
         "SELECT row FROM op WHERE cluster = ? ORDER BY coalesce(ordering, 1 << 62), seq", (cluster,))]
     meta = _one(db, "SELECT row FROM clu WHERE id = ?", cluster)
     docket = _one(db, "SELECT row FROM dk WHERE id = ?", str(meta.get("docket_id", "")))
     court_id = docket.get("court_id") or rows[0].get("court_id") or ""
     court = _one(db, "SELECT row FROM ct WHERE id = ?", str(court_id))
+    if missing is not None:
+        missing["clusters"] += not meta
+        missing["dockets"] += bool(meta.get("docket_id")) and not docket
+        missing["courts"] += bool(court_id) and not court
     cites = [json.loads(r) for (r,) in db.execute("SELECT row FROM cit WHERE cluster = ?", (cluster,))]
     first = rows[0]
     if not cites:
@@ -464,7 +503,8 @@ register(SourceFormat(
     "courtlistener",
     "CourtListener bulk CSV opinions-DATE.csv[.bz2] joined with the opinion-clusters-, dockets-, courts-, "
     "citations- files beside it or given; JSON lines, REST API pages, per-opinion JSON files or tar.gz of them",
-    lambda p: read_courtlistener(Path(p.path), p.companions, p.source_path), _sniff,
+    lambda p: read_courtlistener(Path(p.path), p.companions, p.source_path,
+                                 p.origin.companions if p.origin is not None else ()), _sniff,
     group=lambda path: path.name.lower().endswith(".json"),
     files=lambda folder: [f for f in folder_json_files(folder) if not companion_kind(f)],
     companion=lambda path: _DESCRIBED.get(companion_kind(path) or ""), companions=companions_of, order=30))

@@ -23,12 +23,13 @@ import lzma
 import re
 import tarfile
 import zlib
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
 from statinterp import progress
 from statinterp.corpus.dataset import MAX_MEMBER_BYTES
-from statinterp.errors import InputError, json_type, read_limited
+from statinterp.errors import InputError, json_type, json_values_problem, read_limited
 from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines
 from statinterp.text.limits import MAX_TEXT_CHARS
 
@@ -116,28 +117,7 @@ def _file_records(path: Path, raw, advance, max_line: int = MAX_LINE_BYTES) -> I
         max_line = min(max_line, CSV_FIELD_LIMIT)
     too_long = f"holds a line longer than {max_line} bytes"
     if base.endswith(".csv"):
-        dropped = [0]
-
-        def text_lines() -> Iterator[str]:  # bounded lines: a longer one stands for its row, skipped below
-            for _, line in bounded_lines(stream, max_line):
-                if line is None:
-                    dropped[0] += 1
-                    yield "line too long\n"
-                    continue
-                yield line.decode("utf-8")
-
-        i = seen = 0
-        try:
-            for i, row in enumerate(csv_rows(text_lines()), 1):
-                if dropped[0] != seen:
-                    seen = dropped[0]
-                    yield f"row {i}", None, too_long
-                else:
-                    yield f"row {i}", row, None
-                if i % 256 == 0:
-                    tick()
-        except csv.Error as exc:
-            raise InputError(path, f"row {i + 1} cannot be read ({exc})") from None
+        yield from _csv_records(path, stream, max_line, too_long, tick, compressed=base != name)
     elif base.endswith(".json"):
         data = read_limited(stream, MAX_MEMBER_BYTES)
         yield from _json_document(data, path.name)
@@ -146,26 +126,136 @@ def _file_records(path: Path, raw, advance, max_line: int = MAX_LINE_BYTES) -> I
             if line is None:
                 yield f"line {i}", None, too_long
             elif line.strip():
-                yield from _json_line(line, i)
+                yield from _json_line(line[3:] if i == 1 and line.startswith(BOM) else line, i)
             if i % 256 == 0:
                 tick()
     advance(max(0, size - done))
 
 
-def csv_rows(text) -> Iterator[dict]:
-    """Rows of a CSV file in PostgreSQL's dialect (``\\"`` escapes), keyed by its header."""
+#: The UTF-8 byte-order mark some tools write at the head of a file: accepted, never part of a record.
+BOM = b"\xef\xbb\xbf"
+
+
+class _CsvLines:
+    """The lines of a CSV stream as ``csv`` reads them, each decoded on its own (a byte that is not
+    UTF-8 marks its record, not the file), with the byte offset of each; the lines after the first
+    of a malformed record can be read again (:meth:`again`), so that a quote left open in one row
+    costs that row, not the rows it swallowed. Per record: ``taken`` (its lines as ``(offset,
+    text, offset of a bad byte or None, too long)``), ``bad`` (the first bad byte's offset or
+    None), ``too_long``."""
+
+    def __init__(self, stream, max_line: int):
+        self._stream = stream
+        self._lines = bounded_lines(stream, max_line)
+        self._offset = 0  # bytes read so far
+        self._pending: deque[tuple[int, str, int | None, bool]] = deque()
+        self.taken: list[tuple[int, str, int | None, bool]] = []
+        self.bad: int | None = None
+        self.too_long = False
+
+    def __iter__(self) -> _CsvLines:
+        return self
+
+    def __next__(self) -> str:
+        if self._pending:
+            item = self._pending.popleft()
+            if item[2] is not None and self.bad is None:
+                self.bad = item[2]
+            self.too_long = self.too_long or item[3]
+        else:
+            offset = self._offset
+            _, raw = next(self._lines)  # StopIteration ends the reader
+            if raw is None:  # its length is not known: where the stream is now
+                self._offset = self._stream.tell()
+                self.too_long = True
+                item = (offset, "line too long\n", None, True)
+            else:
+                self._offset += len(raw)
+                if offset == 0 and raw.startswith(BOM):
+                    raw, offset = raw[3:], 3
+                try:
+                    item = (offset, raw.decode("utf-8"), None, False)
+                except UnicodeDecodeError as exc:
+                    item = (offset, raw.decode("utf-8", "replace"), offset + exc.start, False)
+                    if self.bad is None:
+                        self.bad = offset + exc.start
+        self.taken.append(item)
+        return item[1]
+
+    def take(self) -> list[tuple[int, str, int | None, bool]]:
+        """The lines of the record just read (and forget them and its flags)."""
+        taken, self.taken = self.taken, []
+        self.bad, self.too_long = None, False
+        return taken
+
+    def again(self, lines: list[tuple[int, str, int | None, bool]]) -> None:
+        """Read these lines again, before any other."""
+        self._pending.extendleft(reversed(lines))
+
+
+def _csv_records(path: Path, stream, max_line: int, too_long: str, tick, compressed: bool = False) -> Iterator[Item]:
+    """The rows of a CSV file (PostgreSQL's dialect: ``\\"`` escapes), keyed by its header, each
+    checked by its shape: a row with a byte that is not UTF-8, a line over ``max_line``, another
+    number of fields than the header (a quote left open merges rows: the first is skipped and the
+    lines after it read again), or a field over the csv field limit, is skipped and named with
+    its byte offset. A byte-order mark at the head is passed over."""
     csv.field_size_limit(CSV_FIELD_LIMIT)
-    reader = csv.reader(text, escapechar="\\", doublequote=True, strict=False)
-    header = next(reader, None)
-    if header is None:
+    lines = _CsvLines(stream, max_line)
+    reader = csv.reader(lines, escapechar="\\", doublequote=True, strict=False)
+    of = " of the decompressed file" if compressed else ""
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
         return
-    header = [h.strip() for h in header]
-    for values in reader:
-        if values:
-            yield dict(zip(header, values, strict=False))
+    except csv.Error as exc:
+        raise InputError(path, f"its header cannot be read ({exc})") from None
+    if lines.bad is not None:
+        raise InputError(path, f"its header is not UTF-8 text (bad byte at offset {lines.bad})")
+    lines.take()
+    width = len(header)
+    i = 0
+    while True:
+        problem = None
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            values, problem = None, f"cannot be read ({exc})"
+        bad, long = lines.bad, lines.too_long
+        taken = lines.take()
+        if not taken:
+            break
+        if values is not None and problem is None and not bad and not long:
+            if len(values) == width:
+                i += 1
+                yield f"row {i}", dict(zip(header, values, strict=True)), None
+                if i % 256 == 0:
+                    tick()
+                continue
+            if not values:
+                continue  # a blank line
+        i += 1
+        at = f"the row at byte {taken[0][0]}{of}"
+        # its shape: a quote left open (or a stray one) merges rows, or makes a field over csv's limit
+        misshapen = problem is not None or values is None or len(values) != width
+        if long:
+            yield f"row {i}", None, f"{too_long} ({at})"
+        elif bad is not None and problem is None:
+            yield f"row {i}", None, f"not UTF-8 text (bad byte at offset {bad}{of})"
+        else:
+            problem = problem or (f"has {len(values or ())} fields, the header {width}: a quote left open "
+                                  "(or a stray one) merged it with the line after it")
+            yield f"row {i}", None, f"{at} {problem}"
+        if misshapen and len(taken) > 1:
+            lines.again(taken[1:])  # the lines it swallowed are read again, as rows of their own
 
 
 def _json_line(line: bytes, i: int) -> Iterator[Item]:
+    too_many = json_values_problem(line)
+    if too_many is not None:
+        yield f"line {i}", None, too_many
+        return
     try:
         obj = json.loads(line.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -180,6 +270,10 @@ def _json_line(line: bytes, i: int) -> Iterator[Item]:
 def _json_document(data: bytes, name: str) -> Iterator[Item]:
     if len(data) > MAX_MEMBER_BYTES:
         yield name, None, f"larger than the limit of {MAX_MEMBER_BYTES} bytes"
+        return
+    too_many = json_values_problem(data)
+    if too_many is not None:
+        yield name, None, too_many
         return
     try:
         obj = json.loads(data.decode("utf-8-sig"))

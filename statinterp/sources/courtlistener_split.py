@@ -34,6 +34,7 @@ import shutil
 import sqlite3
 import tempfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -68,10 +69,24 @@ def part_of(cluster: str, parts: int) -> int:
 @dataclass
 class Split:
     """A split bulk file: its parts (those holding opinions, in part order) and the opinion rows
-    skipped while routing them."""
+    skipped while routing them (the first :data:`KEPT` kept, all counted in ``skipped_count`` and
+    passed to ``on_skip`` when given)."""
 
     parts: list[Partition] = field(default_factory=list)
     skipped: list[SkippedRecord] = field(default_factory=list)
+    skipped_count: int = 0
+    on_skip: Callable[[SkippedRecord], object] | None = field(default=None, repr=False)
+
+    def skip(self, record: SkippedRecord) -> None:
+        self.skipped_count += 1
+        if self.on_skip is not None:
+            self.on_skip(record)
+        elif len(self.skipped) < KEPT:
+            self.skipped.append(record)
+
+
+#: The skipped records a split keeps in memory without ``on_skip`` (the rest are counted).
+KEPT = 1000
 
 
 class _Out:
@@ -97,9 +112,11 @@ class _Out:
         self.fh.close()
 
 
-def split_bulk(partition: Partition, folder: Path, parts: int, compresslevel: int = 1) -> Split:
+def split_bulk(partition: Partition, folder: Path, parts: int, compresslevel: int = 1,
+               on_skip: Callable[[SkippedRecord], object] | None = None) -> Split:
     """Split one CourtListener opinions partition (:func:`splittable`) into at most ``parts``
-    parts under ``folder`` (which must not exist); see the module's description."""
+    parts under ``folder`` (which must not exist); see the module's description. ``on_skip``:
+    called with each opinion row skipped (else the first :data:`KEPT` are kept in the result)."""
     where = partition.source_path
     work = folder.with_name(folder.name + ".incomplete")
     shutil.rmtree(work, ignore_errors=True)
@@ -111,7 +128,7 @@ def split_bulk(partition: Partition, folder: Path, parts: int, compresslevel: in
     prefix = {"opinions": "opinions", "clusters": "opinion-clusters", "dockets": "dockets", "courts": "courts",
               "citations": "citations"}
     outs: dict[str, list[_Out]] = {}
-    out = Split()
+    out = Split(on_skip=on_skip)
     try:
         for kind in ("opinions", *kinds):
             outs[kind] = []
@@ -125,7 +142,7 @@ def split_bulk(partition: Partition, folder: Path, parts: int, compresslevel: in
                                  "CREATE TABLE cl (cluster TEXT PRIMARY KEY, part INTEGER) WITHOUT ROWID;"
                                  "CREATE TABLE dk (docket TEXT, part INTEGER, PRIMARY KEY (docket, part)) "
                                  "WITHOUT ROWID;")
-                _route_opinions(Path(partition.path), where, parts, outs["opinions"], db, out.skipped)
+                _route_opinions(Path(partition.path), where, parts, outs["opinions"], db, out.skip)
                 for kind, path in companions:
                     _route_companion(path, kind, outs[kind], db)
                 db.execute("COMMIT")
@@ -152,14 +169,14 @@ def split_bulk(partition: Partition, folder: Path, parts: int, compresslevel: in
 
 
 def _route_opinions(path: Path, where: str, parts: int, outs: list[_Out], db: sqlite3.Connection,
-                    skipped: list[SkippedRecord]) -> None:
+                    skip: Callable[[SkippedRecord], object]) -> None:
     for label, row, problem in read_records(path, f"split {path.name}"):
         if row is None:
-            skipped.append(SkippedRecord(where, label, "(record)", problem or "unreadable"))
+            skip(SkippedRecord(where, label, "(record)", problem or "unreadable"))
             continue
         key = opinion_key(where, label, row)
         if isinstance(key, SkippedRecord):
-            skipped.append(key)
+            skip(key)
             continue
         cluster = key[0]
         k = part_of(cluster, parts)

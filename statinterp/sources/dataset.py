@@ -75,4 +75,4 @@ def _sniff(path: Path) -> bool:
 register(SourceFormat(
     "dataset", "the annotated data set's term zips or folders of TERM-*.json", lambda p: read_dataset(Path(p.path)),
     _sniff, group=lambda path: not path.name.lower().endswith(".zip"),
-    files=lambda folder: sorted(folder.glob("*.json")), order=20))
+    files=lambda folder: sorted(p for p in folder.glob("*.json") if not p.is_dir()), order=20))

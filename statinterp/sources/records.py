@@ -28,6 +28,10 @@ class OpinionRecord:
     otherwise it has one entry per paragraph of ``paragraphs`` then of ``footnotes``: the pages
     that start inside that paragraph, as ``(offset, label)`` in order (offset 0: the paragraph
     opens the page). A paragraph with no entry continues the page the text before it was on.
+    ``numbers`` is empty when the opinion does not number its paragraphs; otherwise it has one
+    entry per paragraph of ``paragraphs``: the number the court gave it ("17" for "¶ 17", "{17}",
+    "[¶17]"; :func:`statinterp.sources.cleaning.paragraph_numbers`), taken off its text, or ""
+    for a paragraph without one (a heading, a block quotation). Pin cites use it: "¶ 17".
     """
 
     type: str
@@ -35,6 +39,7 @@ class OpinionRecord:
     paragraphs: tuple[str, ...]
     footnotes: tuple[str, ...] = ()
     page_starts: tuple[tuple[PageStart, ...], ...] = ()
+    numbers: tuple[str, ...] = ()
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -71,7 +76,7 @@ class CaseRecord:
         """SHA-256 of the record's canonical JSON (sorted keys, no spaces, UTF-8)."""
         fields = asdict(self)
         for opinion in fields["opinions"]:  # fields added later hash as before while empty
-            for key in ("footnotes", "page_starts"):
+            for key in ("footnotes", "page_starts", "numbers"):
                 if not opinion[key]:
                     del opinion[key]
         raw = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -118,5 +123,19 @@ class DecodedFile:
     encoding: str
 
 
+@dataclass(frozen=True)
+class Unjoined:
+    """Cases of a joined source that found no row in one of its companion files (a reader yields it
+    after the cases): ``missing`` of ``cases`` cases of ``file`` lack their ``kind`` (cluster,
+    docket, court) in ``companion``. ``ingest`` adds these up per companion and stops with exit
+    status 2 when more than a few are missing (a companion of another export, or one read wrong)."""
+
+    file: str
+    companion: str
+    kind: str
+    missing: int
+    cases: int
+
+
 #: What a reader yields.
-SourceItem = CaseRecord | SkippedRecord | DecodedFile
+SourceItem = CaseRecord | SkippedRecord | DecodedFile | Unjoined

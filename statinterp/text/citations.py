@@ -48,7 +48,7 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 __all__ = ["CASE_KINDS", "KINDS", "STORED_KINDS", "FoundCitation", "StoredCitation", "cached_citations",
-           "case_citation_share", "cites_case", "find_citations", "stored_citations"]
+           "cached_stored_citations", "case_citation_share", "cites_case", "find_citations", "stored_citations"]
 
 #: eyecite citation classes -> kind.
 KINDS = {"FullCaseCitation": "case", "ShortCaseCitation": "case", "FullLawCitation": "statute",
@@ -332,6 +332,14 @@ def stored_citations(text: str) -> tuple[StoredCitation, ...]:
             cite.guess_edition()
             cites.append(cite)
     return _as_stored(cites)
+
+
+@functools.lru_cache(maxsize=4096)
+def cached_stored_citations(text: str) -> tuple[StoredCitation, ...]:
+    """:func:`stored_citations`, memoised per text: the segmenter asks for the citations of the few
+    lines where a boundary may fall inside one (:func:`statinterp.text.segmentation._inside_citation`),
+    and ingest then asks for every paragraph's, those lines among them, right after."""
+    return stored_citations(text)
 
 
 def _as_stored(cites: list) -> tuple[StoredCitation, ...]:

@@ -320,11 +320,11 @@ def unpaged(records: list[CaseRecord]) -> list[CaseRecord]:
 
 def _make_format_1(folder: Path) -> None:
     """Turn a collection into one of format 1, as statinterp wrote before the pair index (and pages)."""
-    from statinterp.collection.store import PAGE_COLUMNS
+    from statinterp.collection.store import NUMBER_COLUMNS, PAGE_COLUMNS
 
     db = sqlite3.connect(folder / "collection.sqlite", isolation_level=None)
     db.execute("DROP TABLE paragraph_pairs")
-    for table, column, _ in PAGE_COLUMNS:
+    for table, column, _ in PAGE_COLUMNS + NUMBER_COLUMNS:
         db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     db.execute("UPDATE meta SET value = '1' WHERE key = 'format'")
     db.close()

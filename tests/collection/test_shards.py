@@ -97,7 +97,7 @@ def test_a_shard_set_refuses_another_key_and_a_single_file(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("{", "is not JSON"),
+    ("{", "malformed JSON"),  # parse_json (issue 35: capped, depth-bounded)
     ('{"kind": "other"}', "not a statinterp shard manifest"),
     ('{"kind": "statinterp-shard-set", "version": 1, "shard_by": "court", "shards": [{"key": "a", '
      '"folder": "../outside"}]}', "must be a path inside the set"),

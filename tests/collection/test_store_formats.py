@@ -63,8 +63,15 @@ FORMAT_2_DDL = FORMAT_1_DDL + """
 CREATE VIRTUAL TABLE IF NOT EXISTS paragraph_pairs USING fts5(pairs, content='', detail=none,
     tokenize="ascii tokenchars '_|'");
 """
+#: Format 3 added the pages of paragraphs (statinterp/collection/store.py at 0455837).
+FORMAT_3_DDL = FORMAT_2_DDL.replace(
+    "type TEXT NOT NULL, author TEXT, UNIQUE",
+    "type TEXT NOT NULL, author TEXT, paged INTEGER NOT NULL DEFAULT 0, UNIQUE",
+).replace("position INTEGER NOT NULL, text TEXT NOT NULL);",
+          "position INTEGER NOT NULL, text TEXT NOT NULL,\n"
+          "    page TEXT, page_starts TEXT NOT NULL DEFAULT '[]', footnote INTEGER NOT NULL DEFAULT 0);")
 #: The schema of every older format (add the one a new format replaces).
-OLD_DDL = {1: FORMAT_1_DDL, 2: FORMAT_2_DDL}
+OLD_DDL = {1: FORMAT_1_DDL, 2: FORMAT_2_DDL, 3: FORMAT_3_DDL}
 OLDER_FORMATS = [v for v in READABLE_FORMATS if v != FORMAT_VERSION]
 
 
@@ -112,7 +119,8 @@ def test_a_collection_of_every_older_format_is_read_and_upgraded_to_a_new_one(tm
     _write(tmp_path / "rows", records[:2])
     _old_collection(tmp_path / "rows", tmp_path / "old", version)
     with Collection.open(tmp_path / "old") as c:
-        assert c.info()["format"] == version and not c.has_pages and c.has_pairs == (version >= 2)
+        assert c.info()["format"] == version and c.has_pages == (version >= 3) and c.has_pairs == (version >= 2)
+        assert not c.has_numbers
         assert [c.record(i) for i in c.case_ids()] == records[:2]
 
     # the next write upgrades it, step by step: as a collection of the current format built at once
@@ -121,7 +129,7 @@ def test_a_collection_of_every_older_format_is_read_and_upgraded_to_a_new_one(tm
     assert list(canonical_dump(tmp_path / "old")) == list(canonical_dump(tmp_path / "fresh"))
     assert schema_of(tmp_path / "old" / FILENAME) == schema_of(tmp_path / "fresh" / FILENAME)
     with Collection.open(tmp_path / "old") as c:
-        assert c.info()["format"] == FORMAT_VERSION and c.has_pages and c.has_pairs
+        assert c.info()["format"] == FORMAT_VERSION and c.has_pages and c.has_pairs and c.has_numbers
         assert c.db.execute("PRAGMA foreign_key_check").fetchall() == []
 
 

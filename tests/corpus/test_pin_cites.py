@@ -177,7 +177,7 @@ def test_the_text_before_the_first_label_is_on_the_page_before_it():
 
 def test_stored_pages_and_the_record_round_trip(paged):
     with Collection.open(paged) as c:
-        assert c.info()["format"] == FORMAT_VERSION == 3 and c.has_pages
+        assert c.info()["format"] == FORMAT_VERSION == 4 and c.has_pages
         ids = c.case_ids()
         for case_id, record in zip(ids, RECORDS, strict=True):
             assert c.record(case_id) == record
@@ -300,7 +300,7 @@ def _make_format(folder: Path, version: int) -> None:
     """Turn a collection into one of an older format, as statinterp wrote it then."""
     db = sqlite3.connect(folder / "collection.sqlite", isolation_level=None)
     for table, column in (("paragraphs", "page"), ("paragraphs", "page_starts"), ("paragraphs", "footnote"),
-                          ("opinions", "paged")):
+                          ("opinions", "paged"), ("paragraphs", "number")):
         db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     if version == 1:
         db.execute("DROP TABLE paragraph_pairs")
@@ -320,21 +320,21 @@ def test_old_formats_are_read_with_unknown_pages_and_upgraded_by_the_next_ingest
     assert [(s.get("pin_page"), s["pin_cite"]) for s in found.tables["sentence"].values()] == \
         [(None, "Doe v. Roe, 203 F.2d 34 (D.C. Cir. 2001)")] * 2
 
-    # the next ingest upgrades it: as a collection of format 3 built at once
+    # the next ingest upgrades it: as a collection of the current format built at once
     write_collection(tmp_path / "col", [*unpaged, FISHER])
     write_collection(tmp_path / "fresh", [*unpaged, FISHER])
     assert list(canonical_dump(tmp_path / "col")) == list(canonical_dump(tmp_path / "fresh"))
     with Collection.open(tmp_path / "col") as c:
-        assert c.info()["format"] == 3 and c.has_pages and c.has_pairs
+        assert c.info()["format"] == FORMAT_VERSION and c.has_pages and c.has_pairs
         assert c.record(c.case_ids()[2]) == FISHER
 
 
 def test_a_collection_of_an_unknown_format_is_refused(tmp_path):
     write_collection(tmp_path / "col", [UNPAGED])
     db = sqlite3.connect(tmp_path / "col" / "collection.sqlite", isolation_level=None)
-    db.execute("UPDATE meta SET value = '4' WHERE key = 'format'")
+    db.execute("UPDATE meta SET value = '5' WHERE key = 'format'")
     db.close()
-    with pytest.raises(Exception, match="format 4, this statinterp reads formats 1, 2, 3"):
+    with pytest.raises(Exception, match="format 5, this statinterp reads formats 1, 2, 3, 4"):
         Collection.open(tmp_path / "col")
 
 

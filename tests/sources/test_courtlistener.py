@@ -148,11 +148,14 @@ def test_long_fields_are_read_and_the_csv_field_limit_is_bounded(tmp_path, monke
     monkeypatch.setattr(clf, "CSV_FIELD_LIMIT", 100_000)  # a one-line field over it: its row is skipped (issue 25)
     cases, skipped = read_all(discover([path]))
     assert cases == [] and [(s.record, s.reason) for s in skipped] == [
-        ("row 1", "holds a line longer than 100000 bytes")]
-    write_bulk_csv(path, ["id", "cluster_id", "plain_text"],  # a field of many lines over it: the file stops
-                   [{"id": 1, "cluster_id": 5, "plain_text": "\n".join([long_text[:50_000]] * 3)}])
-    with pytest.raises(InputError, match="opinions.csv.*field larger than field limit"):
-        read_all(discover([path]))
+        ("row 1", "holds a line longer than 100000 bytes (the row at byte 25)")]
+    write_bulk_csv(path, ["id", "cluster_id", "plain_text"],  # a field of many lines over it: its row is skipped
+                   [{"id": 1, "cluster_id": 5, "plain_text": "\n".join([long_text[:50_000]] * 3)},
+                    {"id": 2, "cluster_id": 6, "plain_text": "Short."}])  # (issue 35: it once stopped the file)
+    cases, skipped = read_all(discover([path]))
+    assert [c.source_id for c in cases] == ["6"]
+    assert skipped[0].record == "row 1" and "at byte 25 cannot be read (field larger than field limit" in \
+        skipped[0].reason
 
 
 # --------------------------------------------------------------------------------------------

@@ -158,10 +158,13 @@ def test_paragraphs_are_paragraphs():
 
 def test_numbered_paragraphs_open_with_their_numbers():
     """North Carolina numbers its paragraphs "¶ 1" ... "¶ 37" in the margin: each opens a paragraph
-    (a heading before one, "A. The Predominant-Factor Test ...", is a paragraph of its own)."""
-    paras = opinion("nc-2022-ncsc-1-gift-surplus").paragraphs
-    assert [int(m.group(1)) for p in paras if (m := re.match(r"¶ (\d+) ", p))] == list(range(1, 38))
-    assert "A. The Predominant-Factor Test Under N.C.G.S. § 14-306.4" in paras
+    (a heading before one, "A. The Predominant-Factor Test ...", is a paragraph of its own), and the
+    number leaves the text for the paragraph's number (the pin "¶ N"), as in every reader."""
+    op = opinion("nc-2022-ncsc-1-gift-surplus")
+    assert [int(n) for n in op.numbers if n] == list(range(1, 38))
+    assert not any(p.startswith("¶") for p in op.paragraphs)
+    assert op.paragraphs[op.numbers.index("17")].startswith("North Carolina’s criminal code prohibits")
+    assert "A. The Predominant-Factor Test Under N.C.G.S. § 14-306.4" in op.paragraphs
 
 
 def test_a_list_item_is_one_paragraph():
