@@ -49,3 +49,7 @@ def clear(namespace, cache_dir):
     removed = store.clear(namespace)
     what = f"the {namespace} namespace" if namespace else "every namespace"
     click.echo(f"removed {removed.entries} entries ({removed.bytes / 1e6:.2f} MB) of {what} from {store.root}")
+
+
+#: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
+COMMANDS: tuple[click.Command, ...] = (cache,)

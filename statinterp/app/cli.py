@@ -1,5 +1,5 @@
 """The ``statinterp`` command line: the click group, ``main()`` and its error handling; the commands
-live in the app/*_commands.py modules and are registered here.
+live in the app/*_commands.py modules, each listing its own in ``COMMANDS``, added here in one loop.
 
 The library (spaCy, gensim, SciPy, scikit-learn, ...) is imported inside the commands, so that
 building the command tree and ``--help`` stay fast; only light modules are imported here.
@@ -16,14 +16,15 @@ import warnings
 
 import click
 
-from statinterp.app.cache_commands import cache as _cache_group
-from statinterp.app.collection_commands import collection as _collection_group
-from statinterp.app.collection_commands import ingest as _ingest_command
-from statinterp.app.find_commands import find as _find_command
-from statinterp.app.memo_commands import memo as _memo_command
-from statinterp.app.ranking_commands import evaluate, example, explain, methods, qrels, rank
-from statinterp.app.research_commands import cv, model, reproduce, train, tune
-from statinterp.app.review_commands import labels, review, simulate_review
+from statinterp.app import (
+    cache_commands,
+    collection_commands,
+    find_commands,
+    memo_commands,
+    ranking_commands,
+    research_commands,
+    review_commands,
+)
 from statinterp.errors import StatinterpError, StatinterpWarning, terminal_safe
 
 
@@ -77,14 +78,13 @@ class _StderrLog(logging.Handler):
             self.handleError(record)
 
 
-for _command in (rank, evaluate, qrels, methods, example, tune, reproduce, train, model, cv, explain, review, labels,
-                 simulate_review):
-    cli.add_command(_command)
-cli.add_command(_ingest_command)
-cli.add_command(_collection_group)
-cli.add_command(_find_command)
-cli.add_command(_cache_group)
-cli.add_command(_memo_command)
+#: The modules whose ``COMMANDS`` make up ``statinterp``: each lists the commands it defines.
+COMMAND_MODULES = (ranking_commands, research_commands, review_commands, collection_commands, find_commands,
+                   cache_commands, memo_commands)
+
+for _module in COMMAND_MODULES:
+    for _command in _module.COMMANDS:
+        cli.add_command(_command)
 
 
 def main(argv=None) -> int:

@@ -243,3 +243,7 @@ def finish(folder):
         total, finished = finish_set(folder)
     click.echo(f"{folder}: {len(finished)} of {total} shards finished"
                + ("" if finished else " (every shard's word list was up to date)"))
+
+
+#: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
+COMMANDS: tuple[click.Command, ...] = (ingest, collection,)

@@ -96,3 +96,7 @@ def find(term, collection, out, force, against, provisions, fmt, strict, engine,
         click.echo(json.dumps(report, indent=2))
     else:
         click.echo(terminal_safe("\n".join(lines), keep_newlines=True))
+
+
+#: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
+COMMANDS: tuple[click.Command, ...] = (find,)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from statinterp.cache import atomic
 from statinterp.errors import UsageError, closest_names, did_you_mean
+
+if TYPE_CHECKING:
+    from statinterp.corpus.authority import CaseFilter
 
 #: The shipped learned model, accepted by --method wherever a method is.
 DEFAULT_MODEL_NAME = "learned:default"
@@ -113,6 +119,44 @@ def filter_options(func):
     return wrapper
 
 
+@dataclasses.dataclass(frozen=True)
+class CollectionOptions:
+    """Where a command reading data finds TERM instead of --data (:func:`collection_options`):
+    ``--collection``, the shards and case filters searched, and how the search runs."""
+
+    collection: Path | None = None
+    shards: tuple[str, ...] = ()
+    shard_statistics: str = "all"
+    case_filter: CaseFilter | None = None  # None: every case (as an empty CaseFilter)
+    strict: bool = False
+    engine: str = "local"
+    scheduler: str | None = None
+    workers: int = 2
+
+
+def collection_options(collection_help: str, strict_help: str | None = None, dask_work: str | None = None):
+    """``--collection`` (``collection_help``), with ``strict_help`` ``--strict``, with ``dask_work``
+    :func:`engine_options`, then :func:`shard_options` and :func:`filter_options` (rank, review,
+    memo), handed to the command as one :class:`CollectionOptions` (keyword ``where``)."""
+    names = ("collection", "shards", "shard_statistics", "case_filter") + (("strict",) if strict_help else ()) \
+        + (("engine", "scheduler", "workers") if dask_work else ())
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            kwargs["where"] = CollectionOptions(**{name: kwargs.pop(name) for name in names})
+            return func(*args, **kwargs)
+
+        wrapper = shard_options()(filter_options(wrapper))
+        if dask_work:
+            wrapper = engine_options(dask_work)(wrapper)
+        if strict_help:
+            wrapper = click.option("--strict", is_flag=True, help=strict_help)(wrapper)
+        return click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
+                            help=collection_help)(wrapper)
+    return decorate
+
+
 def provision_options(func):
     """``--provision-cite CITE`` and ``--uscode FILE`` (rank, memo): the provision's citation, and
     its text read from the US Code title's USLM XML (:mod:`statinterp.corpus.uscode`)."""
@@ -150,19 +194,57 @@ def _vectors_option(ctx, param, value):
     return parse_vectors_option(value)
 
 
-def check_vectors(rankers, opts: dict) -> None:
-    """Fail before reading the corpus if a method needs pretrained vectors not given (or unreadable)."""
+def check_vectors(rankers, opts: DataOptions) -> DataOptions:
+    """``opts`` with the pretrained vectors the rankers need loaded; fails before the corpus is
+    read if a method needs pretrained vectors not given (or unreadable)."""
     from statinterp.vectors.provider import required_pretrained
 
-    for name in required_pretrained(rankers, opts["vectors"]):
-        if isinstance(opts["vectors"][name], Path):
+    loaded = dict(opts.vectors)
+    for name in required_pretrained(rankers, opts.vectors):
+        if isinstance(loaded[name], Path):
             from statinterp.vectors.training import load_vectors
 
-            opts["vectors"][name] = load_vectors(opts["vectors"][name])
+            loaded[name] = load_vectors(loaded[name])
+    return dataclasses.replace(opts, vectors=loaded)
 
 
-def common_options(func):
-    """Options shared by every command that reads data."""
+@dataclasses.dataclass(frozen=True)
+class DataOptions:
+    """The options shared by every command that reads data (:func:`data_options`), as given:
+    which data, its statistics, the analysis cache, processes, progress and pretrained vectors."""
+
+    data: Path | None = None
+    provisions: Path | None = None
+    background: Path | None = None
+    statistics: str = "background"
+    cache_dir: Path | None = None
+    no_cache: bool = False
+    jobs: int | None = None
+    quiet: bool = False
+    #: pretrained name -> file (as given) or loaded vectors (:func:`check_vectors`)
+    vectors: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    vector_workers: int = 1
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> DataOptions:
+        """The options from click's parameters (a command's keyword arguments or a context's
+        ``params``); other parameters are ignored."""
+        values = {f.name: params[f.name] for f in dataclasses.fields(cls)}
+        return cls(**{**values, "vectors": dict(values["vectors"] or {})})  # a copy: never changed in place
+
+    @property
+    def cache(self) -> Path | None | bool:
+        """The analysis cache folder: ``False`` with ``--no-cache``, ``None`` for the default."""
+        return False if self.no_cache else self.cache_dir
+
+
+#: The names of :class:`DataOptions`' fields, i.e. of the click parameters :func:`data_options` adds.
+_DATA_PARAMS = tuple(f.name for f in dataclasses.fields(DataOptions))
+
+
+def data_options(func):
+    """Add the options shared by every command that reads data, handed to the command as one
+    :class:`DataOptions` (keyword ``opts``)."""
 
     @click.option("--data", "data", type=click.Path(path_type=Path), default=None, help=DATA_HELP)
     @click.option("--provisions", "provisions", type=click.Path(path_type=Path), default=None,
@@ -192,100 +274,103 @@ def common_options(func):
                        "vectors on every run; more is faster but not reproducible.")
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        kwargs["opts"] = DataOptions.from_params({name: kwargs.pop(name) for name in _DATA_PARAMS})
         return func(*args, **kwargs)
 
     return wrapper
 
 
-def prepare(opts: dict, terms=None, provision_override=None, require_labels=False, require_term=None):
+def prepare(opts: DataOptions, terms=None, provision_override=None, require_labels=False, require_term=None):
     from statinterp.workflow import open_corpus, prepare_corpus
 
     # every term of --data is loaded: it is the background collection (unless --background names
     # one), so --term restricts the terms scored, not the statistics their scores use
-    corpus = open_corpus(opts["data"], provisions=opts["provisions"], provision_override=provision_override)
+    corpus = open_corpus(opts.data, provisions=opts.provisions, provision_override=provision_override)
     for name in list(terms or ()) + ([require_term] if require_term is not None else []):
         corpus.term(name)  # an unknown term fails before the (slow) analysis
     scored = [corpus.term(t) for t in terms] if terms else list(corpus)
     if require_labels and not any(t.labelled for t in scored):
         raise UsageError("no loaded term has labelled sentences: nothing to evaluate (rank works on unlabelled data)")
     background = None
-    if opts["background"] is not None:
-        background = open_corpus(opts["background"], provisions=opts["provisions"])
+    if opts.background is not None:
+        background = open_corpus(opts.background, provisions=opts.provisions)
     return prepare_corpus(
         corpus,
-        cache_dir=False if opts["no_cache"] else opts["cache_dir"],
-        statistics=opts["statistics"],
+        cache_dir=opts.cache,
+        statistics=opts.statistics,
         background=background,
-        background_only=background is not None and opts["statistics"] == "background",
+        background_only=background is not None and opts.statistics == "background",
         terms=terms or None,
-        n_process=opts["jobs"],
-        vectors=opts["vectors"],
-        vector_workers=opts["vector_workers"],
-        show_progress=not opts["quiet"],
+        n_process=opts.jobs,
+        vectors=opts.vectors,
+        vector_workers=opts.vector_workers,
+        show_progress=not opts.quiet,
     )
 
 
-def data_args(opts: dict) -> list[str]:
+def data_args(opts: DataOptions) -> list[str]:
     """The options that choose the data and its statistics, as given (for a report's command)."""
     args = []
     for option in ("data", "background", "provisions"):
-        if opts[option] is not None:
-            args += [f"--{option}", str(opts[option])]
-    if opts["statistics"] != "background":
-        args += ["--statistics", opts["statistics"]]
+        if getattr(opts, option) is not None:
+            args += [f"--{option}", str(getattr(opts, option))]
+    if opts.statistics != "background":
+        args += ["--statistics", opts.statistics]
     return args
 
 
-def data_name(opts: dict) -> str:
+def data_name(opts: DataOptions) -> str:
     """--data as given, or the shipped example's folder."""
-    if opts["data"] is not None:
-        return str(opts["data"])
+    if opts.data is not None:
+        return str(opts.data)
     from statinterp.workflow import example_data_path
 
     return f"{example_data_path()} (shipped example)"
 
 
-def background_record(opts: dict, prepared) -> dict:
+def background_record(opts: DataOptions, prepared) -> dict:
     """Which collection the background statistics came from, for reports."""
-    if opts["statistics"] != "background":
+    if opts.statistics != "background":
         rule, collection = "candidates", None
-    elif opts["background"] is not None:
-        rule, collection = "--background", str(opts["background"])
+    elif opts.background is not None:
+        rule, collection = "--background", str(opts.background)
     else:
         rule, collection = "--data (all its terms, whatever --term selects)", data_name(opts)
     return {"rule": rule, "collection": collection, "description": prepared.background.description}
 
 
-def prepare_found(opts: dict, collection: Path, term: str, provision_text: str | None, engine: str = "local",
-                   scheduler: str | None = None, workers: int = 2, shards: tuple[str, ...] = (),
-                   shard_statistics: str = "all", case_filter=None, provision_citation: str | None = None,
-                   strict: bool = False):
-    """Find TERM in a collection (on ``engine``; in the ``shards`` selected of a set of shards) and
-    prepare the found sentences with the collection's statistics (a set's: all shards', or the
-    selected shards' with ``shard_statistics="selected"``)."""
+def prepare_found(opts: DataOptions, where: CollectionOptions, term: str, provision_text: str | None,
+                  provision_citation: str | None = None):
+    """Find TERM in ``where.collection`` (on ``where.engine``; in the ``where.shards`` selected of a
+    set of shards) and prepare the found sentences with the collection's statistics (a set's: all
+    shards', or the selected shards' with ``shard_statistics="selected"``)."""
     from statinterp.workflow import find_in_collection, prepare_found
 
-    if opts["data"] is not None or opts["background"] is not None:
+    assert where.collection is not None
+    collection, shards, case_filter = where.collection, where.shards, where.case_filter
+
+    if opts.data is not None or opts.background is not None:
         raise UsageError("give --collection or --data/--background, not both")
-    if opts["statistics"] != "background":
+    if opts.statistics != "background":
         raise UsageError("--collection ranks with the collection's statistics; --statistics candidates does not apply")
-    found, corpus = find_in_collection(collection, term, provisions=opts["provisions"], provision_text=provision_text,
-                                       engine=engine, scheduler=scheduler, n_workers=workers, shards=shards,
-                                       case_filter=case_filter, provision_citation=provision_citation, strict=strict)
-    if not opts["quiet"]:
+    found, corpus = find_in_collection(collection, term, provisions=opts.provisions, provision_text=provision_text,
+                                       engine=where.engine, scheduler=where.scheduler, n_workers=where.workers,
+                                       shards=shards, case_filter=case_filter, provision_citation=provision_citation,
+                                       strict=where.strict)
+    if not opts.quiet:
         click.echo(f"statinterp: {found.summary()}", err=True)
         if case_filter:
             click.echo(f"statinterp: cases filtered: {case_filter.describe()}", err=True)
     if not len(corpus):
-        where = f" among the cases kept ({case_filter.describe()})" if case_filter else ""
-        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}{where}: nothing to rank")
+        among = f" among the cases kept ({case_filter.describe()})" if case_filter else ""
+        raise UsageError(f"no sentence of the collection {collection} mentions {term!r}{among}: nothing to rank")
     return prepare_found(
-        collection, corpus, shards=shards, shard_statistics=shard_statistics,
-        cache_dir=False if opts["no_cache"] else opts["cache_dir"],
-        n_process=opts["jobs"],
-        vectors=opts["vectors"],
-        vector_workers=opts["vector_workers"],
-        show_progress=not opts["quiet"],
+        collection, corpus, shards=shards, shard_statistics=where.shard_statistics,
+        cache_dir=opts.cache,
+        n_process=opts.jobs,
+        vectors=opts.vectors,
+        vector_workers=opts.vector_workers,
+        show_progress=not opts.quiet,
     )
 
 

@@ -10,12 +10,13 @@ import click
 from statinterp.app.options import (
     DATA_HELP,
     OUT_FILE,
+    CollectionOptions,
+    DataOptions,
     check_vectors,
-    common_options,
+    collection_options,
     cutoffs_option,
+    data_options,
     emit,
-    engine_options,
-    filter_options,
     invocation,
     note_unlabelled,
     prepare,
@@ -24,7 +25,6 @@ from statinterp.app.options import (
     ranker_from_options,
     ranker_of_name,
     resolve_provision,
-    shard_options,
     split_methods,
 )
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
@@ -34,7 +34,7 @@ from statinterp.errors import StatinterpWarning, UsageError
 
 @click.command()
 @click.argument("term")
-@common_options
+@data_options
 @click.option("--method", "-m", default=None,
               help="Ranking method (see `statinterp methods`). Default: the shipped learned model, learned:default "
                    "(trained on the 14 annotated terms; needs no word vectors).")
@@ -49,15 +49,11 @@ from statinterp.errors import StatinterpWarning, UsageError
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Rank with a learned model (made by `statinterp train`) instead of --method.")
-@click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
-              help="Find TERM in this collection (made by `statinterp ingest`) and rank what is found, with the "
-                   "collection's background statistics (instead of --data).")
-@click.option("--strict", is_flag=True,
-              help="With --collection: refuse (exit 2) a collection an ingest into did not finish (it may lack "
-                   "cases), rather than warn.")
-@engine_options("segment the matching cases of --collection, in runs of whole cases,")
-@shard_options()
-@filter_options
+@collection_options("Find TERM in this collection (made by `statinterp ingest`) and rank what is found, with the "
+                    "collection's background statistics (instead of --data).",
+                    strict_help="With --collection: refuse (exit 2) a collection an ingest into did not finish (it "
+                                "may lack cases), rather than warn.",
+                    dask_work="segment the matching cases of --collection, in runs of whole cases,")
 @click.option("--dedupe", is_flag=True,
               help="Collapse near-duplicate sentences (token Jaccard >= --dedupe-threshold) to their best-ranked copy.")
 @click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
@@ -70,8 +66,7 @@ from statinterp.errors import StatinterpWarning, UsageError
               help="How to show the top sentences: by score, or by authority (court level: supreme, appellate, "
                    "trial; then the newest first). Each keeps its rank and score: only the reading order changes.")
 def rank(term, method, top, fmt, provision_text, provision_file, provision_cite, uscode, out, force, model_file,
-         collection, strict, engine, scheduler,
-         workers, shards, shard_statistics, dedupe, dedupe_threshold, feedback_file, case_filter, order, **opts):
+         dedupe, dedupe_threshold, feedback_file, order, opts: DataOptions, where: CollectionOptions):
     """Rank the sentences that mention TERM.
 
     Example: statinterp rank vehicle --method BM25-p --top 5
@@ -81,7 +76,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
     from statinterp.evaluation.ranking import rank as rank_term
 
     ranker = ranker_from_options(method, model_file)
-    check_vectors([ranker], opts)
+    opts = check_vectors([ranker], opts)
     feedback_labels = None
     if feedback_file is not None:
         from statinterp.corpus.label_files import read_label_file
@@ -103,15 +98,14 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
         override = {term: (provision_text, citation or "user-supplied")}
     if out is not None:
         atomic.check_writable(out, force)
-    if collection is not None:
-        prepared = prepare_found(opts, collection, term, provision_text, engine, scheduler, workers, shards,
-                                 shard_statistics, case_filter, citation, strict)
+    if where.collection is not None:
+        prepared = prepare_found(opts, where, term, provision_text, citation)
     else:
-        if engine != "local" or scheduler is not None:
+        if where.engine != "local" or where.scheduler is not None:
             raise UsageError("--engine and --scheduler apply to --collection only")
-        if shards or shard_statistics != "all":
+        if where.shards or where.shard_statistics != "all":
             raise UsageError("--shard and --shard-statistics apply to --collection only")
-        if case_filter:
+        if where.case_filter:
             raise UsageError("--court, --jurisdiction, --level, --since, --until and --published-only apply to "
                              "--collection only")
         prepared = prepare(opts, provision_override=override, require_term=term)
@@ -142,13 +136,13 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
         raise UsageError("--order authority does not apply to --format trec (a run is in score order)")
     provision = index.term.provision
     shown = {"provision": {"citation": provision.citation, "text": provision.text}} if provision else {}
-    if case_filter:
-        shown["filters"] = case_filter.as_dict()
+    if where.case_filter:
+        shown["filters"] = where.case_filter.as_dict()
     text = format_ranking(ranking, fmt, top or None, shown_term=term.strip(), order=order, json_extra=shown or None)
     if fmt == "table":  # the provision's cite given, and the case filter, under the heading
         extra = ([f"provision: {provision.citation}" + (f" (from {uscode})" if uscode else "")]
                  if provision_cite is not None and provision is not None else [])
-        extra += [f"cases filtered: {case_filter.describe()}"] if case_filter else []
+        extra += [f"cases filtered: {where.case_filter.describe()}"] if where.case_filter else []
         if extra:
             heading, _, rest = text.partition("\n")
             text = "\n".join([heading, *extra, rest])
@@ -170,7 +164,7 @@ def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: 
 
 
 @click.command()
-@common_options
+@data_options
 @click.option("--method", "-m", "methods", multiple=True,
               help="Method(s) to evaluate; repeat or comma-separate. "
                    "Default: Random, TF-ISF, BM25, QLLM with -c/-o/-p.")
@@ -190,7 +184,7 @@ def _write_trec_scores(run_file: Path, method: str, rankings: dict, top, force: 
               help="Also write the evaluated rankings of the (one) method as a TREC run file, every term, in "
                    "statinterp's order (scores N..1, so trec_eval and ir_measures give the same figures with "
                    "`statinterp qrels`); the raw scores go to RUN.scores.json.")
-def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_file, **opts):
+def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_file, opts: DataOptions):
     """Per-term and macro NDCG of ranking methods on labelled data.
 
     Example: statinterp evaluate --data ../shared/data/statutory_interpretation -m TF-ISF-p -m BM25
@@ -205,7 +199,7 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
         from statinterp.learned.model import load_model
 
         rankers += [load_model(f) for f in model_files]
-    check_vectors(rankers, opts)
+    opts = check_vectors(rankers, opts)
     metrics = [parse_metric(f"nDCG@{k}") for k in (ks or (10, 100))]
     if out is not None:
         atomic.check_writable(out, force)
@@ -221,7 +215,7 @@ def evaluate(methods, ks, terms, fmt, macro_only, out, force, model_files, run_f
         if seen:
             warnings.warn(f"{ranker.name} was trained on {', '.join(seen)}: its results on these terms are not "
                           "held-out (use `statinterp cv` for a fair estimate)", StatinterpWarning, stacklevel=2)
-    results = evaluate_methods(prepared, rankers, metrics, show_progress=not opts["quiet"])
+    results = evaluate_methods(prepared, rankers, metrics, show_progress=not opts.quiet)
     if run_file is not None:
         from statinterp.app.output import trec_run
         from statinterp.evaluation.ranking import rank as rank_term
@@ -300,7 +294,7 @@ def example():
 @click.command()
 @click.argument("term")
 @click.argument("sentence_id")
-@common_options
+@data_options
 @click.option("--method", "-m", default=None,
               help="Ranking method (see `statinterp methods`). Default: the shipped learned model, learned:default, "
                    "as for `rank`.")
@@ -309,7 +303,7 @@ def example():
 @click.option("--top", "-n", type=click.IntRange(1), default=10, show_default=True,
               help="Learned models: how many of the largest feature contributions to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def explain(term, sentence_id, method, model_file, top, fmt, **opts):
+def explain(term, sentence_id, method, model_file, top, fmt, opts: DataOptions):
     """Why sentence SENTENCE_ID of TERM is where it is: the components of its score.
 
     For a method: the base score, context contributions, gates and thresholds. For a learned
@@ -321,7 +315,11 @@ def explain(term, sentence_id, method, model_file, top, fmt, **opts):
     from statinterp.learned.sentence_patterns import reason_evidence
 
     ranker = ranker_from_options(method, model_file)
-    check_vectors([ranker], opts)
+    opts = check_vectors([ranker], opts)
     prepared = prepare(opts, require_term=term)
     click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top,
                                                    evidence=reason_evidence), fmt), nl=False)
+
+
+#: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
+COMMANDS: tuple[click.Command, ...] = (rank, evaluate, qrels, methods, example, explain,)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 from typing import cast
@@ -10,10 +11,11 @@ import click
 
 from statinterp.app.options import (
     OUT_FILE,
+    DataOptions,
     background_record,
-    common_options,
     data_args,
     data_name,
+    data_options,
     emit,
     invocation,
     note_unlabelled,
@@ -27,7 +29,7 @@ from statinterp.errors import UsageError
 
 @click.command()
 @click.argument("method")
-@common_options
+@data_options
 @click.option("--grid", "grids", multiple=True, metavar="NAME=VALUES",
               help='Values of one build_method parameter, e.g. "lam=0,0.1,...,1": a keyword (lam, lam2, '
                    "nwr, qllm_lam, k1, ...) or a part's parameter by its nested name (similarity__k1, "
@@ -43,7 +45,7 @@ from statinterp.errors import UsageError
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts):
+def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, opts: DataOptions):
     """Grid-search METHOD's hyperparameters for the best macro NDCG.
 
     Example: statinterp tune QLLM-c --data ../shared/data/statutory_interpretation --loo
@@ -61,16 +63,14 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
     if out is not None:
         atomic.check_writable(out, force)
     prepared = prepare(opts, terms=terms or None)
-    if loo:
-        result = tune_loo(prepared, method, grid, metric=target, show_progress=not opts["quiet"])
-    else:
-        result = tune_split(prepared, method, grid, metric=target, tune_terms=tune_terms or None,
-                            show_progress=not opts["quiet"])
+    result = (tune_loo(prepared, method, grid, metric=target, show_progress=not opts.quiet) if loo
+              else tune_split(prepared, method, grid, metric=target, tune_terms=tune_terms or None,
+                              show_progress=not opts.quiet))
     emit(format_tune(result, fmt), out, force)
 
 
 @click.command()
-@common_options
+@data_options
 @click.option("--methods", "method_set", default="all", show_default=True,
               help="all (every registered method), core (Random, TF-ISF, BM25, QLLM and their -c/-o/-p; "
                    "writes core.*), or a comma-separated list.")
@@ -88,7 +88,7 @@ def tune(method, grids, metric, tune_terms, loo, terms, fmt, out, force, **opts)
 @click.option("--tolerance", type=click.FloatRange(0), default=None,
               help="With --check: the largest absolute difference that counts as agreement [default: 1e-09].")
 @click.option("--only-differences", is_flag=True, help="With --check: list only the figures that disagree.")
-def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_differences, **opts):
+def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_differences, opts: DataOptions):
     """Run every method on every term; write the paper-style Table 2 report.
 
     Writes reproduction.md/.json/.png (core.md/.json/.png with --methods core) into --out.
@@ -121,10 +121,10 @@ def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_dif
     for path in paths.values():
         atomic.check_writable(path, force)
     command = ["statinterp", "reproduce", *data_args(opts)]
-    for vec_name, vec_path in (opts.get("vectors") or {}).items():
+    for vec_name, vec_path in opts.vectors.items():
         command += ["--vectors", f"{vec_name}={vec_path}"]
-    if opts.get("vector_workers", 1) != 1:
-        command += ["--vector-workers", str(opts["vector_workers"])]
+    if opts.vector_workers != 1:
+        command += ["--vector-workers", str(opts.vector_workers)]
     if key != "all":
         command += ["--methods", method_set]
     for t in terms:
@@ -133,10 +133,10 @@ def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_dif
     metadata = run_provenance(command, version=__version__, data=data_name(opts))
     prepared = prepare(opts, terms=terms or None)
     metadata["background"] = background_record(opts, prepared)
-    metadata["arguments"] = {"methods": names, "terms": list(terms), "statistics": opts["statistics"],
-                             "background": None if opts["background"] is None else str(opts["background"]),
-                             "provisions": None if opts["provisions"] is None else str(opts["provisions"])}
-    rep = run_reproduction(prepared, names, show_progress=not opts["quiet"], metadata=metadata)
+    metadata["arguments"] = {"methods": names, "terms": list(terms), "statistics": opts.statistics,
+                             "background": None if opts.background is None else str(opts.background),
+                             "provisions": None if opts.provisions is None else str(opts.provisions)}
+    rep = run_reproduction(prepared, names, show_progress=not opts.quiet, metadata=metadata)
     atomic.write_set({paths["md"]: reproduction_markdown(rep, title=title, chart=paths["png"].name),
                       paths["json"]: reproduction_json(rep), paths["png"]: reproduction_chart(rep)}, force=force)
     for path in paths.values():
@@ -145,7 +145,7 @@ def reproduce(method_set, terms, out_dir, force, check_file, tolerance, only_dif
         click.echo(f"skipped {name}: {reason}", err=True)
 
 
-def _check_report(path: Path, tolerance, only_differences: bool, given: dict) -> None:
+def _check_report(path: Path, tolerance, only_differences: bool, given: DataOptions) -> None:
     """`reproduce --check`: re-run the command a report JSON records and compare every figure."""
     import json
     import shlex
@@ -173,16 +173,16 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: dict) ->
         raise InputError(path, f"records a command that no longer parses ({exc.format_message()})",
                          field="command") from None
     source = click.get_current_context().get_parameter_source
-    for name in ("data", "cache_dir", "no_cache", "jobs", "quiet"):  # what the checker chooses
-        if name in ("cache_dir", "no_cache", "jobs", "quiet") or source(name) != click.core.ParameterSource.DEFAULT:
-            params[name] = given[name]
-    quiet = params["quiet"]
+    chosen = {name: getattr(given, name) for name in ("data", "cache_dir", "no_cache", "jobs", "quiet")  # the checker's
+              if name != "data" or source(name) != click.core.ParameterSource.DEFAULT}
+    opts = dataclasses.replace(DataOptions.from_params(params), **chosen)
+    quiet = opts.quiet
     if run["kind"] == "reproduce":
         from statinterp.app.report import reproduction_json
         from statinterp.evaluation.tuning import reproduce as run_reproduction
 
         names = [m["method"] for m in doc["methods"]]
-        prepared = prepare(params, terms=params["terms"] or None)
+        prepared = prepare(opts, terms=params["terms"] or None)
         now = json.loads(reproduction_json(run_reproduction(prepared, names, show_progress=not quiet)))
     else:
         from statinterp.learned.crossval import cross_validate
@@ -192,7 +192,7 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: dict) ->
                                      params.get("case_citations"))
         compounds = params["compounds"]
         names = paper_compounds() if compounds.strip().lower() == "paper" else split_methods([compounds])
-        prepared = prepare(params, terms=params["terms"] or None, require_labels=True)
+        prepared = prepare(opts, terms=params["terms"] or None, require_labels=True)
         result = cross_validate(prepared, settings, params["learners"] or ("ensemble", "pairwise", "hgb", "linear"),
                                 params["mode"], params["n_folds"], params["seed"], compounds=names, importance=False,
                                 show_progress=not quiet)
@@ -240,7 +240,7 @@ def learned_options(func):
 
 
 @click.command()
-@common_options
+@data_options
 @learned_options
 @click.option("--learner", type=click.Choice(["ensemble", "pairwise", "linear", "hgb"]), default="ensemble",
               show_default=True, help="Model: pairwise and hgb z-scored and averaged, a pairwise linear ranker, "
@@ -250,7 +250,7 @@ def learned_options(func):
                    " all of --data (or --background).")
 @click.option("--out", "-o", "out", type=OUT_FILE, required=True, help="Model file to write.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def train(families, standardise, vector_features, case_citations, seed, learner, terms, out, force, **opts):
+def train(families, standardise, vector_features, case_citations, seed, learner, terms, out, force, opts: DataOptions):
     """Fit a learned ranker on every labelled term loaded and save it.
 
     Use it with `statinterp rank TERM --model FILE` (any corpus, labels not needed) and
@@ -274,7 +274,7 @@ def train(families, standardise, vector_features, case_citations, seed, learner,
 
 
 @click.command()
-@common_options
+@data_options
 @learned_options
 @click.option("--learner", "learners", type=click.Choice(["ensemble", "pairwise", "linear", "hgb"]), multiple=True,
               help="Learner(s) to cross-validate (repeatable; the first is the one tested and explained). "
@@ -296,7 +296,7 @@ def train(families, standardise, vector_features, case_citations, seed, learner,
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--force", is_flag=True, help="Overwrite existing report files.")
 def cv(families, standardise, vector_features, case_citations, seed, learners, mode, n_folds, compounds, terms,
-       no_importance, report_dir, no_report, fmt, force, **opts):
+       no_importance, report_dir, no_report, fmt, force, opts: DataOptions):
     """Cross-validate the learned ranker on terms it was not trained on; write reports/learned.md.
 
     Compares it with Random, TF-ISF-p and the best compound ranker on the same terms, with paired
@@ -324,7 +324,7 @@ def cv(families, standardise, vector_features, case_citations, seed, learners, m
     prepared = prepare(opts, terms=terms or None, require_labels=True)
     note_unlabelled(prepared)
     result = cross_validate(prepared, settings, learners or ("ensemble", "pairwise", "hgb", "linear"), mode, n_folds,
-                            seed, compounds=names, importance=not no_importance, show_progress=not opts["quiet"])
+                            seed, compounds=names, importance=not no_importance, show_progress=not opts.quiet)
     command = ["statinterp", "cv", *data_args(opts)]
     for ln in learners:
         command += ["--learner", ln]
@@ -377,3 +377,7 @@ def model_upgrade(old, new, force):
     atomic.check_writable(new, force)
     upgrade_model(old, new, force=force, command=invocation())
     click.echo(f"wrote {new}", err=True)
+
+
+#: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
+COMMANDS: tuple[click.Command, ...] = (tune, reproduce, train, cv, model,)

@@ -11,8 +11,11 @@ import click
 from statinterp.app.options import (
     DATA_HELP,
     OUT_FILE,
+    CollectionOptions,
+    DataOptions,
     check_vectors,
-    common_options,
+    collection_options,
+    data_options,
     emit,
     filter_options,
     invocation,
@@ -44,18 +47,15 @@ def _label_store_path(data, labels_file) -> Path:
 
 @click.command()
 @click.argument("term")
-@common_options
+@data_options
 @click.option("--method", "-m", default=None,
               help="Ranking method to start with (the page offers others; see `statinterp methods`). Default: the "
                    "shipped learned model, learned:default.")
 @click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
               help="Rank with a learned model (made by `statinterp train`) instead of --method.")
 @click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
-@click.option("--collection", "collection", type=click.Path(path_type=Path), default=None,
-              help="Find TERM in this collection (made by `statinterp ingest`) and review what is found, ranked with "
-                   "the collection's statistics (instead of --data).")
-@shard_options()
-@filter_options
+@collection_options("Find TERM in this collection (made by `statinterp ingest`) and review what is found, ranked "
+                    "with the collection's statistics (instead of --data).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port).")
 @click.option("--host", default=None,
@@ -69,8 +69,8 @@ def _label_store_path(data, labels_file) -> Path:
               help="Continuous: after every label the sentences below your last label are re-ranked with all your "
                    "labels, and the page estimates how many valuable sentences are left. Fixed order: the method's "
                    "order until you press \"Re-rank with my labels\".")
-def review(term, method, model_file, labels_file, collection, shards, shard_statistics, port, host, no_browser,
-           show_labels, continuous, case_filter, **opts):
+def review(term, method, model_file, labels_file, port, host, no_browser, show_labels, continuous, opts: DataOptions,
+           where: CollectionOptions):
     """Review TERM's ranked sentences in the browser: read them in context, label, re-rank.
 
     Labels are written to the label store (--labels) the moment they are given; reopening
@@ -85,22 +85,22 @@ def review(term, method, model_file, labels_file, collection, shards, shard_stat
     from statinterp.corpus.label_store import LabelStore
 
     ranker = ranker_from_options(method, model_file)
-    check_vectors([ranker], opts)
-    store = LabelStore(_label_store_path(collection if collection is not None else opts["data"], labels_file))
-    if collection is not None:
-        prepared = prepare_found(opts, collection, term, None, shards=shards, shard_statistics=shard_statistics,
-                                 case_filter=case_filter)
+    opts = check_vectors([ranker], opts)
+    store = LabelStore(_label_store_path(where.collection if where.collection is not None else opts.data,
+                                         labels_file))
+    if where.collection is not None:
+        prepared = prepare_found(opts, where, term, None)
     else:
-        if shards or shard_statistics != "all":
+        if where.shards or where.shard_statistics != "all":
             raise UsageError("--shard and --shard-statistics apply to --collection only")
-        if case_filter:
+        if where.case_filter:
             raise UsageError("--court, --jurisdiction, --level, --since, --until and --published-only apply to "
                              "--collection only")
         prepared = prepare(opts, require_term=term)
     index = prepared[term]
     session = ReviewSession(index, store, model=ranker,  # a method name, learned:default or --model
                             show_data_labels=show_labels, continuous=continuous)
-    if not opts["quiet"]:
+    if not opts.quiet:
         click.echo(f"Ranking {len(index)} sentences of {index.term.query!r} with {session.default_method} ...",
                    err=True)
     session.ranking()  # the first ranking is computed (and may fail) before the server starts
@@ -124,7 +124,7 @@ def review(term, method, model_file, labels_file, collection, shards, shard_stat
 
 
 @click.command("simulate-review")
-@common_options
+@data_options
 @click.option("--term", "-t", "terms", multiple=True, help="Simulate only these terms (default: every labelled term).")
 @click.option("--method", "-m", default=None,
               help="The method that orders the sentences first (the prior; see `statinterp methods`). Default: "
@@ -148,7 +148,7 @@ def review(term, method, model_file, labels_file, collection, shards, shard_stat
 @click.option("--out", "-o", type=OUT_FILE, default=None, help="Write to this file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def simulate_review(terms, method, model_file, policies, prior_weight, alpha, checkpoint_every, estimator, fmt, out,
-                    force, **opts):
+                    force, opts: DataOptions):
     """Replay a reviewer on labelled data: how much reading each review order costs.
 
     The simulated reviewer reads each term's labelled sentences in the order shown and labels
@@ -167,7 +167,7 @@ def simulate_review(terms, method, model_file, policies, prior_weight, alpha, ch
     from statinterp.provenance import run_provenance
 
     ranker = ranker_from_options(method, model_file)
-    check_vectors([ranker], opts)
+    opts = check_vectors([ranker], opts)
     if out is not None:
         atomic.check_writable(out, force)
     changes = {k: v for k, v in (("prior_weight", prior_weight), ("alpha", alpha)) if v is not None}
@@ -290,3 +290,7 @@ def labels_import(source, data, labels_file, terms):
             for label, ids in sorted(by_label.items()):
                 store.set_labels(key, ids, label, source=f"import:{Path(source).name}")
     click.echo(f"imported {len(plan)} label(s) into {path}", err=True)
+
+
+#: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
+COMMANDS: tuple[click.Command, ...] = (review, simulate_review, labels,)

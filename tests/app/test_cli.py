@@ -376,3 +376,19 @@ def test_jobs_default_leaves_the_process_count_to_the_analyser(monkeypatch, caps
     code, out, err = run_main(capsys, "rank", "vehicle", "--top", "1", "--no-cache", "-q", *extra)
     assert code == 0, err
     assert seen == [expected]
+
+
+def test_every_command_a_module_defines_is_registered_once():
+    """Each app/*_commands.py module lists its own commands (COMMANDS) and cli.py adds those
+    lists: a command defined but not listed (or listed twice) fails here."""
+    import click
+
+    from statinterp.app.cli import COMMAND_MODULES
+
+    listed = [command for module in COMMAND_MODULES for command in module.COMMANDS]
+    assert len({c.name for c in listed}) == len(listed)
+    assert sorted(cli.commands) == sorted(c.name for c in listed)
+    for module in COMMAND_MODULES:
+        defined = {v for v in vars(module).values() if isinstance(v, click.Command)}
+        subcommands = {c for g in defined if isinstance(g, click.Group) for c in g.commands.values()}
+        assert defined - subcommands == set(module.COMMANDS), module.__name__

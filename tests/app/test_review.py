@@ -844,3 +844,27 @@ def test_a_statinterp_error_is_a_400_when_the_request_asked_wrong_and_a_500_othe
     assert isinstance(fault, ServerFault) and fault.status == 500 and "disk full" in fault.message
     missing = NotFound("no term")
     assert http_error(missing) is missing
+
+
+def test_every_post_route_of_the_table_checks_the_csrf_token_before_its_view(vehicle, tmp_path):
+    """The CSRF check is the app's route middleware on every POST route of urls.ROUTES (none can
+    be added without it): a token-less POST is a 403 before its body is read, even to another
+    term's path; a GET route still answers a POST with 405 and an unknown path with 404."""
+    from statinterp.app.review.urls import ROUTES, Urls
+
+    app = create_app(ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite")))
+    client = TestClient(app, raise_server_exceptions=False)
+    token, _ = start(client)
+    cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+    posts = [name for name, _, methods in ROUTES if "POST" in methods]
+    assert posts == ["labels", "note", "rerank"]
+    for name in posts:
+        for key in ("vehicle", "other"):
+            path = Urls(key).path(name)
+            assert _post_stream(app, path, "", cookie, 5) == (403, 0), path
+            assert _post_stream(app, path, "csrf=%C3%A9", cookie, 5) == (403, 0), path
+        other = Urls("other").path(name)  # with the token: the view's term check, still before the body
+        assert _post_stream(app, other, f"csrf={token}", cookie, 1) == (404, 0), name
+    assert client.post("/term/vehicle", headers={"X-CSRF-Token": token}).status_code == 405
+    assert client.post("/term/vehicle").status_code == 405
+    assert client.post("/no/such/page").status_code == 404

@@ -1,19 +1,24 @@
 """The review web app (Starlette + Jinja2, server-rendered) and the server that runs it.
 
-Layout: the routes are one table (:data:`statinterp.app.review.urls.ROUTES`, from which
-:class:`~statinterp.app.review.urls.Urls` builds every URL the views, templates and script use);
-the views are :class:`statinterp.app.review.views.Views` (one method per route); the HTTP errors
-are the classes of :mod:`statinterp.app.review.errors`. This module builds the app from them
-(templates, CSRF, error pages, middleware) and runs the server.
+:class:`ReviewApp` is the app: a Starlette application holding one review's session, its
+templates and its settings. Its routes are the route table
+(:data:`statinterp.app.review.urls.ROUTES`, from which :class:`~statinterp.app.review.urls.Urls`
+builds every URL the views, templates and script use), each mapped to the
+:class:`statinterp.app.review.views.Views` method of the same name; the HTTP errors are the
+classes of :mod:`statinterp.app.review.errors`. Everything a request passes through besides its
+view is declared in :meth:`ReviewApp.__init__`: the middleware (:class:`CatchAll`,
+:class:`AccessToken`, Starlette's ``TrustedHostMiddleware``, and :class:`CsrfCheck` on every POST
+route) and the exception handlers that answer errors with an error page or JSON.
 
 Security: every state-changing request is a POST carrying the session's CSRF token (header
-``X-CSRF-Token`` or form field ``csrf``; the token is an HMAC of the session cookie, which is
-``HttpOnly`` and ``SameSite=Strict``). With ``access_token`` (``--host``) every request needs it
-(``?token=`` once, then a cookie). ``allowed_hosts`` rejects other ``Host`` headers (DNS
-rebinding). Tokens are compared as UTF-8 bytes in constant time (a token that is not ASCII is
-simply wrong: 403). The redirect that drops ``?token=`` stays on the same host. Jinja2
-autoescaping is on for every template. Connection limits (request timeout, a cap on open
-connections, accept() errors logged once): :mod:`statinterp.app.review.connections`.
+``X-CSRF-Token`` or query parameter ``csrf``; the token is an HMAC of the session cookie, which
+is ``HttpOnly`` and ``SameSite=Strict``), checked before the body is read. With
+``access_token`` (``--host``) every request needs it (``?token=`` once, then a cookie).
+``allowed_hosts`` rejects other ``Host`` headers (DNS rebinding). Tokens are compared as UTF-8
+bytes in constant time (a token that is not ASCII is simply wrong: 403). The redirect that drops
+``?token=`` stays on the same host. Jinja2 autoescaping is on for every template. Connection
+limits (request timeout, a cap on open connections, accept() errors logged once):
+:mod:`statinterp.app.review.connections`.
 """
 
 from __future__ import annotations
@@ -33,6 +38,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from statinterp.app.review.errors import Forbidden, HTTPError, http_error
 from statinterp.app.review.markup import highlight_term
 from statinterp.app.review.session import LABEL_KEYS, ReviewSession
@@ -40,10 +56,20 @@ from statinterp.app.review.urls import ROUTES, STATIC_PREFIX, Urls
 from statinterp.app.review.views import Views
 from statinterp.errors import StatinterpError, UsageError
 
-__all__ = ["bind_socket", "create_app", "make_server", "serve", "same_token", "local_location"]
+__all__ = ["AccessToken", "CatchAll", "CsrfCheck", "CsrfTokens", "ReviewApp", "bind_socket", "create_app",
+           "local_location", "make_server", "same_token", "serve"]
 
 SESSION_COOKIE = "statinterp_session"
 ACCESS_COOKIE = "statinterp_access"
+#: The headers of every rendered page.
+PAGE_HEADERS = {
+    "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                "frame-ancestors 'none'; form-action 'self'; base-uri 'none'"),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+#: The messages of Starlette's own errors (an unknown path, a method the route does not take).
+_STARLETTE_MESSAGES = {404: "no such page", 405: "method not allowed"}
 
 
 def same_token(given: str, expected: str) -> bool:
@@ -64,148 +90,197 @@ def _package_dir(name: str) -> Path:
     return Path(str(resources.files("statinterp.app.review").joinpath(name)))
 
 
-def create_app(session: ReviewSession, *, access_token: str | None = None,
-               allowed_hosts: list[str] | None = None, secret: bytes | None = None):
-    """The Starlette application reviewing ``session``'s term."""
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
-    from starlette.applications import Starlette
-    from starlette.exceptions import HTTPException
-    from starlette.middleware import Middleware
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
-    from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import (
-        HTMLResponse,
-        JSONResponse,
-        RedirectResponse,
-        Response,
-    )
-    from starlette.routing import BaseRoute, Mount, Route
-    from starlette.staticfiles import StaticFiles
+# ---------------------------------------------------------------------------------------------- CSRF
 
-    secret = secret or secrets.token_bytes(32)
-    env = Environment(loader=FileSystemLoader(str(_package_dir("templates"))),
-                      autoescape=select_autoescape(default=True, default_for_string=True))
-    env.filters["term"] = lambda text: highlight_term(text, session.term.query)
-    env.globals["label_keys"] = LABEL_KEYS
-    env.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
 
-    def csrf_token(session_id: str) -> str:
-        return hmac.new(secret, session_id.encode(), hashlib.sha256).hexdigest()
+class CsrfTokens:
+    """The browser sessions and their CSRF tokens: a session is a random id in an ``HttpOnly``,
+    ``SameSite=Strict`` cookie, its token an HMAC of the id with this server's ``secret``."""
 
+    def __init__(self, secret: bytes):
+        self.secret = secret
+
+    def token(self, session_id: str) -> str:
+        return hmac.new(self.secret, session_id.encode(), hashlib.sha256).hexdigest()
+
+    @staticmethod
     def session_id(request: Request) -> tuple[str, bool]:
+        """The request's session id, and whether it is new (no valid cookie: one to set)."""
         sid = request.cookies.get(SESSION_COOKIE, "")
         if len(sid) == 43 and sid.replace("-", "").replace("_", "").isalnum():
             return sid, False
         return secrets.token_urlsafe(32), True
 
-    def render(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        sid, new = session_id(request)
-        ctx.setdefault("term", session.term)
-        html = env.get_template(name).render(request=request, csrf=csrf_token(sid), session=session, **ctx)
-        response = HTMLResponse(html, status_code=status)
+    def check(self, request: Request) -> None:
+        """Forbidden unless the ``X-CSRF-Token`` header or the ``csrf`` query parameter is the
+        token of the request's session cookie."""
+        cookie = request.cookies.get(SESSION_COOKIE)
+        given = request.headers.get("x-csrf-token") or request.query_params.get("csrf") or ""
+        if not cookie or not same_token(given, self.token(cookie)):
+            raise Forbidden("missing or wrong CSRF token: reload the page and try again")
+
+
+class CsrfCheck:
+    """Route middleware of every state-changing (POST) route: the CSRF token is checked before
+    the view runs, so before any body is read (a request without it costs nothing)."""
+
+    def __init__(self, app: ASGIApp, tokens: CsrfTokens):
+        self.app, self.tokens = app, tokens
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.tokens.check(Request(scope))
+        await self.app(scope, receive, send)
+
+
+# ---------------------------------------------------------------------------------------------- access
+
+
+class AccessToken:
+    """Every request needs ``token`` (``--host``): ``?token=`` once (answered by a redirect to the
+    same URL without it, setting a cookie), then the cookie; otherwise 403."""
+
+    def __init__(self, app: ASGIApp, token: str):
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        request = Request(scope)
+        if same_token(request.cookies.get(ACCESS_COOKIE, ""), self.token):
+            return await self.app(scope, receive, send)
+        if same_token(request.query_params.get("token", ""), self.token):
+            params = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+            location = local_location(scope.get("raw_path") or request.url.path.encode(), urlencode(params))
+            response: Response = RedirectResponse(location, status_code=303)
+            response.set_cookie(ACCESS_COOKIE, self.token, httponly=True, samesite="strict")
+        else:
+            response = HTMLResponse("<!doctype html><title>Access token required</title><p>This review needs "
+                                    "its access token: open the URL that <code>statinterp review</code> "
+                                    "printed.</p>", status_code=403)
+        await response(scope, receive, send)
+
+
+# ---------------------------------------------------------------------------------------------- bugs
+
+
+class CatchAll:
+    """A bug in a request: one line in the server log and a 500 page (``error_page(request,
+    status, message)``), not a traceback; a client that went away gets nothing."""
+
+    def __init__(self, app: ASGIApp, error_page: Callable[[Request, int, str], Response]):
+        self.app, self.error_page = app, error_page
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except ClientDisconnect:  # the client went (or was dropped for its slow body): nobody to answer
+            return
+        except Exception as exc:  # noqa: BLE001 - reported as one line
+            print(f"statinterp review: error: internal error ({type(exc).__name__}: {exc}); this is a bug",
+                  file=sys.stderr)
+            if started or scope["type"] != "http":
+                return
+            response = self.error_page(Request(scope), 500,
+                                       f"internal error ({type(exc).__name__}); the server log has one line about it")
+            await response(scope, receive, send)
+
+
+# ---------------------------------------------------------------------------------------------- the app
+
+
+class ReviewApp(Starlette):
+    """The app reviewing ``session``'s term: its routes are :data:`~.urls.ROUTES` mapped to the
+    :class:`~.views.Views` methods of the same name, plus the static files.
+
+    ``access_token``: required of every request (:class:`AccessToken`); ``allowed_hosts``: the
+    only ``Host`` headers answered (others: 400); ``secret``: the key of the CSRF tokens (default:
+    random, so a restart ends every browser session)."""
+
+    def __init__(self, session: ReviewSession, *, access_token: str | None = None,
+                 allowed_hosts: list[str] | None = None, secret: bytes | None = None):
+        self.session = session
+        self.csrf = CsrfTokens(secret or secrets.token_bytes(32))
+        self.urls = Urls(session.key)
+        self.templates = self._templates()
+        self.views = Views(session, self.urls, self.render)
+        middleware = [
+            *([Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []),
+            Middleware(CatchAll, error_page=self.error_page),
+            *([Middleware(AccessToken, token=access_token)] if access_token is not None else []),
+        ]
+        super().__init__(routes=self._routes(), middleware=middleware, exception_handlers={
+            HTTPException: self._on_starlette_error, HTTPError: self._on_http_error,
+            StatinterpError: self._on_statinterp_error})
+
+    def _routes(self) -> list[BaseRoute]:
+        """One route per row of the route table; a POST route checks the CSRF token first."""
+        csrf = [Middleware(CsrfCheck, tokens=self.csrf)]
+        routes: list[BaseRoute] = [Route(path, getattr(self.views, name), methods=list(methods),
+                                         middleware=csrf if "POST" in methods else None)
+                                   for name, path, methods in ROUTES]
+        routes.append(Mount(STATIC_PREFIX, StaticFiles(directory=str(_package_dir("static"))), name="static"))
+        return routes
+
+    def _templates(self) -> Environment:
+        env = Environment(loader=FileSystemLoader(str(_package_dir("templates"))),
+                          autoescape=select_autoescape(default=True, default_for_string=True))
+        env.filters["term"] = lambda text: highlight_term(text, self.session.term.query)
+        env.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+        env.globals.update(label_keys=LABEL_KEYS, urls=self.urls, script_urls=json.dumps(self.urls.for_script()))
+        return env
+
+    # ------------------------------------------------------------------------------ responses
+
+    def render(self, request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        """The page ``name`` (a template) with ``ctx``, the session and the request's CSRF token;
+        a browser without a session gets its cookie."""
+        sid, new = self.csrf.session_id(request)
+        ctx.setdefault("term", self.session.term)
+        html = self.templates.get_template(name).render(request=request, csrf=self.csrf.token(sid),
+                                                        session=self.session, **ctx)
+        response = HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
         if new:
             response.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="strict")
-        response.headers["Content-Security-Policy"] = ("default-src 'self'; script-src 'self'; style-src 'self'; "
-                                                       "img-src 'self' data:; frame-ancestors 'none'; "
-                                                       "form-action 'self'; base-uri 'none'")
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
         return response
 
-    def error_page(request: Request, status: int, message: str) -> Response:
+    def error_page(self, request: Request, status: int, message: str) -> Response:
+        """An error: JSON ``{"ok": false, "error": message}`` to the script, a page otherwise."""
         if request.headers.get("accept", "").startswith("application/json") or request.method == "POST" and \
                 request.headers.get("content-type", "").startswith("application/json"):
             return JSONResponse({"ok": False, "error": message}, status_code=status)
-        return render(request, "error.html", status=status, status_code=status, message=message)
+        return self.render(request, "error.html", status=status, status_code=status, message=message)
 
-    def check_csrf(request: Request) -> None:
-        """The token from the ``X-CSRF-Token`` header or the ``csrf`` query parameter -- checked
-        before any body is read, so a request without it costs nothing."""
-        cookie = request.cookies.get(SESSION_COOKIE)
-        given = request.headers.get("x-csrf-token") or request.query_params.get("csrf") or ""
-        if not cookie or not same_token(given, csrf_token(cookie)):
-            raise Forbidden("missing or wrong CSRF token: reload the page and try again")
+    # ------------------------------------------------------------------------------ exception handlers
 
-    urls = Urls(session.key)
-    env.globals["urls"] = urls
-    env.globals["script_urls"] = json.dumps(urls.for_script())
-    views = Views(session, urls, render, check_csrf)
-
-    # ------------------------------------------------------------------------------ errors
-
-    async def on_http(request: Request, exc: Exception) -> Response:
+    async def _on_starlette_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        messages = {404: "no such page", 405: "method not allowed"}
-        return error_page(request, exc.status_code, exc.detail if exc.detail and exc.status_code not in messages
-                          else messages.get(exc.status_code, str(exc.detail)))
+        status = exc.status_code
+        message = exc.detail if exc.detail and status not in _STARLETTE_MESSAGES \
+            else _STARLETTE_MESSAGES.get(status, str(exc.detail))
+        return self.error_page(request, status, message)
 
-    async def on_http_error(request: Request, exc: Exception) -> Response:
+    async def _on_http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPError)
         if exc.status >= 500:
             print(f"statinterp review: error: {exc.message}", file=sys.stderr)
-        return error_page(request, exc.status, exc.message)
+        return self.error_page(request, exc.status, exc.message)
 
-    async def on_statinterp_error(request: Request, exc: Exception) -> Response:
-        return await on_http_error(request, http_error(exc))
+    async def _on_statinterp_error(self, request: Request, exc: Exception) -> Response:
+        return await self._on_http_error(request, http_error(exc))
 
-    class CatchAll:
-        """A bug in a request: one line in the server log and a 500 page, not a traceback."""
 
-        def __init__(self, app: Callable):
-            self.app = app
-
-        async def __call__(self, scope, receive, send):
-            started = False
-
-            async def tracking_send(message):
-                nonlocal started
-                started = started or message["type"] == "http.response.start"
-                await send(message)
-
-            try:
-                await self.app(scope, receive, tracking_send)
-            except ClientDisconnect:  # the client went (or was dropped for its slow body): nobody to answer
-                return
-            except Exception as exc:  # noqa: BLE001 - reported as one line
-                print(f"statinterp review: error: internal error ({type(exc).__name__}: {exc}); this is a bug",
-                      file=sys.stderr)
-                if started or scope["type"] != "http":
-                    return
-                response = error_page(Request(scope), 500,
-                                      f"internal error ({type(exc).__name__}); the server log has one line about it")
-                await response(scope, receive, send)
-
-    # ------------------------------------------------------------------------------ access token
-
-    class AccessToken:
-        def __init__(self, app: Callable):
-            self.app = app
-
-        async def __call__(self, scope, receive, send):
-            if scope["type"] != "http" or access_token is None:
-                return await self.app(scope, receive, send)
-            request = Request(scope)
-            if same_token(request.cookies.get(ACCESS_COOKIE, ""), access_token):
-                return await self.app(scope, receive, send)
-            if same_token(request.query_params.get("token", ""), access_token):
-                params = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-                location = local_location(scope.get("raw_path") or request.url.path.encode(), urlencode(params))
-                response: Response = RedirectResponse(location, status_code=303)
-                response.set_cookie(ACCESS_COOKIE, access_token, httponly=True, samesite="strict")
-            else:
-                response = HTMLResponse("<!doctype html><title>Access token required</title><p>This review needs "
-                                        "its access token: open the URL that <code>statinterp review</code> "
-                                        "printed.</p>", status_code=403)
-            await response(scope, receive, send)
-
-    middleware = [Middleware(CatchAll), Middleware(AccessToken)]
-    if allowed_hosts:
-        middleware.insert(0, Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts))
-    routes: list[BaseRoute] = [Route(path, getattr(views, name), methods=list(methods))
-                               for name, path, methods in ROUTES]
-    routes.append(Mount(STATIC_PREFIX, StaticFiles(directory=str(_package_dir("static"))), name="static"))
-    return Starlette(routes=routes, middleware=middleware, exception_handlers={
-        HTTPException: on_http, HTTPError: on_http_error, StatinterpError: on_statinterp_error})
+def create_app(session: ReviewSession, *, access_token: str | None = None,
+               allowed_hosts: list[str] | None = None, secret: bytes | None = None) -> ReviewApp:
+    """The app reviewing ``session``'s term (:class:`ReviewApp`)."""
+    return ReviewApp(session, access_token=access_token, allowed_hosts=allowed_hosts, secret=secret)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

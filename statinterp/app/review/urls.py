@@ -1,7 +1,7 @@
 """The review app's routes and URLs, in one place.
 
 :data:`ROUTES` is the route table (name, path pattern, HTTP methods): the app is built from it
-(:func:`statinterp.app.review.server.create_app`) and :class:`Urls` builds every URL from the same
+(:class:`statinterp.app.review.server.ReviewApp`) and :class:`Urls` builds every URL from the same
 patterns, for the views, the templates (``urls`` in every template) and the script (the
 ``data-urls`` attribute of ``<body>``: :meth:`Urls.for_script`). Nothing else writes a path.
 

@@ -1,9 +1,10 @@
 """The review app's views: one method per route of :data:`statinterp.app.review.urls.ROUTES`
-(same name), apart from the app factory (:func:`statinterp.app.review.server.create_app`), which
-wires them to the routes, the templates and the error handling.
+(same name); the app (:class:`statinterp.app.review.server.ReviewApp`) wires them to the routes,
+the templates, the CSRF check and the error handling.
 
 A view raises an :mod:`statinterp.app.review.errors` class for a request it refuses; request
-bodies are read through :func:`read_body` (limited while they arrive) after the CSRF check.
+bodies are read through :func:`read_body` (limited while they arrive). A POST view runs after
+the app's CSRF check, so a body is never read for a request without the token.
 """
 
 from __future__ import annotations
@@ -100,12 +101,10 @@ def filters_from(request) -> tuple[Filters, int]:
 
 
 class Views:
-    """The views of one review. ``render(request, template, status=200, **context)`` renders a page;
-    ``check_csrf(request)`` raises ``Forbidden`` unless the request carries the session's token."""
+    """The views of one review. ``render(request, template, status=200, **context)`` renders a page."""
 
-    def __init__(self, session: ReviewSession, urls: Urls, render: Callable[..., Any],
-                 check_csrf: Callable[[Any], None]):
-        self.session, self.urls, self.render, self.check_csrf = session, urls, render, check_csrf
+    def __init__(self, session: ReviewSession, urls: Urls, render: Callable[..., Any]):
+        self.session, self.urls, self.render = session, urls, render
 
     def _check_term(self, request) -> None:
         if request.path_params["key"] != self.session.key:
@@ -170,7 +169,6 @@ class Views:
 
         session = self.session
         self._check_term(request)
-        self.check_csrf(request)  # before the body is read
         data = await read_json(request)
         ids = _id_list(data, "sentence_ids", required=True)
         label, note, method = optional_text(data, "label"), optional_text(data, "note"), optional_text(data, "method")
@@ -190,7 +188,6 @@ class Views:
         from starlette.responses import JSONResponse
 
         self._check_term(request)
-        self.check_csrf(request)
         data = await read_json(request)
         sid, text = text_field(data, "sentence_id"), text_field(data, "note")
         at = self.session.set_note(sid, text, source="browser")
@@ -200,7 +197,6 @@ class Views:
         from starlette.responses import RedirectResponse
 
         self._check_term(request)
-        self.check_csrf(request)  # before the body is read
         form = await read_form(request)
         method = form.get("method", "") or self.session.default_method
         self.session.rerank(method)
