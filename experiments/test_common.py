@@ -15,7 +15,7 @@ from experiments.common import REPORTS, RESULTS, ROOT, add_output_options, out_o
 #: Every study with a report, and the report's name (``reports/NAME.md``).
 STUDIES = {"alignment": "segmentation", "citation_agreement": "citation_agreement", "feedback_simulation": "feedback",
            "find_segmentation": "find_segmentation", "find_target": "find", "learned_alternatives":
-           "learned_alternatives", "learned_limits": "learned_limits"}
+           "learned_alternatives", "learned_limits": "learned_limits", "text_quality": "text_quality"}
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -1,0 +1,257 @@
+"""The text-quality measures (experiments/text_quality.py) on shipped genuine opinions: each
+counter finds the defect it names when that defect is planted in genuine stored sentences, and
+finds none in the clean ones."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from experiments import text_quality as tq
+from experiments.text_quality_set import MANIFEST, load_manifest
+from tests.support.paths import FIXTURES
+
+GENUINE = FIXTURES / "genuine"
+INDIANA = GENUINE / "cap-indiana"  # Fox v. State, 997 N.E.2d 384 (Ind. Ct. App. 2013): CAP HTML
+DC_CIRCUIT = GENUINE / "pdf-text" / "dc-circuit-96-7169.txt"  # CourtListener's plain text of a PDF
+
+
+def _routes(tmp_path: Path) -> Path:
+    """A set folder holding the two fixtures as routes (as experiments.text_quality_set lays them out)."""
+    home = tmp_path / "fixture"
+    shutil.copytree(INDIANA, home / "cap")
+    (home / "text").mkdir()
+    shutil.copy(DC_CIRCUIT, home / "text" / "dc.txt")
+    return home
+
+
+def _measure(home: Path, route: str, entry: dict | None = None) -> tq.RouteResult:
+    entry = entry or {"id": "fixture", "court": "x", "footnotes": "html"}
+    return tq.measure_route(entry, "rules", home, route, set(), tq.html_footnotes(home))
+
+
+@pytest.mark.slow
+def test_planted_defects_are_counted_in_genuine_sentences(tmp_path):
+    home = _routes(tmp_path)
+    clean = _measure(home, "cap")
+    assert clean.status == "read"
+    assert clean.counts["headers"] == clean.counts["glued"] == 0
+    # Fox v. State: 4 footnotes in the HTML, all stored apart, none in the body.
+    assert clean.counts["footnotes_expected"] == clean.counts["footnotes_stored"] == 4
+    assert clean.counts["footnotes_recognised"] == 4
+    assert clean.counts["footnotes_in_body"] == 0
+
+    body = [s for s in clean.sentences if not s.footnote and len(s.text.split()) > 12]
+    a, b, c, d = body[3], body[5], body[7], body[9]
+    planted = [
+        tq.Sentence(a.text[:40] + " Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: 03/16/2022 "
+                    + a.text[40:], False, False, a.page),
+        tq.Sentence("[*2] " + b.text, False, False, b.page),
+        tq.Sentence(c.text.replace(" ", " parties,3 ", 1), False, False, c.page),
+        tq.Sentence(d.text[: len(d.text) // 2], False, False, d.page),  # cut mid-sentence
+    ]
+    before = tq.RouteResult("fixture", "x", "rules", "cap", "read")
+    tq.tally(before, [a, b, c, d], set(), "")
+    after = tq.RouteResult("fixture", "x", "rules", "cap", "read")
+    tq.tally(after, planted, set(), "")
+    for kind in ("headers", "labels", "glued", "fragments"):
+        assert after.counts[kind] == before.counts[kind] + 1, kind
+    assert before.counts["headers"] == before.counts["labels"] == before.counts["glued"] == 0
+
+
+@pytest.mark.slow
+def test_footnote_text_in_the_body_is_counted(tmp_path):
+    """A footnote of the HTML moved into the body (as a reader that misses the aside would store
+    it) is counted, by its number at the head of a body line and by its text."""
+    home = _routes(tmp_path)
+    html = home / "cap" / "NE2d" / "997" / "html" / "0001-01.html"
+    text = html.read_text(encoding="utf-8")
+    start = text.index('<aside data-label="1."')
+    end = text.index("</aside>", start) + len("</aside>")
+    aside = text[start:end]
+    note = aside[aside.index("<p"):aside.rindex("</p>") + 4].replace("<p", "<p data-x", 1)
+    moved = text[:start] + text[end:]
+    moved = moved.replace("</article>", note.replace('data-x id="', 'id="x-') + "</article>", 1)
+    html.write_text(moved, encoding="utf-8")
+    result = tq.measure_route({"id": "fixture", "court": "x", "footnotes": "html"}, "rules", home, "cap", set(),
+                              tq.html_footnotes(_routes(tmp_path / "orig")))
+    assert result.counts["footnotes_expected"] == 4
+    assert result.counts["footnotes_stored"] == result.counts["footnotes_recognised"] == 3
+    assert result.counts["footnotes_in_body"] == 1
+
+
+@pytest.mark.slow
+def test_hand_checked_pin_of_the_fixture(tmp_path):
+    """The manifest's hand-checked pin of Fox v. State (page 386, read in the HTML) is checked
+    against the stored page; a wrong hand page is reported wrong."""
+    home = _routes(tmp_path)
+    result = _measure(home, "cap")
+    pins = [p for p in load_manifest()["pins"] if p["entry"] == "cap-997ne2d384"]
+    assert pins, f"{MANIFEST.name} lost the pin of the shipped fixture"
+    index = {("cap-997ne2d384", "cap"): result}
+    assert tq.check_pin(pins[0], index)["status"] == "right"
+    assert tq.check_pin({**pins[0], "page": "999"}, index)["status"] == "wrong"
+    assert tq.check_pin({**pins[0], "quote": "no such sentence anywhere"}, index)["status"] == "sentence not found"
+
+
+@pytest.mark.slow
+def test_text_route_is_read_and_page_debris_beyond_the_source_counted(tmp_path):
+    home = _routes(tmp_path)
+    records, status = tq.read_route(home / "text")
+    assert status == "read" and len(records) == 1
+    source = tq.source_text(home / "text")
+    assert "Ideal Electronic Security" in source
+    # "[ ]" the source holds itself (a quotation's omission) is not debris; more than it holds is:
+    assert tq.bracket_debris(["the surety [ ] to reimbursement"], "the surety [ ] to reimbursement") == 0
+    assert tq.bracket_debris(["[ ] M LLC; and for 2010", "retired [ ]members"], "") == 2
+
+
+def test_a_pdf_without_a_reader_is_reported_not_measured(tmp_path):
+    (tmp_path / "pdf").mkdir()
+    (tmp_path / "pdf" / "x.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    records, status = tq.read_route(tmp_path / "pdf")
+    assert records == []
+    if importlib.util.find_spec("statinterp.sources.pdf") is None:
+        assert status == "no reader"
+    else:  # a PDF of no page is a bad record (or an error), never a case
+        assert status != "read" and status != "no reader"
+
+
+@pytest.mark.parametrize(("sentence", "reason"), [
+    ("Mr. Bordelon bears the burden to show that he was at risk for the", "open end"),
+    ("members of the Board were present.", "lowercase start"),
+    ("¶ 17", "short"),
+    ("(2)", "short"),
+    ("We affirm.", None),
+    ("Id.", None),
+    ("e.g., the rule applies here.", None),
+    ("He said, “It is done.”3", None),
+    ("The Court agrees:", None),
+])
+def test_fragment_reasons(sentence, reason):
+    assert tq.fragment_reason(sentence) == reason
+
+
+def test_headings_are_not_sentences():
+    assert tq.is_heading("STATEMENT OF THE CASE", whole_line=True)
+    assert tq.is_heading("Standard of Review", whole_line=True)
+    assert not tq.is_heading("Standard of Review", whole_line=False)
+    assert not tq.is_heading("the mother argues that the juvenile court erred", whole_line=True)
+
+
+@pytest.mark.parametrize(("sentence", "hits"), [
+    ("Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: 03/16/2022", True),
+    ("Case: 20-16276, 08/05/2020, ID: 11778722, DktEntry: 19, Page 1 of 15", True),
+    ("Cite as: 569 U. S. ____ (2013)", True),
+    ("The case was filed on 03/16/2022 and decided later.", False),
+])
+def test_running_headers(sentence, hits):
+    assert bool(tq.header_hits(sentence)) is hits
+
+
+def test_repeated_page_lines_are_running_headers():
+    pages = [f"GIFT SURPLUS, LLC V. STATE\n2022-NCSC-1\nOpinion of the Court\nbody {i}\n\nmore\n{i}" for i in range(4)]
+    repeated = tq.repeated_page_lines(pages)
+    assert "Opinion of the Court" in repeated
+    assert tq.header_hits("Opinion of the Court name, but into the game", repeated)
+    assert not tq.header_hits("The opinion of this court is plain.", repeated)
+
+
+@pytest.mark.parametrize(("sentence", "labels"), [
+    ("retired [*2] members", ["[*2]"]),
+    ("the text *387 continues", ["*387"]),
+    ("2019 WL 123456, at *3 (S.D.N.Y. 2019).", []),
+    ("Feliciano, 2020 NY Slip Op 50753(U), *2.", []),
+    ("and so on - 10 - in the text", ["- 10 -"]),
+])
+def test_page_labels(sentence, labels):
+    assert tq.page_labels(sentence) == labels
+
+
+@pytest.mark.parametrize(("sentence", "marks"), [
+    ("After concessions by the parties,3 the remaining issues", ["parties,3"]),
+    ("as we cite9 below", ["cite9"]),
+    ("penalties under section 6662(a)2 for both years", ["6662(a)2"]),
+    ("WIS. STAT. § 66.0217(14)(b)1., which provides", []),
+    ("see 42 U.S.C. § 1983 and Rule 12(b)(6) at 5", []),
+    ("in 570 U.S. 297, 301 (2013) and F.3d 12", []),
+])
+def test_glued_marks(sentence, marks):
+    assert [m.split(" ")[-1] for m in tq.glued_marks(sentence)] == marks
+
+
+def test_footnote_openings_from_the_manifest_or_the_html():
+    entry = {"footnotes": 2, "footnote_openings": ["The Chapel claimed", "Even if these"]}
+    assert tq.footnote_openings(entry, None) == ["The Chapel claimed", "Even if these"]
+    assert tq.footnote_openings({"footnotes": "html"}, ["1. The first note.", "* A star note."]) == [
+        "The first note.", "A star note."]
+    assert tq.footnote_openings({"footnotes": 0}, None) == []
+
+
+def test_recognised_footnotes_count_each_stored_footnote_once():
+    openings = ["The Chapel claimed violations", "Even if these circumstances", "A third note"]
+    assert tq.recognised_footnotes(openings, ["1 The Chapel claimed violations of ...",
+                                              "Even if these circumstances qualified"]) == 2
+    # two footnotes run together are one stored footnote: one recognised
+    assert tq.recognised_footnotes(openings, ["The Chapel claimed violations ... Even if these circumstances"]) == 1
+    # a footnote's text inside a body-like stored note far from its start is not its footnote
+    assert tq.recognised_footnotes(openings, ["x" * 40 + " A third note"]) == 0
+
+
+def test_manifest_footnote_openings_match_the_hand_counts():
+    for e in load_manifest()["entries"]:
+        if "footnote_openings" in e:
+            assert len(e["footnote_openings"]) == e["footnotes"], e["id"]
+
+
+def test_footnote_like_lines():
+    body = ["3 The parties stipulated that the loan was guaranteed.", "1The Chapel claimed violations",
+            "11 U.S.C.A. § 544(a) (West 2016).", "12 The twelfth note", "I. Background"]
+    assert tq.footnote_like_lines(body, 3) == body[:2]
+
+
+def test_sentence_overlap():
+    assert tq.sentence_overlap(["A b.", "C  d."], ["C d.", "E."]) == 0.5
+    cited = ["{9} A plea is not “knowing.”", "See 89 S.Ct. 1709."]
+    assert tq.sentence_overlap(cited, ['A plea is not "knowing."', "See 89 S. Ct. 1709."]) == 0
+    assert tq.sentence_overlap(cited, ['A plea is not "knowing."', "See 89 S. Ct. 1709."], tq.loose) == 1
+
+
+def test_manifest_names_30_opinions_of_10_courts_split_in_two_halves():
+    manifest = load_manifest()
+    entries = manifest["entries"]
+    courts = {e["court"] for e in entries}
+    assert len(entries) >= 30 and len(courts) >= 10
+    assert {manifest["courts"][c]["half"] for c in courts} == {"rules", "held-apart"}
+    for e in entries:
+        assert {"repo", "path", "commit", "court", "format"} <= set(e) and len(e["commit"]) == 40, e["id"]
+    assert len({e["id"] for e in entries}) == len(entries)
+    assert json.loads(MANIFEST.read_text(encoding="utf-8")) == manifest
+
+
+def test_html_with_citations_is_made_as_courtlistener_makes_it():
+    """The derived route: the text escaped in <pre class="inline">, each citation eyecite finds
+    closed off in a <span> between two <pre> pieces (cl/citations/annotate_citations.py)."""
+    from experiments.text_quality_set import html_with_citations
+
+    text = "See Smith v. Jones, 570 U.S. 297, 301 (2013) & more.\nNext line < here."
+    out = html_with_citations(text)
+    assert out.startswith('<pre class="inline">') and out.endswith("</pre>")
+    assert '</pre><span class="citation no-link">570 U.S. 297</span><pre class="inline">' in out
+    assert "&amp; more." in out and "&lt; here." in out
+    assert html_with_citations("No citation at all.") == '<pre class="inline">No citation at all.</pre>'
+
+
+def test_cap_case_json_takes_the_html_opinions():
+    from experiments.text_quality_set import _cap_case_json
+
+    meta = {"name": "A v. B", "name_abbreviation": "A v. B", "court": {"name": "Court"},
+            "citations": [{"type": "official", "cite": "1 X 2"}]}
+    html = '<article class="opinion" data-type="majority"></article><article class="opinion" data-type="dissent">'
+    case = _cap_case_json({"id": "x"}, meta, html)
+    assert [o["type"] for o in case["casebody"]["opinions"]] == ["majority", "dissent"]
+    assert case["id"] == _cap_case_json({"id": "x"}, meta, html)["id"]  # the same on every run
