@@ -73,7 +73,8 @@ def test_every_study_refuses_reports_before_any_work(module, capsys, monkeypatch
 def test_readme_study_commands_write_to_reports_only_with_force():
     """A newcomer copying the study commands of the README and the manual (docs/) never overwrites a
     committed report; the commands that regenerate one say so with --force."""
-    readme = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    readme = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     commands = re.findall(r"python -m experiments\.\w+[^\n#`]*", readme)
     assert commands, "neither the README nor the manual shows a study command"
     for command in commands:

@@ -134,8 +134,8 @@ def test_cv_over_an_existing_report_says_how_to_write_elsewhere(capsys, tmp_path
 
 
 def test_readme_cv_command_writes_to_a_folder_no_clone_commits():
-    """The cv commands of the README and the manual (docs/) must run as written in a fresh clone, where reports/ holds the
-    committed reports: it names a --report-dir inside the ignored experiment-results/, so it
+    """The cv commands of the README and the manual (docs/) must run as written in a fresh clone,
+    where reports/ holds the committed reports: it names a --report-dir inside the ignored experiment-results/, so it
     neither meets a committed report nor leaves a file that looks committed (running it first
     does not make this test fail)."""
     import re
