@@ -13,7 +13,7 @@ import click
 from statinterp.app.options import engine_options
 from statinterp.cache import atomic
 from statinterp.collection.shards import SHARD_KEYS
-from statinterp.errors import InputError, OutputError
+from statinterp.errors import InputError, OutputError, terminal_safe
 
 
 class SourceFormatChoice(click.Choice):
@@ -53,6 +53,12 @@ def example_sources() -> Path:
 
     return Path(example_data_path()) / "sources"
 
+
+
+def _echo(line: str) -> None:
+    """A line of a summary or table for the terminal: control characters a file name, record id or
+    case name may carry (escape sequences) are shown, never sent (errors.terminal_safe)."""
+    click.echo(terminal_safe(line))
 
 @click.command()
 @click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
@@ -159,22 +165,22 @@ def _command_line() -> str | None:
 
 def _print_summary(summary, collection: Path, engine: str, errors_out: Path | None) -> None:
     d = summary.as_dict()
-    click.echo(f"{collection}: {d['cases_read']} cases read in {d['seconds']:.1f} s "
+    _echo(f"{collection}: {d['cases_read']} cases read in {d['seconds']:.1f} s "
                f"({d['cases_per_second'] or 0:.1f} cases/s, {d['input_bytes'] / max(d['seconds'], 1e-9) / 1e6:.2f} MB/s"
                f", engine {engine}): {d['added']} added, {d['replaced']} replaced, {d['unchanged']} unchanged; "
                f"{d['opinions']} opinions and {d['paragraphs']} paragraphs stored; {d['skipped']} records skipped")
     if summary.split_parts:
-        click.echo(f"  split: CourtListener opinions files into {summary.split_parts} parts by cluster "
+        _echo(f"  split: CourtListener opinions files into {summary.split_parts} parts by cluster "
                    f"({summary.split_seconds:.1f} CPU s)")
     for file, encoding in summary.decoded:
-        click.echo(f"  decoded: {file} is not UTF-8; read as {encoding} (a guess; --encoding forces one)")
+        _echo(f"  decoded: {file} is not UTF-8; read as {encoding} (a guess; --encoding forces one)")
     for (source, companion, kind), (missing, cases) in summary.unjoined.items():
-        click.echo(f"  unjoined: {missing} of the {cases} cases of {source} found no row in {companion} ({kind})")
+        _echo(f"  unjoined: {missing} of the {cases} cases of {source} found no row in {companion} ({kind})")
     for s in summary.skipped[:20]:
-        click.echo(f"  skipped: {s.line()}")
+        _echo(f"  skipped: {s.line()}")
     if summary.skipped_count > 20:
         where = f" (all in {errors_out})" if errors_out else " (--errors-out FILE lists them all)"
-        click.echo(f"  ... and {summary.skipped_count - 20} more{where}")
+        _echo(f"  ... and {summary.skipped_count - 20} more{where}")
 
 
 @click.group()
@@ -204,24 +210,24 @@ def info(folder, fmt, strict):
         click.echo(json.dumps(d, indent=2, ensure_ascii=False))
         return
     shards = f", {len(d['shards'])} shards by {d['shard_by']}" if "shards" in d else ""
-    click.echo(f"collection {d['collection']} (format {d['format']}{shards})")
+    _echo(f"collection {d['collection']} (format {d['format']}{shards})")
     if unfinished is not None:
-        click.echo("  INCOMPLETE: " + unfinished_note(folder, unfinished).split(": ", 1)[1])
-    click.echo(f"  {d['cases']} cases, {d['opinions']} opinions, {d['paragraphs']} paragraphs")
-    click.echo("  by source format: " + ", ".join(f"{k} {v}" for k, v in d["by_source"].items()))
-    click.echo("  citations: " + (", ".join(f"{k} {v}" for k, v in d["citations"].items()) or "none"))
-    click.echo(f"  statistics (as of {d['statistics_date']}): " + "; ".join(
+        _echo("  INCOMPLETE: " + unfinished_note(folder, unfinished).split(": ", 1)[1])
+    _echo(f"  {d['cases']} cases, {d['opinions']} opinions, {d['paragraphs']} paragraphs")
+    _echo("  by source format: " + ", ".join(f"{k} {v}" for k, v in d["by_source"].items()))
+    _echo("  citations: " + (", ".join(f"{k} {v}" for k, v in d["citations"].items()) or "none"))
+    _echo(f"  statistics (as of {d['statistics_date']}): " + "; ".join(
         f"{lvl} N={v['units']} tokens={v['tokens']}" for lvl, v in d["statistics"].items()))
     size = d["size_bytes"]
-    click.echo(f"  size on disk: {size / 1e6:.2f} MB" + (f" ({d['bytes_per_case'] / 1e3:.1f} kB per case)"
+    _echo(f"  size on disk: {size / 1e6:.2f} MB" + (f" ({d['bytes_per_case'] / 1e3:.1f} kB per case)"
                                                          if d["bytes_per_case"] else ""))
-    click.echo(f"  sources ({len(d['sources'])}):")
+    _echo(f"  sources ({len(d['sources'])}):")
     for s in d["sources"]:
-        click.echo(f"    {s['path']} [{s['format']}] {s['cases']} cases, {s['skipped']} skipped, {s['ingested_at']}")
+        _echo(f"    {s['path']} [{s['format']}] {s['cases']} cases, {s['skipped']} skipped, {s['ingested_at']}")
     if "shards" in d:
-        click.echo(f"  shards by {d['shard_by']} ({len(d['shards'])}):")
+        _echo(f"  shards by {d['shard_by']} ({len(d['shards'])}):")
         for s in d["shards"]:
-            click.echo(f"    {s['key']}: {s['cases']} cases, {s['opinions']} opinions, {s['paragraphs']} paragraphs, "
+            _echo(f"    {s['key']}: {s['cases']} cases, {s['opinions']} opinions, {s['paragraphs']} paragraphs, "
                        f"{s['size_bytes'] / 1e6:.2f} MB ({s['folder']})")
 
 

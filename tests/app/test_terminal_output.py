@@ -77,3 +77,21 @@ def test_an_error_line_quoting_input_is_escaped(capsys):
     code, _, err = run_main(capsys, "rank", "vehicle", "-m", f"TF-ISF{TITLE}", "-q", "--no-cache")
     line = assert_one_line_error(code, err)
     assert _raw_controls(line) == [] and "pwned" in line
+
+
+def test_collection_info_and_the_ingest_summary_are_escaped(tmp_path, capsys):
+    """A source file whose name carries an escape sequence: the ingest summary and `collection
+    info` show it, never send it (the JSON form escapes it as JSON does)."""
+    folder = tmp_path / f"texts{TITLE}"
+    folder.mkdir()
+    (folder / f"case{CLIPBOARD}.txt").write_text("Smith v. Jones\n\nThe red car stopped.\n\nIt drove on.\n",
+                                                 encoding="utf-8")
+    code, out, err = run_main(capsys, "ingest", str(folder), "--collection", str(tmp_path / "c"), "-q",
+                              "--no-citations")
+    assert code == 0, err
+    assert _raw_controls(out) == []
+    code, out, err = run_main(capsys, "collection", "info", str(tmp_path / "c"))
+    assert code == 0, err
+    assert _raw_controls(out) == [] and "\\x1b]0;pwned" in out
+    code, out, err = run_main(capsys, "collection", "info", str(tmp_path / "c"), "--format", "json")
+    assert TITLE in json.loads(out)["sources"][0]["path"]
