@@ -98,6 +98,7 @@ class MemoryCollection:
     has_pairs = False
     #: No word list (a finished shard's): ``find`` asks :meth:`occurring`.
     word_list = None
+    allowed_cases = None  # no case filter (Collection.restrict): every case is searched
 
     @property
     def paragraph_count_estimate(self) -> int:

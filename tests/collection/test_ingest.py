@@ -522,6 +522,7 @@ def test_dask_engine_writes_the_same_collection_as_the_local_engine(tmp_path, da
     assert list(canonical_dump(tmp_path / "local")) == list(canonical_dump(tmp_path / "dask"))
 
 
+@pytest.mark.slow
 def test_ingest_command_with_a_dask_scheduler(tmp_path, dask_cluster, capsys):
     code, out, err = run_cli(["ingest", str(SOURCES), "--collection", str(tmp_path / "dask"), "--engine", "dask",
                               "--scheduler", dask_cluster.scheduler_address, "-q", "--format-summary", "json"], capsys)
