@@ -221,6 +221,7 @@ def test_a_counter_of_unknown_size_reports_counts_and_rate_without_a_share():
     assert "ingest: 7 cases" in buf.getvalue()
 
 
+@pytest.mark.slow
 def test_ingest_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path, capsys):
     code = main(["ingest", "--collection", str(tmp_path / "c")])
     out, err = capsys.readouterr()

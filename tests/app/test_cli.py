@@ -47,6 +47,7 @@ def example_index():
 # rank
 
 
+@pytest.mark.slow
 def test_rank_table(example_index):
     out = invoke("rank", "vehicle", "-q", "-m", "TF-ISF-p").stdout
     lines = out.splitlines()

@@ -127,6 +127,7 @@ def test_any_damaged_entry_is_detected_discarded_and_never_used(good_entry, how,
 
 
 @pytest.mark.parametrize("how", ["flip", "truncate", "garbage", "empty"])
+@pytest.mark.slow
 def test_damaged_entry_is_rebuilt_with_a_warning_and_results_match_no_cache(tmp_path, reference, how):
     Analyzer(cache_dir=tmp_path).analyse(TEXTS)
     an = Analyzer(cache_dir=tmp_path)
@@ -161,6 +162,7 @@ def test_unwritable_cache_gives_one_warning_and_correct_results(tmp_path, refere
     assert len([w for w in record if issubclass(w.category, StatinterpWarning)]) == 1
 
 
+@pytest.mark.slow
 def test_cli_reports_a_damaged_entry_as_one_warning_line_and_gives_the_same_output(tmp_path):
     cache = tmp_path / "cache"
     argv = ["rank", "vehicle", "-q", "--format", "json", "--top", "0"]

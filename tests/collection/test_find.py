@@ -169,6 +169,7 @@ def handmade_collection(tmp_path_factory) -> Path:
     return root / "collection"
 
 
+@pytest.mark.slow
 def test_find_term_in_a_handmade_collection(handmade_collection):
     with Collection.open(handmade_collection) as collection:
         found = find_term(collection, "preemployment testing")
@@ -293,6 +294,7 @@ def example_collection(tmp_path_factory) -> Path:
     return root / "collection"
 
 
+@pytest.mark.slow
 def test_cli_find_against_evaluate_and_rank(example_collection, tmp_path, capsys):
     out = tmp_path / "vehicle.zip"
     code, stdout, err = run(["find", "vehicle", "--collection", str(example_collection), "--out", str(out),
@@ -334,6 +336,7 @@ def test_cli_find_errors(example_collection, tmp_path, capsys):
     assert code == 2 and "not both" in err
 
 
+@pytest.mark.slow
 def test_cli_rank_collection_with_a_compound_and_the_shipped_model(example_collection, capsys):
     code, stdout, err = run(["rank", "vehicle", "--collection", str(example_collection), "-m", "Tp-Tg-Nr",
                              "--format", "json", "--top", "0", "-q", "--no-cache"], capsys)

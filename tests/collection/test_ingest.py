@@ -203,6 +203,7 @@ def test_unreadable_source_stops_with_one_line_and_writes_nothing(tmp_path, caps
     assert code == 2 and "is not a statinterp collection" in err
 
 
+@pytest.mark.slow
 def test_a_source_that_breaks_mid_ingest_stops_cleanly_and_a_rerun_completes(tmp_path, capsys):
     import gzip
 
@@ -270,6 +271,7 @@ def test_read_api(tmp_path):
             list(c.paragraphs_matching('"unbalanced'))
 
 
+@pytest.mark.slow
 def test_ingest_is_idempotent_and_a_changed_case_replaces_the_old(tmp_path):
     recs = copies(5)
     write_cap_volume(recs, tmp_path / "v1" / "vol")
@@ -330,6 +332,7 @@ def _make_format_1(folder: Path) -> None:
     db.close()
 
 
+@pytest.mark.slow
 def test_a_collection_of_format_1_is_found_with_phrases_and_the_next_ingest_adds_the_pair_index(tmp_path,
                                                                                                monkeypatch):
     from statinterp.collection import store

@@ -138,6 +138,7 @@ def _huge_case(record: CaseRecord, n_opinions: int, chars: int) -> CaseRecord:
     return dataclasses.replace(record, source_id="999", opinions=ops)
 
 
+@pytest.mark.slow
 def test_a_case_over_the_case_limit_is_skipped_before_its_analysis(tmp_path, capsys):
     a, b = copies(2)
     huge = _huge_case(a, 2, MAX_CASE_CHARS // 2 + 100_000)  # each opinion under the field limit, not the case
@@ -149,6 +150,7 @@ def test_a_case_over_the_case_limit_is_skipped_before_its_analysis(tmp_path, cap
     assert "2 added" in out and "field '(case)'" in out and f"limit of {MAX_CASE_CHARS}" in out
 
 
+@pytest.mark.slow
 def test_a_line_over_the_stored_line_limit_is_skipped_and_find_can_segment_long_windows(tmp_path, capsys):
     from statinterp.collection.find import _joining_pipeline
 
@@ -405,6 +407,7 @@ def _damage(col: Path, table: str) -> None:
 
 
 @pytest.mark.parametrize("table", ["paragraphs", "paragraphs_fts_data"])
+@pytest.mark.slow
 def test_a_damaged_collection_is_one_line_and_exit_2(tmp_path, capsys, table):
     col = tmp_path / "col"
     src = write_cap_volume(copies(40), tmp_path / "vol")

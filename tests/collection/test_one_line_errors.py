@@ -34,6 +34,7 @@ def _last_error(code: int, err: str) -> str:
     return line
 
 
+@pytest.mark.slow
 def test_a_full_disk_during_ingest_is_one_line_and_the_collection_stays_consistent(tmp_path, capsys, monkeypatch):
     """A real SQLITE_FULL: the writer's database may not grow past its size at the start."""
     col = tmp_path / "col"
@@ -124,6 +125,7 @@ def _shard_set(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_manifest_nested_too_deep_or_too_large_is_one_line(tmp_path, capsys):
     root = _shard_set(tmp_path)
     manifest = root / "manifest.json"

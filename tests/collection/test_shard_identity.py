@@ -46,6 +46,7 @@ def test_a_shard_database_copied_over_another_is_named_not_read_twice(tmp_path, 
     assert code == 2 and "holds the shard" in err
 
 
+@pytest.mark.slow
 def test_a_shard_folder_linked_out_of_the_set_is_refused(tmp_path, capsys):
     root, (a, _) = _set(tmp_path)
     outside = tmp_path / "elsewhere"

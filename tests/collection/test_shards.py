@@ -108,6 +108,7 @@ def test_a_bad_manifest_is_one_clear_error(tmp_path, text, message):
         Manifest.load(tmp_path)
 
 
+@pytest.mark.slow
 def test_ingest_command_writes_shards(tmp_path):
     result = CliRunner().invoke(cli, ["ingest", "--collection", str(tmp_path / "set"), "--shard-by", "source",
                                        "--no-citations", "-q", "--format-summary", "json"])

@@ -30,6 +30,7 @@ def _stop_on_second_batch(monkeypatch, cls) -> None:
 
 
 @pytest.mark.parametrize("shard_by", [None, "source"])
+@pytest.mark.slow
 def test_an_interrupted_ingest_is_named_until_the_same_command_completes_it(tmp_path, capsys, monkeypatch,
                                                                            shard_by):
     vol = write_cap_volume(copies(70), tmp_path / "vol")

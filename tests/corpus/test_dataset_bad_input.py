@@ -91,6 +91,7 @@ def test_json_nested_too_deeply_is_an_input_error_not_a_recursion_traceback(tmp_
 
 @FUZZ
 @given(kind=st.sampled_from(KINDS), data=st.data())
+@pytest.mark.slow
 def test_duplicate_ids_are_an_error_naming_file_and_id(kind, data):
     pairs = list(RECORDS[kind].items())
     i = data.draw(st.integers(0, len(pairs) - 1), label="duplicated record")

@@ -271,6 +271,7 @@ def test_cli_reproduce_writes_files_matching_evaluate(tmp_path, capsys):
     assert [m["method"] for m in json.loads((out / "reproduction.json").read_text())["methods"]] == ["Random", "BM25"]
 
 
+@pytest.mark.slow
 def test_cli_tune(tmp_path, capsys):
     target = tmp_path / "tune.json"
     assert main(["tune", "TF-ISF-p", "--no-cache", "-q", "--grid", "lam=0,0.5,1", "--format", "json",

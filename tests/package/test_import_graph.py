@@ -169,6 +169,7 @@ def test_the_graph_sees_lazy_and_relative_imports(tmp_path):
     assert find_cycle(graph) == ["statinterp.a.one", "statinterp.a.two", "statinterp.a.three", "statinterp.a.one"]
 
 
+@pytest.mark.slow
 def test_statinterp_has_no_import_cycle():
     graph = _without_package_roots(import_graph())
     assert len(graph) > 30  # the whole package was read

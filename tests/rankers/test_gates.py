@@ -288,6 +288,7 @@ def test_expanded_e_errors(ix):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False), st.booleans()),
                 min_size=1, max_size=40))
+@pytest.mark.slow
 def test_gated_scores_order_property(rows):
     base = np.array([r[0] for r in rows])
     passing = np.array([r[1] for r in rows])

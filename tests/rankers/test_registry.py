@@ -145,6 +145,7 @@ def test_the_architecture_document_shows_the_registry():
     assert registry.markdown_table() in doc
 
 
+@pytest.mark.slow
 def test_the_order_of_the_parts_does_not_depend_on_what_was_imported_first():
     import json
     import subprocess

@@ -188,6 +188,7 @@ def test_page_break_fragment_of_courtlistener_plain_text():
     assert any("of this plea agreement.” The court accepted it." in p for p in c.paragraphs)
 
 
+@pytest.mark.slow
 def test_line_end_hyphens_rejoin_only_real_words():
     text = "Strict scru-\ntiny requires more. The self-\ndefense claim. A self-defense rule. Atchafa-\nlaya."
     assert dehyphenate(text) == ("Strict scrutiny requires more. The self-defense claim. A self-defense rule. "
@@ -220,6 +221,7 @@ def test_latin1_text_is_decoded_and_the_guess_recorded():
     assert decode_text("plain é".encode()) == ("plain é", None)
 
 
+@pytest.mark.slow
 def test_ingest_reports_the_guessed_encoding_and_takes_a_forced_one(tmp_path, capsys):
     from statinterp.app.cli import main
     from statinterp.collection.store import Collection

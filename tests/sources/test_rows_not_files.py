@@ -120,6 +120,7 @@ def _bulk(folder: Path, clusters: range, known: range) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_join_that_leaves_cases_without_their_cluster_exits_2_naming_the_companion(tmp_path, capsys):
     """Before: 40 cases stored without name or date, exit 0, nothing said."""
     folder = _bulk(tmp_path / "bulk", range(1, 41), range(1000, 1040))  # the clusters of another export

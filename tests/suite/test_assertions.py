@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.support.paths import REPO_ROOT, TESTS
 
 #: The folders whose ``test_*.py`` files pytest collects (pyproject's testpaths).
@@ -63,6 +65,7 @@ def unchecked_tests(path: Path, shared: dict[str, ast.FunctionDef | ast.AsyncFun
     return [f"{fn.lineno} {name}" for name, fn in own.items() if name.startswith("test") and name not in checking]
 
 
+@pytest.mark.slow
 def test_every_test_function_checks_something():
     files = sorted(p for folder in TEST_FOLDERS for p in (REPO_ROOT / folder).rglob("test_*.py"))
     assert len(files) > 40 and Path(__file__) in files  # the scan sees the whole suite

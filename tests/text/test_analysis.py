@@ -119,6 +119,7 @@ def test_second_run_reads_the_cache_without_spacy(monkeypatch, tmp_path):
     assert _cache_files(tmp_path) == files
 
 
+@pytest.mark.slow
 def test_uncached_cold_and_warm_runs_agree(tmp_path):
     plain = Analyzer(cache_dir=False)
     ref = plain.analyse(TEXTS)
@@ -152,6 +153,7 @@ def _flip_middle_byte(path: Path) -> None:
 
 @pytest.mark.parametrize("damage", [_truncate, _garbage, _empty, _flip_middle_byte],
                          ids=["truncated", "garbage", "empty", "flipped-byte"])
+@pytest.mark.slow
 def test_damaged_cache_entry_is_warned_about_discarded_and_rebuilt(monkeypatch, tmp_path, damage):
     first = Analyzer(cache_dir=tmp_path)
     good = first.analyse(TEXTS)
@@ -174,6 +176,7 @@ def test_damaged_cache_entry_is_warned_about_discarded_and_rebuilt(monkeypatch, 
         _assert_same(first, good, third, third.analyse(TEXTS))
 
 
+@pytest.mark.slow
 def test_entry_of_another_text_is_not_used(tmp_path):
     """An intact entry stored under the wrong text's name must not pass for that text."""
     first = Analyzer(cache_dir=tmp_path)

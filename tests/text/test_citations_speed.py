@@ -60,6 +60,7 @@ def _extractors():
     return tok, list(enumerate(tok.extractors))
 
 
+@pytest.mark.slow
 def test_which_citation_patterns_need_a_digit():
     """Stored citations come only from citation tokens; most patterns that make one need a digit,
     not all ("Abb. Adm. xiv": optional volume, Roman page). A pattern said to need one does (every
@@ -76,6 +77,7 @@ def test_which_citation_patterns_need_a_digit():
     assert [c.text for c in stored_citations("See 1 Abb. Adm. xiv here.")] == ["1 Abb. Adm. xiv"]
 
 
+@pytest.mark.slow
 def test_digit_first_patterns_begin_with_a_boundary_then_a_digit():
     tok, extractors = _extractors()
     flagged = [(i, e) for i, e in extractors if tok.digit_first[i]]
@@ -90,6 +92,7 @@ TRICKY = ["12 U.S. 5", "x12 U.S. 5 and (13 U.S. 6), 14 U.S. 7; 1999 WL 12345", "
           "\u0661\u0662 U.S. 5 \u0967\u0968 F. 3", "12 U.S. 512 U.S. 5", "9 Cal. 2d 1 9 Cal.2d 1", "", "no digits"]
 
 
+@pytest.mark.slow
 def test_matches_at_digit_starts_equal_finditer():
     tok, extractors = _extractors()
     flagged = [e for i, e in extractors if tok.digit_first[i]]

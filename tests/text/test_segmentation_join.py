@@ -164,6 +164,7 @@ def test_join_rule_names_are_checked_and_the_default_is_a_subset():
     ("colon_lower", "The statute defines a mask work as:\na series of related images, however fixed.", 1, 2),
     ("lead_word_colon", "It is affirmed.\nMemorandum: This action arises out of a fire.", 3, 2),
 ])
+@pytest.mark.slow
 def test_each_rule_switched_off_alone_undoes_its_boundaries(rule, text, with_rule, without):
     from statinterp.text.segmentation import JOIN_RULES
 
