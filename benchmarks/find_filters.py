@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", nargs="?", default="run")
     parser.add_argument("--data", type=Path, default=Path("../shared/data/statutory_interpretation"))
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp/statinterp-find-filters"))
+    parser.add_argument("--workdir", type=Path,
+                        help="folder for the collections it builds and find_filters.json (required but for child)")
     parser.add_argument("--shard-by", default=None)
     parser.add_argument("--folder")
     parser.add_argument("--terms")
@@ -102,6 +103,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "child":
         print(json.dumps(child(args.folder, args.terms.split(","), json.loads(args.filters))))
         return
+    if args.workdir is None:
+        parser.error("--workdir is required")
     args.workdir.mkdir(parents=True, exist_ok=True)
     terms = sorted(p.stem for p in args.data.glob("*.zip"))
     folders = {"one file": args.workdir / "dataset"}

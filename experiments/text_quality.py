@@ -52,8 +52,11 @@ aside (:func:`loose`: quotes and dashes folded, a leading "{9}" or "¶ 9" and al
 
 Run from the project root::
 
-    python -m experiments.text_quality_set --mirrors /work/.mirror --out /tmp/genuine-set
-    python -m experiments.text_quality --set /tmp/genuine-set --out reports/text_quality.md --force
+    python -m experiments.text_quality_set --mirrors MIRRORS --out SET
+    python -m experiments.text_quality --set SET --out reports/text_quality.md --force
+
+(``MIRRORS``: a folder of bare git mirrors of the repositories the manifest names, as
+``OWNER+NAME/``; ``SET``: any folder the set is laid out in.)
 """
 
 from __future__ import annotations

@@ -26,7 +26,9 @@ that holds several text fields gets one route per field.
 
 Run from the project root (needs ``git`` and, for the PDF routes, poppler's ``pdftotext``)::
 
-    python -m experiments.text_quality_set --mirrors /work/.mirror --out /tmp/genuine-set
+    python -m experiments.text_quality_set --mirrors MIRRORS --out SET
+
+``MIRRORS``: a folder of bare git mirrors of the manifest's repositories (``OWNER+NAME/``).
 
 Writes ``OUT/set.json``: the manifest with each entry's routes (folder names) added, and the
 versions of the tools used.

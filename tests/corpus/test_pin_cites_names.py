@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from statinterp.corpus.pin_cites import cite_name, first_page, format_cite, parse_cite
-from statinterp.progress import use_reporter
+from statinterp.progress import LineReporter, use_reporter
 from statinterp.sources.captions import caption_name, is_stamp
 from statinterp.sources.courtlistener import read_courtlistener
 from statinterp.sources.plaintext import text_case
@@ -193,25 +193,12 @@ def test_an_api_v4_clusters_file_beside_the_opinions_names_them_and_gives_citati
     assert case.name == "State v. Ramirez" and case.citations == (("official", "226 Ariz. 1"),)
 
 
-class _Task:
-    def advance(self, n: int = 1) -> None:
-        pass
-
-    def skip(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class _Notes:
-    """A progress reporter that keeps the notes (warnings) it is given."""
+class _Notes(LineReporter):
+    """A progress reporter that keeps the notes (warnings) it is given and draws no progress."""
 
     def __init__(self) -> None:
+        super().__init__(emit=lambda line: None)
         self.notes: list[str] = []
-
-    def start(self, label: str, total: int, unit: str = "") -> _Task:
-        return _Task()
 
     def note(self, message: str) -> None:
         self.notes.append(message)
