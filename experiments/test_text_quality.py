@@ -317,3 +317,34 @@ def test_found_figures_show_unmeasured_routes_as_such():
     assert tq.found_cell([measured, tq.RouteResult("b", "x", "held-apart", "pdf", "read")]) == "–"
     rows = tq.target_rows([measured], [])
     assert "no (50.0 % of 2)" in rows[2]
+
+
+def test_a_fresh_held_apart_half_of_12_opinions_of_8_courts():
+    """The held-apart half is the fresh one (no court of it was looked at while fixing); the courts
+    held apart before it, looked at since, are in the rules half and say so."""
+    manifest = load_manifest()
+    held = {c for c, v in manifest["courts"].items() if v["half"] == "held-apart"}
+    entries = [e for e in manifest["entries"] if e["court"] in held]
+    assert len(entries) >= 12 and len({e["court"] for e in entries}) >= 8
+    assert not any("was" in manifest["courts"][c] for c in held)
+    moved = {c for c, v in manifest["courts"].items() if "was" in v}
+    assert {"azd", "nysd", "njd", "moctapp", "wva"} <= moved
+    assert all(manifest["courts"][c]["half"] == "rules" for c in moved)
+    for e in entries:
+        if e["format"] == "pdf":  # every fresh PDF has hand-checked pins
+            assert [p for p in manifest["pins"] if p["entry"] == e["id"]], e["id"]
+
+
+def test_a_dataset_case_is_laid_out_as_a_text_route(tmp_path):
+    import io
+    import zipfile
+
+    from experiments.text_quality_set import _dataset_case_text
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("x/term-case.json", json.dumps({"c1": {"text": "CAPTION\nWe affirm.\n1 . A note."}}))
+    entry = {"id": "e", "path": "term.zip", "case_id": "c1"}
+    assert _dataset_case_text(buf.getvalue(), entry) == "CAPTION\nWe affirm.\n1 . A note."
+    with pytest.raises(SystemExit, match="no case 'c2'"):
+        _dataset_case_text(buf.getvalue(), {**entry, "case_id": "c2"})

@@ -834,6 +834,9 @@ def main(argv: list[str] | None = None) -> int:
     before = load_summary(args.before) if args.before else None
     notes = args.notes.read_text(encoding="utf-8") if args.notes else ""
     results, pins, manifest = run(args.set_dir, found=args.find)
+    if before:  # an earlier run's routes take the halves of today's manifest (a court looked at moves to rules)
+        for r in before[1]:
+            r.half = manifest["courts"].get(r.court, {}).get("half", r.half)
     extra = (f" --before {args.before.as_posix()}" if args.before else "") + (
         f" --notes {args.notes.as_posix()}" if args.notes else "") + ("" if args.find else " --no-find")
     command = f"python -m experiments.text_quality --set SET{extra}{out_options(args, out)}"
