@@ -255,3 +255,96 @@ def test_cap_case_json_takes_the_html_opinions():
     case = _cap_case_json({"id": "x"}, meta, html)
     assert [o["type"] for o in case["casebody"]["opinions"]] == ["majority", "dissent"]
     assert case["id"] == _cap_case_json({"id": "x"}, meta, html)["id"]  # the same on every run
+
+
+def test_find_terms_are_frequent_content_words_pairs_and_statutory_terms():
+    text = ("The insurance policy named the city. The city kept the policy; the insurance policy lapsed. "
+            "A switchblade knife was found. Appellees paid. Appellees left. The dependent life plan.")
+    terms = tq.find_terms(text, ["switchblade knife", "technological measure"], words=3, phrases=2)
+    # words: "policy" 3, then "appellees", "city", "insurance" 2 each, alphabetically: 3 of them
+    assert terms[:3] == ["policy", "appellees", "city"]
+    assert terms[3:4] == ["insurance policy"] and terms[4] != "dependent life"  # the only pair found twice
+    assert terms[-1] == "switchblade knife" and "technological measure" not in terms
+    assert "the" not in terms and "dependent" not in terms  # a stop word; a word found once
+
+
+@pytest.mark.slow
+def test_found_sentences_count_a_fragment_planted_in_a_genuine_opinion(tmp_path):
+    """Fox v. State (CAP HTML) ingested and looked up as ``find`` does: its found sentences hold
+    their term; a paragraph break planted after a term in the middle of one of its sentences,
+    before a capitalised word (a line find's joining rules leave apart, as a double-spaced PDF's
+    line gap), makes ``find`` return that sentence's first half, counted as a fragment."""
+    import re
+
+    home = _routes(tmp_path)
+    clean = _measure(home, "cap")
+    terms = tq.find_terms("\n".join(s.text for s in clean.sentences), [])
+    found = tq.found_sentences(home / "cap", terms, tmp_path / "work1")
+    assert found and all(any(t.split()[0] in s.lower() for t in terms) for s in found)
+    before = tq.RouteResult("fixture", "x", "rules", "cap", "read")
+    tq.tally_found(before, found)
+    assert before.counts["found"] == len(found)
+
+    html = home / "cap" / "NE2d" / "997" / "html" / "0001-01.html"
+    source = html.read_text(encoding="utf-8")
+    term = terms[0]
+    cut = None
+    for s in found:
+        at = s.lower().find(term)
+        if at < 0 or tq.fragment_reason(s) is not None:
+            continue
+        for m in re.finditer(r" (?=[A-Z][a-z])", s):
+            head = s[: m.start()]
+            if at + len(term) <= m.start() and 40 < len(head) < len(s) - 20 and source.count(head) == 1:
+                cut = head
+                break
+        if cut:
+            break
+    assert cut is not None, "no sentence of the fixture to plant the break in"
+    html.write_text(source.replace(cut, cut + "</p><p>", 1), encoding="utf-8")
+    planted = tq.found_sentences(home / "cap", terms, tmp_path / "work2")
+    after = tq.RouteResult("fixture", "x", "rules", "cap", "read")
+    tq.tally_found(after, planted)
+    assert cut in planted and tq.fragment_reason(cut) == "open end"
+    assert after.counts["found_fragments"] >= before.counts["found_fragments"] + 1
+    assert any(cut in ex for ex in after.examples["found_fragments"])
+
+
+def test_found_figures_show_unmeasured_routes_as_such():
+    measured = tq.RouteResult("a", "x", "held-apart", "pdf", "read")
+    tq.tally_found(measured, ["We affirm.", "the court held that the"])
+    assert tq.found_cell([measured]) == "1 / 2 (50.0 %)"
+    assert tq.found_cell([measured, tq.RouteResult("b", "x", "held-apart", "pdf", "read")]) == "–"
+    rows = tq.target_rows([measured], [])
+    assert "no (50.0 % of 2)" in rows[2]
+
+
+def test_a_fresh_held_apart_half_of_12_opinions_of_8_courts():
+    """The held-apart half is the fresh one (no court of it was looked at while fixing); the courts
+    held apart before it, looked at since, are in the rules half and say so."""
+    manifest = load_manifest()
+    held = {c for c, v in manifest["courts"].items() if v["half"] == "held-apart"}
+    entries = [e for e in manifest["entries"] if e["court"] in held]
+    assert len(entries) >= 12 and len({e["court"] for e in entries}) >= 8
+    assert not any("was" in manifest["courts"][c] for c in held)
+    moved = {c for c, v in manifest["courts"].items() if "was" in v}
+    assert {"azd", "nysd", "njd", "moctapp", "wva"} <= moved
+    assert all(manifest["courts"][c]["half"] == "rules" for c in moved)
+    for e in entries:
+        if e["format"] == "pdf":  # every fresh PDF has hand-checked pins
+            assert [p for p in manifest["pins"] if p["entry"] == e["id"]], e["id"]
+
+
+def test_a_dataset_case_is_laid_out_as_a_text_route(tmp_path):
+    import io
+    import zipfile
+
+    from experiments.text_quality_set import _dataset_case_text
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("x/term-case.json", json.dumps({"c1": {"text": "CAPTION\nWe affirm.\n1 . A note."}}))
+    entry = {"id": "e", "path": "term.zip", "case_id": "c1"}
+    assert _dataset_case_text(buf.getvalue(), entry) == "CAPTION\nWe affirm.\n1 . A note."
+    with pytest.raises(SystemExit, match="no case 'c2'"):
+        _dataset_case_text(buf.getvalue(), {**entry, "case_id": "c2"})

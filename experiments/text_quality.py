@@ -42,6 +42,18 @@ opening words (25 characters or more, spaces aside) stand in the body's paragrap
 (run into a sentence or a paragraph of their own); without openings, body lines that open with
 the number of one of its footnotes (1 .. N) followed by a capital or a quote ("3 The parties
 ...", "1The Chapel ...").
+**Found sentences** (the issue's fragment target counts these): the sentences ``statinterp find``
+returns. Each route folder is ingested into a fresh collection as ``statinterp ingest`` does it
+(:func:`statinterp.collection.ingest.ingest`, its defaults) and the library function the
+``find`` command calls, :func:`statinterp.collection.find.find_term`, is run for each of the
+opinion's *find terms*, a fixed list made from the opinion's text before any sentence is
+measured (:func:`find_terms`, on the text its first route stores): its :data:`FIND_WORDS` most
+frequent content words (letters only, 4 or more, not an English stop word, 2 occurrences or more;
+ties alphabetical), its :data:`FIND_PHRASES` most frequent pairs of adjacent content words (2 or
+more), and each of the 42 statutory terms of ``../shared/data/provisions.json`` that occurs in
+it (:func:`statutory_terms`). A sentence found for two terms counts once. A found sentence is a *fragment* by
+:func:`fragment_reason`, headings included (a heading that ``find`` returns is not a sentence a
+user can quote).
 **Pins checked by hand**: for the sentences in the manifest's
 ``pins`` (a quote from the sentence and the page read in the source by hand), the page statinterp
 stores for that sentence (:func:`statinterp.collection.store.line_pages` and
@@ -298,11 +310,94 @@ def segment(record) -> list[Sentence]:
 
 
 # ---------------------------------------------------------------------------------------------
+# The sentences ``find`` returns
+# ---------------------------------------------------------------------------------------------
+
+#: The opinion's most frequent content words and pairs of adjacent content words that are looked up.
+FIND_WORDS = 5
+FIND_PHRASES = 3
+_LETTERS = re.compile(r"[A-Za-z]+(?:['’][a-z]+)?|[^A-Za-z\s]+")
+
+
+def statutory_terms(path: Path | None = None) -> list[str]:
+    """The 42 statutory terms of the data set: ``provisions.json`` of the shared data
+    (``../shared/data``, or ``$STATINTERP_SHARED_DATA``); without it, statinterp's shipped
+    provisions file (said on stderr)."""
+    import os
+
+    from statinterp.corpus.provisions import load_provisions
+
+    root = Path(__file__).resolve().parents[1]
+    path = path or Path(os.environ.get("STATINTERP_SHARED_DATA") or root.parent / "shared" / "data") / "provisions.json"
+    if not path.is_file():
+        print(f"note: {path} not found: the find terms take the shipped provisions file's terms", file=sys.stderr)
+        book = load_provisions()
+    else:
+        book = load_provisions(path)
+    return sorted(book.get(k).term for k in book.keys())  # type: ignore[union-attr]
+
+
+def find_terms(text: str, statutory: list[str] = (), words: int = FIND_WORDS,  # type: ignore[assignment]
+               phrases: int = FIND_PHRASES) -> list[str]:
+    """The terms looked up in an opinion whose stored text is ``text`` (the module's docstring):
+    its ``words`` most frequent content words and ``phrases`` most frequent pairs of adjacent
+    content words (each 2 times or more; ties alphabetical), then the ``statutory`` terms that
+    occur in it (case and spacing aside)."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    def content(token: str) -> bool:
+        return token.isalpha() and len(token) >= 4 and token not in STOP_WORDS
+
+    tokens = [t.lower() for t in _LETTERS.findall(text)]
+    single: Counter[str] = Counter(t for t in tokens if content(t))
+    pairs: Counter[str] = Counter(f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False)
+                                  if content(a) and content(b))
+
+    def top(counts: Counter[str], n: int) -> list[str]:
+        return [w for w, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if c >= 2][:n]
+
+    flat = " ".join(text.lower().replace("-", " ").split())
+    occurring = [t for t in statutory if re.search(rf"\b{re.escape(t.lower())}\b", flat)]
+    return top(single, words) + top(pairs, phrases) + occurring
+
+
+def found_sentences(folder: Path, terms: list[str], workdir: Path) -> list[str]:
+    """The sentences ``statinterp find`` returns for ``terms`` from a collection that
+    ``statinterp ingest`` makes of ``folder`` (in ``workdir``), each sentence once."""
+    from statinterp.collection.find import find_term
+    from statinterp.collection.ingest import ingest
+    from statinterp.collection.shard_set import open_collection
+
+    collection = workdir / "collection"
+    ingest([folder], collection)
+    seen: dict[tuple[str, str], str] = {}
+    with open_collection(collection) as c:
+        for term in terms:
+            for row in find_term(c, term).tables["sentence"].values():
+                seen.setdefault((row["paragraph_id"], row["text"]), row["text"])
+    return list(seen.values())
+
+
+def tally_found(result: RouteResult, found: list[str]) -> None:
+    """Count the sentences ``find`` returned, and their fragments, into ``result``."""
+    result.counts["found"] += len(found)
+    result.counts["found_fragments"] += 0  # measured, even if none is a fragment
+    for text in found:
+        reason = fragment_reason(text)
+        if reason:
+            result.note("found_fragments", f"[{reason}] {text}")
+
+
+# ---------------------------------------------------------------------------------------------
 # One route of one opinion
 # ---------------------------------------------------------------------------------------------
 
 COUNTERS = ("sentences", "headings", "fragments", "headers", "labels", "glued", "footnotes_expected",
-            "footnotes_stored", "footnotes_recognised", "footnotes_in_body", "lines")
+            "footnotes_stored", "footnotes_recognised", "footnotes_in_body", "lines", "found", "found_fragments")
+
+
+#: Counters that are None in the summary when not measured (no hand count; found sentences not looked up).
+UNMEASURED = ("footnotes_expected", "found", "found_fragments")
 
 
 @dataclass
@@ -315,6 +410,7 @@ class RouteResult:
     counts: Counter = field(default_factory=Counter)
     examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     sentences: list[Sentence] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)  # the find terms looked up (found sentences)
 
     def note(self, kind: str, text: str) -> None:
         self.counts[kind] += 1
@@ -471,17 +567,27 @@ def pct(n: int, d: int) -> str:
     return f"{100 * n / d:.1f} %" if d else "–"
 
 
+def found_cell(read: list[RouteResult]) -> str:
+    """Fragments among the found sentences of ``read`` routes ("n / found (p %)"), or "–" when a
+    route's found sentences were not looked up."""
+    if not read or any("found" not in r.counts for r in read):
+        return "–"
+    n = sum(r.counts["found_fragments"] for r in read)
+    d = sum(r.counts["found"] for r in read)
+    return f"{n} / {d} ({pct(n, d)})"
+
+
 def court_rows(results: list[RouteResult]) -> list[str]:
     rows = ["| court | half | route | opinions | lines | sentences | fragments | headers | page labels | glued marks "
-            "| footnotes recognised / had (stored) | footnote text in body |",
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| footnotes recognised / had (stored) | footnote text in body | found sentences: fragments / found |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     groups: dict[tuple[str, str, str], list[RouteResult]] = defaultdict(list)
     for r in results:
         groups[(r.half, r.court, r.route)].append(r)
     for (half, court, route), rs in sorted(groups.items(), key=lambda kv: (kv[0][0] != "rules", kv[0][1:])):
         read = [r for r in rs if r.status == "read"]
         if not read:
-            rows.append(f"| {court} | {half} | {route} | {len(rs)} | {rs[0].status} | | | | | | | |")
+            rows.append(f"| {court} | {half} | {route} | {len(rs)} | {rs[0].status} | | | | | | | | |")
             continue
         c: Counter = sum((r.counts for r in read), Counter())
         had = sum(r.counts["footnotes_expected"] for r in read if "footnotes_expected" in r.counts)
@@ -489,7 +595,7 @@ def court_rows(results: list[RouteResult]) -> list[str]:
         stored = f"{c['footnotes_recognised']} / {had if known else '?'} ({c['footnotes_stored']})"
         rows.append(f"| {court} | {half} | {route} | {len(read)} | {c['lines']} | {c['sentences']} "
                     f"| {c['fragments']} ({pct(c['fragments'], c['sentences'])}) | {c['headers']} | {c['labels']} "
-                    f"| {c['glued']} | {stored} | {c['footnotes_in_body']} |")
+                    f"| {c['glued']} | {stored} | {c['footnotes_in_body']} | {found_cell(read)} |")
     return rows
 
 
@@ -502,7 +608,7 @@ def target_rows(results: list[RouteResult], pins: list[dict]) -> list[str]:
     """Issue 34's targets on the held-apart half, per route kind: met (yes), not met (no), or
     not measurable (–)."""
     rows = ["| route kind (held-apart) | footnotes ≥ 95 % | 0 page labels | 0 glued marks | 0 running headers "
-            "| fragments ≤ 2 % | hand-checked pins right |", "|---|---|---|---|---|---|---|"]
+            "| found sentences fragments ≤ 2 % | hand-checked pins right |", "|---|---|---|---|---|---|---|"]
     pin_routes = defaultdict(list)
     for p in pins:
         pin_routes[p["route"]].append(p)
@@ -527,15 +633,16 @@ def target_rows(results: list[RouteResult], pins: list[dict]) -> list[str]:
         rows.append(" | ".join([
             f"| {kind}", yes(fs >= 0.95 * fe, pct(fs, fe)) if fe else "–", yes(not c["labels"], str(c["labels"])),
             yes(not c["glued"], str(c["glued"])), yes(not c["headers"], str(c["headers"])),
-            yes(c["fragments"] <= 0.02 * c["sentences"], pct(c["fragments"], c["sentences"])),
+            (yes(c["found_fragments"] <= 0.02 * c["found"], f"{pct(c['found_fragments'], c['found'])} of "
+                 f"{c['found']}") if found_cell(read) != "–" else "not measured"),
             yes(right == len(ps), f"{right} of {len(ps)}") if ps else "–"]) + " |")
     return rows
 
 
 def half_rows(results: list[RouteResult]) -> list[str]:
     rows = ["| half | route kind | opinions | sentences | fragments | headers | page labels | glued marks "
-            "| footnotes recognised / had (known) | footnote text in body |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| footnotes recognised / had (known) | footnote text in body | found sentences: fragments / found |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for half in ("rules", "held-apart"):
         for kind, routes in KINDS:
             rs = [r for r in results if r.half == half and r.route in routes]
@@ -543,7 +650,7 @@ def half_rows(results: list[RouteResult]) -> list[str]:
             if not rs:
                 continue
             if not read:
-                rows.append(f"| {half} | {kind} | {len(rs)} | {rs[0].status} | | | | | | |")
+                rows.append(f"| {half} | {kind} | {len(rs)} | {rs[0].status} | | | | | | | |")
                 continue
             c: Counter = sum((r.counts for r in read), Counter())
             known = [r for r in read if "footnotes_expected" in r.counts]
@@ -551,7 +658,7 @@ def half_rows(results: list[RouteResult]) -> list[str]:
             fe = sum(r.counts["footnotes_expected"] for r in known)
             rows.append(f"| {half} | {kind} | {len(read)} | {c['sentences']} | {c['fragments']} "
                         f"({pct(c['fragments'], c['sentences'])}) | {c['headers']} | {c['labels']} | {c['glued']} "
-                        f"| {fs} / {fe} ({pct(fs, fe)}) | {c['footnotes_in_body']} |")
+                        f"| {fs} / {fe} ({pct(fs, fe)}) | {c['footnotes_in_body']} | {found_cell(read)} |")
     return rows
 
 
@@ -603,7 +710,23 @@ def git_commit() -> str:
     return done.stdout.strip() or "?"
 
 
-def run(set_dir: Path) -> tuple[list[RouteResult], list[dict], dict]:
+def measure_found(entry_results: list[RouteResult], set_dir: Path, statutory: list[str]) -> None:
+    """The found sentences of each read route of one opinion, for the find terms of the text its
+    first read route stores (the same terms for every route)."""
+    import tempfile
+
+    read = [r for r in entry_results if r.status == "read"]
+    if not read:
+        return
+    terms = find_terms("\n".join(s.text for s in read[0].sentences), statutory)
+    for r in read:
+        r.terms = terms
+        with tempfile.TemporaryDirectory(prefix="tq-found-") as tmp:
+            tally_found(r, found_sentences(set_dir / r.entry / r.route, terms, Path(tmp)))
+        r.counts["found"] += 0  # measured, even if nothing was found
+
+
+def run(set_dir: Path, found: bool = True) -> tuple[list[RouteResult], list[dict], dict]:
     from experiments.text_quality_set import load_manifest
 
     with open(set_dir / "set.json", encoding="utf-8") as fh:
@@ -613,15 +736,20 @@ def run(set_dir: Path) -> tuple[list[RouteResult], list[dict], dict]:
     if missing:
         raise SystemExit(f"error: {set_dir / 'set.json'}: lacks {', '.join(missing[:3])}; rebuild the set")
     halves = {c: v["half"] for c, v in manifest["courts"].items()}
+    statutory = statutory_terms() if found else []
     results: list[RouteResult] = []
     for entry in manifest["entries"]:
         home = set_dir / entry["id"]
         pages = source_pages(home)
         repeated = repeated_page_lines(pages) if pages else set()
         notes = html_footnotes(home)
+        here = []
         for route in routes[entry["id"]]:
             print(f"{entry['id']} {route}", file=sys.stderr)
-            results.append(measure_route(entry, halves[entry["court"]], home, route, repeated, notes))
+            here.append(measure_route(entry, halves[entry["court"]], home, route, repeated, notes))
+        if found:
+            measure_found(here, set_dir, statutory)
+        results.extend(here)
     index = {(r.entry, r.route): r for r in results}
     pins = [check_pin(p, index) for p in manifest.get("pins", [])]
     return results, pins, manifest
@@ -635,6 +763,8 @@ def load_summary(path: Path) -> tuple[str, list[RouteResult]]:
     for row in data["routes"]:
         r = RouteResult(row["entry"], row["court"], row["half"], row["route"], row["status"])
         r.counts.update({k: row[k] for k in COUNTERS if row.get(k) is not None})
+        if row.get("found") is not None:
+            r.counts["found"] += 0  # measured
         out.append(r)
     return data.get("commit", "?"), out
 
@@ -677,7 +807,7 @@ def report(results: list[RouteResult], pins: list[dict], manifest: dict, command
     lines += ["", "## Routes compared (share of sentences identical after whitespace normalisation)", "",
               *route_pairs(results), "", "## Examples (first three per opinion and counter)", ""]
     for r in results:
-        for kind in ("fragments", "headers", "labels", "glued", "footnotes_in_body"):
+        for kind in ("fragments", "found_fragments", "headers", "labels", "glued", "footnotes_in_body"):
             for ex in r.examples.get(kind, []):
                 lines.append(f"- {r.entry} / {r.route} / {kind}: `{ex.replace('`', chr(39))}`")
     return "\n".join(lines) + "\n"
@@ -690,6 +820,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before", type=Path, default=None, metavar="JSON",
                     help="an earlier run's .json (e.g. reports/text_quality_before.json): its figures by half are "
                          "shown beside this run's")
+    ap.add_argument("--no-find", dest="find", action="store_false",
+                    help="do not ingest each route and look up its find terms (no found-sentence figures; faster)")
     ap.add_argument("--notes", type=Path, default=None, metavar="MD",
                     help="a Markdown file of findings, put at the head of the report")
     add_output_options(ap, "text_quality")
@@ -701,15 +833,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     before = load_summary(args.before) if args.before else None
     notes = args.notes.read_text(encoding="utf-8") if args.notes else ""
-    results, pins, manifest = run(args.set_dir)
+    results, pins, manifest = run(args.set_dir, found=args.find)
+    if before:  # an earlier run's routes take the halves of today's manifest (a court looked at moves to rules)
+        for r in before[1]:
+            r.half = manifest["courts"].get(r.court, {}).get("half", r.half)
     extra = (f" --before {args.before.as_posix()}" if args.before else "") + (
-        f" --notes {args.notes.as_posix()}" if args.notes else "")
+        f" --notes {args.notes.as_posix()}" if args.notes else "") + ("" if args.find else " --no-find")
     command = f"python -m experiments.text_quality --set SET{extra}{out_options(args, out)}"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report(results, pins, manifest, command, before, notes), encoding="utf-8")
     summary = [{"entry": r.entry, "court": r.court, "half": r.half, "route": r.route, "status": r.status,
-                **{k: r.counts[k] if k in r.counts else (None if k == "footnotes_expected" else 0)
-                   for k in COUNTERS}} for r in results]
+                **{k: r.counts[k] if k in r.counts else (None if k in UNMEASURED else 0) for k in COUNTERS},
+                "terms": r.terms} for r in results]
     out.with_suffix(".json").write_text(json.dumps({"commit": git_commit(), "routes": summary, "pins": pins},
                                                    indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out}", file=sys.stderr)

@@ -8,7 +8,9 @@ repository into ``MIRRORS/OWNER+NAME/repo``) and lays each opinion out under ``O
 one folder per *route*, a form ``statinterp ingest`` reads::
 
     OUT/<id>/pdf/<id>.pdf              the court's PDF (format pdf)
-    OUT/<id>/text/<id>.txt             a plain-text opinion (format text)
+    OUT/<id>/text/<id>.txt             a plain-text opinion (format text; format dataset-case: the
+                                       whole text of one case of a statutory-interpretation
+                                       data-set zip, its case_id named in the manifest)
     OUT/<id>/cap/REPORTER/VOL/cases/0001-01.json + html/0001-01.html
                                        a CAP case: its HTML as in CAP's static release, with a
                                        case JSON made from the fixture's data.yml entry
@@ -164,6 +166,12 @@ def build(manifest: dict, mirrors: Path, out: Path) -> dict:
                     _write_json(home / f"cl-{field}" / f"{entry['id']}.json",
                                 _cl_record(entry, number, field, record[field]))
                     routes.append(f"cl-{field}")
+        elif fmt == "dataset-case":
+            txt = home / "text" / f"{entry['id']}.txt"
+            txt.parent.mkdir(parents=True)
+            plain = _dataset_case_text(raw, entry)
+            txt.write_text(plain, encoding="utf-8")
+            routes.append("text")
         elif fmt == "cap-html":
             text = raw.decode("utf-8")
             meta = _cap_metadata(mirrors, entry, cache)
@@ -181,6 +189,20 @@ def build(manifest: dict, mirrors: Path, out: Path) -> dict:
         entries.append({**entry, "routes": routes})
         print(f"{entry['id']}: {', '.join(routes)}", file=sys.stderr)
     return {**manifest, "entries": entries, "tools": tool_versions()}
+
+
+def _dataset_case_text(raw: bytes, entry: dict) -> str:
+    """The whole text of the case ``entry["case_id"]`` of a statutory-interpretation data-set zip
+    (its ``*-case.json`` record's ``text``: CAP's text of the case, head matter, opinions and
+    their footnotes, one paragraph a line)."""
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        name = next(n for n in zf.namelist() if n.endswith("-case.json"))
+        cases = json.loads(zf.read(name))
+    if entry.get("case_id") not in cases:
+        raise SystemExit(f"error: {entry['path']}: no case {entry.get('case_id')!r} (entry {entry['id']!r})")
+    return cases[entry["case_id"]]["text"]
 
 
 def _opinion_from_tars(raw: bytes) -> dict:
