@@ -212,12 +212,6 @@ class ShardSet(Reader):
     def close(self) -> None:
         self.shards.close()
 
-    def __enter__(self) -> ShardSet:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     # -- the parts: the shards ----------------------------------------------------------------
     def _keys(self) -> Sequence[str]:
         return list(self.shards)

@@ -50,7 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Case
@@ -410,6 +410,15 @@ class Reader:
         self.case_filter: CaseFilter | None = None
         self._holders: dict[tuple[str, int], str] = {}  # (table, case or opinion id) -> key of its part
         self._analysis_checked = False
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # -- parts (what a subclass says) ---------------------------------------------------------
     def _keys(self) -> Sequence[str]:
@@ -807,12 +816,6 @@ class Collection(Reader):
 
     def close(self) -> None:
         self.db.close()
-
-    def __enter__(self) -> Collection:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- the one part -------------------------------------------------------------------------
     def _keys(self) -> Sequence[str]:
