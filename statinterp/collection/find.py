@@ -469,9 +469,7 @@ def use_collection_statistics(prepared, collection: Collection | ShardSet) -> No
                                       collection.level_totals(level)) for level in LEVELS}
     prepared.background.stats.update(stats)
     n_cases = collection.level_totals("case")[0]
-    where = (collection.statistics_description() if isinstance(collection, ShardSet)
-             else f"the collection {collection.folder}")
-    prepared.background.description = f"{where} ({n_cases} cases)"
+    prepared.background.description = f"{collection.statistics_description()} ({n_cases} cases)"
     for index in prepared:
         if index.background is not prepared.background:
             index.background.stats.update(stats)

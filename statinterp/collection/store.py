@@ -38,6 +38,7 @@ from __future__ import annotations
 import datetime as _dt
 import errno
 import functools
+import heapq
 import itertools
 import json
 import os
@@ -45,10 +46,11 @@ import re
 import sqlite3
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Case
@@ -60,6 +62,7 @@ from statinterp.sqlite import Schema, select, select_as, transaction
 from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pairs, fts_pairs_text
 
 K = TypeVar("K")
+T = TypeVar("T")
 
 FILENAME = "collection.sqlite"
 #: The collection's format (its schema version, the ``format`` row of ``meta``). Bump it when the
@@ -372,14 +375,409 @@ def dataset_case(record: CaseRecord, case_id: str, text: str) -> Case:
                 attorneys=_lines(record.attorneys), parties=_lines(record.parties), judges=_lines(record.judges))
 
 
-class Collection:
-    """Read access to a collection folder (read-only; use as a context manager).
+class Reader:
+    """The read interface of a collection, written once over its *parts*: a single-file
+    :class:`Collection` is one part (itself), a :class:`~statinterp.collection.shard_set.ShardSet`
+    one part per shard (each a :class:`Collection`, opened when first used).
+
+    * **lookups** (:meth:`paragraphs_matching`, :meth:`occurring`, :meth:`case_ids`) run over
+      the :attr:`selected` parts and are merged in case id order (a case lies in one part, and a
+      set's case and opinion ids are those of a single file of the same sources);
+      :meth:`map_selected` runs a function on each selected part (a set's side by side);
+    * **reads by id** (:meth:`case`, :meth:`opinions`, :meth:`record`, :meth:`opinion_paragraphs`)
+      read the part holding the case or opinion (ids unique over a set); paragraph ids are each
+      part's own, so a set's :meth:`citations` needs ``shard=``;
+    * **statistics** (:meth:`token_statistics`, :meth:`level_totals`) are sums over the parts
+      (every level's N and token total and every token's df and cf are sums over cases): all of
+      them, or the selected ones with ``statistics="selected"``;
+    * :meth:`meta` and :meth:`info` describe the whole.
+
+    A subclass says only where its parts are: :meth:`_keys` (every part's key, in order),
+    :meth:`_part` and :meth:`_part_folder`. An SQLite error in a part is one line naming the
+    part's file (:func:`damage_named`).
+    """
+
+    folder: Path
+    #: What a set's parts are keyed by (``None``: a single file, one part).
+    shard_by: str | None = None
+
+    def __init__(self, selected: Sequence[str], statistics: str = "all"):
+        #: The keys of the parts lookups search (a set's: all, unless ``--shard`` names some).
+        self.selected = list(selected)
+        #: Where statistics come from: every part (``"all"``) or the selected ones (``"selected"``).
+        self.statistics = statistics
+        #: The filter lookups apply (:meth:`restrict`; ``None``: every case).
+        self.case_filter: CaseFilter | None = None
+        self._holders: dict[tuple[str, int], str] = {}  # (table, case or opinion id) -> key of its part
+        self._analysis_checked = False
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- parts (what a subclass says) ---------------------------------------------------------
+    def _keys(self) -> Sequence[str]:
+        """Every part's key, in order."""
+        raise NotImplementedError
+
+    def _part(self, key: str) -> Collection:
+        raise NotImplementedError
+
+    def _part_folder(self, key: str) -> str | Path:
+        raise NotImplementedError
+
+    def _opened_parts(self) -> list[Collection]:
+        """The parts opened so far (a part opened later is prepared by :meth:`_prepare_part`)."""
+        raise NotImplementedError
+
+    def _lookup_keys(self, term: str | None) -> list[str]:
+        """The selected parts in which ``term`` may match (``None``: every selected part)."""
+        return self.selected
+
+    def _threads(self, parts: int) -> int:
+        """How many threads run :meth:`map_selected` on ``parts`` parts."""
+        return 1
+
+    def _set_info(self, info: dict, parts: list[tuple[str, dict]]) -> dict:
+        """:meth:`info` with what only a set has (``parts``: each part's key and facts)."""
+        return info
+
+    def statistics_description(self) -> str:
+        """Which parts the statistics come from, for reports."""
+        return f"the collection {self.folder}"
+
+    # -- reading parts ------------------------------------------------------------------------
+    @contextmanager
+    def _reading(self, key: str) -> Iterator[Collection]:
+        """The part of ``key`` (opened if need be), its SQLite errors one line naming its file."""
+        with damage_named(self._part_folder(key)):
+            yield self._part(key)
+
+    def _prepare_part(self, part: Collection) -> None:
+        """Apply :attr:`case_filter` to a part (as :meth:`restrict` does, when the part opens)."""
+        with damage_named(part.folder):
+            part.allowed_cases = part.matching_case_ids(self.case_filter) if self.case_filter else None
+
+    def restrict(self, case_filter: CaseFilter | None) -> None:
+        """Make the lookups (:meth:`paragraphs_matching`, and a part's
+        :meth:`~Collection.paragraphs_with_ids`) return only the paragraphs of the cases
+        ``case_filter`` keeps (``None`` or an empty filter: every case), in SQL, before a
+        paragraph's text is read. Statistics and reads by id are not restricted."""
+        self.case_filter = case_filter
+        for part in self._opened_parts():
+            self._prepare_part(part)
+
+    def map_selected(self, func: Callable[..., T], *args: Any,
+                     located: Callable[[T], Iterable[tuple[int, int]]] | None = None,
+                     term: str | None = None) -> list[T]:
+        """``func(part, *args)`` on each selected part, results in part order; a set's side by side
+        (a thread pool; each part's connection is used by one thread at a time, and a part not
+        yet open is opened by the thread that first uses it). ``located(result)``: the (case id,
+        opinion id) pairs a part's result names, remembered as lying there (reads by id then go
+        straight to it); ``term``: ``func`` looks up this term, and a part that cannot hold it is
+        passed over (:meth:`_lookup_keys`)."""
+        keys = self._lookup_keys(term)
+
+        def run(key: str) -> T:
+            with self._reading(key) as part:
+                return func(part, *args)
+
+        threads = self._threads(len(keys))
+        if threads <= 1:
+            results = [run(k) for k in keys]
+        else:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shard") as pool:
+                results = list(pool.map(run, keys))
+        if located is not None and len(self._keys()) > 1:
+            for key, result in zip(keys, results, strict=True):
+                for case_id, opinion_id in located(result):
+                    self._holders[("cases", case_id)] = self._holders[("opinions", opinion_id)] = key
+        return results
+
+    def _holder(self, table: str, item_id: int) -> str:
+        """The key of the part holding case or opinion ``item_id`` (``table``: cases or opinions)."""
+        keys = self._keys()
+        if len(keys) == 1:
+            return keys[0]
+        key = self._holders.get((table, item_id))
+        if key is None:
+            for k in keys:
+                with self._reading(k) as part:
+                    if part.db.execute(f"SELECT 1 FROM {table} WHERE id = ?", (item_id,)).fetchone():
+                        key = self._holders[(table, item_id)] = k
+                        break
+            else:
+                raise UsageError(f"no {table[:-1]} {item_id} in the collection {self.folder}")
+        return key
+
+    # -- lookup -------------------------------------------------------------------------------
+    def paragraphs_matching(self, fts_query: str, pairs: bool = False) -> Iterator[ParagraphRow]:
+        """Paragraphs whose text matches an FTS5 query (``pairs``: a query of the pair index,
+        :func:`~statinterp.text.term_match.fts_pair_query`), in (case, opinion position, paragraph
+        position) order; only the allowed cases' (:meth:`restrict`)."""
+        def rows(key: str) -> Iterator[ParagraphRow]:
+            with self._reading(key) as part:
+                table = part._fts_table(pairs)
+                clause, extra = part._case_clause()
+                sql = (f"SELECT {_PARAGRAPH_COLUMNS} FROM {table} JOIN paragraphs p ON p.id = {table}.rowid JOIN "
+                       f"opinions o ON o.id = p.opinion_id WHERE {table} MATCH ?{clause} ORDER BY {_MATCHING_ORDER}")
+                try:
+                    found = select_as(part.db, ParagraphRow, sql, (fts_query, *extra))
+                except sqlite3.OperationalError as exc:
+                    raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
+                yield from found
+
+        return _by_case([rows(k) for k in self.selected])
+
+    def occurring(self, phrases: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
+        """Those of ``phrases`` (sequences of single words) that occur in some paragraph of a
+        selected part: per part, one statement asking the FTS5 index for each distinct word (or
+        the part's word list, :attr:`Collection.word_list`), then, if some sequence of several
+        words has them all, one statement asking for each such sequence: with the pair index, of a
+        paragraph holding all its adjacent pairs (which keeps a sequence that may not occur: a
+        superset, as the queries built from it allow), else of the phrase."""
+        phrases = set(phrases)
+        for word in {w for p in phrases for w in p}:
+            if not word.isalnum():
+                raise UsageError(f"not a single word: {word!r}")
+        found: set[tuple[str, ...]] = set()
+        for key in self.selected:
+            with self._reading(key) as part:
+                found |= part._occurring_here(phrases - found)
+        return found
+
+    def case_ids(self) -> list[int]:
+        """The ids of the selected parts' cases, in order."""
+        ids: list[int] = []
+        for key in self.selected:
+            with self._reading(key) as part:
+                ids.extend(row[0] for row in part.db.execute("SELECT id FROM cases ORDER BY id"))
+        return sorted(ids)
+
+    # -- reads by id --------------------------------------------------------------------------
+    def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
+        """Every paragraph (line) of an opinion, in position order, with its pages."""
+        with self._reading(self._holder("opinions", opinion_id)) as part:
+            return part._opinion_rows(opinion_id)
+
+    def case(self, case_id: int, opinions: list[dict] | None = None) -> Case:
+        """The case as the data set's :class:`~statinterp.corpus.dataset.Case`, id ``c<case_id>``
+        (``find``'s; ``text`` is the whole case). ``opinions``: the case's :meth:`opinions` if the
+        caller has read them already (they are not read again)."""
+        record = self._case_record(case_id)
+        parts = [record.head_matter] if record.head_matter.strip() else []  # as CaseRecord.text
+        parts.extend(o["text"] for o in (self.opinions(case_id) if opinions is None else opinions))
+        return dataset_case(record, f"c{case_id}", "\n".join(parts))
+
+    def opinions(self, case_id: int) -> list[dict]:
+        """The case's opinions in order: id, type, author, position, text."""
+        out = []
+        with self._reading(self._holder("cases", case_id)) as part:
+            for row in select(part.db, "SELECT id, type, author, position FROM opinions WHERE case_id = ? "
+                              "ORDER BY position", (case_id,)).fetchall():
+                lines = select(part.db, "SELECT text FROM paragraphs WHERE opinion_id = ? ORDER BY position",
+                               (row["id"],))
+                out.append({**row, "author": row["author"] or "",
+                            "text": "\n".join(line["text"] for line in lines)})
+        return out
+
+    def record(self, case_id: int) -> CaseRecord:
+        """The stored case as the record it was ingested from."""
+        ops = []
+        with self._reading(self._holder("cases", case_id)) as part:
+            paged = "paged" if part.has_pages else "0 AS paged"
+            for row in select(part.db, f"SELECT id, type, author, {paged} FROM opinions WHERE case_id = ? "
+                              "ORDER BY position", (case_id,)).fetchall():
+                rows = part._opinion_rows(row["id"])
+                ops.append(OpinionRecord(type=row["type"], author=row["author"],
+                                         paragraphs=tuple(r.text for r in rows if not r.footnote),
+                                         footnotes=tuple(r.text for r in rows if r.footnote),
+                                         page_starts=tuple(r.page_starts for r in rows) if row["paged"] else (),
+                                         numbers=tuple(r.number or "" for r in rows if not r.footnote)
+                                         if any(r.number for r in rows) else ()))
+        return self._case_record(case_id, tuple(ops))
+
+    def _case_record(self, case_id: int, opinions: tuple[OpinionRecord, ...] = ()) -> CaseRecord:
+        """The stored case's fields (its columns are :class:`CaseRecord`'s fields) with ``opinions``."""
+        with self._reading(self._holder("cases", case_id)) as part:
+            row = select(part.db, f"SELECT {_CASE_COLUMNS} FROM cases WHERE id = ?", (case_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"no case {case_id} in the collection {self.folder}")
+        citations = tuple(tuple(cite) for cite in json.loads(row["citations"]))
+        return CaseRecord(**{**row, "citations": citations, "opinions": opinions})
+
+    def citations(self, paragraph_id: int, shard: str | None = None) -> list[dict]:
+        """A paragraph's citations. Paragraph ids are each part's own: in a set, ``shard`` (the key
+        of the paragraph's shard) is needed."""
+        keys = self._keys()
+        key = keys[0] if shard is None and len(keys) == 1 else shard
+        if key is None or key not in keys:
+            raise UsageError(f"paragraph ids are each shard's own in {self.folder}: name the shard "
+                             f"({self.shard_by}=...) of paragraph {paragraph_id}")
+        with self._reading(key) as part:
+            return [dict(row) for row in select(
+                part.db, "SELECT kind, start, end, text, normalized FROM citations WHERE paragraph_id = ? "
+                "ORDER BY start, end, kind", (paragraph_id,))]
+
+    # -- statistics ---------------------------------------------------------------------------
+    def _statistics_keys(self) -> Sequence[str]:
+        """The parts the statistics come from (checked to be analysed alike)."""
+        self._check_analysis()
+        return self.selected if self.statistics == "selected" else self._keys()
+
+    def _check_analysis(self) -> None:
+        """Statistics add up only if every part was analysed alike (checked once, when the
+        statistics or the description are first read: it opens every part)."""
+        if self._analysis_checked:
+            return
+        first = None
+        for key in self._keys():
+            with self._reading(key) as part:
+                analysis = json.loads(part._stored_meta().get("analysis", "{}"))
+            if first is None:
+                first = (key, analysis)
+            elif analysis != first[1]:
+                raise InputError(database_path(part.folder), f"was analysed with other settings than the shard "
+                                 f"{first[0]!r} of {self.folder} ({analysis} against {first[1]}): its statistics do "
+                                 "not add up; ingest the sources again into a new folder")
+        self._analysis_checked = True
+
+    def token_statistics(self, level: str, tokens: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(df, cf) of each token (lower-cased lemmas), summed over the parts (all, or the selected
+        ones with ``statistics="selected"``); (0, 0) if unseen."""
+        _check_level(level)
+        out = {t: (0, 0) for t in tokens}
+        distinct = list(out)
+        for key in self._statistics_keys():
+            with self._reading(key) as part:
+                part._require_statistics()
+                for i in range(0, len(distinct), 500):
+                    chunk = distinct[i:i + 500]
+                    marks = ",".join("?" * len(chunk))
+                    for token, df, cf in part.db.execute(
+                            f"SELECT token, df, cf FROM token_stats WHERE level = ? AND token IN ({marks})",
+                            [level, *chunk]):
+                        old = out[token]
+                        out[token] = (old[0] + df, old[1] + cf)
+        return out
+
+    def level_totals(self, level: str) -> tuple[int, int]:
+        """(N units holding a token, total tokens) of a unit level: sums over the parts (as
+        :meth:`token_statistics`)."""
+        _check_level(level)
+        n = total = 0
+        for key in self._statistics_keys():
+            with self._reading(key) as part:
+                part._require_statistics()
+                row = part.db.execute("SELECT n_units, total_tokens FROM level_totals WHERE level = ?",
+                                      (level,)).fetchone()
+            if row is not None:
+                n, total = n + row[0], total + row[1]
+        return n, total
+
+    # -- description --------------------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        """The meta table; of a set, the first shard's, with the latest statistics date of any
+        shard and the oldest format."""
+        self._check_analysis()
+        metas = []
+        for key in self._keys():
+            with self._reading(key) as part:
+                metas.append(part._stored_meta())
+        if len(metas) <= 1:
+            return metas[0] if metas else {}
+        out = dict(metas[0])
+        out["statistics_date"] = max(m.get("statistics_date", "") for m in metas)
+        out["format"] = str(min(int(m.get("format", 0)) for m in metas))
+        return out
+
+    def info(self) -> dict:
+        """Counts, sources, statistics date and size on disk (``collection info``; of a set: the
+        totals, and one entry per shard under ``shards``), after checking that each part's
+        database is not damaged (:func:`check_integrity`)."""
+        parts = []
+        for key in self._keys():
+            with self._reading(key) as part:
+                parts.append((key, part._facts()))
+        facts = [d for _, d in parts]
+        cases = sum(d["cases"] for d in facts)
+        size = sum(d["size_bytes"] for d in facts)
+        sources: dict[tuple[str, str], dict] = {}
+        for d in facts:
+            for s in d["sources"]:
+                known = sources.setdefault((s["path"], s["format"]), {**s, "cases": 0})
+                known["cases"] += s["cases"]
+                known["skipped"] = max(known["skipped"], s["skipped"])  # each shard records the source's skips
+                known["ingested_at"] = max(known["ingested_at"], s["ingested_at"])
+        meta = self.meta()
+        info = {
+            "collection": str(self.folder),
+            "format": int(meta.get("format", 0)),
+            "cases": cases, "opinions": sum(d["opinions"] for d in facts),
+            "paragraphs": sum(d["paragraphs"] for d in facts),
+            "citations": _sum_counts(d["citations"] for d in facts),
+            "by_source": _sum_counts(d["by_source"] for d in facts),
+            "sources": sorted(sources.values(), key=lambda s: (s["ingested_at"], s["path"])),
+            "statistics": {lvl: {"units": sum(d["statistics"][lvl]["units"] for d in facts),
+                                 "tokens": sum(d["statistics"][lvl]["tokens"] for d in facts)} for lvl in LEVELS},
+            "vocabulary": self._vocabulary(),
+            "statistics_date": meta.get("statistics_date", ""),
+            "analysis": json.loads(meta.get("analysis", "{}")),
+            "size_bytes": size,
+            "bytes_per_case": round(size / cases, 1) if cases else None,
+        }
+        return self._set_info(info, parts)
+
+    def _vocabulary(self) -> dict[str, int]:
+        """Distinct tokens per level: of one part, counted in SQL; of several, their sorted token
+        lists merged (tokens shared by parts counted once; memory does not grow with the
+        vocabulary)."""
+        keys = self._keys()
+        if len(keys) == 1:
+            with self._reading(keys[0]) as part:
+                return dict(part.db.execute("SELECT level, count(*) FROM token_stats GROUP BY level ORDER BY level"))
+        out: dict[str, int] = {}
+        for level in LEVELS:
+            streams = [self._part(k).db.execute("SELECT token FROM token_stats WHERE level = ? ORDER BY token",
+                                                (level,)) for k in keys]
+            n, last = 0, None
+            for (token,) in heapq.merge(*streams):
+                if token != last:
+                    n, last = n + 1, token
+            if n:
+                out[level] = n
+        return dict(sorted(out.items()))
+
+
+def _by_case(parts: list[Iterator[ParagraphRow]]) -> Iterator[ParagraphRow]:
+    """Rows of parts (each in case order) merged in case order (a case lies in one part)."""
+    return parts[0] if len(parts) == 1 else heapq.merge(*parts, key=lambda r: r.case_id)
+
+
+def _sum_counts(parts: Iterable[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in parts:
+        for k, v in part.items():
+            out[k] = out.get(k, 0) + v
+    return dict(sorted(out.items()))
+
+
+class Collection(Reader):
+    """Read access to a collection folder (read-only; use as a context manager): the
+    :class:`Reader` of one file, and a part of a shard set (its per-file state: the format's
+    facts, the word list, the cases a filter allows, and the lookups ``find`` runs per part).
 
     Each call reads one consistent state (SQLite's WAL snapshot), whatever an ingest writing
     at the same time is doing.
     """
 
     def __init__(self, folder: Path, db: sqlite3.Connection, described: tuple[bool, bool] | None = None):
+        super().__init__([""])
         self.folder = folder
         self.db = db
         has_pairs, has_pages = _described(db)[1:] if described is None else described
@@ -419,13 +817,20 @@ class Collection:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> Collection:
+    # -- the one part -------------------------------------------------------------------------
+    def _keys(self) -> Sequence[str]:
+        return self.selected
+
+    def _part(self, key: str) -> Collection:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def _part_folder(self, key: str) -> str | Path:
+        return self.folder
 
-    # -- filter -------------------------------------------------------------------------------
+    def _opened_parts(self) -> list[Collection]:
+        return [self]
+
+    # -- per file: the filter -----------------------------------------------------------------
     def matching_case_ids(self, case_filter: CaseFilter) -> list[int]:
         """The ids of the cases ``case_filter`` keeps, in id order, chosen in SQL: each distinct
         (court, jurisdiction) stored is judged once (:meth:`CaseFilter.accepts_court`), then one
@@ -449,12 +854,6 @@ class Collection:
             return [row["id"] for row in rows if case_filter.published(row["source"], json.loads(row["citations"]))]
         return [row["id"] for row in rows]
 
-    def restrict(self, case_filter: CaseFilter | None) -> None:
-        """Make the lookups (:meth:`paragraphs_matching`, :meth:`paragraphs_with_ids`) return only
-        the paragraphs of the cases ``case_filter`` keeps (``None`` or an empty filter: every case),
-        in SQL, before a paragraph's text is read. Statistics and reads by id are not restricted."""
-        self.allowed_cases = self.matching_case_ids(case_filter) if case_filter else None
-
     def _case_clause(self) -> tuple[str, tuple]:
         """The SQL condition (and its argument) restricting ``p`` to :attr:`allowed_cases`."""
         if self.allowed_cases is None:
@@ -470,21 +869,7 @@ class Collection:
             "SELECT id FROM paragraphs WHERE case_id IN (SELECT value FROM json_each(?))",
             (json.dumps(self.allowed_cases),))}
 
-    # -- lookup -------------------------------------------------------------------------------
-    def paragraphs_matching(self, fts_query: str, pairs: bool = False) -> Iterator[ParagraphRow]:
-        """Paragraphs whose text matches an FTS5 query (``pairs``: a query of the pair index,
-        :func:`~statinterp.text.term_match.fts_pair_query`), in (case, opinion position, paragraph
-        position) order; only the allowed cases' (:meth:`restrict`)."""
-        table = self._fts_table(pairs)
-        clause, extra = self._case_clause()
-        sql = (f"SELECT {_PARAGRAPH_COLUMNS} FROM {table} JOIN paragraphs p ON p.id = {table}.rowid "
-               f"JOIN opinions o ON o.id = p.opinion_id WHERE {table} MATCH ?{clause} ORDER BY {_MATCHING_ORDER}")
-        try:
-            rows = select_as(self.db, ParagraphRow, sql, (fts_query, *extra))
-        except sqlite3.OperationalError as exc:
-            raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
-        yield from rows
-
+    # -- per file: find's lookups -------------------------------------------------------------
     def paragraph_ids_matching(self, fts_query: str, pairs: bool = False) -> set[int]:
         """The ids of the paragraphs :meth:`paragraphs_matching` returns, from the index alone (no
         paragraph is read)."""
@@ -510,19 +895,10 @@ class Collection:
         except sqlite3.OperationalError as exc:
             raise UsageError(f"bad full-text query {fts_query!r}: {exc}") from None
 
-    def occurring(self, phrases: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
-        """Those of ``phrases`` (sequences of single words) that occur in some paragraph: one
-        statement asking the FTS5 index for each distinct word, then, if some sequence of several
-        words has them all, one statement asking for each such sequence: with the pair index, of a
-        paragraph holding all its adjacent pairs (which keeps a sequence that may not occur: a
-        superset, as the queries built from it allow), else of the phrase."""
-        phrases = set(phrases)
-        words = {w for p in phrases for w in p}
-        for word in words:
-            if not word.isalnum():
-                raise UsageError(f"not a single word: {word!r}")
-        known = (self.word_list.holds(words) if self.word_list is not None
-                 else self._matching_any({w: f'"{w}"' for w in words}))
+    def _occurring_here(self, phrases: set[tuple[str, ...]]) -> set[tuple[str, ...]]:
+        """:meth:`occurring` in this file."""
+        known = (self.word_list.holds({w for p in phrases for w in p}) if self.word_list is not None
+                 else self._matching_any({w: f'"{w}"' for p in phrases for w in p}))
         longer = [p for p in phrases if len(p) > 1 and all(w in known for w in p)]
         if self.has_pairs:
             found = self._matching_any({p: " AND ".join(f'"{pair}"' for pair in fts_pairs(p)) for p in longer},
@@ -553,96 +929,22 @@ class Collection:
                                f"WHERE {table} MATCH json_each.value)", (json.dumps([queries[k] for k in keys]),))
         return {keys[i] for (i,) in rows}
 
-    def opinion_paragraphs(self, opinion_id: int) -> list[ParagraphRow]:
-        """Every paragraph (line) of an opinion, in position order, with its pages."""
+    # -- per file: rows the reader assembles --------------------------------------------------
+    def _opinion_rows(self, opinion_id: int) -> list[ParagraphRow]:
         return [_paragraph_row(row) for row in select(
             self.db, f"SELECT {_PARAGRAPH_COLUMNS}, {self._page_columns} FROM paragraphs p "
             "WHERE p.opinion_id = ? ORDER BY p.position", (opinion_id,))]
 
-    def case_ids(self) -> list[int]:
-        return [row["id"] for row in select(self.db, "SELECT id FROM cases ORDER BY id")]
+    def _stored_meta(self) -> dict[str, str]:
+        return {row["key"]: row["value"] for row in select(self.db, "SELECT key, value FROM meta")}
 
-    def case(self, case_id: int, opinions: list[dict] | None = None) -> Case:
-        """The case as the data set's :class:`~statinterp.corpus.dataset.Case`, id ``c<case_id>``
-        (``find``'s; ``text`` is the whole case). ``opinions``: the case's :meth:`opinions` if the
-        caller has read them already (they are not read again)."""
-        record = self._case_record(case_id)
-        parts = [record.head_matter] if record.head_matter.strip() else []  # as CaseRecord.text
-        parts.extend(o["text"] for o in (self.opinions(case_id) if opinions is None else opinions))
-        return dataset_case(record, f"c{case_id}", "\n".join(parts))
-
-    def opinions(self, case_id: int) -> list[dict]:
-        """The case's opinions in order: id, type, author, position, text."""
-        out = []
-        for row in select(self.db, "SELECT id, type, author, position FROM opinions WHERE case_id = ? "
-                          "ORDER BY position", (case_id,)).fetchall():
-            lines = select(self.db, "SELECT text FROM paragraphs WHERE opinion_id = ? ORDER BY position",
-                           (row["id"],))
-            out.append({**row, "author": row["author"] or "", "text": "\n".join(line["text"] for line in lines)})
-        return out
-
-    def record(self, case_id: int) -> CaseRecord:
-        """The stored case as the record it was ingested from."""
-        ops = []
-        paged = "paged" if self.has_pages else "0 AS paged"
-        for row in select(self.db, f"SELECT id, type, author, {paged} FROM opinions WHERE case_id = ? "
-                          "ORDER BY position", (case_id,)).fetchall():
-            rows = self.opinion_paragraphs(row["id"])
-            ops.append(OpinionRecord(type=row["type"], author=row["author"],
-                                     paragraphs=tuple(r.text for r in rows if not r.footnote),
-                                     footnotes=tuple(r.text for r in rows if r.footnote),
-                                     page_starts=tuple(r.page_starts for r in rows) if row["paged"] else (),
-                                     numbers=tuple(r.number or "" for r in rows if not r.footnote)
-                                     if any(r.number for r in rows) else ()))
-        return self._case_record(case_id, tuple(ops))
-
-    def _case_record(self, case_id: int, opinions: tuple[OpinionRecord, ...] = ()) -> CaseRecord:
-        """The stored case's fields (its columns are :class:`CaseRecord`'s fields) with ``opinions``."""
-        row = select(self.db, f"SELECT {_CASE_COLUMNS} FROM cases WHERE id = ?", (case_id,)).fetchone()
-        if row is None:
-            raise UsageError(f"no case {case_id} in the collection {self.folder}")
-        citations = tuple(tuple(cite) for cite in json.loads(row["citations"]))
-        return CaseRecord(**{**row, "citations": citations, "opinions": opinions})
-
-    def citations(self, paragraph_id: int) -> list[dict]:
-        return [dict(row) for row in select(
-            self.db, "SELECT kind, start, end, text, normalized FROM citations WHERE paragraph_id = ? "
-            "ORDER BY start, end, kind", (paragraph_id,))]
-
-    # -- statistics ---------------------------------------------------------------------------
     def _require_statistics(self) -> None:
-        if json.loads(self.meta().get("analysis", "{}")).get("statistics", True) is False:
+        if json.loads(self._stored_meta().get("analysis", "{}")).get("statistics", True) is False:
             raise UsageError(f"the collection {self.folder} was ingested without statistics; ingest its sources "
                              "again into a new folder")
 
-    def token_statistics(self, level: str, tokens: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """(df, cf) over the collection of each token (lower-cased lemmas); (0, 0) if unseen."""
-        _check_level(level)
-        self._require_statistics()
-        out = {t: (0, 0) for t in tokens}
-        distinct = list(out)
-        for i in range(0, len(distinct), 500):
-            chunk = distinct[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in select(self.db, f"SELECT token, df, cf FROM token_stats WHERE level = ? AND token IN ({marks})",
-                              [level, *chunk]):
-                out[row["token"]] = (row["df"], row["cf"])
-        return out
-
-    def level_totals(self, level: str) -> tuple[int, int]:
-        """(N units holding a token, total tokens) of a unit level over the collection."""
-        _check_level(level)
-        self._require_statistics()
-        row = select(self.db, "SELECT n_units, total_tokens FROM level_totals WHERE level = ?", (level,)).fetchone()
-        return (row["n_units"], row["total_tokens"]) if row else (0, 0)
-
-    # -- description --------------------------------------------------------------------------
-    def meta(self) -> dict[str, str]:
-        return {row["key"]: row["value"] for row in select(self.db, "SELECT key, value FROM meta")}
-
-    def info(self) -> dict:
-        """Counts, sources, statistics date and size on disk (``collection info``), after checking
-        that the database is not damaged (:func:`check_integrity`)."""
+    def _facts(self) -> dict:
+        """This file's part of :meth:`info`, after checking that it is not damaged."""
         def count(table: str) -> int:
             return select(self.db, f"SELECT count(*) AS n FROM {table}").fetchone()["n"]
 
@@ -651,26 +953,17 @@ class Collection:
                 self.db, f"SELECT {column} AS value, count(*) AS n FROM {table} GROUP BY {column} ORDER BY {column}")}
 
         check_integrity(self.db, self.folder)
-        meta = self.meta()
         files = [p for p in self.folder.iterdir() if p.name.startswith(FILENAME)]
-        size = sum(p.stat().st_size for p in files)
-        cases = count("cases")
         return {
-            "collection": str(self.folder),
-            "format": int(meta.get("format", 0)),
-            "cases": cases, "opinions": count("opinions"), "paragraphs": count("paragraphs"),
-            "citations": counts("citations", "kind"),
-            "by_source": counts("cases", "source"),
+            "format": int(self._stored_meta().get("format", 0)),
+            "cases": count("cases"), "opinions": count("opinions"), "paragraphs": count("paragraphs"),
+            "citations": counts("citations", "kind"), "by_source": counts("cases", "source"),
             "sources": [dict(row) for row in select(self.db, "SELECT path, format, cases, skipped, ingested_at "
                                                     "FROM sources ORDER BY ingested_at, path")],
             "statistics": {lvl: dict(select(self.db, "SELECT n_units AS units, total_tokens AS tokens FROM "
                                             "level_totals WHERE level = ?", (lvl,)).fetchone() or
                                      {"units": 0, "tokens": 0}) for lvl in LEVELS},
-            "vocabulary": counts("token_stats", "level"),
-            "statistics_date": meta.get("statistics_date", ""),
-            "analysis": json.loads(meta.get("analysis", "{}")),
-            "size_bytes": size,
-            "bytes_per_case": round(size / cases, 1) if cases else None,
+            "size_bytes": sum(p.stat().st_size for p in files),
         }
 
 

@@ -11,6 +11,7 @@ import json
 import shutil
 import sqlite3
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from statinterp.collection.find import find_term
 from statinterp.collection.ingest import ingest
 from statinterp.collection.shard_set import ShardSet, open_collection
 from statinterp.collection.shards import Manifest
-from statinterp.collection.store import Collection
+from statinterp.collection.store import TIME_KEYS, Collection, Reader
 from statinterp.errors import InputError, UsageError
 
 #: Two small term zips of the annotated data set, ingested in the ``dataset`` format too.
@@ -95,8 +96,29 @@ def test_statistics_and_reads_of_a_set_are_the_single_files(collections):
             (r.case_id, r.opinion_id, r.text) for r in one.paragraphs_matching('"vehicle"')]
         assert shards.occurring({("motor", "vehicle"), ("vehicle",), ("zzz",)}) == {("motor", "vehicle"),
                                                                                    ("vehicle",)}
+        for case_id in one.case_ids():
+            assert shards.opinions(case_id) == one.opinions(case_id)
+            for opinion in one.opinions(case_id):  # paragraph ids are each shard's own: not compared
+                assert [replace(r, paragraph_id=0) for r in shards.opinion_paragraphs(opinion["id"])] == [
+                    replace(r, paragraph_id=0) for r in one.opinion_paragraphs(opinion["id"])]
+        assert {k: v for k, v in shards.meta().items() if k not in ("shard_key", *TIME_KEYS)} == {
+            k: v for k, v in one.meta().items() if k not in TIME_KEYS}
         with pytest.raises(UsageError, match="no case 999"):
             shards.case(999)
+        with pytest.raises(UsageError, match="name the shard"):
+            shards.citations(1)
+
+
+#: The read interface of a collection (issue #37, "Two read paths": ShardSet had its own copy of each).
+READ_METHODS = ("case", "case_ids", "citations", "info", "level_totals", "meta", "occurring", "opinion_paragraphs",
+                "opinions", "paragraphs_matching", "record", "token_statistics", "restrict", "map_selected")
+
+
+def test_each_read_method_is_written_once_for_a_file_and_a_set():
+    for name in READ_METHODS:
+        assert name in vars(Reader), name
+        assert name not in vars(Collection) and name not in vars(ShardSet), f"{name} written again"
+    assert issubclass(Collection, Reader) and issubclass(ShardSet, Reader)
 
 
 @pytest.mark.slow
