@@ -398,6 +398,13 @@ def _classes(el) -> set[str]:
     return set((el.get("class") or "").lower().split())
 
 
+def _is_other_reporter_label(el) -> bool:
+    """A CAP page label of a parallel reporter (``data-citation-index`` other than 1): its page
+    numbers belong to another reporter's pagination, so it is dropped, never a pin."""
+    index = (el.get("data-citation-index") or "1").strip()
+    return index != "1" and "page-label" in _classes(el)
+
+
 def _is_page_label(el, tag: str) -> bool:
     cls = _classes(el)
     return "star-pagination" in cls or "page-label" in cls or tag == "page_number"
@@ -446,7 +453,9 @@ def _flat_text(el) -> str:
     out = [el.text or ""] if isinstance(el.tag, str) else []
     for child in el:
         tag = _tag(child)
-        if _is_page_label(child, tag):
+        if _is_other_reporter_label(child):
+            pass
+        elif _is_page_label(child, tag):
             out.append(page_marker(child.get("label") or child.get("data-label") or child.text_content()))
         elif tag == "br":
             out.append("\n")
@@ -519,6 +528,8 @@ def clean_markup(markup: str, *, kind: str = "majority", author: str | None = No
     def walk(el, into: list[str]) -> None:
         tag = el.tag.lower() if isinstance(el.tag, str) else ""
         if tag in _NOT_TEXT:
+            return
+        if _is_other_reporter_label(el):
             return
         if _is_page_label(el, tag):
             buf.append(page_marker(el.get("label") or el.get("data-label") or el.text_content()))
