@@ -398,11 +398,31 @@ def _classes(el) -> set[str]:
     return set((el.get("class") or "").lower().split())
 
 
-def _is_other_reporter_label(el) -> bool:
-    """A CAP page label of a parallel reporter (``data-citation-index`` other than 1): its page
-    numbers belong to another reporter's pagination, so it is dropped, never a pin."""
+#: CAP's order of citation types (capstone's ``Citation.citation_types``): the ``data-citation-index``
+#: of a page label is the position, from 1, of its reporter's citation in this order.
+_CAP_CITATION_ORDER = ("official", "nominative", "parallel", "vendor")
+
+
+def cap_pagination(citations: Sequence[tuple[str, str]]) -> str:
+    """The ``data-citation-index`` of the page labels that paginate the citation a case is cited
+    by (:attr:`~statinterp.sources.records.CaseRecord.official_citation`: the "official" one, else
+    the first). CAP numbers a case's paginations by its citations sorted by type (official,
+    nominative, parallel, vendor; capstone's ``Citation.sorted_by_type``, which its Fastcase import
+    uses to label "[264 Ga. App. 475]" pages "**475", data-citation-index 2), so *In re K.N.C.*'s
+    "590 S.E.2d 792" (official) is pagination 1 and "264 Ga. App. 475" (parallel) is 2."""
+    if not citations:
+        return "1"
+    cited = next((i for i, (kind, _) in enumerate(citations) if kind == "official"), 0)
+    rank = {kind: k for k, kind in enumerate(_CAP_CITATION_ORDER)}
+    order = sorted(range(len(citations)), key=lambda i: rank.get(citations[i][0], len(rank)))
+    return str(order.index(cited) + 1)
+
+
+def _is_other_reporter_label(el, pagination: str = "1") -> bool:
+    """A CAP page label of another pagination than ``pagination`` (its ``data-citation-index``; a
+    label without one is of pagination 1): a parallel reporter's page, dropped, never a pin."""
     index = (el.get("data-citation-index") or "1").strip()
-    return index != "1" and "page-label" in _classes(el)
+    return index != pagination and "page-label" in _classes(el)
 
 
 def _is_page_label(el, tag: str) -> bool:
@@ -448,19 +468,19 @@ def _tag(el) -> str:
     return el.tag.lower() if isinstance(el.tag, str) else ""
 
 
-def _flat_text(el) -> str:
+def _flat_text(el, pagination: str = "1") -> str:
     """An element's text with page labels as :func:`page_marker` markers and ``<br>`` as a line end."""
     out = [el.text or ""] if isinstance(el.tag, str) else []
     for child in el:
         tag = _tag(child)
-        if _is_other_reporter_label(child):
+        if _is_other_reporter_label(child, pagination):
             pass
         elif _is_page_label(child, tag):
             out.append(page_marker(child.get("label") or child.get("data-label") or child.text_content()))
         elif tag == "br":
             out.append("\n")
         elif tag and tag not in _NOT_TEXT:
-            out.append(_flat_text(child))
+            out.append(_flat_text(child, pagination))
         out.append(child.tail or "")
     return "".join(out)
 
@@ -502,12 +522,15 @@ def _merge_pre_runs(root) -> list[str]:
     return texts
 
 
-def clean_markup(markup: str, *, kind: str = "majority", author: str | None = None) -> OpinionRecord:
+def clean_markup(markup: str, *, kind: str = "majority", author: str | None = None,
+                 pagination: str = "1") -> OpinionRecord:
     """An HTML/XML opinion -> cleaned text: one paragraph per block element, whitespace
     collapsed; page labels -> page starts; footnote marks dropped; footnotes after the text.
     A ``<pre>`` (with the citation ``<span>``s and ``<pre>`` pieces of CourtListener's
     ``html_with_citations``: :func:`_merge_pre_runs`) is one plain text, cleaned as
-    :func:`clean_plain` cleans it; ``<style>``, ``<script>``, ``<title>`` and ``<head>`` are never text."""
+    :func:`clean_plain` cleans it; ``<style>``, ``<script>``, ``<title>`` and ``<head>`` are never text.
+    ``pagination``: of CAP page labels, only those of this ``data-citation-index`` are pages
+    (:func:`cap_pagination`); the others are a parallel reporter's."""
     import lxml.html
 
     try:
@@ -529,7 +552,7 @@ def clean_markup(markup: str, *, kind: str = "majority", author: str | None = No
         tag = el.tag.lower() if isinstance(el.tag, str) else ""
         if tag in _NOT_TEXT:
             return
-        if _is_other_reporter_label(el):
+        if _is_other_reporter_label(el, pagination):
             return
         if _is_page_label(el, tag):
             buf.append(page_marker(el.get("label") or el.get("data-label") or el.text_content()))
