@@ -605,6 +605,8 @@ def clean_markup(markup: str, *, kind: str = "majority", author: str | None = No
 
 _RULE = re.compile(r"^\s{0,3}(?:[—─]{5,}|_{10,})\s*$")
 _UNDERLINE = re.compile(r"^\s{4,}_{5,}\s*$")  # a slip opinion's separators around the docket number
+#: A line of a caption box holding only its ":" or ")" column (or its bottom rule and the column): no text.
+_BOX_COLUMN = re.compile(r"^[\s_—─]*[:)]\s*$")
 _PAGE_NUMBER = re.compile(r"^\s*(?:-\s*)?\d{1,4}(?:\s*-)?\s*$")
 _HEADER_PATTERNS = (
     re.compile(r"^\s*\(Slip Opinion\)\s+OCTOBER TERM,\s+\d{4}\s+\d*\s*$"),
@@ -738,19 +740,28 @@ def dehyphenate(text: str, hyphens: Dehyphenator | None = None) -> str:
     return _SPLIT_WORD.sub(repl, text)
 
 
-def _strip_page(page: list[str], repeated: set[str]) -> tuple[list[str], list[str]]:
-    """A page's body lines and footnote lines, running headers/footers and page numbers removed."""
+def _strip_page(page: list[str], repeated: set[str], continuing: bool = False) -> tuple[list[str], list[str]]:
+    """A page's body lines and footnote lines, running headers/footers and page numbers removed.
+    The footnotes are what follows a footnote rule (:data:`_RULE`) when they open with a footnote's
+    label or, ``continuing`` (the notes so far end inside a sentence), go on with the last one; a
+    rule followed by other text (a caption boxed with underscores, a judge's signature line, a
+    topic index after the opinion) is no footnote rule: it leaves the text as a blank line."""
     top, bottom = _edge_lines(page)
     drop = set()
     for i in top + bottom:
         ln = page[i]
         if _PAGE_NUMBER.match(ln) or _norm_header(ln) in repeated or any(p.match(ln) for p in _HEADER_PATTERNS):
             drop.add(i)
-    lines = [ln for i, ln in enumerate(page) if i not in drop and not any(p.match(ln) for p in _HEADER_PATTERNS)
-             and not _UNDERLINE.match(ln)]
+    lines = [x for i, ln in enumerate(page)
+             if i not in drop and not any(p.match(ln) for p in _HEADER_PATTERNS) and not _UNDERLINE.match(ln)
+             for x in (("", "") if _BOX_COLUMN.match(ln) else (ln,))]  # a box's row ends a paragraph
     for i, ln in enumerate(lines):
-        if _RULE.match(ln) and i > 0:
+        if not _RULE.match(ln):
+            continue
+        after = next((x for x in lines[i + 1:] if x.strip()), "")
+        if i > 0 and (continuing or _NOTE_LINE.match(after) or _FOOT_LABEL.match(after)):
             return lines[:i], lines[i + 1:]
+        lines[i] = ""
     return lines, []
 
 
@@ -775,6 +786,23 @@ def _mark_pattern(label: str) -> re.Pattern:
                       rf"|(?<=[.,;:”’\"')] ){label}(?=\s+[A-Z“\"(]|\s*$)")
 
 
+#: Words a number after them refers to ("Rule 7 requires", "Local 37 members"): no footnote mark.
+_NUMBERED_THING = re.compile(
+    r"(?:^|\W)(?:rules?|sections?|secs?|titles?|counts?|parts?|chapters?|articles?|exhibits?|pages?|notes?|"
+    r"footnotes?|claims?|steps?|items?|paragraphs?|schedules?|appendix|amendments?|volumes?|tables?|figures?|"
+    r"lines?|columns?|class|phases?|levels?|units?|locals?|districts?|circuits?|days?|years?|months?|weeks?|"
+    r"hours?|minutes?|no|nos|art|ch|tit|vol|ex|app|fig|para|cl|subd|version|tier|grade|room|docs?|ecf|dkt|"
+    r"at|of|and|or|to|in|on|by|for|from|than|about|over|under|only|all|the|a|an|some|those|these|first|last)$",
+    re.IGNORECASE)
+
+
+def _spaced_word_mark(label: str) -> re.Pattern:
+    """A mark set apart by spaces between two words of a sentence ("Three of the CBAs 7 lack the
+    provision", pdftotext's rendering of a raised mark with a gap before it): tried only when
+    :func:`_mark_pattern` finds none, and not after a word a number refers to (:data:`_NUMBERED_THING`)."""
+    return re.compile(rf"(?<=[a-z] ){label}(?= [a-z])")
+
+
 def _find_mark(lines: Sequence[str], label: str, start: tuple[int, int] = (0, 0)) -> tuple[int, int, int] | None:
     """The first mark of footnote ``label`` at or after ``start`` (line, column): (line, start, end)."""
     pattern = _mark_pattern(label)
@@ -782,6 +810,13 @@ def _find_mark(lines: Sequence[str], label: str, start: tuple[int, int] = (0, 0)
         m = pattern.search(lines[i], start[1] if i == start[0] else 0)
         if m:
             return i, m.start(), m.end()
+    if not label.isdigit():
+        return None
+    spaced = _spaced_word_mark(label)
+    for i in range(start[0], len(lines)):
+        for m in spaced.finditer(lines[i], start[1] if i == start[0] else 0):
+            if not _NUMBERED_THING.search(lines[i][:m.start()].rstrip()):
+                return i, m.start(), m.end()
     return None
 
 
@@ -806,9 +841,12 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False) -> tu
         return _foot_notes(lines, j, next_note, [[CONTINUED]])
     for i, ln in enumerate(lines):
         m = _FOOT_LABEL.match(ln)
-        if not m or i < 2 or lines[i - 1].strip():
+        if not m or i < 2:
             continue
         label = m.group(1)
+        if lines[i - 1].strip() and not (ln.strip() == label and lines[i + 1:i + 2] != [""] and i + 1 < len(lines)
+                                         and _double_spaced(lines[:i])):
+            continue  # no blank line above: only a label alone, its text below, under double-spaced body lines
         if ln.strip() != label and lines[i - 2].strip():
             continue  # a label before its text: two blank lines above it
         after = next((x for x in lines[i + 1:] if x.strip()), "")
@@ -943,7 +981,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     next_note = 1
     noted = False  # whether the page before ended with footnotes found at its foot
     for page in pages:
-        lines, note_lines = _strip_page(page, repeated)
+        lines, note_lines = _strip_page(page, repeated, bool(notes) and _RUNS_ON.search(notes[-1][-1]) is not None)
         while lines and not lines[-1].strip():
             lines.pop()
         if not note_lines and len(pages) > 1:  # footnotes at a page's foot without a rule above them

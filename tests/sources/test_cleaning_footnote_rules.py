@@ -1,0 +1,70 @@
+"""Footnotes of CourtListener's text of PDF-born opinions: what a footnote rule is, labels under
+double-spaced body lines, spaced marks. Genuine files (tests/fixtures/genuine/README.md):
+
+* ``pdf-modern/njd-18-16281.txt``: a district court's caption boxed with lines of underscores at
+  the head of page 1 (the first underscore line was taken for a footnote rule: the caption was
+  stored as a footnote);
+* ``courtlistener-nm/nm-ramirez-891689.plain_text.txt``: New Mexico's signature lines of
+  underscores and topic index after the opinion (stored as a footnote);
+* ``pdf-modern/nysd-12-5708.txt``: footnote 6's label directly under a double-spaced body line,
+  with no blank line between ("majority6" stayed glued, the note stayed in the body and footnotes 7
+  and 8 were then missed too); footnote 7's mark set apart by spaces ("the CBAs 7 lack").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from statinterp.sources.cleaning import _find_mark, clean_plain
+
+GENUINE = Path(__file__).resolve().parents[1] / "fixtures" / "genuine"
+
+
+def _plain(path: str):
+    return clean_plain((GENUINE / path).read_text(encoding="utf-8"))
+
+
+def test_a_caption_boxed_with_underscores_is_no_footnote_rule():
+    op = _plain("pdf-modern/njd-18-16281.txt")
+    assert op.footnotes == ()  # the opinion has none
+    body = "\n".join(op.paragraphs)
+    assert "RASOOL McCRIMMON" in body and "STEVE JOHNSON, et al." in body
+    assert "____" not in body  # the rule lines leave no debris
+    assert all(re.search(r"\w", p) for p in op.paragraphs)  # nor the box's ":" column
+    assert any(p.startswith("Before this Court is Plaintiff Rasool McCrimmon") for p in op.paragraphs)
+
+
+def test_signature_lines_and_a_topic_index_after_the_opinion_are_no_footnote():
+    op = _plain("courtlistener-nm/nm-ramirez-891689.plain_text.txt")
+    assert op.footnotes == ()
+    body = "\n".join(op.paragraphs)
+    assert "CHARLES W. DANIELS, Chief Justice" in body and "Topic Index for State v. Ramirez" in body
+    assert "____" not in body
+
+
+def test_footnote_labels_under_double_spaced_body_lines_and_spaced_marks():
+    op = _plain("pdf-modern/nysd-12-5708.txt")
+    manifest = json.loads((Path(__file__).resolve().parents[2] / "experiments" / "text_quality_set.json")
+                          .read_text(encoding="utf-8"))
+    (entry,) = [e for e in manifest["entries"] if e.get("id") == "nysd-12-5708"]
+    openings = entry["footnote_openings"]  # footnotes 2-8 (page 1, with note 1, has no text layer)
+    assert len(op.footnotes) == len(openings) == 7
+    for note, opening in zip(op.footnotes, openings, strict=True):
+        assert note.startswith(opening), (note[:80], opening)
+    body = " ".join(op.paragraphs)
+    assert "The vast majority of the CBAs include language" in body  # "majority6": mark gone
+    assert "Three of the CBAs lack the provision" in body  # "CBAs 7 lack": spaced mark gone
+    assert "is not necessarily feasible. The foregoing findings" in body  # "feasible. 8"
+    for opening in openings:
+        assert opening not in body
+    assert not re.search(r"\b[a-z]+[2-8]\b", body)
+
+
+def test_a_spaced_number_after_a_word_it_numbers_is_no_mark():
+    # The spaced form is the last resort, and never after a word a number refers to.
+    assert _find_mark(["the court applied Rule 7 requiring notice"], "7") is None
+    assert _find_mark(["members of BCT Local 7 and others"], "7") is None
+    assert _find_mark(["Three of the CBAs 7 lack the provision"], "7") == (0, 18, 19)
+    assert _find_mark(["the CBAs 7 lack it; the majority7 of them"], "7") == (0, 32, 33)  # a glued one first
