@@ -750,8 +750,14 @@ def _strip_page(page: list[str], repeated: set[str], continuing: bool = False) -
     drop = set()
     for i in top + bottom:
         ln = page[i]
-        if _PAGE_NUMBER.match(ln) or _norm_header(ln) in repeated or any(p.match(ln) for p in _HEADER_PATTERNS):
-            drop.add(i)
+        if not _PAGE_NUMBER.match(ln):
+            if _norm_header(ln) in repeated or any(p.match(ln) for p in _HEADER_PATTERNS):
+                drop.add(i)
+        elif i in top or not any(
+                page[j].strip() and _norm_header(page[j]) not in repeated and not any(p.match(page[j]) for p in
+                                                                                   _HEADER_PATTERNS)
+                for j in range(i + 1, len(page))):
+            drop.add(i)  # a number with the page's text below it is a footnote's label, not the page's number
     lines = [x for i, ln in enumerate(page)
              if i not in drop and not any(p.match(ln) for p in _HEADER_PATTERNS) and not _UNDERLINE.match(ln)
              for x in (("", "") if _BOX_COLUMN.match(ln) else (ln,))]  # a box's row ends a paragraph
@@ -797,10 +803,11 @@ _NUMBERED_THING = re.compile(
 
 
 def _spaced_word_mark(label: str) -> re.Pattern:
-    """A mark set apart by spaces between two words of a sentence ("Three of the CBAs 7 lack the
-    provision", pdftotext's rendering of a raised mark with a gap before it): tried only when
+    """A mark set apart by spaces after a word, before a word of the sentence or the line's end
+    ("Three of the CBAs 7 lack the provision", a heading's "Memorandum Opinion 1": pdftotext's
+    rendering of a raised mark with a gap before it): tried only when
     :func:`_mark_pattern` finds none, and not after a word a number refers to (:data:`_NUMBERED_THING`)."""
-    return re.compile(rf"(?<=[a-z] ){label}(?= [a-z])")
+    return re.compile(rf"(?<=[a-z] ){label}(?= [a-z]|\s*$)")
 
 
 def _find_mark(lines: Sequence[str], label: str, start: tuple[int, int] = (0, 0)) -> tuple[int, int, int] | None:

@@ -8,7 +8,10 @@ double-spaced body lines, spaced marks. Genuine files (tests/fixtures/genuine/RE
   underscores and topic index after the opinion (stored as a footnote);
 * ``pdf-modern/nysd-12-5708.txt``: footnote 6's label directly under a double-spaced body line,
   with no blank line between ("majority6" stayed glued, the note stayed in the body and footnotes 7
-  and 8 were then missed too); footnote 7's mark set apart by spaces ("the CBAs 7 lack").
+  and 8 were then missed too); footnote 7's mark set apart by spaces ("the CBAs 7 lack");
+* ``pdf-modern/tn-wcc-calderon.txt``: footnote 1's label is one of the page's last two lines (it
+  was dropped as the page's number, its text left in the body);
+* ``pdf-modern/tn-wcab-diaz.txt``: footnote 1's mark spaced at a heading's end ("Memorandum Opinion 1").
 """
 
 from __future__ import annotations
@@ -62,9 +65,28 @@ def test_footnote_labels_under_double_spaced_body_lines_and_spaced_marks():
     assert not re.search(r"\b[a-z]+[2-8]\b", body)
 
 
+def test_a_footnote_label_low_on_the_page_is_no_page_number():
+    op = _plain("pdf-modern/tn-wcc-calderon.txt")
+    assert op.footnotes[0] == ("Mr. Calderon-Fuentes's first language is Spanish. "
+                               "Steven Robinson interpreted at the hearing.")
+    body = " ".join(op.paragraphs)
+    assert "first language is Spanish" not in body
+    assert "driven by Anthony Banks. He felt immediate pain" in body  # its spaced mark gone
+    assert "He moved the forklift because" in body  # the sentence the note cut is whole
+
+
+def test_a_spaced_mark_at_a_headings_end():
+    op = _plain("pdf-modern/tn-wcab-diaz.txt")
+    assert len(op.footnotes) == 1 and op.footnotes[0].startswith("“The Appeals Board may, in an effort")
+    assert "Memorandum Opinion" in op.paragraphs and "Memorandum Opinion 1" not in op.paragraphs
+    assert not any("The Appeals Board may, in an effort" in p for p in op.paragraphs)
+
+
 def test_a_spaced_number_after_a_word_it_numbers_is_no_mark():
     # The spaced form is the last resort, and never after a word a number refers to.
     assert _find_mark(["the court applied Rule 7 requiring notice"], "7") is None
     assert _find_mark(["members of BCT Local 7 and others"], "7") is None
     assert _find_mark(["Three of the CBAs 7 lack the provision"], "7") == (0, 18, 19)
     assert _find_mark(["the CBAs 7 lack it; the majority7 of them"], "7") == (0, 32, 33)  # a glued one first
+    assert _find_mark(["as set out in Exhibit 7"], "7") is None
+    assert _find_mark(["Three of the CBAs 7 Lack"], "7") is None  # nor before a capital (a new sentence's number)
