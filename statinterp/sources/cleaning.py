@@ -23,7 +23,8 @@ page starts (:class:`~statinterp.sources.records.OpinionRecord`):
   shows (:func:`_page_foot`: the Tax Court, the Fifth and First Circuits); double spacing is
   reflowed (:func:`_paragraph_breaks`); filing banners ("Case: 21-50498 Document: ...") and
   "Cite as:" lines are running headers; a text without form feeds is split into pages at its
-  page-number lines.
+  page-number lines; pleading paper's line numbers go (:func:`_drop_line_numbers`); a footnote
+  rule is one only when a footnote follows it (:func:`_strip_page`).
 * **Markup**: one paragraph per block; a ``<pre>`` (with the ``<pre class="inline">`` pieces and
   citation ``<span>``s of CourtListener's ``html_with_citations``) is one plain text, cleaned as
   plain text is; ``<style>``, ``<script>``, ``<title>``, ``<head>`` are never text.
@@ -673,8 +674,9 @@ def _pages(text: str) -> list[list[str]]:
 
 
 def _edge_lines(page: list[str], n: int = 3) -> tuple[list[int], list[int]]:
+    """The first ``n`` and the last three lines with text of a page (where running heads and feet are)."""
     filled = [i for i, ln in enumerate(page) if ln.strip()]
-    return filled[:n], filled[-2:]
+    return filled[:n], filled[-3:]
 
 
 @functools.lru_cache(maxsize=1)
@@ -972,10 +974,36 @@ def _join_lines(text: str, fix: Dehyphenator) -> str:
     return " ".join(dehyphenate(text, fix).split())
 
 
+#: A line of pleading paper: its line number at the left margin, then the text (if any) of that line.
+_LINE_NUMBER = re.compile(r"^(\s{0,5})(\d{1,2})(?=\s|$)")
+#: Pleading paper numbers its lines 1, 2, 3, ... to at least this many on a page (28 in California).
+MIN_PLEADING_LINES = 20
+
+
+def _drop_line_numbers(page: list[str]) -> list[str]:
+    """A page of pleading paper (C.D. Cal.'s: "  13   CONSUMERINFO.COM, INC. dba", a line number at
+    the left margin on each line, 1 up to 28) without its line numbers: the lines that opened with
+    them, in order 1, 2, 3, ... up to at least :data:`MIN_PLEADING_LINES`, lose the number (blanked,
+    so the text keeps its columns and indents); lines holding only a number and blank lines go
+    (the paper's fixed spacing: its paragraphs start at an indent). Other pages are returned as
+    they are. Rule chosen on the C.D. Cal. order of the text-quality set (rules half)."""
+    numbered = [(i, m) for i, ln in enumerate(page) if (m := _LINE_NUMBER.match(ln))]
+    run: list[tuple[int, re.Match]] = []
+    for i, m in numbered:
+        if int(m.group(2)) == len(run) + 1:
+            run.append((i, m))
+    if len(run) < MIN_PLEADING_LINES:
+        return page
+    out = list(page)
+    for i, m in run:
+        out[i] = m.group(1) + " " * len(m.group(2)) + page[i][m.end():]
+    return [ln for ln in out if ln.strip()]  # its blank lines are the paper's spacing, not paragraph breaks
+
+
 def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """Paragraphs and footnotes of PDF-born text (see the module's docstring)."""
     text = text.translate(_SUPERSCRIPTS)
-    pages = _pages(text)
+    pages = [_drop_line_numbers(page) for page in _pages(text)]
     tops: Counter = Counter()
     for page in pages:
         top, bottom = _edge_lines(page)

@@ -11,7 +11,8 @@ double-spaced body lines, spaced marks. Genuine files (tests/fixtures/genuine/RE
   and 8 were then missed too); footnote 7's mark set apart by spaces ("the CBAs 7 lack");
 * ``pdf-modern/tn-wcc-calderon.txt``: footnote 1's label is one of the page's last two lines (it
   was dropped as the page's number, its text left in the body);
-* ``pdf-modern/tn-wcab-diaz.txt``: footnote 1's mark spaced at a heading's end ("Memorandum Opinion 1").
+* ``pdf-modern/tn-wcab-diaz.txt``: footnote 1's mark spaced at a heading's end ("Memorandum Opinion 1");
+* ``pdf-modern/cacd-8-16-cv-01261.txt``: pleading paper's line numbers.
 """
 
 from __future__ import annotations
@@ -90,3 +91,24 @@ def test_a_spaced_number_after_a_word_it_numbers_is_no_mark():
     assert _find_mark(["the CBAs 7 lack it; the majority7 of them"], "7") == (0, 32, 33)  # a glued one first
     assert _find_mark(["as set out in Exhibit 7"], "7") is None
     assert _find_mark(["Three of the CBAs 7 Lack"], "7") is None  # nor before a capital (a new sentence's number)
+
+
+def test_pleading_paper_line_numbers_leave_the_text():
+    # C.D. Cal.'s order on pleading paper (rules half: the rule was chosen on it): each page's lines
+    # numbered 1-28 at the left margin; the numbers were left in the sentences ("... Order (“TRO”) 2 and
+    # Order to Show Cause"), each number-only line a paragraph of its own.
+    op = _plain("pdf-modern/cacd-8-16-cv-01261.txt")
+    assert not any(re.fullmatch(r"[\d\s]+", p) for p in op.paragraphs)
+    body = "\n".join(op.paragraphs)
+    assert ("the Court issued a Temporary Restraining Order (“TRO”) and Order to Show Cause Re Preliminary "
+            "Injunction that was set to expire on July 25, 2016 based on Plaintiff") in body
+    assert "UNITED STATES DISTRICT COURT\nCENTRAL DISTRICT OF CALIFORNIA" in body
+    assert "ORDER" not in op.paragraphs and not re.search(r"\bORDER \w+ code", body)  # its running foot
+    assert len(op.paragraphs) < 30  # before: 77
+
+
+def test_numbered_lines_of_ordinary_text_are_not_pleading_paper():
+    from statinterp.sources.cleaning import _drop_line_numbers
+
+    page = [f"{n} item of a list" for n in range(1, 8)] + ["text"]
+    assert _drop_line_numbers(page) == page  # fewer than 20 lines counting up from 1
