@@ -853,7 +853,7 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False) -> tu
         if not m or i < 2:
             continue
         label = m.group(1)
-        if lines[i - 1].strip() and not (ln.strip() == label and lines[i + 1:i + 2] != [""] and i + 1 < len(lines)
+        if lines[i - 1].strip() and not (ln.strip() == label and i + 1 < len(lines) and lines[i + 1].strip()
                                          and _double_spaced(lines[:i])):
             continue  # no blank line above: only a label alone, its text below, under double-spaced body lines
         if ln.strip() != label and lines[i - 2].strip():
