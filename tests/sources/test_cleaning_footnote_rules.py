@@ -112,3 +112,12 @@ def test_numbered_lines_of_ordinary_text_are_not_pleading_paper():
 
     page = [f"{n} item of a list" for n in range(1, 8)] + ["text"]
     assert _drop_line_numbers(page) == page  # fewer than 20 lines counting up from 1
+
+
+def test_html_with_citations_of_the_sdny_text_gives_the_same_lines_and_footnotes():
+    from statinterp.sources.cleaning import clean_markup
+
+    plain = _plain("pdf-modern/nysd-12-5708.txt")
+    markup = clean_markup((GENUINE / "pdf-modern/nysd-12-5708.html_with_citations.html").read_text("utf-8"))
+    assert markup.paragraphs == plain.paragraphs
+    assert markup.footnotes == plain.footnotes and len(markup.footnotes) == 7
