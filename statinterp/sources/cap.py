@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from statinterp.corpus.dataset import MAX_MEMBER_BYTES
 from statinterp.errors import InputError, json_values_problem, read_limited
-from statinterp.sources.cleaning import clean_markup
+from statinterp.sources.cleaning import cap_pagination, clean_markup
 from statinterp.sources.fields import BadField, cap_case, record_id
 from statinterp.sources.limits import MAX_LINE_BYTES, bounded_lines, refuse_special
 from statinterp.sources.records import CaseRecord, SkippedRecord
@@ -68,7 +68,8 @@ def with_html(record: CaseRecord, html: bytes) -> CaseRecord:
     """A CAP case with its opinions read from the case's HTML (the static release's
     ``html/NNNN-01.html`` beside ``cases/``), which keeps the page labels and footnotes the JSON
     text lacks: one ``<article class="opinion">`` per opinion, in order. The JSON's opinions are
-    kept when the HTML cannot be parsed or has another number of opinions."""
+    kept when the HTML cannot be parsed or has another number of opinions. Page labels are those of
+    the pagination of the citation the case is cited by (:func:`~statinterp.sources.cleaning.cap_pagination`)."""
     import lxml.html
 
     try:
@@ -79,8 +80,10 @@ def with_html(record: CaseRecord, html: bytes) -> CaseRecord:
     if len(articles) != len(record.opinions):
         return record
     opinions = []
+    pagination = cap_pagination(record.citations)
     for op, art in zip(record.opinions, articles, strict=True):
-        clean = clean_markup(lxml.html.tostring(art, encoding="unicode"), kind=op.type, author=op.author)
+        clean = clean_markup(lxml.html.tostring(art, encoding="unicode"), kind=op.type, author=op.author,
+                             pagination=pagination)
         opinions.append(clean if clean.paragraphs else op)
     return replace(record, opinions=tuple(opinions))
 

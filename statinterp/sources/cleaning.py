@@ -23,7 +23,8 @@ page starts (:class:`~statinterp.sources.records.OpinionRecord`):
   shows (:func:`_page_foot`: the Tax Court, the Fifth and First Circuits); double spacing is
   reflowed (:func:`_paragraph_breaks`); filing banners ("Case: 21-50498 Document: ...") and
   "Cite as:" lines are running headers; a text without form feeds is split into pages at its
-  page-number lines.
+  page-number lines; pleading paper's line numbers go (:func:`_drop_line_numbers`); a footnote
+  rule is one only when a footnote follows it (:func:`_strip_page`).
 * **Markup**: one paragraph per block; a ``<pre>`` (with the ``<pre class="inline">`` pieces and
   citation ``<span>``s of CourtListener's ``html_with_citations``) is one plain text, cleaned as
   plain text is; ``<style>``, ``<script>``, ``<title>``, ``<head>`` are never text.
@@ -398,6 +399,33 @@ def _classes(el) -> set[str]:
     return set((el.get("class") or "").lower().split())
 
 
+#: CAP's order of citation types (capstone's ``Citation.citation_types``): the ``data-citation-index``
+#: of a page label is the position, from 1, of its reporter's citation in this order.
+_CAP_CITATION_ORDER = ("official", "nominative", "parallel", "vendor")
+
+
+def cap_pagination(citations: Sequence[tuple[str, str]]) -> str:
+    """The ``data-citation-index`` of the page labels that paginate the citation a case is cited
+    by (:attr:`~statinterp.sources.records.CaseRecord.official_citation`: the "official" one, else
+    the first). CAP numbers a case's paginations by its citations sorted by type (official,
+    nominative, parallel, vendor; capstone's ``Citation.sorted_by_type``, which its Fastcase import
+    uses to label "[264 Ga. App. 475]" pages "**475", data-citation-index 2), so *In re K.N.C.*'s
+    "590 S.E.2d 792" (official) is pagination 1 and "264 Ga. App. 475" (parallel) is 2."""
+    if not citations:
+        return "1"
+    cited = next((i for i, (kind, _) in enumerate(citations) if kind == "official"), 0)
+    rank = {kind: k for k, kind in enumerate(_CAP_CITATION_ORDER)}
+    order = sorted(range(len(citations)), key=lambda i: rank.get(citations[i][0], len(rank)))
+    return str(order.index(cited) + 1)
+
+
+def _is_other_reporter_label(el, pagination: str = "1") -> bool:
+    """A CAP page label of another pagination than ``pagination`` (its ``data-citation-index``; a
+    label without one is of pagination 1): a parallel reporter's page, dropped, never a pin."""
+    index = (el.get("data-citation-index") or "1").strip()
+    return index != pagination and "page-label" in _classes(el)
+
+
 def _is_page_label(el, tag: str) -> bool:
     cls = _classes(el)
     return "star-pagination" in cls or "page-label" in cls or tag == "page_number"
@@ -441,17 +469,19 @@ def _tag(el) -> str:
     return el.tag.lower() if isinstance(el.tag, str) else ""
 
 
-def _flat_text(el) -> str:
+def _flat_text(el, pagination: str = "1") -> str:
     """An element's text with page labels as :func:`page_marker` markers and ``<br>`` as a line end."""
     out = [el.text or ""] if isinstance(el.tag, str) else []
     for child in el:
         tag = _tag(child)
-        if _is_page_label(child, tag):
+        if _is_other_reporter_label(child, pagination):
+            pass
+        elif _is_page_label(child, tag):
             out.append(page_marker(child.get("label") or child.get("data-label") or child.text_content()))
         elif tag == "br":
             out.append("\n")
         elif tag and tag not in _NOT_TEXT:
-            out.append(_flat_text(child))
+            out.append(_flat_text(child, pagination))
         out.append(child.tail or "")
     return "".join(out)
 
@@ -493,12 +523,15 @@ def _merge_pre_runs(root) -> list[str]:
     return texts
 
 
-def clean_markup(markup: str, *, kind: str = "majority", author: str | None = None) -> OpinionRecord:
+def clean_markup(markup: str, *, kind: str = "majority", author: str | None = None,
+                 pagination: str = "1") -> OpinionRecord:
     """An HTML/XML opinion -> cleaned text: one paragraph per block element, whitespace
     collapsed; page labels -> page starts; footnote marks dropped; footnotes after the text.
     A ``<pre>`` (with the citation ``<span>``s and ``<pre>`` pieces of CourtListener's
     ``html_with_citations``: :func:`_merge_pre_runs`) is one plain text, cleaned as
-    :func:`clean_plain` cleans it; ``<style>``, ``<script>``, ``<title>`` and ``<head>`` are never text."""
+    :func:`clean_plain` cleans it; ``<style>``, ``<script>``, ``<title>`` and ``<head>`` are never text.
+    ``pagination``: of CAP page labels, only those of this ``data-citation-index`` are pages
+    (:func:`cap_pagination`); the others are a parallel reporter's."""
     import lxml.html
 
     try:
@@ -519,6 +552,8 @@ def clean_markup(markup: str, *, kind: str = "majority", author: str | None = No
     def walk(el, into: list[str]) -> None:
         tag = el.tag.lower() if isinstance(el.tag, str) else ""
         if tag in _NOT_TEXT:
+            return
+        if _is_other_reporter_label(el, pagination):
             return
         if _is_page_label(el, tag):
             buf.append(page_marker(el.get("label") or el.get("data-label") or el.text_content()))
@@ -571,6 +606,8 @@ def clean_markup(markup: str, *, kind: str = "majority", author: str | None = No
 
 _RULE = re.compile(r"^\s{0,3}(?:[—─]{5,}|_{10,})\s*$")
 _UNDERLINE = re.compile(r"^\s{4,}_{5,}\s*$")  # a slip opinion's separators around the docket number
+#: A line of a caption box holding only its ":" or ")" column (or its bottom rule and the column): no text.
+_BOX_COLUMN = re.compile(r"^[\s_—─]*[:)]\s*$")
 _PAGE_NUMBER = re.compile(r"^\s*(?:-\s*)?\d{1,4}(?:\s*-)?\s*$")
 _HEADER_PATTERNS = (
     re.compile(r"^\s*\(Slip Opinion\)\s+OCTOBER TERM,\s+\d{4}\s+\d*\s*$"),
@@ -637,8 +674,9 @@ def _pages(text: str) -> list[list[str]]:
 
 
 def _edge_lines(page: list[str], n: int = 3) -> tuple[list[int], list[int]]:
+    """The first ``n`` and the last three lines with text of a page (where running heads and feet are)."""
     filled = [i for i, ln in enumerate(page) if ln.strip()]
-    return filled[:n], filled[-2:]
+    return filled[:n], filled[-3:]
 
 
 @functools.lru_cache(maxsize=1)
@@ -704,19 +742,34 @@ def dehyphenate(text: str, hyphens: Dehyphenator | None = None) -> str:
     return _SPLIT_WORD.sub(repl, text)
 
 
-def _strip_page(page: list[str], repeated: set[str]) -> tuple[list[str], list[str]]:
-    """A page's body lines and footnote lines, running headers/footers and page numbers removed."""
+def _strip_page(page: list[str], repeated: set[str], continuing: bool = False) -> tuple[list[str], list[str]]:
+    """A page's body lines and footnote lines, running headers/footers and page numbers removed.
+    The footnotes are what follows a footnote rule (:data:`_RULE`) when they open with a footnote's
+    label or, ``continuing`` (the notes so far end inside a sentence), go on with the last one; a
+    rule followed by other text (a caption boxed with underscores, a judge's signature line, a
+    topic index after the opinion) is no footnote rule: it leaves the text as a blank line."""
     top, bottom = _edge_lines(page)
     drop = set()
     for i in top + bottom:
         ln = page[i]
-        if _PAGE_NUMBER.match(ln) or _norm_header(ln) in repeated or any(p.match(ln) for p in _HEADER_PATTERNS):
-            drop.add(i)
-    lines = [ln for i, ln in enumerate(page) if i not in drop and not any(p.match(ln) for p in _HEADER_PATTERNS)
-             and not _UNDERLINE.match(ln)]
+        if not _PAGE_NUMBER.match(ln):
+            if _norm_header(ln) in repeated or any(p.match(ln) for p in _HEADER_PATTERNS):
+                drop.add(i)
+        elif i in top or not any(
+                page[j].strip() and _norm_header(page[j]) not in repeated and not any(p.match(page[j]) for p in
+                                                                                   _HEADER_PATTERNS)
+                for j in range(i + 1, len(page))):
+            drop.add(i)  # a number with the page's text below it is a footnote's label, not the page's number
+    lines = [x for i, ln in enumerate(page)
+             if i not in drop and not any(p.match(ln) for p in _HEADER_PATTERNS) and not _UNDERLINE.match(ln)
+             for x in (("", "") if _BOX_COLUMN.match(ln) else (ln,))]  # a box's row ends a paragraph
     for i, ln in enumerate(lines):
-        if _RULE.match(ln) and i > 0:
+        if not _RULE.match(ln):
+            continue
+        after = next((x for x in lines[i + 1:] if x.strip()), "")
+        if i > 0 and (continuing or _NOTE_LINE.match(after) or _FOOT_LABEL.match(after)):
             return lines[:i], lines[i + 1:]
+        lines[i] = ""
     return lines, []
 
 
@@ -741,6 +794,24 @@ def _mark_pattern(label: str) -> re.Pattern:
                       rf"|(?<=[.,;:”’\"')] ){label}(?=\s+[A-Z“\"(]|\s*$)")
 
 
+#: Words a number after them refers to ("Rule 7 requires", "Local 37 members"): no footnote mark.
+_NUMBERED_THING = re.compile(
+    r"(?:^|\W)(?:rules?|sections?|secs?|titles?|counts?|parts?|chapters?|articles?|exhibits?|pages?|notes?|"
+    r"footnotes?|claims?|steps?|items?|paragraphs?|schedules?|appendix|amendments?|volumes?|tables?|figures?|"
+    r"lines?|columns?|class|phases?|levels?|units?|locals?|districts?|circuits?|days?|years?|months?|weeks?|"
+    r"hours?|minutes?|no|nos|art|ch|tit|vol|ex|app|fig|para|cl|subd|version|tier|grade|room|docs?|ecf|dkt|"
+    r"at|of|and|or|to|in|on|by|for|from|than|about|over|under|only|all|the|a|an|some|those|these|first|last)$",
+    re.IGNORECASE)
+
+
+def _spaced_word_mark(label: str) -> re.Pattern:
+    """A mark set apart by spaces after a word, before a word of the sentence or the line's end
+    ("Three of the CBAs 7 lack the provision", a heading's "Memorandum Opinion 1": pdftotext's
+    rendering of a raised mark with a gap before it): tried only when
+    :func:`_mark_pattern` finds none, and not after a word a number refers to (:data:`_NUMBERED_THING`)."""
+    return re.compile(rf"(?<=[a-z] ){label}(?= [a-z]|\s*$)")
+
+
 def _find_mark(lines: Sequence[str], label: str, start: tuple[int, int] = (0, 0)) -> tuple[int, int, int] | None:
     """The first mark of footnote ``label`` at or after ``start`` (line, column): (line, start, end)."""
     pattern = _mark_pattern(label)
@@ -748,6 +819,13 @@ def _find_mark(lines: Sequence[str], label: str, start: tuple[int, int] = (0, 0)
         m = pattern.search(lines[i], start[1] if i == start[0] else 0)
         if m:
             return i, m.start(), m.end()
+    if not label.isdigit():
+        return None
+    spaced = _spaced_word_mark(label)
+    for i in range(start[0], len(lines)):
+        for m in spaced.finditer(lines[i], start[1] if i == start[0] else 0):
+            if not _NUMBERED_THING.search(lines[i][:m.start()].rstrip()):
+                return i, m.start(), m.end()
     return None
 
 
@@ -772,9 +850,12 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False) -> tu
         return _foot_notes(lines, j, next_note, [[CONTINUED]])
     for i, ln in enumerate(lines):
         m = _FOOT_LABEL.match(ln)
-        if not m or i < 2 or lines[i - 1].strip():
+        if not m or i < 2:
             continue
         label = m.group(1)
+        if lines[i - 1].strip() and not (ln.strip() == label and i + 1 < len(lines) and lines[i + 1].strip()
+                                         and _double_spaced(lines[:i])):
+            continue  # no blank line above: only a label alone, its text below, under double-spaced body lines
         if ln.strip() != label and lines[i - 2].strip():
             continue  # a label before its text: two blank lines above it
         after = next((x for x in lines[i + 1:] if x.strip()), "")
@@ -893,10 +974,36 @@ def _join_lines(text: str, fix: Dehyphenator) -> str:
     return " ".join(dehyphenate(text, fix).split())
 
 
+#: A line of pleading paper: its line number at the left margin, then the text (if any) of that line.
+_LINE_NUMBER = re.compile(r"^(\s{0,5})(\d{1,2})(?=\s|$)")
+#: Pleading paper numbers its lines 1, 2, 3, ... to at least this many on a page (28 in California).
+MIN_PLEADING_LINES = 20
+
+
+def _drop_line_numbers(page: list[str]) -> list[str]:
+    """A page of pleading paper (C.D. Cal.'s: "  13   CONSUMERINFO.COM, INC. dba", a line number at
+    the left margin on each line, 1 up to 28) without its line numbers: the lines that opened with
+    them, in order 1, 2, 3, ... up to at least :data:`MIN_PLEADING_LINES`, lose the number (blanked,
+    so the text keeps its columns and indents); lines holding only a number and blank lines go
+    (the paper's fixed spacing: its paragraphs start at an indent). Other pages are returned as
+    they are. Rule chosen on the C.D. Cal. order of the text-quality set (rules half)."""
+    numbered = [(i, m) for i, ln in enumerate(page) if (m := _LINE_NUMBER.match(ln))]
+    run: list[tuple[int, re.Match]] = []
+    for i, m in numbered:
+        if int(m.group(2)) == len(run) + 1:
+            run.append((i, m))
+    if len(run) < MIN_PLEADING_LINES:
+        return page
+    out = list(page)
+    for i, m in run:
+        out[i] = m.group(1) + " " * len(m.group(2)) + page[i][m.end():]
+    return [ln for ln in out if ln.strip()]  # its blank lines are the paper's spacing, not paragraph breaks
+
+
 def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """Paragraphs and footnotes of PDF-born text (see the module's docstring)."""
     text = text.translate(_SUPERSCRIPTS)
-    pages = _pages(text)
+    pages = [_drop_line_numbers(page) for page in _pages(text)]
     tops: Counter = Counter()
     for page in pages:
         top, bottom = _edge_lines(page)
@@ -909,7 +1016,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     next_note = 1
     noted = False  # whether the page before ended with footnotes found at its foot
     for page in pages:
-        lines, note_lines = _strip_page(page, repeated)
+        lines, note_lines = _strip_page(page, repeated, bool(notes) and _RUNS_ON.search(notes[-1][-1]) is not None)
         while lines and not lines[-1].strip():
             lines.pop()
         if not note_lines and len(pages) > 1:  # footnotes at a page's foot without a rule above them

@@ -412,3 +412,17 @@ def test_footnotes_of_each_opinion_of_a_slip_opinion_start_again_at_1():
     body = " ".join(op.paragraphs)
     assert "across the Nation, the University" in body and "such plans. As for" in body
     assert "merits our approbation." in body and not re.search(r"Nation,1|plans\.2|approbation\.4", body)
+
+
+def test_cap_page_labels_of_a_parallel_reporter_are_not_pins():
+    # CAP's markup of a case with two paginations (e.g. 590 S.E.2d 792): labels of the second
+    # citation's reporter carry data-citation-index="2" and must not become page starts.
+    html = ('<section class="casebody"><article class="opinion"><p>First words '
+            '<a id="p479" href="#p479" data-label="479" data-citation-index="2" class="page-label">*479</a>'
+            'here and '
+            '<a id="p795" href="#p795" data-label="795" data-citation-index="1" class="page-label">*795</a>'
+            'there.</p></article></section>')
+    c = clean_markup(html)
+    labels = [label for starts in c.page_starts for _, label in starts]
+    assert labels == ["795"]
+    assert "479" not in " ".join(c.lines)
