@@ -288,15 +288,18 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
     words, footnotes after the paragraphs; the opinion of type ``kind`` by ``author``.
 
     ``paragraphs`` may hold :func:`page_marker` markers and plain ``*583`` labels; ``footnotes``
-    are the footnotes a reader found in the markup (their text, label first or not). With
+    are the footnotes a reader found in the markup (their text, label first or not; a marker at a
+    footnote's head gives the page it stands on, one inside it the page it goes on to). With
     ``notes_in_text`` and no ``footnotes`` given, footnotes appended at the end of the text
     ("1 . The record ...") are found here. Every text is put in :func:`normal_form` first."""
     paras = _star_labels([p for p in map(normal_form, paragraphs) if p.strip()])
-    notes = [strip_markers(n) for n in map(normal_form, footnotes) if strip_markers(n)]
+    given = [n for n in map(normal_form, footnotes) if strip_markers(n)]  # markers kept: a note's pages
+    notes = [strip_markers(n) for n in given]
     loose = bool(notes)
     if notes_in_text and not notes:
-        paras, notes = _trailing_notes(paras)
-        notes = [strip_markers(n) for n in notes]
+        paras, given = _trailing_notes(paras)
+        notes = [strip_markers(n) for n in given]
+    paged_notes = [(n, loose) for n in given]
     numbered = [int(lab) for lab, _ in (note_label(n, loose) for n in notes) if lab]
     labels = set(numbered) | (set(range(1, len(notes) + 1)) if notes and not numbered else set())
     paras = _drop_glued_marks(paras, labels, max(0, numbered.count(1) - 1))
@@ -315,12 +318,28 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
         pending = tail
         out.append(text)
         starts.append(tuple(here))
-    note_lines = [" ".join(note_label(n, loose)[1].split()) or n for n in notes]
-    note_lines = [n for n in note_lines if n]
-    if not any(starts):
+    note_lines, note_starts = _note_pages(paged_notes)
+    if not any(starts) and not any(note_starts):
         return numbered_paragraphs(OpinionRecord(kind, author, tuple(out), tuple(note_lines)))
     return numbered_paragraphs(OpinionRecord(kind, author, tuple(out), tuple(note_lines),
-                                             tuple(starts) + ((),) * len(note_lines)))
+                                             tuple(starts) + tuple(note_starts)))
+
+
+def _note_pages(notes: list[tuple[str, bool]]) -> tuple[list[str], list[tuple[PageStart, ...]]]:
+    """Footnotes (their text, page markers kept; whether loosely labelled) -> their text without
+    label or markers, and the pages starting inside each: a marker at a footnote's head is the
+    page it stands on (offset 0), one inside it the page a footnote carried over goes on to."""
+    texts: list[str] = []
+    starts: list[tuple[PageStart, ...]] = []
+    for raw, loose in notes:
+        text, inside, _ = _split_pages(raw)
+        if not text:
+            continue
+        rest = " ".join(note_label(text, loose)[1].split()) or text
+        cut = len(text) - len(rest) if text.endswith(rest) else 0
+        texts.append(rest)
+        starts.append(tuple((max(0, at - cut), label) for at, label in inside))
+    return texts, starts
 
 
 # --- paragraph numbers ---------------------------------------------------------------------------

@@ -28,7 +28,8 @@ what they are, from where they sit and how big they are, not from their words al
   gap (so double spacing is not a break), or after a short line that ends a sentence. Words
   hyphenated at a line end are rejoined (:class:`~statinterp.sources.cleaning.Dehyphenator`).
 * **Pages**: each page's printed number (else its place in the file) is kept as a page start
-  (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions.
+  (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions;
+  a footnote starts on the page it stands on (one carried over goes on to the next page there).
 
 * **Head matter**: what comes before the opinion's start -- its author's line ("SELYA, Circuit
   Judge.", "JUSTICE SOTOMAYOR delivered the opinion of the Court."; the opinion's ``author``),
@@ -110,6 +111,7 @@ _CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
 _SEPARATOR = re.compile(r"^[_—–─-]{5,}$")  # a line of its own, not a footnote rule: no text
 _TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
 _PAGE_LABEL = re.compile(f"{PAGE_OPEN}([^{PAGE_CLOSE}]*){PAGE_CLOSE}")
+_SPLIT_MARKER = re.compile(f"([A-Za-z]+-)\n({PAGE_OPEN}[^{PAGE_CLOSE}]*{PAGE_CLOSE})(?=[a-z])")
 _BULLETS = "•◦▪‣●\uf0b7\uf0a7\uf076\uf0d8"
 _PRIVATE_BULLETS = str.maketrans({"\uf0b7": "•", "\uf0a7": "▪", "\uf076": "•", "\uf0d8": "•"})  # Symbol font
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
@@ -136,7 +138,7 @@ class PdfLayout:
     """A PDF's text sorted by layout (what :func:`read_pdf` stores, before cleaning)."""
 
     paragraphs: list[str]  # with page markers (:func:`~statinterp.sources.cleaning.page_marker`)
-    footnotes: list[tuple[str, str]]  # (label, text): "" for a note with no label
+    footnotes: list[tuple[str, str]]  # (label, text): "" for a note with no label; page markers as paragraphs
     page_labels: list[str]
     caption: str | None  # the case's name from the first page's caption
     dropped: list[str]  # running headers, footers, page numbers, line numbers, stamps
@@ -440,7 +442,8 @@ def _sort_out(pages: list) -> PdfLayout:
         body.extend(ln for ln in lines if start is None or ln.y > start + 0.5)
         had_notes = bool(page_notes)
         before = len(notes)
-        _collect_notes(sorted(page_notes, key=lambda ln: -ln.y), notes, body_size)
+        if page_notes:
+            _collect_notes(sorted(page_notes, key=lambda ln: -ln.y), notes, labels[page_notes[0].page])
         for label, _ in notes[before:]:
             if label and not label.isdigit():  # a "*" mark set in the body's font: found by its note
                 _drop_symbol_mark(label, [ln for ln in lines if ln not in page_notes])
@@ -565,16 +568,18 @@ def _gap_below(lines: list[_Line], height: float) -> bool:
     return any(a - b > 1.4 * usual for a, b in zip(ys, ys[1:], strict=False) if a < 0.7 * height)
 
 
-def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> None:
-    """Footnote lines (top to bottom) -> notes: a line opening with a mark, or with the next
-    number in a small font, starts one; other lines continue the last one."""
+def _collect_notes(lines: list[_Line], notes: list[list], page: str) -> None:
+    """Footnote lines (top to bottom) of the page labelled ``page`` -> notes: a line opening with a
+    mark, or with the next number in a small font, starts one; other lines continue the last one.
+    A note starting here, or the rest of one carried over, opens with the page's marker."""
     marked = any(ln.lead for ln in lines)  # notes with marks: a number at a line's head is text ("5 and 40")
-    for ln in lines:
+    marker = page_marker(page)
+    for k, ln in enumerate(lines):
         text = ln.text.strip()
         label = ln.lead
         more = _CONTINUED.match(text)
         if more and notes:  # the Tax Court's "9(...continued)": footnote 9 goes on
-            notes[-1][1].append(text[more.end():])
+            notes[-1][1].append(marker + text[more.end():] if k == 0 else text[more.end():])
             continue
         text = _CONTINUES.sub("", text)
         if label is None and not marked:
@@ -583,9 +588,9 @@ def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> N
             if m and (m.group(1) == expected or not m.group(1).isdigit() or (not notes and m.group(1) == "1")):
                 label, text = m.group(1), text[m.end():]
         if label is not None or not notes:
-            notes.append([label or "", [text]])
+            notes.append([label or "", [marker + text]])
         else:
-            notes[-1][1].append(text)
+            notes[-1][1].append(marker + text if k == 0 else text)
 
 
 def _drop_symbol_mark(label: str, lines: list[_Line]) -> None:
@@ -661,7 +666,10 @@ def _centered(line: _Line, right: float, margin: float) -> bool:
 
 
 def _join(lines: list[str], fix: Dehyphenator) -> str:
-    return " ".join(dehyphenate("\n".join(lines), fix).split())
+    text = "\n".join(lines)
+    if PAGE_OPEN in text:  # "Dic-" / page 8 "tionary": the page starts before the word split over it
+        text = _SPLIT_MARKER.sub(r"\2\1\n", text)
+    return " ".join(dehyphenate(text, fix).split())
 
 
 # --- the case -----------------------------------------------------------------------------------
