@@ -6,7 +6,9 @@ what they are, from where they sit and how big they are, not from their words al
 
 * **Running headers and footers** -- lines at a page's edge (its three highest and two lowest
   lines, or in its top or bottom :data:`EDGE_SHARE`) whose text (digits aside) recurs at the same
-  height on three pages or half of them, any line recurring so on half of four pages or more
+  height on three pages or half of them, or among the three highest (two lowest) lines of three
+  pages or half of them at any height (portrait and landscape pages), or differs from such a line
+  by a few characters; any line recurring at one height on half of four pages or more
   (repeated captions, "Opinion of the Court"), court e-filing banners ("Case: 21-50498 Document:
   00516242060 Page: 7 Date Filed: ...", "Cite as:") and page numbers ("3", "- 4 -", "Page 3 of
   10") -- leave the text. Pleading paper's line numbers (a number alone, left of the page's text
@@ -15,7 +17,8 @@ what they are, from where they sit and how big they are, not from their words al
   low on the page or in a smaller font starts the page's footnotes; so does a rule of dashes
   ("——————"), a drawn footnote rule (a short horizontal line at the left margin, looked for on
   a page after one with footnotes: a footnote carried over without a mark), and a run of lines
-  at the foot of the page in a smaller font than the body's. Everything below that point is
+  at the foot of the page in a smaller font than the body's that opens with a mark or goes on
+  from the page before (a table in a small font is no footnote). Everything below that point is
   footnotes: numbered as the court numbered them (:func:`layout`), stored apart from the
   paragraphs in order, without their numbers, as every reader stores them
   (:attr:`~statinterp.sources.records.OpinionRecord.footnotes`); a footnote carried over to the
@@ -25,7 +28,9 @@ what they are, from where they sit and how big they are, not from their words al
   "section 6662(a)").
 * **Paragraphs**: lines are joined into paragraphs; a paragraph starts where the first line is
   indented, where the gap above a line is over :data:`GAP_RATIO` times the document's usual line
-  gap (so double spacing is not a break), or after a short line that ends a sentence. Words
+  gap (so double spacing is not a break), or after a short line that ends a sentence; each row
+  of a table (a line in three cells or more, parted by gaps over :data:`CELL_GAP` times its
+  font size, or two beside a caption's ")" column) is a paragraph of its own. Words
   hyphenated at a line end are rejoined (:class:`~statinterp.sources.cleaning.Dehyphenator`).
 * **Pages**: each page's printed number (else its place in the file) is kept as a page start
   (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions;
@@ -85,6 +90,14 @@ GAP_RATIO = 1.35
 REPEAT_SHARE = 0.5
 #: The top and bottom shares of a page where headers, footers and page numbers are looked for.
 EDGE_SHARE = 0.12
+#: A gap between two pieces of one printed line wider than this many times its font size parts
+#: a table's cells (a justified line's widest word gap is under one).
+CELL_GAP = 2.0
+#: A line wider than this many times the page's usual width per letter is looked at for cells.
+SPARSE = 1.15
+#: A page whose usual line is wider than this many times its font size per letter (a table's page)
+#: has every line looked at.
+WIDE = 0.55
 #: The most bytes of one PDF file read.
 MAX_PDF_BYTES = 256 * 1024 * 1024
 #: How far into the file ``%PDF`` is looked for.
@@ -107,6 +120,7 @@ _PRINTED_PAGE = (re.compile(r"^Cite as:.*\s(\d{1,4})$"), re.compile(r"^(\d{1,4})
                  re.compile(r"^\(Slip Opinion\).*\s(\d{1,4})$"))
 _STAR_PAGE = re.compile(r"\[\*\d{1,5}\]\s*")  # the Tax Court's own "[*4]" page labels: the page is known
 _CONTINUED = re.compile(r"^\(\.{2,3}\s?continued\)\s*", re.IGNORECASE)
+_NOTE_HEAD = re.compile(r"^(?:\d{1,3}|\*{1,3}|[†‡])(?:\s|$)|^\(\.{2,3}\s?continued\)", re.IGNORECASE)
 _CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
 _SEPARATOR = re.compile(r"^[_—–─-]{5,}$")  # a line of its own, not a footnote rule: no text
 _TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
@@ -131,6 +145,7 @@ class _Line:
     page: int
     lead: str | None = None  # the footnote mark the line opens with
     marks: list[str] = field(default_factory=list)
+    cells: int = 1  # pieces set apart by a gap wider than :data:`CELL_GAP` (a table's row)
 
 
 @dataclass
@@ -175,6 +190,7 @@ def _page_lines(page, number: int) -> list[_Line]:
         ox, oy = ctypes.c_double(), ctypes.c_double()
         get_box, get_origin = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetCharOrigin
         lines: list[_Line] = []
+        spans: dict[int, tuple[int, int]] = {}  # each piece's first and last character
         for start, end in _segments(raw, text):
             seg = text[start:end]
             stripped = seg.strip()
@@ -215,14 +231,57 @@ def _page_lines(page, number: int) -> list[_Line]:
             if not sizes or not line_text.strip() and not found:
                 continue
             piece = _Line(line_text, x0, x1, y, size, number, lead, found)
+            spans[id(piece)] = (first, last)
             prev = lines[-1] if lines else None
             if prev is not None and _same_line(prev, piece):
                 _merge(prev, piece)
             else:
                 lines.append(piece)
+        _find_cells(raw, text, lines, spans)
         return lines
     finally:
         textpage.close()
+
+
+def _find_cells(raw, text: str, lines: list[_Line], spans: dict[int, tuple[int, int]]) -> None:
+    """Count the cells of the lines that are wide for their letters (:data:`SPARSE` times the
+    page's usual width per letter, from lines of 20 letters or more; every line of a page whose
+    usual width is over :data:`WIDE`): a table's rows."""
+    widths = sorted((ln.x1 - ln.x0) / (ln.size * len(ln.text.strip())) for ln in lines
+                    if len(ln.text.strip()) >= 20 and ln.size > 0)
+    if not widths:
+        return
+    usual = widths[len(widths) // 2]
+    limit = SPARSE * usual if usual < WIDE else 0.0  # a page of wide lines (a table's): every line
+    for ln in lines:
+        span = spans.get(id(ln))
+        stripped = ln.text.strip()
+        if (span is not None and ln.cells == 1 and " " in stripped and ln.size > 0
+                and ln.x1 - ln.x0 > limit * ln.size * len(stripped)):
+            ln.cells = _cells(raw, text, span[0], span[1], ln.size)
+
+
+def _cells(raw, text: str, first: int, last: int, size: float) -> int:
+    """How many pieces the line from character ``first`` to ``last`` is set in, parted by spaces
+    wider than :data:`CELL_GAP` times its font size (a table's cells)."""
+    import pypdfium2.raw as pdfium_c
+
+    box = pdfium_c.FS_RECTF()
+    get_box = pdfium_c.FPDFText_GetLooseCharBox
+    cells = 1
+    k = first
+    while (k := text.find(" ", k + 1, last)) > 0:
+        before = k - 1
+        after = k + 1
+        while after < last and text[after] == " ":
+            after += 1
+        get_box(raw, before, box)
+        right = box.right
+        get_box(raw, after, box)
+        if box.left - right > CELL_GAP * size:
+            cells += 1
+        k = after
+    return cells
 
 
 def _segments(raw, text: str) -> Iterator[tuple[int, int]]:
@@ -305,6 +364,8 @@ def _merge(prev: _Line, piece: _Line) -> None:
         gap = piece.x0 - prev.x1
         spaced = prev.text.endswith(" ") or piece.text.startswith(" ")
         joiner = " " if gap > 0.15 * prev.size and not spaced and prev.text else ""
+        if gap > CELL_GAP * prev.size and prev.text.strip():
+            prev.cells += 1
         prev.text = prev.text + joiner + piece.text
         prev.x1 = max(prev.x1, piece.x1)
         if piece.size > prev.size * 1.05 and len(piece.text.strip()) > len(prev.text.strip()) // 2:
@@ -389,15 +450,23 @@ def _sort_out(pages: list) -> PdfLayout:
     seen: Counter = Counter()
     norms: dict[int, str] = {}
     edges: list[set[int]] = []
+    heads: list[dict[int, str]] = []  # each page's three highest and two lowest lines: "top"/"foot"
+    placed: Counter = Counter()
     for _, height, lines in pages:
         edges.append(_edges(lines, height))
         keys = {(norms.setdefault(id(ln), _norm(ln.text)), round(ln.y / 4), id(ln) in edges[-1]) for ln in lines}
         seen.update(keys)
+        heads.append(_heads(lines))
+        placed.update({(norms[i], where) for i, where in heads[-1].items()})
     half = max(2, int(REPEAT_SHARE * len(pages) + 0.999))
     # at a page's edge a line on three pages (or half of them) is a running header ("Syllabus",
     # an even page's "10 TARRANT ... v. HERRMANN"); elsewhere on half of four pages or more
     repeated = {k[:2] for k, c in seen.items() if c >= (min(half, 3) if k[2] else max(half, 3))
                 and (k[2] or len(pages) >= 4)} if len(pages) >= 2 else set()
+    # a page's first (last) lines that open (close) three pages or half of them, at whatever height
+    # (portrait and landscape pages of one order), and lines that differ from one only a little
+    # (a docket number's suffix left out on one page)
+    running_heads = {k for k, c in placed.items() if c >= min(half, 3) and len(k[0]) >= 4} if len(pages) >= 3 else set()
     printed: list[int | None] = []
     kept_pages: list[list[_Line]] = []
     for (_, _height, lines), edge_ids in zip(pages, edges, strict=True):
@@ -419,7 +488,8 @@ def _sort_out(pages: list) -> PdfLayout:
                 label = int(number.group(1))
                 dropped.append(t)
                 continue
-            running = (norms[id(ln)], round(ln.y / 4)) in repeated
+            running = (norms[id(ln)], round(ln.y / 4)) in repeated or _running_head(
+                norms[id(ln)], heads[len(printed)].get(id(ln)), running_heads)
             if running or any(p.match(t) for p in _BANNERS):
                 for p in _PRINTED_PAGE:
                     pm = p.match(t)
@@ -495,6 +565,32 @@ def _edges(lines: list[_Line], height: float) -> set[int]:
     return {id(ln) for ln in by_y[:3] + by_y[-2:]} | {id(ln) for ln in lines if _edge(ln, height)}
 
 
+def _heads(lines: list[_Line]) -> dict[int, str]:
+    """Ids of a page's three highest lines ("top") and two lowest ("foot"), page numbers aside."""
+    by_y = sorted((ln for ln in lines if not _NUMBER_LINE.match(ln.text.strip())), key=lambda ln: -ln.y)
+    foot = by_y[3:][-2:]
+    return {**{id(ln): "top" for ln in by_y[:3]}, **{id(ln): "foot" for ln in foot}}
+
+
+def _running_head(norm: str, where: str | None, running: set[tuple[str, str]]) -> bool:
+    """Whether a line at a page's top or foot (``where``) repeats one of the ``running`` heads, or
+    differs from one by a few characters (a long line with the same start: at most one in ten)."""
+    if where is None:
+        return False
+    if (norm, where) in running:
+        return True
+    if len(norm) < 20:
+        return False
+    import difflib
+
+    for head, w in running:
+        if w == where and head[:8] == norm[:8] and abs(len(head) - len(norm)) <= 0.1 * len(head):
+            match = difflib.SequenceMatcher(None, head, norm)
+            if match.quick_ratio() >= 0.9 and match.ratio() >= 0.9:
+                return True
+    return False
+
+
 def _edge(ln: _Line, height: float) -> bool:
     return ln.y > (1 - EDGE_SHARE) * height or ln.y < EDGE_SHARE * height
 
@@ -552,7 +648,8 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
             break
     if 0 < run < len(by_height):
         top = by_height[run - 1].y
-        if top < 0.6 * height:
+        opens = by_height[run - 1]  # a footnote opens with its mark, or goes on from the page before
+        if top < 0.6 * height and (carried or opens.lead is not None or _NOTE_HEAD.match(opens.text.strip())):
             start = max(start, top) if start is not None else top
     return start
 
@@ -632,9 +729,17 @@ def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
     return paras
 
 
+def _row(line: _Line) -> bool:
+    """Whether a line is a table's row: three cells or more, or two beside a caption's column of
+    ")" or ":" ("Ruben Diaz ) Docket No. ...")."""
+    return line.cells >= 3 or line.cells == 2 and re.search(r"\s[):\]](?:\s|$)", line.text) is not None
+
+
 def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
     """Whether line ``i`` starts a paragraph."""
     a, b = lines[i - 1], lines[i]
+    if _row(a) or _row(b):
+        return True  # each row of a table is a line of its own
     size = b.size or 12.0
     prev_text = a.text.rstrip()
     if not _TERMINAL.search(prev_text) and b.text.lstrip(" “\"‘'[(")[:1].islower():
