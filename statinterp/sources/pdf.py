@@ -12,7 +12,8 @@ what they are, from where they sit and how big they are, not from their words al
   (repeated captions, "Opinion of the Court"), court e-filing banners ("Case: 21-50498 Document:
   00516242060 Page: 7 Date Filed: ...", "Cite as:") and page numbers ("3", "- 4 -", "Page 3 of
   10") -- leave the text. Pleading paper's line numbers (a number alone, left of the page's text
-  column) go too; so do a clerk's "FILED" stamp block and separator lines ("_____").
+  column) go too; so do a clerk's "FILED" stamp block, separator lines ("_____") and a stamp's
+  lone letter in a large font.
 * **Footnotes**: a line that opens with a footnote mark (a number in a smaller font, or raised)
   low on the page or in a smaller font starts the page's footnotes; so does a rule of dashes
   ("——————"), a drawn footnote rule (a short horizontal line at the left margin, looked for on
@@ -28,7 +29,9 @@ what they are, from where they sit and how big they are, not from their words al
   "section 6662(a)").
 * **Paragraphs**: lines are joined into paragraphs; a paragraph starts where the first line is
   indented, where the gap above a line is over :data:`GAP_RATIO` times the document's usual line
-  gap (so double spacing is not a break), or after a short line that ends a sentence; each row
+  gap (so double spacing is not a break), or after a short line that ends a sentence; a list's
+  item ("c. ", "(3) ") after a line that ends one or a colon, and a short line in capitals ("IT
+  IS SO ORDERED") are paragraphs of their own; each row
   of a table (a line in three cells or more, parted by gaps over :data:`CELL_GAP` times its
   font size, or two beside a caption's ")" column) is a paragraph of its own. Words
   hyphenated at a line end are rejoined (:class:`~statinterp.sources.cleaning.Dehyphenator`).
@@ -38,8 +41,9 @@ what they are, from where they sit and how big they are, not from their words al
 
 * **Head matter**: what comes before the opinion's start -- its author's line ("SELYA, Circuit
   Judge.", "JUSTICE SOTOMAYOR delivered the opinion of the Court."; the opinion's ``author``),
-  "Per Curiam:", or an opening heading ("OPINION", "Introduction") in the first 40 % of the
-  paragraphs -- is the case's ``head_matter`` (caption, syllabus, counsel), as in CAP; without
+  "Per Curiam:", an order's title in capitals ("ORDER GRANTING ...", "MEMORANDUM AND ORDER":
+  the title is head matter too), or an opening heading ("OPINION", "Introduction") in the first
+  40 % of the paragraphs -- is the case's ``head_matter`` (caption, syllabus, counsel), as in CAP; without
   such a start all the text is the opinion's.
 
 The decision date ("Filed February 20, 2020", "Decided ...", a date line of its own, else the
@@ -129,6 +133,9 @@ _SPLIT_MARKER = re.compile(f"([A-Za-z]+-)\n({PAGE_OPEN}[^{PAGE_CLOSE}]*{PAGE_CLO
 _BULLETS = "•◦▪‣●\uf0b7\uf0a7\uf076\uf0d8"
 _PRIVATE_BULLETS = str.maketrans({"\uf0b7": "•", "\uf0a7": "▪", "\uf076": "•", "\uf0d8": "•"})  # Symbol font
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
+#: A list item's head: "c. ", "(c) ", "3. ", "(3) ", "iv. " ("v. " is a case name's).
+_ENUMERATED = re.compile(r"^(?!v\.)(?:\(?[a-z]\)|\(\d{1,2}\)|\d{1,2}\)|[a-z]\.|\d{1,2}\.|\(?[ivx]{1,5}\)"
+                         r"|[ivx]{2,5}\.)\s+\S")
 _ROLES = re.compile(r"(?:,?\s*\b(?:et al\.?|Petitioners?|Respondents?|Plaintiffs?|Defendants?|Appellants?|Appellees?"
                     r"|Intervenors?|Movants?|Claimants?|Cross[-\s]\w+|and|[/\-–—&])\b\.?)+[\s,.;:]*$", re.IGNORECASE)
 
@@ -478,7 +485,7 @@ def _sort_out(pages: list) -> PdfLayout:
             t = " ".join(ln.text.split())
             number = _NUMBER_LINE.match(t)
             edge = id(ln) in edge_ids
-            if _SEPARATOR.match(t):
+            if _SEPARATOR.match(t) or _stray_letter(ln, t, lines, body_size):
                 dropped.append(t)
                 continue
             if (number or _NUMBER_COLUMN.match(t)) and ln.x1 < page_margin - 3:  # pleading paper
@@ -563,6 +570,15 @@ def _edges(lines: list[_Line], height: float) -> set[int]:
     bottom :data:`EDGE_SHARE` (a slip opinion's small text block sits far from the paper's edge)."""
     by_y = sorted(lines, key=lambda ln: -ln.y)
     return {id(ln) for ln in by_y[:3] + by_y[-2:]} | {id(ln) for ln in lines if _edge(ln, height)}
+
+
+def _stray_letter(ln: _Line, text: str, lines: list[_Line], body_size: float) -> bool:
+    """A letter alone in a font a third larger than the body's with no text just right of it (a
+    stamp's letter, not a drop capital opening a paragraph)."""
+    if len(text) != 1 or not text.isalpha() or ln.size < 1.3 * body_size:
+        return False
+    return not any(o is not ln and ln.x1 - 2 <= o.x0 <= ln.x1 + 2 * body_size
+                   and ln.y - 1.5 * ln.size <= o.y <= ln.y + ln.size for o in lines)
 
 
 def _heads(lines: list[_Line]) -> dict[int, str]:
@@ -757,12 +773,30 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
         return True  # a paragraph number in the margin ("¶ 16 Plaintiffs ...")
     before = lines[i - 2] if i >= 2 and lines[i - 2].page == a.page else a
     right = max(a.x1, b.x1, before.x1)
+    if (_TERMINAL.search(prev_text) and _ENUMERATED.match(b.text.lstrip())
+            and (prev_text.endswith(":") or _ENUMERATED.match(a.text.lstrip()))):
+        return True  # a list's next item ("b. A video bingo game." / "c. A video craps game.")
+    if ((_TERMINAL.search(prev_text) and _shouting(b, right))
+            or (_shouting(a, right) and b.text.lstrip()[:1].isupper() and not _capitals(b.text))):
+        return True  # a short line in capitals: "IT IS SO ORDERED", "DISCUSSION" (a title's lines stay one)
     word = len(b.text.split()[0]) if b.text.split() else 0
     short = a.x1 < right - 0.4 * (right - margin)
     if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or short):
         return True  # the next line's first word would have fit: the line ended its paragraph
     return (a.x0 > margin + 0.8 * size and abs(before.x0 - a.x0) < 2 and before is not a
             and b.x0 < a.x0 - 0.8 * size and a.x1 < right - size)  # the end of a block quote
+
+
+def _shouting(line: _Line, right: float) -> bool:
+    """A short line in capitals (four fifths of four letters or more), not ending in a comma or
+    hyphen (a caption's party, a sentence going on): a heading, a decree's "IT IS SO ORDERED"."""
+    text = line.text.strip()
+    return _capitals(text) and line.x1 < right - 4 * line.size and text[-1:] not in ",;-–—"
+
+
+def _capitals(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 
 def _centered(line: _Line, right: float, margin: float) -> bool:
@@ -864,6 +898,17 @@ _AUTHOR = re.compile(r"^(?:(?:Chief\s+)?JUSTICE\s+([A-Z][A-Za-z'’\-]+)\s+deliv
                      r"(?!.{0,40}\b(?:concurring|dissenting)))")
 _OPENING = re.compile(r"^(?:OPINION|Opinion|MEMORANDUM OPINION|OPINION AND ORDER|Introduction|INTRODUCTION)$")
 _PER_CURIAM = re.compile(r"(?:^|[.:]\s)(?:PER CURIAM|Per Curiam)[.:]?$")
+#: An order's title, in capitals ("ORDER GRANTING ... PRELIMINARY INJUNCTION", "MEMORANDUM AND
+#: ORDER", "EXPEDITED HEARING ORDER"): the caption above it is head matter, the order follows it.
+_ORDER_TITLE = re.compile(r"\bORDER\b(?!.*:$)")
+
+
+def _order_title(text: str) -> bool:
+    """An order's title: "ORDER" in a line nine tenths of whose letters are capitals."""
+    if not _ORDER_TITLE.search(text):
+        return False
+    letters = [c for c in text if c.isalpha()]
+    return sum(c.isupper() for c in letters) >= 0.9 * len(letters)
 
 
 def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
@@ -876,7 +921,8 @@ def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]
         labels = _PAGE_LABEL.findall(raw)
         text = strip_markers(raw)
         author = _AUTHOR.match(text)
-        start = i if author or _OPENING.match(text) else i + 1 if _PER_CURIAM.search(text) and len(text) < 200 else None
+        start = (i if author or _OPENING.match(text) else
+                 i + 1 if (_PER_CURIAM.search(text) or _order_title(text)) and len(text) < 200 else None)
         if start is not None and 0 < start < len(paragraphs):
             body = list(paragraphs[start:])
             if start > i and labels:

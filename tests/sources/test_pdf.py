@@ -297,7 +297,7 @@ def test_the_opinion_starts_after_caption_syllabus_and_counsel():
         "ca5-21-50498-st-pierre": (None, "This case arises ", ((0, "1"),)),
         "nc-2022-ncsc-1-gift-surplus": ("Hudson", "HUDSON, Justice.", ((0, "2"),)),
         "mo-app-ed108783-jagels": (None, "Introduction", ((0, "1"),)),
-        "cacd-8-16-cv-01261-experian": (None, "UNITED STATES DIS", ((0, "1"),)),  # no start found
+        "cacd-8-16-cv-01261-experian": (None, "On July 13, 2016,", ((0, "2"),)),  # after the order's title
         "scotus-11-889-tarrant-pp1-7": ("Sotomayor", "JUSTICE SOTOMAYOR", ((0, "1"),)),
     }
     assert case("tc-memo-2020-26-bordelon").head_matter.startswith("T.C. Memo. 2020-26\nUNITED STATES TAX COURT")

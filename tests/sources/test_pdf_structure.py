@@ -1,0 +1,47 @@
+"""An order's caption and title are head matter; list items and lines in capitals are lines of
+their own; a stamp's stray letter is no text (issue 34). On genuine PDFs of
+tests/fixtures/genuine/pdf/ (the C.D. Cal. order and North Carolina's opinion: the study's rules
+half)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from statinterp.sources.pdf import read_pdf
+from statinterp.sources.records import CaseRecord
+from tests.support.paths import REPO_ROOT
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "genuine" / "pdf"
+ORDER = "cacd-8-16-cv-01261-experian"
+
+
+@cache
+def case(stem: str) -> CaseRecord:
+    record = read_pdf(FIXTURES / f"{stem}.pdf")
+    assert isinstance(record, CaseRecord), record
+    return record
+
+
+def test_an_orders_caption_and_title_are_head_matter():
+    order = case(ORDER)
+    assert order.head_matter.splitlines()[-1] == (
+        "ORDER GRANTING CONSUMERINFO.COM, INC. dba EXPERIAN CONSUMER SERVICES’ APPLICATION FOR A PRELIMINARY "
+        "INJUNCTION")  # a title over five lines, one paragraph
+    assert "ESTEBAN LEON; and DOES 1 through 10, inclusive," in order.head_matter
+    body = order.opinions[0].paragraphs
+    assert body[0].startswith("On July 13, 2016, the Court issued")  # no stamp's "O" before it
+    assert not any("ESTEBAN LEON" in p or p.startswith("ORDER GRANTING") for p in body)
+
+
+def test_a_decree_in_capitals_is_a_line_of_its_own():
+    body = case(ORDER).opinions[0].paragraphs
+    assert "3. The Court finds that no bond is required." in body
+    assert "IT IS SO ORDERED" in body
+
+
+def test_each_item_of_a_list_is_a_line_of_its_own():
+    """The statute North Carolina quotes lists its items a. to i., one a line, each ending a sentence."""
+    body = case("nc-2022-ncsc-1-gift-surplus").opinions[0].paragraphs
+    for item in ("b. A video bingo game.", "c. A video craps game.", "d. A video keno game.",
+                 "e. A video lotto game.", "f. Eight liner."):
+        assert item in body
