@@ -23,7 +23,8 @@ page starts (:class:`~statinterp.sources.records.OpinionRecord`):
   shows (:func:`_page_foot`: the Tax Court, the Fifth and First Circuits); double spacing is
   reflowed (:func:`_paragraph_breaks`); filing banners ("Case: 21-50498 Document: ...") and
   "Cite as:" lines are running headers; a text without form feeds is split into pages at its
-  page-number lines.
+  page-number lines. Each page starts a page labelled with its printed number (else its
+  place), and each footnote starts on the page it stands on, as the PDF reader gives them.
 * **Markup**: one paragraph per block; a ``<pre>`` (with the ``<pre class="inline">`` pieces and
   citation ``<span>``s of CourtListener's ``html_with_citations``) is one plain text, cleaned as
   plain text is; ``<style>``, ``<script>``, ``<title>``, ``<head>`` are never text.
@@ -317,7 +318,7 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
         here = [(0, label) for label in pending] + inside
         pending = tail
         out.append(text)
-        starts.append(tuple(here))
+        starts.append(tuple(dict.fromkeys(here)))  # a text's own "[*4]" and its page break's marker: one start
     note_lines, note_starts = _note_pages(paged_notes)
     if not any(starts) and not any(note_starts):
         return numbered_paragraphs(OpinionRecord(kind, author, tuple(out), tuple(note_lines)))
@@ -655,6 +656,58 @@ def _pages(text: str) -> list[list[str]]:
     return [p for p in pages if any(ln.strip() for ln in p)]
 
 
+def page_labels(printed: Sequence[int | None]) -> list[str]:
+    """Each page's label: its printed number when most pages print one (a page without one
+    continues the count), else its place in the file."""
+    if sum(p is not None for p in printed) * 2 < len(printed):
+        return [str(i + 1) for i in range(len(printed))]
+    out: list[str] = []
+    last: int | None = None
+    for i, p in enumerate(printed):
+        if p is None:
+            p = last + 1 if last is not None else i + 1
+        out.append(str(p))
+        last = p
+    return out
+
+
+#: A page's number in a running header: "Cite as: 569 U. S. ____ (2013) 3", "4   TARRANT ... v. HERRMANN".
+_HEADER_NUMBER = (re.compile(r"^\s*Cite as:.*\s(\d{1,4})\s*$"), re.compile(r"^\s*(\d{1,4})\s{2,}[A-Z].* v\. "))
+
+
+def _printed_number(page: list[str]) -> int | None:
+    """The number a PDF-born text's page prints at its top or foot ("- 4 -", "4", "Cite as: ... 4")."""
+    top, bottom = _edge_lines(page)
+    for i in bottom + top:
+        if _PAGE_NUMBER.match(page[i]):
+            return int(re.sub(r"\D", "", page[i]))
+    for i in top:
+        for pattern in _HEADER_NUMBER:
+            if m := pattern.match(page[i]):
+                return int(m.group(1))
+    return None
+
+
+#: A page marker after a line-end hyphen ("Dic-" / page 8 "tionary"): the page starts before the word.
+SPLIT_MARKER = re.compile(f"([A-Za-z]+-)\n({PAGE_OPEN}[^{PAGE_CLOSE}]*{PAGE_CLOSE})(?=[a-z])")
+
+
+def _mark_pages(paragraphs: list[str], firsts: dict[int, str]) -> list[str]:
+    """``paragraphs`` (:func:`_paragraph_breaks`: each a run of the body's text lines, stripped,
+    joined by line ends) with the page marker of ``firsts`` (text line's index -> page label)
+    before each page's first line."""
+    out: list[str] = []
+    k = 0
+    for para in paragraphs:
+        lines = para.split("\n")
+        for j, ln in enumerate(lines):
+            if k + j in firsts:
+                lines[j] = page_marker(firsts[k + j]) + ln
+        k += len(lines)
+        out.append(SPLIT_MARKER.sub(r"\2\1\n", "\n".join(lines)))
+    return out
+
+
 def _edge_lines(page: list[str], n: int = 3) -> tuple[list[int], list[int]]:
     filled = [i for i, ln in enumerate(page) if ln.strip()]
     return filled[:n], filled[-2:]
@@ -927,7 +980,12 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     notes: list[list[str]] = []
     next_note = 1
     noted = False  # whether the page before ended with footnotes found at its foot
-    for page in pages:
+    labels = page_labels([_printed_number(page) for page in pages])
+    firsts: dict[int, str] = {}  # the index of each page's first text line among the body's -> its label
+    text_lines = 0
+    for page, label in zip(pages, labels, strict=True):
+        marker = page_marker(label) if len(pages) > 1 else ""  # a footnote's page, and the body's
+        carried = True  # the page's first note line may go on with the page before's last note
         lines, note_lines = _strip_page(page, repeated)
         while lines and not lines[-1].strip():
             lines.pop()
@@ -936,16 +994,19 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
             lines, foot, next_note = _page_foot(lines, next_note, unfinished)
             noted = bool(foot)
             if foot and foot[0][0] == CONTINUED:
-                if notes:
-                    notes[-1].extend(foot[0][1:])
+                if notes and foot[0][1:]:
+                    notes[-1].extend([marker + foot[0][1]] + foot[0][2:])
                 foot = foot[1:]
-            notes.extend(foot)
+            notes.extend([marker + n[0]] + n[1:] for n in foot if n)
             while lines and not lines[-1].strip():
                 lines.pop()
         while lines and not lines[0].strip():
             lines.pop(0)
         if body and lines:  # a page break is not a paragraph break unless the text says so
             body.append("\f")
+        if marker and any(ln.strip() for ln in lines):
+            firsts[text_lines] = label
+        text_lines += sum(1 for ln in lines if ln.strip())
         body.extend(lines)
         indented = any(ln[:1] in " \t" for ln in note_lines if ln.strip())
         for ln in note_lines:
@@ -955,13 +1016,15 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
             if m and indented and ln[:1] not in " \t":
                 m = None  # pdftotext -layout indents a footnote's first line, not its continuation
             if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) in (next_note, 1))):  # 1: next opinion
-                notes.append([ln.strip()])
+                notes.append([marker + ln.strip()])
                 next_note = int(m.group(1)) + 1 if m and m.group(1).isdigit() else next_note
             else:
-                notes[-1].append(ln.strip())
+                notes[-1].append(marker + ln.strip() if carried else ln.strip())
+            carried = False
     fix = Dehyphenator(text, extra_words)
-    paras = [_join_lines(p, fix) for p in _paragraph_breaks(body)]
-    note_texts = [_join_lines("\n".join(n), fix) for n in notes]
+    breaks = _paragraph_breaks(body)
+    paras = [_join_lines(p, fix) for p in (_mark_pages(breaks, firsts) if firsts else breaks)]
+    note_texts = [_join_lines(SPLIT_MARKER.sub(r"\2\1\n", "\n".join(n)), fix) for n in notes]
     return [p for p in paras if p], [n for n in note_texts if n]
 
 

@@ -72,9 +72,11 @@ from statinterp.errors import InputError
 from statinterp.sources.cleaning import (
     PAGE_CLOSE,
     PAGE_OPEN,
+    SPLIT_MARKER,
     Dehyphenator,
     clean_opinion,
     dehyphenate,
+    page_labels,
     page_marker,
     party_caption,
     strip_markers,
@@ -129,7 +131,6 @@ _CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
 _SEPARATOR = re.compile(r"^[_—–─-]{5,}$")  # a line of its own, not a footnote rule: no text
 _TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
 _PAGE_LABEL = re.compile(f"{PAGE_OPEN}([^{PAGE_CLOSE}]*){PAGE_CLOSE}")
-_SPLIT_MARKER = re.compile(f"([A-Za-z]+-)\n({PAGE_OPEN}[^{PAGE_CLOSE}]*{PAGE_CLOSE})(?=[a-z])")
 _BULLETS = "•◦▪‣●\uf0b7\uf0a7\uf076\uf0d8"
 _PRIVATE_BULLETS = str.maketrans({"\uf0b7": "•", "\uf0a7": "▪", "\uf076": "•", "\uf0d8": "•"})  # Symbol font
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
@@ -507,7 +508,7 @@ def _sort_out(pages: list) -> PdfLayout:
             kept.append(ln)
         printed.append(label)
         kept_pages.append(_drop_stamp(kept, dropped))
-    labels = _page_labels(printed)
+    labels = page_labels(printed)
     # footnotes
     body: list[_Line] = []
     notes: list[list] = []  # [label, [lines]]
@@ -624,21 +625,6 @@ def _drop_stamp(lines: list[_Line], dropped: list[str]) -> list[_Line]:
         hi += 1
     dropped.extend(ln.text.strip() for ln in lines[lo:hi + 1])
     return lines[:lo] + lines[hi + 1:]
-
-
-def _page_labels(printed: list[int | None]) -> list[str]:
-    """Each page's label: its printed number when most pages print one (a page without one
-    continues the count), else its place in the file."""
-    if sum(p is not None for p in printed) * 2 < len(printed):
-        return [str(i + 1) for i in range(len(printed))]
-    out: list[str] = []
-    last: int | None = None
-    for i, p in enumerate(printed):
-        if p is None:
-            p = last + 1 if last is not None else i + 1
-        out.append(str(p))
-        last = p
-    return out
 
 
 def _notes_start(page, lines: list[_Line], height: float, body_size: float, margin: float,
@@ -807,7 +793,7 @@ def _centered(line: _Line, right: float, margin: float) -> bool:
 def _join(lines: list[str], fix: Dehyphenator) -> str:
     text = "\n".join(lines)
     if PAGE_OPEN in text:  # "Dic-" / page 8 "tionary": the page starts before the word split over it
-        text = _SPLIT_MARKER.sub(r"\2\1\n", text)
+        text = SPLIT_MARKER.sub(r"\2\1\n", text)
     return " ".join(dehyphenate(text, fix).split())
 
 
