@@ -776,13 +776,19 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
 def _shouting(line: _Line, right: float) -> bool:
     """A short line in capitals (four fifths of four letters or more), not ending in a comma or
     hyphen (a caption's party, a sentence going on): a heading, a decree's "IT IS SO ORDERED"."""
+    if line.x1 >= right - 4 * line.size:
+        return False
     text = line.text.strip()
-    return _capitals(text) and line.x1 < right - 4 * line.size and text[-1:] not in ",;-–—"
+    return text[-1:] not in ",;-–—" and _capitals(text)
+
+
+_LOWER = re.compile(r"[^\W\d_A-Z]")  # a letter that is no capital (ASCII capitals only, as court PDFs set)
+_UPPER = re.compile(r"[A-Z]")
 
 
 def _capitals(text: str) -> bool:
-    letters = [c for c in text if c.isalpha()]
-    return len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+    upper = len(_UPPER.findall(text))
+    return upper >= 4 and upper >= 4 * len(_LOWER.findall(text))
 
 
 def _centered(line: _Line, right: float, margin: float) -> bool:
