@@ -42,7 +42,8 @@ what they are, from where they sit and how big they are, not from their words al
 * **Head matter**: what comes before the opinion's start -- its author's line ("SELYA, Circuit
   Judge.", "JUSTICE SOTOMAYOR delivered the opinion of the Court."; the opinion's ``author``),
   "Per Curiam:", an order's title in capitals ("ORDER GRANTING ...", "MEMORANDUM AND ORDER":
-  the title is head matter too), or an opening heading ("OPINION", "Introduction") in the first
+  the title is head matter too), or an opening heading ("OPINION", "Memorandum Opinion",
+  "Introduction", in any case) in the first
   40 % of the paragraphs -- is the case's ``head_matter`` (caption, syllabus, counsel), as in CAP; without
   such a start all the text is the opinion's.
 
@@ -888,7 +889,8 @@ _AUTHOR = re.compile(r"^(?:(?:Chief\s+)?JUSTICE\s+([A-Z][A-Za-z'’\-]+)\s+deliv
                      r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
                      r"(?:Circuit\s+|District\s+|Magistrate\s+|Special\s+Trial\s+)?(?:Judge|Justice)\b[.:]"
                      r"(?!.{0,40}\b(?:concurring|dissenting)))")
-_OPENING = re.compile(r"^(?:OPINION|Opinion|MEMORANDUM OPINION|OPINION AND ORDER|Introduction|INTRODUCTION)$")
+_OPENING = re.compile(r"^(?:Opinion|Memorandum Opinion|Opinion and Order|Memorandum Opinion and Order|Introduction)$",
+                      re.IGNORECASE)
 _PER_CURIAM = re.compile(r"(?:^|[.:]\s)(?:PER CURIAM|Per Curiam)[.:]?$")
 #: An order's title, in capitals ("ORDER GRANTING ... PRELIMINARY INJUNCTION", "MEMORANDUM AND
 #: ORDER", "EXPEDITED HEARING ORDER"): the caption above it is head matter, the order follows it.

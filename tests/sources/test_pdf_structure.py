@@ -45,3 +45,15 @@ def test_each_item_of_a_list_is_a_line_of_its_own():
     for item in ("b. A video bingo game.", "c. A video craps game.", "d. A video keno game.",
                  "e. A video lotto game.", "f. Eight liner."):
         assert item in body
+
+
+def test_an_opening_heading_in_any_case_ends_the_head_matter():
+    """Tennessee's Workers' Compensation Appeals Board opens its opinion with "Memorandum Opinion"
+    (title case) under a caption set in a ")" table, a summary and counsel: those are head
+    matter. (A held-apart court of the text-quality study, looked at for this rule.)"""
+    diaz = case("tn-wcab-diaz-appeals-board")
+    assert "Ruben Diaz ) Docket No. 2019-06-0263" in diaz.head_matter
+    assert "employee-appellee, pro se" in diaz.head_matter
+    body = diaz.opinions[0].paragraphs
+    assert body[0] == "Memorandum Opinion"
+    assert body[1].startswith("Ruben Diaz (“Employee”), a thirty-six-year-old resident of Davidson County")
