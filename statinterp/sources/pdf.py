@@ -931,16 +931,68 @@ def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]
     return [], list(paragraphs), None
 
 
+#: A separate opinion's opening: "BARRON, Circuit Judge, concurring in part ...", "JUSTICE THOMAS,
+#: dissenting.", "Justice BERGER dissenting."
+_SEPARATE = re.compile(r"^(?:(?:Chief\s+)?(?:JUSTICE|Justice)\s+([A-Z][A-Za-z'’\-]+)"
+                       r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
+                       r"(?:Circuit\s+|District\s+|Magistrate\s+)?(?:Judge|Justice))\s*,?\s+(concurring|dissenting)\b")
+#: The line a court sets between opinions: "— Concurring Opinion Follows —", "- Dissenting Opinion Follows -".
+_FOLLOWS = re.compile(r"^[—–\-\s]*(?:Concurring|Dissenting)(?:\s+and\s+\w+)?\s+Opinions?\s+Follows?[—–\-\s]*$",
+                      re.IGNORECASE)
+
+
+def split_opinions(body: list[str], author: str | None) -> list[tuple[str, str | None, list[str]]]:
+    """(type, author, paragraphs) of each opinion of the body: a separate opinion starts at its
+    author's line ("BARRON, Circuit Judge, concurring ...": a concurrence; "..., dissenting": a
+    dissent), as CAP and CourtListener store them; the court's "— Concurring Opinion Follows —"
+    line goes. Without one, the body is the majority's."""
+    out: list[tuple[str, str | None, list[str]]] = [("majority", author, [])]
+    for i, raw in enumerate(body):
+        text = strip_markers(raw)
+        if _FOLLOWS.match(text):
+            labels = _PAGE_LABEL.findall(raw)
+            if labels and i + 1 < len(body) and not body[i + 1].startswith(PAGE_OPEN):
+                body[i + 1] = page_marker(labels[-1]) + body[i + 1]  # its page goes on to the next paragraph
+            continue
+        m = _SEPARATE.match(text) if i > 0 else None
+        if m:
+            kind = "concurrence" if m.group(3) == "concurring" else "dissent"
+            out.append((kind, (m.group(1) or m.group(2)).title(), [raw]))
+        else:
+            out[-1][2].append(raw)
+    return [o for o in out if o[2]]
+
+
+def _note_page(note: str) -> int | None:
+    label = _PAGE_LABEL.match(note)
+    return int(label.group(1)) if label and label.group(1).isdigit() else None
+
+
 def pdf_case(data: bytes, case_id: str) -> CaseRecord:
     """The case a PDF holds (PdfProblem when it cannot be read)."""
     lay = layout(data)
     head, body, author = split_head(lay.paragraphs)
-    opinion = clean_opinion(body, [f"{lab} {text}" if lab else text for lab, text in lay.footnotes], author=author)
+    notes = [f"{lab} {text}" if lab else text for lab, text in lay.footnotes]
+    parts = split_opinions(body, author)
+    # a footnote goes with the opinion on whose pages it stands: from a separate opinion's first page
+    # on (on that page itself only once the numbering starts again at 1)
+    firsts = [next((int(x) for p in paras for x in _PAGE_LABEL.findall(p) if x.isdigit()), None)
+              for _, _, paras in parts]
+    owner: list[int] = []
+    for k, (label, _) in enumerate(lay.footnotes):
+        page = _note_page(notes[k][len(label) + 1:] if label else notes[k])
+        at = owner[-1] if owner else 0
+        while at + 1 < len(parts) and page is not None and (start := firsts[at + 1]) is not None and (
+                page > start or page == start and label == "1" and k > 0):
+            at += 1
+        owner.append(at)
+    opinions = tuple(clean_opinion(paras, [n for n, o in zip(notes, owner, strict=True) if o == j], kind=kind,
+                                   author=who) for j, (kind, who, paras) in enumerate(parts))
     name = lay.caption or case_id
     return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="",
                       decision_date=lay.decision_date, docket_number=lay.docket_number, citations=(), court="",
                       jurisdiction="", head_matter="\n".join(head), judges="", parties="", attorneys="",
-                      opinions=(opinion,))
+                      opinions=opinions or (clean_opinion([], notes, author=author),))
 
 
 def read_pdf(path: str | Path) -> CaseRecord | SkippedRecord:

@@ -57,3 +57,16 @@ def test_an_opening_heading_in_any_case_ends_the_head_matter():
     body = diaz.opinions[0].paragraphs
     assert body[0] == "Memorandum Opinion"
     assert body[1].startswith("Ruben Diaz (“Employee”), a thirty-six-year-old resident of Davidson County")
+
+
+def test_a_concurrence_is_an_opinion_of_its_own():
+    """The First Circuit's "— Concurring Opinion Follows —" / "BARRON, Circuit Judge, concurring in
+    part and concurring in the judgment." (PDF page 17): a concurrence by Barron, as CAP and
+    CourtListener store it; the line between the opinions goes; both footnotes stay the majority's."""
+    ops = case("ca1-20-1507-calvary-chapel").opinions
+    assert [(op.type, op.author) for op in ops] == [("majority", "Selya"), ("concurrence", "Barron")]
+    assert ops[1].paragraphs[0].startswith("BARRON, Circuit Judge, concurring in part and concurring in the judgment.")
+    assert ops[1].page_starts[0] == ((0, "17"),)
+    assert len(ops[0].footnotes) == 2 and not ops[1].footnotes
+    assert not any("Opinion Follows" in p for op in ops for p in op.paragraphs)
+    assert [op.type for op in case("nc-2022-ncsc-1-gift-surplus").opinions] == ["majority"]
