@@ -43,9 +43,12 @@ what they are, from where they sit and how big they are, not from their words al
   Judge.", "JUSTICE SOTOMAYOR delivered the opinion of the Court."; the opinion's ``author``),
   "Per Curiam:", an order's title in capitals ("ORDER GRANTING ...", "MEMORANDUM AND ORDER":
   the title is head matter too), or an opening heading ("OPINION", "Memorandum Opinion",
-  "Introduction", in any case) in the first
-  40 % of the paragraphs -- is the case's ``head_matter`` (caption, syllabus, counsel), as in CAP; without
-  such a start all the text is the opinion's.
+  "Introduction", in any case) in the first 40 % of the paragraphs -- is the case's
+  ``head_matter`` (caption, syllabus, counsel), as in CAP; without such a start all the text is
+  the opinion's.
+* **Separate opinions**: a concurrence or dissent starts at its author's line ("BARRON, Circuit
+  Judge, concurring ...", "JUSTICE THOMAS, dissenting.") and is an opinion of its own
+  (:func:`split_opinions`), with the footnotes that stand on its pages.
 
 The decision date ("Filed February 20, 2020", "Decided ...", a date line of its own, else the
 e-filing banner's "Date Filed") and the docket number ("No. 21-50498") come from the first page.
