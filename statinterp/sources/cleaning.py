@@ -24,7 +24,9 @@ page starts (:class:`~statinterp.sources.records.OpinionRecord`):
   reflowed (:func:`_paragraph_breaks`); filing banners ("Case: 21-50498 Document: ...") and
   "Cite as:" lines are running headers; a text without form feeds is split into pages at its
   page-number lines; pleading paper's line numbers go (:func:`_drop_line_numbers`); a footnote
-  rule is one only when a footnote follows it (:func:`_strip_page`).
+  rule is one only when a footnote follows it (:func:`_strip_page`). Each page starts a page
+  labelled with its printed number (else its place), and each footnote starts on the page it
+  stands on, as the PDF reader gives them.
 * **Markup**: one paragraph per block; a ``<pre>`` (with the ``<pre class="inline">`` pieces and
   citation ``<span>``s of CourtListener's ``html_with_citations``) is one plain text, cleaned as
   plain text is; ``<style>``, ``<script>``, ``<title>``, ``<head>`` are never text.
@@ -289,15 +291,18 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
     words, footnotes after the paragraphs; the opinion of type ``kind`` by ``author``.
 
     ``paragraphs`` may hold :func:`page_marker` markers and plain ``*583`` labels; ``footnotes``
-    are the footnotes a reader found in the markup (their text, label first or not). With
+    are the footnotes a reader found in the markup (their text, label first or not; a marker at a
+    footnote's head gives the page it stands on, one inside it the page it goes on to). With
     ``notes_in_text`` and no ``footnotes`` given, footnotes appended at the end of the text
     ("1 . The record ...") are found here. Every text is put in :func:`normal_form` first."""
     paras = _star_labels([p for p in map(normal_form, paragraphs) if p.strip()])
-    notes = [strip_markers(n) for n in map(normal_form, footnotes) if strip_markers(n)]
+    given = [n for n in map(normal_form, footnotes) if strip_markers(n)]  # markers kept: a note's pages
+    notes = [strip_markers(n) for n in given]
     loose = bool(notes)
     if notes_in_text and not notes:
-        paras, notes = _trailing_notes(paras)
-        notes = [strip_markers(n) for n in notes]
+        paras, given = _trailing_notes(paras)
+        notes = [strip_markers(n) for n in given]
+    paged_notes = [(n, loose) for n in given]
     numbered = [int(lab) for lab, _ in (note_label(n, loose) for n in notes) if lab]
     labels = set(numbered) | (set(range(1, len(notes) + 1)) if notes and not numbered else set())
     paras = _drop_glued_marks(paras, labels, max(0, numbered.count(1) - 1))
@@ -315,13 +320,29 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
         here = [(0, label) for label in pending] + inside
         pending = tail
         out.append(text)
-        starts.append(tuple(here))
-    note_lines = [" ".join(note_label(n, loose)[1].split()) or n for n in notes]
-    note_lines = [n for n in note_lines if n]
-    if not any(starts):
+        starts.append(tuple(dict.fromkeys(here)))  # a text's own "[*4]" and its page break's marker: one start
+    note_lines, note_starts = _note_pages(paged_notes)
+    if not any(starts) and not any(note_starts):
         return numbered_paragraphs(OpinionRecord(kind, author, tuple(out), tuple(note_lines)))
     return numbered_paragraphs(OpinionRecord(kind, author, tuple(out), tuple(note_lines),
-                                             tuple(starts) + ((),) * len(note_lines)))
+                                             tuple(starts) + tuple(note_starts)))
+
+
+def _note_pages(notes: list[tuple[str, bool]]) -> tuple[list[str], list[tuple[PageStart, ...]]]:
+    """Footnotes (their text, page markers kept; whether loosely labelled) -> their text without
+    label or markers, and the pages starting inside each: a marker at a footnote's head is the
+    page it stands on (offset 0), one inside it the page a footnote carried over goes on to."""
+    texts: list[str] = []
+    starts: list[tuple[PageStart, ...]] = []
+    for raw, loose in notes:
+        text, inside, _ = _split_pages(raw)
+        if not text:
+            continue
+        rest = " ".join(note_label(text, loose)[1].split()) or text
+        cut = len(text) - len(rest) if text.endswith(rest) else 0
+        texts.append(rest)
+        starts.append(tuple((max(0, at - cut), label) for at, label in inside))
+    return texts, starts
 
 
 # --- paragraph numbers ---------------------------------------------------------------------------
@@ -673,6 +694,67 @@ def _pages(text: str) -> list[list[str]]:
     return [p for p in pages if any(ln.strip() for ln in p)]
 
 
+def page_labels(printed: Sequence[int | None]) -> list[str]:
+    """Each page's label: its printed number when most pages print one (a page without one
+    continues the count), else its place in the file."""
+    if sum(p is not None for p in printed) * 2 < len(printed):
+        return [str(i + 1) for i in range(len(printed))]
+    out: list[str] = []
+    last: int | None = None
+    for i, p in enumerate(printed):
+        if p is None:
+            p = last + 1 if last is not None else i + 1
+        out.append(str(p))
+        last = p
+    return out
+
+
+#: A page's number in a running header: "Cite as: 569 U. S. ____ (2013) 3", "4   TARRANT ... v. HERRMANN".
+_HEADER_NUMBER = (re.compile(r"^\s*Cite as:.*\s(\d{1,4})\s*$"), re.compile(r"^\s*(\d{1,4})\s{2,}[A-Z].* v\. "))
+
+
+def _is_page_number(page: list[str], i: int, top: list[int], repeated: set[str]) -> bool:
+    """Whether line ``i`` of ``page`` (a number among its edge lines: :data:`_PAGE_NUMBER`) is the
+    page's number: at its head, or with none of the page's text below it (a number with the page's
+    text below it is a footnote's label)."""
+    return i in top or not any(
+        page[j].strip() and _norm_header(page[j]) not in repeated
+        and not any(p.match(page[j]) for p in _HEADER_PATTERNS) for j in range(i + 1, len(page)))
+
+
+def _printed_number(page: list[str], repeated: set[str]) -> int | None:
+    """The number a PDF-born text's page prints at its top or foot ("- 4 -", "4", "Cite as: ... 4")."""
+    top, bottom = _edge_lines(page)
+    for i in bottom + top:
+        if _PAGE_NUMBER.match(page[i]) and _is_page_number(page, i, top, repeated):
+            return int(re.sub(r"\D", "", page[i]))
+    for i in top:
+        for pattern in _HEADER_NUMBER:
+            if m := pattern.match(page[i]):
+                return int(m.group(1))
+    return None
+
+
+#: A page marker after a line-end hyphen ("Dic-" / page 8 "tionary"): the page starts before the word.
+SPLIT_MARKER = re.compile(f"([A-Za-z]+-)\n({PAGE_OPEN}[^{PAGE_CLOSE}]*{PAGE_CLOSE})(?=[a-z])")
+
+
+def _mark_pages(paragraphs: list[str], firsts: dict[int, str]) -> list[str]:
+    """``paragraphs`` (:func:`_paragraph_breaks`: each a run of the body's text lines, stripped,
+    joined by line ends) with the page marker of ``firsts`` (text line's index -> page label)
+    before each page's first line."""
+    out: list[str] = []
+    k = 0
+    for para in paragraphs:
+        lines = para.split("\n")
+        for j, ln in enumerate(lines):
+            if k + j in firsts:
+                lines[j] = page_marker(firsts[k + j]) + ln
+        k += len(lines)
+        out.append(SPLIT_MARKER.sub(r"\2\1\n", "\n".join(lines)))
+    return out
+
+
 def _edge_lines(page: list[str], n: int = 3) -> tuple[list[int], list[int]]:
     """The first ``n`` and the last three lines with text of a page (where running heads and feet are)."""
     filled = [i for i, ln in enumerate(page) if ln.strip()]
@@ -755,11 +837,8 @@ def _strip_page(page: list[str], repeated: set[str], continuing: bool = False) -
         if not _PAGE_NUMBER.match(ln):
             if _norm_header(ln) in repeated or any(p.match(ln) for p in _HEADER_PATTERNS):
                 drop.add(i)
-        elif i in top or not any(
-                page[j].strip() and _norm_header(page[j]) not in repeated and not any(p.match(page[j]) for p in
-                                                                                   _HEADER_PATTERNS)
-                for j in range(i + 1, len(page))):
-            drop.add(i)  # a number with the page's text below it is a footnote's label, not the page's number
+        elif _is_page_number(page, i, top, repeated):
+            drop.add(i)
     lines = [x for i, ln in enumerate(page)
              if i not in drop and not any(p.match(ln) for p in _HEADER_PATTERNS) and not _UNDERLINE.match(ln)
              for x in (("", "") if _BOX_COLUMN.match(ln) else (ln,))]  # a box's row ends a paragraph
@@ -1015,7 +1094,12 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     notes: list[list[str]] = []
     next_note = 1
     noted = False  # whether the page before ended with footnotes found at its foot
-    for page in pages:
+    labels = page_labels([_printed_number(page, repeated) for page in pages])
+    firsts: dict[int, str] = {}  # the index of each page's first text line among the body's -> its label
+    text_lines = 0
+    for page, label in zip(pages, labels, strict=True):
+        marker = page_marker(label) if len(pages) > 1 else ""  # a footnote's page, and the body's
+        carried = True  # the page's first note line may go on with the page before's last note
         lines, note_lines = _strip_page(page, repeated, bool(notes) and _RUNS_ON.search(notes[-1][-1]) is not None)
         while lines and not lines[-1].strip():
             lines.pop()
@@ -1024,16 +1108,19 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
             lines, foot, next_note = _page_foot(lines, next_note, unfinished)
             noted = bool(foot)
             if foot and foot[0][0] == CONTINUED:
-                if notes:
-                    notes[-1].extend(foot[0][1:])
+                if notes and foot[0][1:]:
+                    notes[-1].extend([marker + foot[0][1]] + foot[0][2:])
                 foot = foot[1:]
-            notes.extend(foot)
+            notes.extend([marker + n[0]] + n[1:] for n in foot if n)
             while lines and not lines[-1].strip():
                 lines.pop()
         while lines and not lines[0].strip():
             lines.pop(0)
         if body and lines:  # a page break is not a paragraph break unless the text says so
             body.append("\f")
+        if marker and any(ln.strip() for ln in lines):
+            firsts[text_lines] = label
+        text_lines += sum(1 for ln in lines if ln.strip())
         body.extend(lines)
         indented = any(ln[:1] in " \t" for ln in note_lines if ln.strip())
         for ln in note_lines:
@@ -1043,13 +1130,15 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
             if m and indented and ln[:1] not in " \t":
                 m = None  # pdftotext -layout indents a footnote's first line, not its continuation
             if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) in (next_note, 1))):  # 1: next opinion
-                notes.append([ln.strip()])
+                notes.append([marker + ln.strip()])
                 next_note = int(m.group(1)) + 1 if m and m.group(1).isdigit() else next_note
             else:
-                notes[-1].append(ln.strip())
+                notes[-1].append(marker + ln.strip() if carried else ln.strip())
+            carried = False
     fix = Dehyphenator(text, extra_words)
-    paras = [_join_lines(p, fix) for p in _paragraph_breaks(body)]
-    note_texts = [_join_lines("\n".join(n), fix) for n in notes]
+    breaks = _paragraph_breaks(body)
+    paras = [_join_lines(p, fix) for p in (_mark_pages(breaks, firsts) if firsts else breaks)]
+    note_texts = [_join_lines(SPLIT_MARKER.sub(r"\2\1\n", "\n".join(n)), fix) for n in notes]
     return [p for p in paras if p], [n for n in note_texts if n]
 
 

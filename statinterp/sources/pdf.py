@@ -6,16 +6,20 @@ what they are, from where they sit and how big they are, not from their words al
 
 * **Running headers and footers** -- lines at a page's edge (its three highest and two lowest
   lines, or in its top or bottom :data:`EDGE_SHARE`) whose text (digits aside) recurs at the same
-  height on three pages or half of them, any line recurring so on half of four pages or more
+  height on three pages or half of them, or among the three highest (two lowest) lines of three
+  pages or half of them at any height (portrait and landscape pages), or differs from such a line
+  by a few characters; any line recurring at one height on half of four pages or more
   (repeated captions, "Opinion of the Court"), court e-filing banners ("Case: 21-50498 Document:
   00516242060 Page: 7 Date Filed: ...", "Cite as:") and page numbers ("3", "- 4 -", "Page 3 of
   10") -- leave the text. Pleading paper's line numbers (a number alone, left of the page's text
-  column) go too; so do a clerk's "FILED" stamp block and separator lines ("_____").
+  column) go too; so do a clerk's "FILED" stamp block, separator lines ("_____") and a stamp's
+  lone letter in a large font.
 * **Footnotes**: a line that opens with a footnote mark (a number in a smaller font, or raised)
   low on the page or in a smaller font starts the page's footnotes; so does a rule of dashes
   ("——————"), a drawn footnote rule (a short horizontal line at the left margin, looked for on
   a page after one with footnotes: a footnote carried over without a mark), and a run of lines
-  at the foot of the page in a smaller font than the body's. Everything below that point is
+  at the foot of the page in a smaller font than the body's that opens with a mark or goes on
+  from the page before (a table in a small font is no footnote). Everything below that point is
   footnotes: numbered as the court numbered them (:func:`layout`), stored apart from the
   paragraphs in order, without their numbers, as every reader stores them
   (:attr:`~statinterp.sources.records.OpinionRecord.footnotes`); a footnote carried over to the
@@ -25,16 +29,26 @@ what they are, from where they sit and how big they are, not from their words al
   "section 6662(a)").
 * **Paragraphs**: lines are joined into paragraphs; a paragraph starts where the first line is
   indented, where the gap above a line is over :data:`GAP_RATIO` times the document's usual line
-  gap (so double spacing is not a break), or after a short line that ends a sentence. Words
+  gap (so double spacing is not a break), or after a short line that ends a sentence; a list's
+  item ("c. ", "(3) ") after a line that ends one or a colon, and a short line in capitals ("IT
+  IS SO ORDERED") are paragraphs of their own; each row
+  of a table (a line in three cells or more, parted by gaps over :data:`CELL_GAP` times its
+  font size, or two beside a caption's ")" column) is a paragraph of its own. Words
   hyphenated at a line end are rejoined (:class:`~statinterp.sources.cleaning.Dehyphenator`).
 * **Pages**: each page's printed number (else its place in the file) is kept as a page start
-  (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions.
+  (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions;
+  a footnote starts on the page it stands on (one carried over goes on to the next page there).
 
 * **Head matter**: what comes before the opinion's start -- its author's line ("SELYA, Circuit
   Judge.", "JUSTICE SOTOMAYOR delivered the opinion of the Court."; the opinion's ``author``),
-  "Per Curiam:", or an opening heading ("OPINION", "Introduction") in the first 40 % of the
-  paragraphs -- is the case's ``head_matter`` (caption, syllabus, counsel), as in CAP; without
-  such a start all the text is the opinion's.
+  "Per Curiam:", an order's title in capitals ("ORDER GRANTING ...", "MEMORANDUM AND ORDER":
+  the title is head matter too), or an opening heading ("OPINION", "Memorandum Opinion",
+  "Introduction", in any case) in the first 40 % of the paragraphs -- is the case's
+  ``head_matter`` (caption, syllabus, counsel), as in CAP; without such a start all the text is
+  the opinion's.
+* **Separate opinions**: a concurrence or dissent starts at its author's line ("BARRON, Circuit
+  Judge, concurring ...", "JUSTICE THOMAS, dissenting.") and is an opinion of its own
+  (:func:`split_opinions`), with the footnotes that stand on its pages.
 
 The decision date ("Filed February 20, 2020", "Decided ...", a date line of its own, else the
 e-filing banner's "Date Filed") and the docket number ("No. 21-50498") come from the first page.
@@ -62,9 +76,11 @@ from statinterp.errors import InputError
 from statinterp.sources.cleaning import (
     PAGE_CLOSE,
     PAGE_OPEN,
+    SPLIT_MARKER,
     Dehyphenator,
     clean_opinion,
     dehyphenate,
+    page_labels,
     page_marker,
     party_caption,
     strip_markers,
@@ -84,6 +100,14 @@ GAP_RATIO = 1.35
 REPEAT_SHARE = 0.5
 #: The top and bottom shares of a page where headers, footers and page numbers are looked for.
 EDGE_SHARE = 0.12
+#: A gap between two pieces of one printed line wider than this many times its font size parts
+#: a table's cells (a justified line's widest word gap is under one).
+CELL_GAP = 2.0
+#: A line wider than this many times the page's usual width per letter is looked at for cells.
+SPARSE = 1.15
+#: A page whose usual line is wider than this many times its font size per letter (a table's page)
+#: has every line looked at.
+WIDE = 0.55
 #: The most bytes of one PDF file read.
 MAX_PDF_BYTES = 256 * 1024 * 1024
 #: How far into the file ``%PDF`` is looked for.
@@ -106,6 +130,7 @@ _PRINTED_PAGE = (re.compile(r"^Cite as:.*\s(\d{1,4})$"), re.compile(r"^(\d{1,4})
                  re.compile(r"^\(Slip Opinion\).*\s(\d{1,4})$"))
 _STAR_PAGE = re.compile(r"\[\*\d{1,5}\]\s*")  # the Tax Court's own "[*4]" page labels: the page is known
 _CONTINUED = re.compile(r"^\(\.{2,3}\s?continued\)\s*", re.IGNORECASE)
+_NOTE_HEAD = re.compile(r"^(?:\d{1,3}|\*{1,3}|[†‡])(?:\s|$)|^\(\.{2,3}\s?continued\)", re.IGNORECASE)
 _CONTINUES = re.compile(r"\s*\(continued\.{2,3}\)$", re.IGNORECASE)
 _SEPARATOR = re.compile(r"^[_—–─-]{5,}$")  # a line of its own, not a footnote rule: no text
 _TEXT_RULE = re.compile(r"^[—─–]{4,30}$")
@@ -113,6 +138,9 @@ _PAGE_LABEL = re.compile(f"{PAGE_OPEN}([^{PAGE_CLOSE}]*){PAGE_CLOSE}")
 _BULLETS = "•◦▪‣●\uf0b7\uf0a7\uf076\uf0d8"
 _PRIVATE_BULLETS = str.maketrans({"\uf0b7": "•", "\uf0a7": "▪", "\uf076": "•", "\uf0d8": "•"})  # Symbol font
 _TERMINAL = re.compile(r"[.?!:;”\"’')\]]$")
+#: A list item's head: "c. ", "(c) ", "3. ", "(3) ", "iv. " ("v. " is a case name's).
+_ENUMERATED = re.compile(r"^(?!v\.)(?:\(?[a-z]\)|\(\d{1,2}\)|\d{1,2}\)|[a-z]\.|\d{1,2}\.|\(?[ivx]{1,5}\)"
+                         r"|[ivx]{2,5}\.)\s+\S")
 _ROLES = re.compile(r"(?:,?\s*\b(?:et al\.?|Petitioners?|Respondents?|Plaintiffs?|Defendants?|Appellants?|Appellees?"
                     r"|Intervenors?|Movants?|Claimants?|Cross[-\s]\w+|and|[/\-–—&])\b\.?)+[\s,.;:]*$", re.IGNORECASE)
 
@@ -129,6 +157,7 @@ class _Line:
     page: int
     lead: str | None = None  # the footnote mark the line opens with
     marks: list[str] = field(default_factory=list)
+    cells: int = 1  # pieces set apart by a gap wider than :data:`CELL_GAP` (a table's row)
 
 
 @dataclass
@@ -136,7 +165,7 @@ class PdfLayout:
     """A PDF's text sorted by layout (what :func:`read_pdf` stores, before cleaning)."""
 
     paragraphs: list[str]  # with page markers (:func:`~statinterp.sources.cleaning.page_marker`)
-    footnotes: list[tuple[str, str]]  # (label, text): "" for a note with no label
+    footnotes: list[tuple[str, str]]  # (label, text): "" for a note with no label; page markers as paragraphs
     page_labels: list[str]
     caption: str | None  # the case's name from the first page's caption
     dropped: list[str]  # running headers, footers, page numbers, line numbers, stamps
@@ -173,6 +202,7 @@ def _page_lines(page, number: int) -> list[_Line]:
         ox, oy = ctypes.c_double(), ctypes.c_double()
         get_box, get_origin = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetCharOrigin
         lines: list[_Line] = []
+        spans: dict[int, tuple[int, int]] = {}  # each piece's first and last character
         for start, end in _segments(raw, text):
             seg = text[start:end]
             stripped = seg.strip()
@@ -213,14 +243,57 @@ def _page_lines(page, number: int) -> list[_Line]:
             if not sizes or not line_text.strip() and not found:
                 continue
             piece = _Line(line_text, x0, x1, y, size, number, lead, found)
+            spans[id(piece)] = (first, last)
             prev = lines[-1] if lines else None
             if prev is not None and _same_line(prev, piece):
                 _merge(prev, piece)
             else:
                 lines.append(piece)
+        _find_cells(raw, text, lines, spans)
         return lines
     finally:
         textpage.close()
+
+
+def _find_cells(raw, text: str, lines: list[_Line], spans: dict[int, tuple[int, int]]) -> None:
+    """Count the cells of the lines that are wide for their letters (:data:`SPARSE` times the
+    page's usual width per letter, from lines of 20 letters or more; every line of a page whose
+    usual width is over :data:`WIDE`): a table's rows."""
+    widths = sorted((ln.x1 - ln.x0) / (ln.size * len(ln.text.strip())) for ln in lines
+                    if len(ln.text.strip()) >= 20 and ln.size > 0)
+    if not widths:
+        return
+    usual = widths[len(widths) // 2]
+    limit = SPARSE * usual if usual < WIDE else 0.0  # a page of wide lines (a table's): every line
+    for ln in lines:
+        span = spans.get(id(ln))
+        stripped = ln.text.strip()
+        if (span is not None and ln.cells == 1 and " " in stripped and ln.size > 0
+                and ln.x1 - ln.x0 > limit * ln.size * len(stripped)):
+            ln.cells = _cells(raw, text, span[0], span[1], ln.size)
+
+
+def _cells(raw, text: str, first: int, last: int, size: float) -> int:
+    """How many pieces the line from character ``first`` to ``last`` is set in, parted by spaces
+    wider than :data:`CELL_GAP` times its font size (a table's cells)."""
+    import pypdfium2.raw as pdfium_c
+
+    box = pdfium_c.FS_RECTF()
+    get_box = pdfium_c.FPDFText_GetLooseCharBox
+    cells = 1
+    k = first
+    while (k := text.find(" ", k + 1, last)) > 0:
+        before = k - 1
+        after = k + 1
+        while after < last and text[after] == " ":
+            after += 1
+        get_box(raw, before, box)
+        right = box.right
+        get_box(raw, after, box)
+        if box.left - right > CELL_GAP * size:
+            cells += 1
+        k = after
+    return cells
 
 
 def _segments(raw, text: str) -> Iterator[tuple[int, int]]:
@@ -303,6 +376,8 @@ def _merge(prev: _Line, piece: _Line) -> None:
         gap = piece.x0 - prev.x1
         spaced = prev.text.endswith(" ") or piece.text.startswith(" ")
         joiner = " " if gap > 0.15 * prev.size and not spaced and prev.text else ""
+        if gap > CELL_GAP * prev.size and prev.text.strip():
+            prev.cells += 1
         prev.text = prev.text + joiner + piece.text
         prev.x1 = max(prev.x1, piece.x1)
         if piece.size > prev.size * 1.05 and len(piece.text.strip()) > len(prev.text.strip()) // 2:
@@ -387,15 +462,23 @@ def _sort_out(pages: list) -> PdfLayout:
     seen: Counter = Counter()
     norms: dict[int, str] = {}
     edges: list[set[int]] = []
+    heads: list[dict[int, str]] = []  # each page's three highest and two lowest lines: "top"/"foot"
+    placed: Counter = Counter()
     for _, height, lines in pages:
         edges.append(_edges(lines, height))
         keys = {(norms.setdefault(id(ln), _norm(ln.text)), round(ln.y / 4), id(ln) in edges[-1]) for ln in lines}
         seen.update(keys)
+        heads.append(_heads(lines))
+        placed.update({(norms[i], where) for i, where in heads[-1].items()})
     half = max(2, int(REPEAT_SHARE * len(pages) + 0.999))
     # at a page's edge a line on three pages (or half of them) is a running header ("Syllabus",
     # an even page's "10 TARRANT ... v. HERRMANN"); elsewhere on half of four pages or more
     repeated = {k[:2] for k, c in seen.items() if c >= (min(half, 3) if k[2] else max(half, 3))
                 and (k[2] or len(pages) >= 4)} if len(pages) >= 2 else set()
+    # a page's first (last) lines that open (close) three pages or half of them, at whatever height
+    # (portrait and landscape pages of one order), and lines that differ from one only a little
+    # (a docket number's suffix left out on one page)
+    running_heads = {k for k, c in placed.items() if c >= min(half, 3) and len(k[0]) >= 4} if len(pages) >= 3 else set()
     printed: list[int | None] = []
     kept_pages: list[list[_Line]] = []
     for (_, _height, lines), edge_ids in zip(pages, edges, strict=True):
@@ -407,7 +490,7 @@ def _sort_out(pages: list) -> PdfLayout:
             t = " ".join(ln.text.split())
             number = _NUMBER_LINE.match(t)
             edge = id(ln) in edge_ids
-            if _SEPARATOR.match(t):
+            if _SEPARATOR.match(t) or _stray_letter(ln, t, lines, body_size):
                 dropped.append(t)
                 continue
             if (number or _NUMBER_COLUMN.match(t)) and ln.x1 < page_margin - 3:  # pleading paper
@@ -417,7 +500,8 @@ def _sort_out(pages: list) -> PdfLayout:
                 label = int(number.group(1))
                 dropped.append(t)
                 continue
-            running = (norms[id(ln)], round(ln.y / 4)) in repeated
+            running = (norms[id(ln)], round(ln.y / 4)) in repeated or _running_head(
+                norms[id(ln)], heads[len(printed)].get(id(ln)), running_heads)
             if running or any(p.match(t) for p in _BANNERS):
                 for p in _PRINTED_PAGE:
                     pm = p.match(t)
@@ -428,7 +512,7 @@ def _sort_out(pages: list) -> PdfLayout:
             kept.append(ln)
         printed.append(label)
         kept_pages.append(_drop_stamp(kept, dropped))
-    labels = _page_labels(printed)
+    labels = page_labels(printed)
     # footnotes
     body: list[_Line] = []
     notes: list[list] = []  # [label, [lines]]
@@ -440,7 +524,8 @@ def _sort_out(pages: list) -> PdfLayout:
         body.extend(ln for ln in lines if start is None or ln.y > start + 0.5)
         had_notes = bool(page_notes)
         before = len(notes)
-        _collect_notes(sorted(page_notes, key=lambda ln: -ln.y), notes, body_size)
+        if page_notes:
+            _collect_notes(sorted(page_notes, key=lambda ln: -ln.y), notes, labels[page_notes[0].page])
         for label, _ in notes[before:]:
             if label and not label.isdigit():  # a "*" mark set in the body's font: found by its note
                 _drop_symbol_mark(label, [ln for ln in lines if ln not in page_notes])
@@ -492,6 +577,41 @@ def _edges(lines: list[_Line], height: float) -> set[int]:
     return {id(ln) for ln in by_y[:3] + by_y[-2:]} | {id(ln) for ln in lines if _edge(ln, height)}
 
 
+def _stray_letter(ln: _Line, text: str, lines: list[_Line], body_size: float) -> bool:
+    """A letter alone in a font a third larger than the body's with no text just right of it (a
+    stamp's letter, not a drop capital opening a paragraph)."""
+    if len(text) != 1 or not text.isalpha() or ln.size < 1.3 * body_size:
+        return False
+    return not any(o is not ln and ln.x1 - 2 <= o.x0 <= ln.x1 + 2 * body_size
+                   and ln.y - 1.5 * ln.size <= o.y <= ln.y + ln.size for o in lines)
+
+
+def _heads(lines: list[_Line]) -> dict[int, str]:
+    """Ids of a page's three highest lines ("top") and two lowest ("foot"), page numbers aside."""
+    by_y = sorted((ln for ln in lines if not _NUMBER_LINE.match(ln.text.strip())), key=lambda ln: -ln.y)
+    foot = by_y[3:][-2:]
+    return {**{id(ln): "top" for ln in by_y[:3]}, **{id(ln): "foot" for ln in foot}}
+
+
+def _running_head(norm: str, where: str | None, running: set[tuple[str, str]]) -> bool:
+    """Whether a line at a page's top or foot (``where``) repeats one of the ``running`` heads, or
+    differs from one by a few characters (a long line with the same start: at most one in ten)."""
+    if where is None:
+        return False
+    if (norm, where) in running:
+        return True
+    if len(norm) < 20:
+        return False
+    import difflib
+
+    for head, w in running:
+        if w == where and head[:8] == norm[:8] and abs(len(head) - len(norm)) <= 0.1 * len(head):
+            match = difflib.SequenceMatcher(None, head, norm)
+            if match.quick_ratio() >= 0.9 and match.ratio() >= 0.9:
+                return True
+    return False
+
+
 def _edge(ln: _Line, height: float) -> bool:
     return ln.y > (1 - EDGE_SHARE) * height or ln.y < EDGE_SHARE * height
 
@@ -509,21 +629,6 @@ def _drop_stamp(lines: list[_Line], dropped: list[str]) -> list[_Line]:
         hi += 1
     dropped.extend(ln.text.strip() for ln in lines[lo:hi + 1])
     return lines[:lo] + lines[hi + 1:]
-
-
-def _page_labels(printed: list[int | None]) -> list[str]:
-    """Each page's label: its printed number when most pages print one (a page without one
-    continues the count), else its place in the file."""
-    if sum(p is not None for p in printed) * 2 < len(printed):
-        return [str(i + 1) for i in range(len(printed))]
-    out: list[str] = []
-    last: int | None = None
-    for i, p in enumerate(printed):
-        if p is None:
-            p = last + 1 if last is not None else i + 1
-        out.append(str(p))
-        last = p
-    return out
 
 
 def _notes_start(page, lines: list[_Line], height: float, body_size: float, margin: float,
@@ -549,7 +654,8 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
             break
     if 0 < run < len(by_height):
         top = by_height[run - 1].y
-        if top < 0.6 * height:
+        opens = by_height[run - 1]  # a footnote opens with its mark, or goes on from the page before
+        if top < 0.6 * height and (carried or opens.lead is not None or _NOTE_HEAD.match(opens.text.strip())):
             start = max(start, top) if start is not None else top
     return start
 
@@ -565,16 +671,18 @@ def _gap_below(lines: list[_Line], height: float) -> bool:
     return any(a - b > 1.4 * usual for a, b in zip(ys, ys[1:], strict=False) if a < 0.7 * height)
 
 
-def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> None:
-    """Footnote lines (top to bottom) -> notes: a line opening with a mark, or with the next
-    number in a small font, starts one; other lines continue the last one."""
+def _collect_notes(lines: list[_Line], notes: list[list], page: str) -> None:
+    """Footnote lines (top to bottom) of the page labelled ``page`` -> notes: a line opening with a
+    mark, or with the next number in a small font, starts one; other lines continue the last one.
+    A note starting here, or the rest of one carried over, opens with the page's marker."""
     marked = any(ln.lead for ln in lines)  # notes with marks: a number at a line's head is text ("5 and 40")
-    for ln in lines:
+    marker = page_marker(page)
+    for k, ln in enumerate(lines):
         text = ln.text.strip()
         label = ln.lead
         more = _CONTINUED.match(text)
         if more and notes:  # the Tax Court's "9(...continued)": footnote 9 goes on
-            notes[-1][1].append(text[more.end():])
+            notes[-1][1].append(marker + text[more.end():] if k == 0 else text[more.end():])
             continue
         text = _CONTINUES.sub("", text)
         if label is None and not marked:
@@ -583,9 +691,9 @@ def _collect_notes(lines: list[_Line], notes: list[list], body_size: float) -> N
             if m and (m.group(1) == expected or not m.group(1).isdigit() or (not notes and m.group(1) == "1")):
                 label, text = m.group(1), text[m.end():]
         if label is not None or not notes:
-            notes.append([label or "", [text]])
+            notes.append([label or "", [marker + text]])
         else:
-            notes[-1][1].append(text)
+            notes[-1][1].append(marker + text if k == 0 else text)
 
 
 def _drop_symbol_mark(label: str, lines: list[_Line]) -> None:
@@ -627,9 +735,17 @@ def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
     return paras
 
 
+def _row(line: _Line) -> bool:
+    """Whether a line is a table's row: three cells or more, or two beside a caption's column of
+    ")" or ":" ("Ruben Diaz ) Docket No. ...")."""
+    return line.cells >= 3 or line.cells == 2 and re.search(r"\s[):\]](?:\s|$)", line.text) is not None
+
+
 def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
     """Whether line ``i`` starts a paragraph."""
     a, b = lines[i - 1], lines[i]
+    if _row(a) or _row(b):
+        return True  # each row of a table is a line of its own
     size = b.size or 12.0
     prev_text = a.text.rstrip()
     if not _TERMINAL.search(prev_text) and b.text.lstrip(" “\"‘'[(")[:1].islower():
@@ -647,6 +763,12 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
         return True  # a paragraph number in the margin ("¶ 16 Plaintiffs ...")
     before = lines[i - 2] if i >= 2 and lines[i - 2].page == a.page else a
     right = max(a.x1, b.x1, before.x1)
+    if (_TERMINAL.search(prev_text) and _ENUMERATED.match(b.text.lstrip())
+            and (prev_text.endswith(":") or _ENUMERATED.match(a.text.lstrip()))):
+        return True  # a list's next item ("b. A video bingo game." / "c. A video craps game.")
+    if ((_TERMINAL.search(prev_text) and _shouting(b, right))
+            or (_shouting(a, right) and b.text.lstrip()[:1].isupper() and not _capitals(b.text))):
+        return True  # a short line in capitals: "IT IS SO ORDERED", "DISCUSSION" (a title's lines stay one)
     word = len(b.text.split()[0]) if b.text.split() else 0
     short = a.x1 < right - 0.4 * (right - margin)
     if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or short):
@@ -655,13 +777,34 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
             and b.x0 < a.x0 - 0.8 * size and a.x1 < right - size)  # the end of a block quote
 
 
+def _shouting(line: _Line, right: float) -> bool:
+    """A short line in capitals (four fifths of four letters or more), not ending in a comma or
+    hyphen (a caption's party, a sentence going on): a heading, a decree's "IT IS SO ORDERED"."""
+    if line.x1 >= right - 4 * line.size:
+        return False
+    text = line.text.strip()
+    return text[-1:] not in ",;-–—" and _capitals(text)
+
+
+_LOWER = re.compile(r"[^\W\d_A-Z]")  # a letter that is no capital (ASCII capitals only, as court PDFs set)
+_UPPER = re.compile(r"[A-Z]")
+
+
+def _capitals(text: str) -> bool:
+    upper = len(_UPPER.findall(text))
+    return upper >= 4 and upper >= 4 * len(_LOWER.findall(text))
+
+
 def _centered(line: _Line, right: float, margin: float) -> bool:
     left, rest = line.x0 - margin, right - line.x1
     return left > 3 * line.size and rest > 3 * line.size and abs(left - rest) < 1.5 * line.size
 
 
 def _join(lines: list[str], fix: Dehyphenator) -> str:
-    return " ".join(dehyphenate("\n".join(lines), fix).split())
+    text = "\n".join(lines)
+    if PAGE_OPEN in text:  # "Dic-" / page 8 "tionary": the page starts before the word split over it
+        text = SPLIT_MARKER.sub(r"\2\1\n", text)
+    return " ".join(dehyphenate(text, fix).split())
 
 
 # --- the case -----------------------------------------------------------------------------------
@@ -749,8 +892,20 @@ _AUTHOR = re.compile(r"^(?:(?:Chief\s+)?JUSTICE\s+([A-Z][A-Za-z'’\-]+)\s+deliv
                      r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
                      r"(?:Circuit\s+|District\s+|Magistrate\s+|Special\s+Trial\s+)?(?:Judge|Justice)\b[.:]"
                      r"(?!.{0,40}\b(?:concurring|dissenting)))")
-_OPENING = re.compile(r"^(?:OPINION|Opinion|MEMORANDUM OPINION|OPINION AND ORDER|Introduction|INTRODUCTION)$")
+_OPENING = re.compile(r"^(?:Opinion|Memorandum Opinion|Opinion and Order|Memorandum Opinion and Order|Introduction)$",
+                      re.IGNORECASE)
 _PER_CURIAM = re.compile(r"(?:^|[.:]\s)(?:PER CURIAM|Per Curiam)[.:]?$")
+#: An order's title, in capitals ("ORDER GRANTING ... PRELIMINARY INJUNCTION", "MEMORANDUM AND
+#: ORDER", "EXPEDITED HEARING ORDER"): the caption above it is head matter, the order follows it.
+_ORDER_TITLE = re.compile(r"\bORDER\b(?!.*:$)")
+
+
+def _order_title(text: str) -> bool:
+    """An order's title: "ORDER" in a line nine tenths of whose letters are capitals."""
+    if not _ORDER_TITLE.search(text):
+        return False
+    letters = [c for c in text if c.isalpha()]
+    return sum(c.isupper() for c in letters) >= 0.9 * len(letters)
 
 
 def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
@@ -763,7 +918,8 @@ def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]
         labels = _PAGE_LABEL.findall(raw)
         text = strip_markers(raw)
         author = _AUTHOR.match(text)
-        start = i if author or _OPENING.match(text) else i + 1 if _PER_CURIAM.search(text) and len(text) < 200 else None
+        start = (i if author or _OPENING.match(text) else
+                 i + 1 if (_PER_CURIAM.search(text) or _order_title(text)) and len(text) < 200 else None)
         if start is not None and 0 < start < len(paragraphs):
             body = list(paragraphs[start:])
             if start > i and labels:
@@ -778,16 +934,68 @@ def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]
     return [], list(paragraphs), None
 
 
+#: A separate opinion's opening: "BARRON, Circuit Judge, concurring in part ...", "JUSTICE THOMAS,
+#: dissenting.", "Justice BERGER dissenting."
+_SEPARATE = re.compile(r"^(?:(?:Chief\s+)?(?:JUSTICE|Justice)\s+([A-Z][A-Za-z'’\-]+)"
+                       r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
+                       r"(?:Circuit\s+|District\s+|Magistrate\s+)?(?:Judge|Justice))\s*,?\s+(concurring|dissenting)\b")
+#: The line a court sets between opinions: "— Concurring Opinion Follows —", "- Dissenting Opinion Follows -".
+_FOLLOWS = re.compile(r"^[—–\-\s]*(?:Concurring|Dissenting)(?:\s+and\s+\w+)?\s+Opinions?\s+Follows?[—–\-\s]*$",
+                      re.IGNORECASE)
+
+
+def split_opinions(body: list[str], author: str | None) -> list[tuple[str, str | None, list[str]]]:
+    """(type, author, paragraphs) of each opinion of the body: a separate opinion starts at its
+    author's line ("BARRON, Circuit Judge, concurring ...": a concurrence; "..., dissenting": a
+    dissent), as CAP and CourtListener store them; the court's "— Concurring Opinion Follows —"
+    line goes. Without one, the body is the majority's."""
+    out: list[tuple[str, str | None, list[str]]] = [("majority", author, [])]
+    for i, raw in enumerate(body):
+        text = strip_markers(raw)
+        if _FOLLOWS.match(text):
+            labels = _PAGE_LABEL.findall(raw)
+            if labels and i + 1 < len(body) and not body[i + 1].startswith(PAGE_OPEN):
+                body[i + 1] = page_marker(labels[-1]) + body[i + 1]  # its page goes on to the next paragraph
+            continue
+        m = _SEPARATE.match(text) if i > 0 else None
+        if m:
+            kind = "concurrence" if m.group(3) == "concurring" else "dissent"
+            out.append((kind, (m.group(1) or m.group(2)).title(), [raw]))
+        else:
+            out[-1][2].append(raw)
+    return [o for o in out if o[2]]
+
+
+def _note_page(note: str) -> int | None:
+    label = _PAGE_LABEL.match(note)
+    return int(label.group(1)) if label and label.group(1).isdigit() else None
+
+
 def pdf_case(data: bytes, case_id: str) -> CaseRecord:
     """The case a PDF holds (PdfProblem when it cannot be read)."""
     lay = layout(data)
     head, body, author = split_head(lay.paragraphs)
-    opinion = clean_opinion(body, [f"{lab} {text}" if lab else text for lab, text in lay.footnotes], author=author)
+    notes = [f"{lab} {text}" if lab else text for lab, text in lay.footnotes]
+    parts = split_opinions(body, author)
+    # a footnote goes with the opinion on whose pages it stands: from a separate opinion's first page
+    # on (on that page itself only once the numbering starts again at 1)
+    firsts = [next((int(x) for p in paras for x in _PAGE_LABEL.findall(p) if x.isdigit()), None)
+              for _, _, paras in parts]
+    owner: list[int] = []
+    for k, (label, _) in enumerate(lay.footnotes):
+        page = _note_page(notes[k][len(label) + 1:] if label else notes[k])
+        at = owner[-1] if owner else 0
+        while at + 1 < len(parts) and page is not None and (start := firsts[at + 1]) is not None and (
+                page > start or page == start and label == "1" and k > 0):
+            at += 1
+        owner.append(at)
+    opinions = tuple(clean_opinion(paras, [n for n, o in zip(notes, owner, strict=True) if o == j], kind=kind,
+                                   author=who) for j, (kind, who, paras) in enumerate(parts))
     name = lay.caption or case_id
     return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="",
                       decision_date=lay.decision_date, docket_number=lay.docket_number, citations=(), court="",
                       jurisdiction="", head_matter="\n".join(head), judges="", parties="", attorneys="",
-                      opinions=(opinion,))
+                      opinions=opinions or (clean_opinion([], notes, author=author),))
 
 
 def read_pdf(path: str | Path) -> CaseRecord | SkippedRecord:

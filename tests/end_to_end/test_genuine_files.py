@@ -286,9 +286,15 @@ def test_pin_pages_of_cap_html_and_its_courtlistener_copy(collection):
 
 
 @pytest.mark.slow
-def test_sources_without_page_labels_have_no_pin_page(collection):
+def test_a_slip_opinions_text_pins_to_its_printed_pages(collection):
+    """The slip opinion's text (pdftotext, form feeds) has no page labels, but its pages print
+    their numbers ("Cite as: ... 3", "2 TARRANT ... v. HERRMANN"): a sentence is pinned to its slip
+    page (issue 34), checked by hand against the text's pages."""
     got = pins(collection, "red river compact")
-    assert got and all(page is None for page, _ in got.values())
+    argued = next(k for k in got if k.startswith("Argued April 23, 2013"))
+    assert got[argued][0] == "1"  # the syllabus's first page
+    lasted = next(k for k in got if k.startswith("These negotiations lasted over 20 years"))
+    assert got[lasted][0] == "2"  # page 2 of the opinion of the Court (the file's sixth page)
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ import pytest
 
 from statinterp.app.cli import main
 from statinterp.sources import discover, read_partition
+from statinterp.sources.cleaning import page_marker, strip_markers
 from statinterp.sources.pdf import PdfLayout, layout, read_pdf
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from tests.support.paths import REPO_ROOT
@@ -274,8 +275,11 @@ def test_a_footnote_carried_over_without_a_mark_is_found_by_its_rule(tmp_path):
     doc.save(str(path))
     got = layout(path.read_bytes())
     assert [label for label, _ in got.footnotes] == ["1"]
-    assert got.footnotes[0][1].endswith("governs this appeal whatever the legislature may have meant by its later "
-                                        "changes to the definition of the term in the code.")
+    assert strip_markers(got.footnotes[0][1]).endswith(
+        "governs this appeal whatever the legislature may have meant by its later changes to the definition of the "
+        "term in the code.")
+    assert got.footnotes[0][1].startswith(page_marker("1"))  # on page 1, going on to page 2 at "whatever"
+    assert page_marker("2") + "whatever the legislature" in got.footnotes[0][1]
     assert len(got.paragraphs) == 1  # double spacing and the page break are no paragraph breaks
     assert "legislature" not in got.paragraphs[0]
     assert "in the statute the parties agree" in got.paragraphs[0]  # the mark "1" is gone
@@ -293,7 +297,7 @@ def test_the_opinion_starts_after_caption_syllabus_and_counsel():
         "ca5-21-50498-st-pierre": (None, "This case arises ", ((0, "1"),)),
         "nc-2022-ncsc-1-gift-surplus": ("Hudson", "HUDSON, Justice.", ((0, "2"),)),
         "mo-app-ed108783-jagels": (None, "Introduction", ((0, "1"),)),
-        "cacd-8-16-cv-01261-experian": (None, "UNITED STATES DIS", ((0, "1"),)),  # no start found
+        "cacd-8-16-cv-01261-experian": (None, "On July 13, 2016,", ((0, "2"),)),  # after the order's title
         "scotus-11-889-tarrant-pp1-7": ("Sotomayor", "JUSTICE SOTOMAYOR", ((0, "1"),)),
     }
     assert case("tc-memo-2020-26-bordelon").head_matter.startswith("T.C. Memo. 2020-26\nUNITED STATES TAX COURT")
