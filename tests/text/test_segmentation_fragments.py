@@ -2,7 +2,7 @@
 a table of contents' dot leaders ended a "sentence" at every entry ("276 (a)", "277 (b)"), a numbered
 heading lost its number as a sentence of its own ("(a)" | "Bank Murders"), and a line a page break or a
 caption cut after "the" / "on" was a sentence of its own ("... erupted at 8:30 p.m. on" | "May 4, ...").
-All three are line-joining rules (``build_pipeline(join_lines=True)``, what ``find`` uses): the default
+All three are rules of line-joining mode (``build_pipeline(join_lines=True)``, what ``find`` uses): the default
 segmentation (the index, the rankers) keeps the data set's convention, which splits a numbered heading
 ("3." | "Judicial Analysis of Hybrid Instruments" is a labelled sentence). The files:
 tests/fixtures/genuine/README.md."""
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from statinterp.sources.cleaning import clean_plain
-from statinterp.text.segmentation import JOIN_RULES, build_pipeline, lines_may_join, sentence_spans
+from statinterp.text.segmentation import LAYOUT_RULES, build_pipeline, lines_may_join, sentence_spans
 from tests.support.paths import FIXTURES
 
 #: Lines of *State v. Vela*, 777 N.W.2d 266 (Neb. 2010), CAP case HTML, as statinterp's CAP reader
@@ -54,7 +54,7 @@ def test_dot_leaders_of_a_table_of_contents_end_no_sentence(joined, default):
         "It ended....", "Then more.", "He said so.....", "Then left."]
     # the default segmentation is unchanged (its sentences are the data set's)
     assert "275 II." in spans(default, toc)
-    without = build_pipeline(join_lines=True, join_rules=set(JOIN_RULES) - {"dot_leaders"})
+    without = build_pipeline(join_lines=True, layout_rules={"numbered_heading"})
     assert [s for s in spans(without, toc) if len(s) < 10]
 
 
@@ -75,7 +75,7 @@ def test_a_numbered_heading_keeps_its_number(joined, default):
     assert spans(nlp, "(d) In cases of doubt, it holds.") == ["(d)", "In cases of doubt, it holds."]
     # the default segmentation splits the heading's number off, as the data set does
     assert "(a)" in spans(default, text) and "Bank Murders" in spans(default, text)
-    without = build_pipeline(join_lines=True, join_rules=set(JOIN_RULES) - {"numbered_heading"})
+    without = build_pipeline(join_lines=True, layout_rules={"dot_leaders"})
     assert "(a) Bank Murders" not in spans(without, text)
 
 
@@ -98,3 +98,9 @@ def test_a_line_cut_after_a_word_no_sentence_ends_with_is_joined_in_find(joined,
     assert spans(joined, cited) == [cited]
     assert spans(joined, "Under the Act\nThe Court held it.") == ["Under the Act", "The Court held it."]
     assert spans(joined, "It went on to the\n\nNext paragraph.") == ["It went on to the", "Next paragraph."]
+
+
+def test_the_layout_rules_are_named_and_checked():
+    assert set(LAYOUT_RULES) == {"numbered_heading", "dot_leaders"}
+    with pytest.raises(ValueError, match="unknown layout rule.*no_such_rule"):
+        build_pipeline(join_lines=True, layout_rules=["no_such_rule"])

@@ -72,8 +72,6 @@ def test_a_heading_line_is_joined_to_the_paragraph_number_that_follows(joined):
         "It was so.", "2.", "There is a likelihood of damage;", "3.", "The inmate is unable."]
     assert lines_may_join("Access to the Programs", "72. SCC admits")
     assert lines_may_join("Copy-Control Provision", "103.The Studios have established that.")
-    # not to a numbered heading
-    assert not lines_may_join("Copy-Control Provision", "2. ASSIGNMENTS OF ERROR")
     assert not lines_may_join("of damage;", "3. The inmate")
 
 
