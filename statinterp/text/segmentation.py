@@ -86,6 +86,10 @@ Each line-joining rule is switchable by name (:data:`JOIN_RULES`;
 rules that ablation keeps on the 14 shared terms (each rule taken out of the full set alone; kept
 when that loses labelled sentences: :func:`statinterp.evaluation.rule_choice.choose_rules`), the
 procedure whose figure on terms held apart from the choice ``experiments.find_segmentation`` reports.
+The numbered-heading and dot-leader rules are layout, not conventions of the data set: they are
+:data:`LAYOUT_RULES` (``build_pipeline(join_lines=True, layout_rules=...)``; all on by default), outside
+that choice (chosen on the text-quality study's rules half, issue 34; on the data set they cost one labelled
+sentence, a heading's "3." split off by the annotators).
 
 :func:`sentence_spans` returns the whitespace-trimmed character spans of the
 sentences; it works for both pipelines.
