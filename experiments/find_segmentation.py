@@ -275,7 +275,7 @@ def measure(data: Path, examples: int = 3, folds: int = RULE_FOLDS, scores_cache
 
     started = time.perf_counter()
     memory = MemoryCollection(load_records(data))
-    case_of_hash = {_case_hash(c["text"]): cid for cid, c in memory._cases.items()}
+    case_of_hash = {_case_hash(c.text): cid for cid, c in memory._cases.items()}
     labelled = open_corpus(data)
     nlp = _joining_pipeline()
     segmented: dict[int, list[tuple[int, int]]] = {}

@@ -49,7 +49,8 @@ into several "sentences", and it lets sentences run across line breaks.  With
    * A list label at the start of a line is split off when a capitalised word
      follows: "(d) In cases ...", "(1) (A) The ...", "3. The ...", "{¶ 23} As ...".
      (Lettered and Roman headings, "A. Background", "II. DISCUSSION", stay whole.)
-     The annotated data set segments its candidate sentences this way.
+     The annotated data set segments its candidate sentences this way (a numbered heading
+     too: "3." | "Judicial Analysis of Hybrid Instruments").
 
 ``build_pipeline(join_lines=True)`` (``statinterp find``; never the index or the rankers) also
 joins a line break where the line before does not end a sentence and the line after continues
@@ -66,16 +67,29 @@ unless a sentence opener follows it; a closing parenthesis after a number ends a
 capitalised word ('... Dep. at 104)' | 'Plaintiffs criticism ...'); a label after a comma (", (ii)",
 ", or (ii)") continues the sentence; a heading line (ending with a letter) is joined to a numbered
 paragraph after it, the number staying with the heading ("... Programs\n72." | "SCC admits ..."), and
-a line ending with a semicolon to a numbered item opening with a gerund (";\n4." | "Using ..."); a
+a line ending with a semicolon to a numbered item opening with a gerund (";\n4." | "Using ..."), neither
+to a numbered heading ("2. ASSIGNMENTS OF ERROR"); a numbered heading, a label and at most twelve capitalised
+words with no punctuation at the end ("(a) Bank Murders", "2. ASSIGNMENTS OF ERROR": :func:`_is_heading`),
+keeps its label, and a label line is not attached to a heading before or after it ("4. ANALYSIS AND
+RESOLUTION\n(a) Ex Post Facto Claim" stay two); a run of five or more periods before a number is a table of
+contents' dot leader ("Background........ 276 (a) Bank Murders"): no boundary there, nor at the label after
+its page number; a
 line ending with a colon is joined to a line starting with a lower-case word ("... defines a mask
-work as:\na series of ..."); and a label glued to the next word ("(A)is ...", "(A)(i) is ...",
-"(3)Sums ...") continues an unfinished line. None of this changes the default segmentation.
+work as:\na series of ..."); a line ending with a word no sentence ends with ("the", "of", "on", "that") or
+with a hyphen after a letter or digit is joined to the next line whatever it starts with ("... Governor of
+the\nState of Maine", "... at 8:30 p.m. on\nMay 4, ...": a page break or a caption line cut the sentence);
+and a label glued to the next word ("(A)is ...", "(A)(i) is ...", "(3)Sums ...") continues an unfinished line.
+None of this changes the default segmentation.
 
 Each line-joining rule is switchable by name (:data:`JOIN_RULES`;
 ``build_pipeline(join_lines=True, join_rules=...)``). ``find`` uses :data:`DEFAULT_JOIN_RULES`: the
 rules that ablation keeps on the 14 shared terms (each rule taken out of the full set alone; kept
 when that loses labelled sentences: :func:`statinterp.evaluation.rule_choice.choose_rules`), the
 procedure whose figure on terms held apart from the choice ``experiments.find_segmentation`` reports.
+The numbered-heading and dot-leader rules are layout, not conventions of the data set: they are
+:data:`LAYOUT_RULES` (``build_pipeline(join_lines=True, layout_rules=...)``; all on by default), outside
+that choice (chosen on the text-quality study's rules half, issue 34; on the data set they cost one labelled
+sentence, a heading's "3." split off by the annotators).
 
 :func:`sentence_spans` returns the whitespace-trimmed character spans of the
 sentences; it works for both pipelines.
@@ -107,7 +121,9 @@ __all__ = [
     "STRONG_FINAL_ABBREVIATIONS",
     "WEAK_FINAL_ABBREVIATIONS",
     "DEFAULT_JOIN_RULES",
+    "DEFAULT_LAYOUT_RULES",
     "JOIN_RULES",
+    "LAYOUT_RULES",
     "build_pipeline",
     "lines_may_join",
     "sentence_spans",
@@ -136,7 +152,19 @@ JOIN_RULES: dict[str, str] = {
     "heading_number": "a heading line (ending with a letter) is joined to a numbered paragraph after it",
     "gerund_item": "a line ending with a semicolon is joined to a numbered item opening with a gerund",
     "colon_lower": "a line ending with a colon is joined to a line starting with a lower-case word",
+    "open_word": "a line ending with a word no sentence ends with (\"the\", \"of\", \"and\") or with a hyphen "
+                 "after a letter or digit is joined to the next line, whatever it starts with",
 }
+#: Layout rules of line-joining mode (on in ``find``; ``build_pipeline(join_lines=True, layout_rules=...)``):
+#: what a heading or a table of contents is, not a sentence convention of the data set, so not among the
+#: :data:`JOIN_RULES` the ablation on the labelled sentences chooses from (issue 34's fragments; their cost
+#: on the data set: one labelled sentence of 1,993, the number "3." of a heading, found whole instead).
+LAYOUT_RULES: dict[str, str] = {
+    "numbered_heading": "a label opening a heading line (\"(a) Bank Murders\", \"2. ASSIGNMENTS OF ERROR\") stays "
+                        "with it, and no line is joined to a heading line through its label",
+    "dot_leaders": "a table of contents' dot leaders before a page number end no sentence",
+}
+DEFAULT_LAYOUT_RULES: frozenset[str] = frozenset(LAYOUT_RULES)
 #: The rules ``find`` uses: the ones the held-apart procedure of ``experiments.find_segmentation``
 #: picks on the 14 shared terms (reports/find_segmentation.md).
 DEFAULT_JOIN_RULES: frozenset[str] = frozenset(JOIN_RULES)
@@ -144,14 +172,15 @@ _ALL_JOIN_RULES = frozenset(JOIN_RULES)
 
 
 def join_rule_set(rules: Iterable[str] | None) -> frozenset[str]:
-    """``rules`` as a set of :data:`JOIN_RULES` names (``None``: :data:`DEFAULT_JOIN_RULES`);
-    raises ``ValueError`` naming an unknown rule."""
+    """``rules`` as a set of :data:`JOIN_RULES` (or :data:`LAYOUT_RULES`) names (``None``:
+    :data:`DEFAULT_JOIN_RULES`); raises ``ValueError`` naming an unknown rule."""
     if rules is None:
         return DEFAULT_JOIN_RULES
     chosen = frozenset(rules)
-    unknown = sorted(chosen - _ALL_JOIN_RULES)
+    unknown = sorted(chosen - _ALL_JOIN_RULES - DEFAULT_LAYOUT_RULES)
     if unknown:
-        raise ValueError(f"unknown line-joining rule(s) {', '.join(unknown)}; known: {', '.join(JOIN_RULES)}")
+        raise ValueError(f"unknown line-joining rule(s) {', '.join(unknown)}; known: "
+                         f"{', '.join([*JOIN_RULES, *LAYOUT_RULES])}")
     return chosen
 
 # ---------------------------------------------------------------------------
@@ -432,7 +461,8 @@ def _split_off_abbreviation(prev_text: str) -> str | None:
 # ---------------------------------------------------------------------------
 
 
-def _find_starts(doc: Doc, join_lines: bool = False, rules: frozenset[str] = _ALL_JOIN_RULES) -> np.ndarray:
+def _find_starts(doc: Doc, join_lines: bool = False,
+                 rules: frozenset[str] = _ALL_JOIN_RULES | DEFAULT_LAYOUT_RULES) -> np.ndarray:
     n = len(doc)
     starts = np.zeros(n, dtype=bool)
     if n == 0:
@@ -445,6 +475,7 @@ def _find_starts(doc: Doc, join_lines: bool = False, rules: frozenset[str] = _AL
     nl = np.flatnonzero(classes == _NL)
     all_line_starts = np.concatenate(([0], nl + 1))
     all_line_starts = all_line_starts[all_line_starts < n]
+    headings = classes if "numbered_heading" in rules else None  # the line breaks as written
     if join_lines and len(nl):
         nl = _breaking_newlines(doc, classes, nl, rules)
         classes = classes.copy()
@@ -460,13 +491,13 @@ def _find_starts(doc: Doc, join_lines: bool = False, rules: frozenset[str] = _AL
     #    a line end the sentence before them (see _JOIN_ENUMERATOR_RE and the two after it).
     if join_lines:
         _enumerator_boundaries(doc, classes, line_starts.tolist(), starts,
-                               _JOIN_ENUMERATOR_RE if "line_start_labels" in rules else _ENUMERATOR_RE)
+                               _JOIN_ENUMERATOR_RE if "line_start_labels" in rules else _ENUMERATOR_RE, headings)
         joined_starts = np.setdiff1d(all_line_starts, line_starts)
         if len(joined_starts):
-            _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _ATTACH_LABEL_RE)
-            _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _PARAGRAPH_NUMBER_RE)
+            _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _ATTACH_LABEL_RE, headings)
+            _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _PARAGRAPH_NUMBER_RE, headings)
         if "midline_labels" in rules:
-            _midline_label_boundaries(doc, starts, "label_after_comma" in rules)
+            _midline_label_boundaries(doc, starts, "label_after_comma" in rules, "dot_leaders" in rules)
     else:
         heads = line_starts[(codes[line_starts] & _LIST_HEAD) != 0]
         if len(heads):
@@ -476,7 +507,7 @@ def _find_starts(doc: Doc, join_lines: bool = False, rules: frozenset[str] = _AL
     candidates = np.flatnonzero((classes == _TERM) | (classes == _ABBR_END))
     if len(candidates):
         _punctuation_boundaries(doc, classes, candidates.tolist(), starts,
-                                join_lines and "detached_quote" in rules)
+                                join_lines and "detached_quote" in rules, join_lines and "dot_leaders" in rules)
     if join_lines:
         for rule, pattern in (("quote_end", _QUOTE_END_RE), ("number_paren", _NUMBER_PAREN_END_RE),
                               ("lead_word_colon", _LEAD_WORD_COLON_RE)):
@@ -554,6 +585,8 @@ def lines_may_join(line: str, next_line: str, rules: Iterable[str] | None = None
         return True
     if _FINISHED_LINE_RE.search(a):
         return False
+    if "open_word" in chosen and _ends_open(a):
+        return True
     return (bool(_FOOTNOTE_LINE_RE.fullmatch(b)) or _continues(b, bool(_FOOTNOTE_LINE_RE.fullmatch(a)), chosen)
             or ("attach_label" in chosen and bool(_ATTACH_LABEL_RE.match(b))))
 
@@ -609,7 +642,27 @@ def _heading_then_number(line: str, next_line: str, rules: frozenset[str] = _ALL
     with a gerund (rule ``gerund_item``)."""
     if "gerund_item" in rules and line.endswith(";") and _GERUND_ITEM_RE.match(next_line):
         return True
-    return "heading_number" in rules and line[-1:].isalpha() and bool(_PARAGRAPH_NUMBER_JOIN_RE.match(next_line))
+    if "heading_number" not in rules or not line[-1:].isalpha():
+        return False
+    m = _PARAGRAPH_NUMBER_JOIN_RE.match(next_line)
+    # not to a numbered heading ("2. ANALYSIS")
+    return m is not None and not ("numbered_heading" in rules and _is_heading(next_line[m.end():]))
+
+
+# Words no sentence ends with: articles, prepositions, conjunctions and determiners. A line ending
+# with one (and no punctuation) was cut mid-sentence (a page break, a caption or a quotation set off:
+# "... in her official capacity as Governor of the" | "State of Maine", "At the" | "Court of Appeals").
+_OPEN_WORDS = frozenset("""a an the of to in on at by for with from into onto under upon than and or nor but
+    whether because although though if as its their his her our your my this that these those which whose
+    between among against about through without within during per via""".split())
+_OPEN_END_RE = re.compile(r"(?:(?<![\w.])([A-Za-z]+)|[A-Za-z0-9]-)$")
+
+
+def _ends_open(line: str) -> bool:
+    """``line`` (stripped) ends with a word of :data:`_OPEN_WORDS` or a hyphen after a letter or digit
+    ("a 10-", "2021-")."""
+    m = _OPEN_END_RE.search(line)
+    return m is not None and (m.group(1) is None or m.group(1).lower() in _OPEN_WORDS)
 
 
 def _colon_then_lower(line: str, next_line: str) -> bool:
@@ -617,12 +670,19 @@ def _colon_then_lower(line: str, next_line: str) -> bool:
     return line.endswith(":") and bool(_LOWER_WORD_RE.match(next_line))
 
 
-def _midline_label_boundaries(doc: Doc, starts: np.ndarray, comma_continues: bool = True) -> None:
+# A table of contents' dot leader and page number before a label ("Background...... 276 (a) Bank Murders"):
+# the label numbers the next entry, it ends no sentence.
+_LEADER_PAGE_RE = re.compile(r"\.{5}[ \t]*\d{1,4}$")
+
+
+def _midline_label_boundaries(doc: Doc, starts: np.ndarray, comma_continues: bool = True,
+                              leaders: bool = False) -> None:
     """A sentence starts after each list label inside a line (:data:`_MIDLINE_LABEL_RE`), but after a
     comma when ``comma_continues`` (:data:`_AFTER_COMMA_RE`)."""
     text = doc.text
     _starts_at(doc, [m.end() for m in _MIDLINE_LABEL_RE.finditer(text)
-                     if not (comma_continues and _AFTER_COMMA_RE.search(text, max(0, m.start() - 8), m.start()))],
+                     if not (comma_continues and _AFTER_COMMA_RE.search(text, max(0, m.start() - 8), m.start()))
+                     and not (leaders and _LEADER_PAGE_RE.search(text, max(0, m.start() - 16), m.start()))],
                starts)
 
 
@@ -671,7 +731,10 @@ def _breaking_newlines(doc: Doc, classes: np.ndarray, nl: np.ndarray,
         else:
             unfinished = not _line_ends_sentence(doc, classes, line_first[k], line_last[k])
             join = unfinished and (("continuation" in rules and _continues(lines[k + 1], False, rules))
-                                   or ("attach_label" in rules and bool(_ATTACH_LABEL_RE.match(lines[k + 1]))))
+                                   or ("open_word" in rules and _ends_open(lines[k]))
+                                   or ("attach_label" in rules and bool(_ATTACH_LABEL_RE.match(lines[k + 1]))
+                                       and not ("numbered_heading" in rules
+                                                and (_is_heading_line(lines[k]) or _is_heading_line(lines[k + 1])))))
             if not join:
                 join = (_heading_then_number(lines[k], lines[k + 1], rules)
                         or ("colon_lower" in rules and _colon_then_lower(lines[k], lines[k + 1])))
@@ -696,14 +759,54 @@ def _line_prefix(doc: Doc, classes: np.ndarray, s: int, max_tokens: int) -> tupl
     return "".join(pieces), ends
 
 
+# Words a heading leaves in lower case ("Motion for Discovery", "Standard of Review").
+_HEADING_SMALL_WORDS = frozenset("a an and as at by de for from in into of on or nor the to v. vs. with".split())
+_HEADING_MAX_WORDS = 12
+_SENTENCE_END_RE = re.compile(r"[.?!:;,][\"'”’)\]]*$")
+
+
+def _is_heading(text: str) -> bool:
+    """Whether ``text`` (a line past its list label) is a heading: at most twelve words, no
+    punctuation at its end, each word capitalised (small words aside) or not a word ("Bank Murders",
+    "Jury Instruction: Malice", "ASSIGNMENTS OF ERROR", "Mitigator (2)(b)")."""
+    words = text.split()
+    if not words or len(words) > _HEADING_MAX_WORDS or _SENTENCE_END_RE.search(words[-1]):
+        return False
+    return all(w.lower() in _HEADING_SMALL_WORDS or not w.lstrip("“\"‘'([")[:1].isalpha()
+               or w.lstrip("“\"‘'([")[:1].isupper() for w in words)
+
+
+_HEADING_LABEL_RE = re.compile(
+    r"(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|[IVXLC]{1,6}\.|[A-Za-z]\.|\d{1,3}\.|¶[ \t]*\d+)[ \t]+")
+
+
+def _is_heading_line(line: str) -> bool:
+    """Whether ``line`` is a heading, past a label ("4. ANALYSIS AND RESOLUTION", "(a) Ex Post Facto Claim")."""
+    m = _HEADING_LABEL_RE.match(line)
+    return _is_heading(line[m.end():] if m else line)
+
+
+def _line_text(doc: Doc, classes: np.ndarray, s: int) -> str:
+    """The text of the line starting at token ``s`` (up to the next line-break token of ``classes``)."""
+    n = len(doc)
+    e = s
+    while e < n and classes[e] != _NL:
+        e += 1
+    return doc.text[doc[s].idx:doc[e - 1].idx + len(doc[e - 1].text)] if e > s else ""
+
+
 def _enumerator_boundaries(doc: Doc, classes: np.ndarray, heads: list[int], starts: np.ndarray,
-                           pattern: re.Pattern[str] = _ENUMERATOR_RE) -> None:
+                           pattern: re.Pattern[str] = _ENUMERATOR_RE, lines: np.ndarray | None = None) -> None:
+    """A sentence starts after the list label (``pattern``) opening the line at each of ``heads``; with
+    ``lines`` (the classes of the text as written), not when the rest of its line is a heading."""
     match = pattern.match
     for s in heads:
         prefix, ends = _line_prefix(doc, classes, s, 12)
         m = match(prefix)
         if m is None:
             continue
+        if lines is not None and _is_heading(_line_text(doc, lines, s)[m.end():]):
+            continue  # "(a) Bank Murders", "2. ASSIGNMENTS OF ERROR": a numbered heading stays whole
         # token boundary at m.end(): the token after the one whose text_with_ws ends there
         for k, end in enumerate(ends):
             if end == m.end():
@@ -863,8 +966,22 @@ def _starts_at(doc: Doc, offsets: list[int], starts: np.ndarray) -> None:
             starts[k] = True
 
 
+#: A run of at least this many periods before a number is a table of contents' dot leader
+#: ("Background........ 276 (a) Bank Murders...... 277"), not the end of a sentence (an ellipsis
+#: and a period make four).
+_LEADER_DOTS = 5
+
+
+def _followed_by_number(doc: Doc, cls: bytes, j: int) -> bool:
+    """Whether the first token from ``j`` past spaces (on the same line) starts with a digit."""
+    n = len(doc)
+    while j < n and cls[j] == _SPACE:
+        j += 1
+    return j < n and doc[j].text[:1].isdigit()
+
+
 def _punctuation_boundaries(doc: Doc, classes: np.ndarray, candidates: list[int], starts: np.ndarray,
-                            join_lines: bool = False) -> None:
+                            join_lines: bool = False, leaders: bool = False) -> None:
     n = len(doc)
     cls = classes.tobytes()  # fast per-item access (ints)
     last = -1
@@ -909,6 +1026,8 @@ def _punctuation_boundaries(doc: Doc, classes: np.ndarray, candidates: list[int]
             else:
                 break
         last = j - 1
+        if leaders and len(tok.text) >= _LEADER_DOTS and tok.text.strip(".") == "" and _followed_by_number(doc, cls, j):
+            continue  # dot leaders of a table of contents ("Background........ 276"): no sentence ends
         if detached:
             # a closing quote set off by a space after the final punctuation opens the next sentence
             # ('... the copyright owner.... ”' | '” 17 U.S.C. § 1201(3)(A).'), unless a sentence opener
@@ -985,8 +1104,8 @@ class JoinedBoundaries:
 @Language.factory("legal_sentence_boundaries_joined", default_config={"rules": None})
 def legal_sentence_boundaries_joined(nlp: Language, name: str, rules: list[str] | None) -> JoinedBoundaries:
     """The ``legal_sentence_boundaries_joined`` component: :class:`JoinedBoundaries` with ``rules``
-    (``None``: :data:`DEFAULT_JOIN_RULES`)."""
-    return JoinedBoundaries(join_rule_set(rules))
+    (``None``: :data:`DEFAULT_JOIN_RULES` and :data:`DEFAULT_LAYOUT_RULES`)."""
+    return JoinedBoundaries(join_rule_set(rules) if rules is not None else DEFAULT_JOIN_RULES | DEFAULT_LAYOUT_RULES)
 
 
 # ---------------------------------------------------------------------------
@@ -1002,7 +1121,7 @@ def _add_special_cases(nlp: Language) -> None:
 
 
 def build_pipeline(legal_rules: bool = True, join_lines: bool = False,
-                   join_rules: Iterable[str] | None = None) -> Language:
+                   join_rules: Iterable[str] | None = None, layout_rules: Iterable[str] | None = None) -> Language:
     """Blank English pipeline with a lookup lemmatizer and sentence segmentation.
 
     ``legal_rules=False`` gives plain spaCy: ``spacy.blank("en")`` + lookup
@@ -1010,15 +1129,20 @@ def build_pipeline(legal_rules: bool = True, join_lines: bool = False,
     cases for legal abbreviations and uses ``legal_sentence_boundaries`` instead of the
     sentencizer.  ``join_lines=True`` uses ``legal_sentence_boundaries_joined`` with the
     line-joining rules ``join_rules`` (names of :data:`JOIN_RULES`; ``None``:
-    :data:`DEFAULT_JOIN_RULES`; ``ValueError`` for an unknown name).
+    :data:`DEFAULT_JOIN_RULES`; ``ValueError`` for an unknown name) and the layout rules
+    ``layout_rules`` (names of :data:`LAYOUT_RULES`; ``None``: all of them).
     """
     chosen = join_rule_set(join_rules)
+    layout = DEFAULT_LAYOUT_RULES if layout_rules is None else frozenset(layout_rules)
+    if layout - DEFAULT_LAYOUT_RULES:
+        raise ValueError(f"unknown layout rule(s) {', '.join(sorted(layout - DEFAULT_LAYOUT_RULES))}; known: "
+                         f"{', '.join(LAYOUT_RULES)}")
     nlp = spacy.blank("en")
     nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
     if legal_rules:
         _add_special_cases(nlp)
         if join_lines:
-            nlp.add_pipe("legal_sentence_boundaries_joined", config={"rules": sorted(chosen)})
+            nlp.add_pipe("legal_sentence_boundaries_joined", config={"rules": sorted(chosen | layout)})
         else:
             nlp.add_pipe("legal_sentence_boundaries")
     else:

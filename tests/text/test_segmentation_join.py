@@ -71,7 +71,7 @@ def test_a_heading_line_is_joined_to_the_paragraph_number_that_follows(joined):
     assert spans(joined, "It was so.\n2. There is a likelihood of damage;\n3. The inmate is unable.") == [
         "It was so.", "2.", "There is a likelihood of damage;", "3.", "The inmate is unable."]
     assert lines_may_join("Access to the Programs", "72. SCC admits")
-    assert lines_may_join("Copy-Control Provision", "103.The Studios")
+    assert lines_may_join("Copy-Control Provision", "103.The Studios have established that.")
     assert not lines_may_join("of damage;", "3. The inmate")
 
 
@@ -160,7 +160,8 @@ def test_join_rule_names_are_checked_and_the_default_is_a_subset():
     ("quote_end", QUOTE_END, 3, 2),
     ("number_paren", NUMBER_PAREN, 6, 4),
     ("label_after_comma", COMMA_LABEL, 4, 6),
-    ("continuation", "It prohibits a device that\nis primarily designed for it.", 1, 2),
+    ("continuation", "It prohibits a device made\nprimarily for it.", 1, 2),
+    ("open_word", "It was argued at the\nCourt of Appeals.", 1, 2),
     ("colon_lower", "The statute defines a mask work as:\na series of related images, however fixed.", 1, 2),
     ("lead_word_colon", "It is affirmed.\nMemorandum: This action arises out of a fire.", 3, 2),
 ])
