@@ -100,7 +100,7 @@ def cached_priors(path: Path | None, indices, features) -> dict[str, np.ndarray]
     if path is not None:
         import io
 
-        from statinterp.cache import atomic
+        from statinterp.cache import files as atomic
 
         buf = io.BytesIO()
         np.savez(buf, stamp=np.array(stamp), **priors)
@@ -256,7 +256,7 @@ def main(argv=None) -> int:
     out = output_path(args, "feedback")
     started = time.perf_counter()
 
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.learned.continuous import ContinuousSettings
     from statinterp.learned.default_model import default_ranker
     from statinterp.learned.feedback import ranker_scores

@@ -801,7 +801,7 @@ def main(argv: list[str] | None = None) -> int:
         given = given[:at] + given[at + 2:] if at >= 0 else [a for a in given if not a.startswith(scratch + "=")]
     given = [("../" + "/".join(Path(a).parts[-3:]) if a == str(args.data) and Path(a).is_absolute() else a)
              for a in given]
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.provenance import report_json, run_provenance
 
     command = ("python -m experiments.find_segmentation " + " ".join(given)).strip()

@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     rule_choice = held_apart(out.parent)
     text = (report(result, command.strip(), build, seconds, provenance, rule_choice) + held_apart_note(rule_choice)
             + ceiling_note(out.parent))
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.provenance import report_json
 
     atomic.write_set({out: text,

@@ -271,7 +271,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     out = output_path(args, "learned_limits")
 
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.evaluation.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
     from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, macro_average
     from statinterp.learned.crossval import make_folds

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from statinterp.app.options import engine_options
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.collection.shards import SHARD_KEYS
 from statinterp.errors import InputError, OutputError, terminal_safe
 

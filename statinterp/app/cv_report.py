@@ -217,7 +217,7 @@ def write_report(result: CVResult, md_path, png_path, force: bool = False, json_
     figure (atomically); returns the paths written."""
     from pathlib import Path
 
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
 
     md_path, png_path = Path(md_path), Path(png_path)
     files: dict = {}

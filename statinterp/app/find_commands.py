@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from statinterp.app.options import engine_options, filter_options, shard_options
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import UsageError, terminal_safe
 
 

@@ -336,7 +336,7 @@ def memo_bytes(memo: Memo, fmt: str) -> bytes:
 
 def write_memo(memo: Memo, path: str | Path, force: bool = False) -> Path:
     """Write the memo atomically in the format of ``path``'s extension."""
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
 
     return atomic.write_bytes(path, memo_bytes(memo, memo_format(path)), force=force)
 

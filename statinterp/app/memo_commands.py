@@ -20,7 +20,7 @@ from statinterp.app.options import (
     resolve_provision,
 )
 from statinterp.app.review_commands import LABELS_HELP, label_store_path
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import UsageError
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import UsageError, closest_names, did_you_mean
 
 if TYPE_CHECKING:

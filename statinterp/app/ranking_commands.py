@@ -28,7 +28,7 @@ from statinterp.app.options import (
     split_methods,
 )
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import StatinterpWarning, UsageError
 
 

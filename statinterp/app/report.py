@@ -2,7 +2,7 @@
 
 Pure functions: they take results (:class:`statinterp.evaluation.tuning.Reproduction`,
 :class:`~statinterp.evaluation.tuning.TuneResult`, :class:`~statinterp.evaluation.tuning.LooResult`) and return
-text or bytes; writing files is the caller's business (:mod:`statinterp.cache.atomic`).
+text or bytes; writing files is the caller's business (:mod:`statinterp.cache.files`).
 
 Numbers reported: NDCG@k of each method's deterministic ranking (score descending, ties by
 sentence id, as ``statinterp rank`` shows it), except for Random, whose row is the exact

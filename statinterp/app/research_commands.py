@@ -23,7 +23,7 @@ from statinterp.app.options import (
     resolve_method,
     split_methods,
 )
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import UsageError
 
 

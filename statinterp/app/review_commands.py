@@ -25,7 +25,7 @@ from statinterp.app.options import (
     ranker_from_options,
     shard_options,
 )
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import StatinterpWarning, UsageError
 
 LABELS_HELP = ("Label store (SQLite) to read and write. Default: under ~/.local/share/statinterp/labels/ "

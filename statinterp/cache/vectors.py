@@ -5,7 +5,7 @@ An entry is keyed (:meth:`~statinterp.cache.store.CacheStore.key`) by the caller
 the vectors were made from, ``settings.key()``, the gensim and NumPy versions and
 :attr:`VectorCache.FORMAT`, and stored as ``NAMESPACE/KK/KEY.vectors``: a magic line, a pickle
 of the vectors and phrase model (with the key, checked on reading), and a trailer with the
-SHA-256 of the pickle. Writes are atomic (:mod:`statinterp.cache.atomic`). Only a regular file
+SHA-256 of the pickle. Writes are atomic (:mod:`statinterp.cache.files`). Only a regular file
 is read (:mod:`statinterp.cache.files`), the checksum is verified in bounded chunks before
 anything is unpickled, and an entry that is truncated, altered, foreign, not a regular file
 or written by an older statinterp whose classes have moved is discarded by the store's rule
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.cache.files import open_regular
 from statinterp.cache.store import CacheStore, CacheWarning, one_line
 from statinterp.errors import OutputError

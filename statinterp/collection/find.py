@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.collection.shard_set import ShardSet, each_part, open_collection
 from statinterp.collection.store import Collection, ParagraphRow
 from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key

@@ -207,12 +207,12 @@ def _courts_db_court(court: str) -> dict | None:
 
 @functools.lru_cache(maxsize=1)
 def _court_names():
-    """courts-db's answers for court names, kept between processes (:mod:`statinterp.cache.answers`):
+    """courts-db's answers for court names, kept between processes (:mod:`statinterp.cache.namespaces`):
     finding a name takes courts-db about 1.6 s to compile its patterns in a process, then about
     20 ms a name; a ``find`` meets a few dozen courts."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from statinterp.cache.answers import StoredAnswers
+    from statinterp.cache.namespaces import StoredAnswers
 
     try:
         known = version("courts-db")

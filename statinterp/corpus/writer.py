@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.corpus.dataset import KINDS, Case, TermData
 
 __all__ = ["case_fields", "found_records", "term_records", "tables_zip_bytes", "zip_filters", "term_zip_bytes",

@@ -30,7 +30,7 @@ Model files (:func:`save_model` / :func:`load_model`, format 2): a first line
 scikit-learn / NumPy / Python versions, learner, hyperparameters, feature settings, names and
 families, training terms, skipped feature groups, payload size and a SHA-256 checksum), then the
 fitted arrays as an ``.npz`` archive, read with ``allow_pickle=False``. Reading a model file runs
-no code from it. Files are written atomically (:mod:`statinterp.cache.atomic`). Format 1 files
+no code from it. Files are written atomically (:mod:`statinterp.cache.files`). Format 1 files
 (a pickle after the header) are refused; ``statinterp model upgrade`` converts one that the user
 trusts (:mod:`.legacy_model`).
 """
@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.cache.files import NotRegularFile, TooLarge, open_regular
 from statinterp.errors import InputError, StatinterpWarning, UsageError, read_limited
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features, features_of_index, zscore

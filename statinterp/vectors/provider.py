@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from statinterp import progress
-from statinterp.cache.location import default_cache_dir
+from statinterp.cache.store import default_cache_dir
 from statinterp.errors import InputError, UsageError
 from statinterp.text.analysis import Analyzer, text_hash
 
 if TYPE_CHECKING:  # gensim is imported only when vectors are actually used
-    from statinterp.cache.directions import DirectionCache
+    from statinterp.cache.namespaces import DirectionCache
     from statinterp.cache.vectors import VectorCache
     from statinterp.vectors.directions import UnitDirections
     from statinterp.vectors.training import DomainVectors, VectorSettings
@@ -274,7 +274,7 @@ class VectorProvider:
         tokens (its on-disk cache makes this fast); default: the prepared corpus's.
     cache_dir:
         statinterp's cache folder (vectors go to its ``vectors`` subfolder); ``None`` uses
-        :func:`~statinterp.cache.location.default_cache_dir`, ``False`` disables the vector cache.
+        :func:`~statinterp.cache.store.default_cache_dir`, ``False`` disables the vector cache.
     settings:
         Training settings per domain kind (``{"word2vec": VectorSettings(...)}``); missing
         kinds get :func:`domain_settings`.
@@ -371,7 +371,7 @@ class VectorProvider:
     def directions_cache(self) -> DirectionCache | None:
         """The on-disk cache of unit directions of the embedding methods (``None`` when caching is off)."""
         if self._directions is None and self._cache_base is not None:
-            from statinterp.cache.directions import DirectionCache
+            from statinterp.cache.namespaces import DirectionCache
 
             self._directions = DirectionCache(self._cache_base)
         return self._directions

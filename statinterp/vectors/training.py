@@ -221,7 +221,7 @@ class DomainVectors:
     kv: KeyedVectors
     phrasers: Phrasers | None = None
     #: What these vectors are, as a cache key for values computed from them (e.g. the unit
-    #: directions of :mod:`statinterp.cache.directions`); ``None``: unknown, nothing is cached.
+    #: directions of :mod:`statinterp.cache.namespaces`); ``None``: unknown, nothing is cached.
     source: str | None = field(default=None, compare=False)
 
     def transform(self, tokens: Sequence[str]) -> list[str]:

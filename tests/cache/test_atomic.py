@@ -1,4 +1,4 @@
-"""Nothing lost, nothing half-written (issue 5): atomic output files (statinterp.cache.atomic),
+"""Nothing lost, nothing half-written (issue 5): atomic output files (statinterp.cache.files),
 refusal to overwrite without --force, and interrupted runs (SIGINT/SIGTERM while writing)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import OutputError, UsageError
 from tests.support.bad_input import FUZZ
 from tests.support.cli import capture_main
@@ -127,7 +127,7 @@ def test_cli_out_in_an_impossible_place_is_one_line(tmp_path):
 SLOW_WRITER = textwrap.dedent("""
     import builtins, os, signal, sys, time
     from pathlib import Path
-    import statinterp.cache.atomic as atomic
+    import statinterp.cache.files as atomic
 
     # Ctrl-C as in a terminal: a run started in the background by a shell without job control
     # (a CI script's `cmd &`) inherits SIGINT ignored, and Python then installs no handler.

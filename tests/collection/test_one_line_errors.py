@@ -168,7 +168,7 @@ def test_out_force_onto_a_fifo_or_device_is_refused_and_the_node_kept(tmp_path, 
     assert "is a FIFO, not a file" in _last_error(code, err)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     if Path("/dev/null").exists():
-        from statinterp.cache import atomic
+        from statinterp.cache import files as atomic
         from statinterp.errors import UsageError
 
         with pytest.raises(UsageError, match="/dev/null is a character device, not a file"):

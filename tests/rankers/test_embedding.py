@@ -349,7 +349,7 @@ def test_cli_methods_lists_embedding_methods(capsys):
 
 
 # ----------------------------------------------------------------------------------------
-# the on-disk cache of unit directions (statinterp.cache.directions)
+# the on-disk cache of unit directions (statinterp.cache.namespaces)
 
 
 def _fresh(cache_dir, vectors_dir):

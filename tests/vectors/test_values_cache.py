@@ -1,5 +1,5 @@
 """Values computed under word vectors and kept on disk beside the unit directions
-(statinterp.cache.directions): the WMD novelty distances (``v-*.bin``, served by
+(statinterp.cache.namespaces): the WMD novelty distances (``v-*.bin``, served by
 UnitDirections.unit_values) and the similar words of the query expansion -e (``w-*.bin``, served
 by UnitDirections.words). A warm run gives byte-identical scores and figures without loading the
 vectors, and every input they depend on gives a new cache entry."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from statinterp.cache.directions import DirectionCache, unit_values_key, words_key
+from statinterp.cache.namespaces import DirectionCache, unit_values_key, words_key
 from statinterp.errors import StatinterpWarning
 from statinterp.evaluation.ranking import rank
 from statinterp.rankers import gates, novelty

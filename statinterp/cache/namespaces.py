@@ -1,4 +1,26 @@
-"""On-disk cache of the unit directions of the embedding methods (mean word-vector directions)
+"""The namespaces of the cache store (:mod:`statinterp.cache.store`), each a thin class saying what
+an entry holds: :class:`AnalysisCache` (``analysis``), :class:`PreparedCache` (``prepared``),
+:class:`StoredAnswers` (``answers``) and :class:`DirectionCache` (``directions``). The files,
+checksums, atomic writes, the damaged-entry rule and eviction are the store's.
+
+**analysis**: the token arrays of every analysed text. What an entry *means* (token offsets,
+local ids, words) is :mod:`statinterp.text.analysis`'s business: it gives
+:meth:`AnalysisCache.put` named arrays and reads them back through a ``decode`` function that
+raises ``ValueError`` on anything inconsistent.
+
+**prepared**: what :func:`statinterp.index.term_index.prepare` builds, one array entry per
+prepared corpus. The index module computes the key parts and turns a prepared corpus into named
+arrays and back.
+
+**answers**: a slow lookup's answers kept between processes. :class:`StoredAnswers` is a key ->
+answer map (strings to JSON values) read from its entry (an array entry without arrays, keyed
+by the lookup's name and version) when first asked, and written back (atomically, whole) when
+the process ends if it learnt something new. A missing entry counts as empty; a damaged one too,
+after the store's one warning; a cache folder that cannot be written is not an error (the
+answers are found again next time). Two processes learning at once: the last to end writes its
+answers and those it read.
+
+**directions**: on-disk cache of the unit directions of the embedding methods (mean word-vector directions)
 and of other values computed under word vectors (WMD novelty distances, similar words).
 
 The cosine methods (``w2vec*``, ``fastt*``, pretrained vectors, with every context) need,
@@ -10,7 +32,7 @@ instead and need not even load the vectors.
 
 The directions are computed by :mod:`statinterp.vectors.directions`; this module keeps the
 files. A file is named by the SHA-256 of everything the directions depend on: the source of the
-code that computes them (its fingerprint, :mod:`statinterp.cache.fingerprint`, of
+code that computes them (its fingerprint, :mod:`statinterp.cache.store`, of
 ``text/phrasing.py`` and ``vectors/directions.py``), the identity of the vectors
 (``DomainVectors.source``: the corpus hash and training settings of domain vectors, or the
 path, size and modification time of a vectors file), the vocabulary (id -> word) and the token
@@ -33,22 +55,25 @@ the query expansion ``-e``) are keyed by the code, the vectors and ``measure`` a
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from statinterp.cache.store import CacheStore
+from statinterp.cache.store import CacheStore, CacheWarning, Stale
 
-__all__ = ["DirectionCache", "directions_key", "query_key", "unit_values_key", "words_key"]
+__all__ = ["DirectionCache", "directions_key", "query_key", "unit_values_key", "words_key", "AnalysisCache",
+           "PreparedCache", "Stale", "StoredAnswers"]
 
-NAMESPACE = "directions"
+DIRECTIONS_NAMESPACE = "directions"
 
 #: Bump when the file layout or the meaning of the stored directions changes.
 DIRECTIONS_FORMAT = 1
-
 
 _WORDS_DIGESTS: dict[tuple[int, int], tuple[object, str]] = {}
 
@@ -116,13 +141,13 @@ class DirectionCache:
 
     def __init__(self, root: str | Path | None):
         self.store = CacheStore(root)
-        self.directory = self.store.folder(NAMESPACE)
+        self.directory = self.store.folder(DIRECTIONS_NAMESPACE)
 
     def _entry(self, kind: str, key: str) -> tuple[str, str]:
-        return self.store.key(NAMESPACE, kind, key), f".{kind}.bin"
+        return self.store.key(DIRECTIONS_NAMESPACE, kind, key), f".{kind}.bin"
 
     def _path(self, kind: str, key: str) -> Path:
-        return self.store.path(NAMESPACE, *self._entry(kind, key))
+        return self.store.path(DIRECTIONS_NAMESPACE, *self._entry(kind, key))
 
     def path(self, key: str) -> Path:
         return self._path("d", key)
@@ -216,8 +241,136 @@ class DirectionCache:
             return decode(meta, array)
 
         entry, suffix = self._entry(kind, key)
-        return self.store.read_arrays(NAMESPACE, entry, checked, suffix)
+        return self.store.read_arrays(DIRECTIONS_NAMESPACE, entry, checked, suffix)
 
     def _write(self, kind: str, key: str, meta: dict, arrays: Mapping[str, np.ndarray]) -> None:
         entry, suffix = self._entry(kind, key)
-        self.store.write_arrays(NAMESPACE, entry, {"format": DIRECTIONS_FORMAT, **meta}, arrays, suffix)
+        self.store.write_arrays(DIRECTIONS_NAMESPACE, entry, {"format": DIRECTIONS_FORMAT, **meta}, arrays, suffix)
+
+T = TypeVar("T")
+
+#: An entry is never larger than this, whatever the text (texts are at most 10 million characters).
+MAX_ENTRY_BYTES = 1 << 30
+
+ANALYSIS_NAMESPACE = "analysis"
+
+
+def _arrays(z: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return dict(z)
+
+
+class AnalysisCache:
+    """One array entry per analysed text, keyed by the analysis settings key and the SHA-256 of
+    the text. A damaged, truncated, oversized, foreign or non-regular entry (a FIFO, a symlink
+    to a device) is never used, but discarded with a warning and rebuilt; a folder that cannot
+    be written warns once and the run continues without storing entries."""
+
+    def __init__(self, directory: str | Path | None, settings_key: str):
+        self.store = CacheStore(directory)
+        self.settings_key = settings_key
+        self.directory = self.store.folder(ANALYSIS_NAMESPACE)
+
+    def key(self, digest: str) -> str:
+        return self.store.key(ANALYSIS_NAMESPACE, self.settings_key, digest)
+
+    def path(self, digest: str) -> Path:
+        return self.store.path(ANALYSIS_NAMESPACE, self.key(digest))
+
+    def get(self, digest: str, decode: Callable[[Mapping[str, np.ndarray]], T] = _arrays,  # type: ignore[assignment]
+            max_bytes: int = MAX_ENTRY_BYTES) -> T | None:
+        """``decode(arrays)`` of the entry of the text with SHA-256 ``digest``, ``None`` on a miss
+        or a damaged entry. ``max_bytes`` is the most an entry of this text can hold (the caller
+        knows the text); a larger file is damaged."""
+        return self.store.read_arrays(ANALYSIS_NAMESPACE, self.key(digest),
+                                      lambda meta, array: decode({name: array(name) for name in meta["arrays"]}),
+                                      max_bytes=min(max_bytes, MAX_ENTRY_BYTES))
+
+    def put(self, digest: str, arrays: Mapping[str, np.ndarray]) -> None:
+        """Store the named ``arrays`` of a text (best effort)."""
+        self.store.write_arrays(ANALYSIS_NAMESPACE, self.key(digest), {}, arrays)
+
+PREPARED_NAMESPACE = "prepared"
+
+
+class PreparedCache:
+    """The entry of one prepared corpus, keyed by ``parts`` (what its contents depend on)."""
+
+    def __init__(self, root: str | Path | None, *parts: str):
+        self.store = CacheStore(root)
+        self.key = self.store.key(PREPARED_NAMESPACE, *parts)
+        self.path = self.store.path(PREPARED_NAMESPACE, self.key)
+
+    def load(self, decode: Callable[[dict[str, Any], Callable[[str], np.ndarray]], T]) -> T | None:
+        """``decode(meta, array)`` of the entry, ``None`` if there is none, if ``decode`` raises
+        :class:`Stale`, or if it is damaged (discarded with a warning)."""
+        return self.store.read_arrays(PREPARED_NAMESPACE, self.key, decode)
+
+    def save(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        """Write the entry (best effort)."""
+        self.store.write_arrays(PREPARED_NAMESPACE, self.key, meta, arrays)
+
+ANSWERS_NAMESPACE = "answers"
+
+
+class StoredAnswers:
+    """The stored answers of one lookup (``name``) for one version of what answers it."""
+
+    def __init__(self, name: str, version: str):
+        self.name = name
+        self.version = version
+        self.key = CacheStore.key(ANSWERS_NAMESPACE, name, version)
+        self._answers: dict[str, Any] | None = None
+        self._new = False
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _store() -> CacheStore:
+        return CacheStore()  # the cache folder as it is now (it follows $STATINTERP_CACHE)
+
+    @property
+    def path(self) -> Path:
+        return self._store().path(ANSWERS_NAMESPACE, self.key)
+
+    def _loaded(self) -> dict[str, Any]:
+        if self._answers is None:
+            def decode(meta, array):
+                if meta.get("lookup") != [self.name, self.version] or not isinstance(meta.get("answers"), dict):
+                    raise ValueError("not the answers of this lookup")
+                return meta["answers"]
+
+            self._answers = self._store().read_arrays(ANSWERS_NAMESPACE, self.key, decode) or {}
+        return self._answers
+
+    def get(self, key: str, default: Any = None) -> Any:
+        with self._lock:
+            return self._loaded().get(key, default)
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return key in self._loaded()
+
+    def put(self, key: str, answer: Any) -> None:
+        """Keep ``answer`` for ``key`` (written when the process ends, or by :meth:`save`)."""
+        with self._lock:
+            self._loaded()[key] = answer
+            if not self._new:
+                self._new = True
+                atexit.register(self.save)
+
+    def save(self) -> None:
+        """Write the answers if some are new (nothing happens when the folder cannot be written)."""
+        with self._lock:
+            if not self._new or self._answers is None:
+                return
+            with warnings.catch_warnings():  # often at exit, after the command line has said all
+                warnings.simplefilter("ignore", CacheWarning)
+                meta = {"lookup": [self.name, self.version], "answers": self._answers}
+                written = self._store().write_arrays(ANSWERS_NAMESPACE, self.key, meta, {})
+            if written:
+                self._new = False
+
+    def forget(self) -> None:
+        """Drop what this process holds (the next question reads the file again)."""
+        with self._lock:
+            self._answers = None
+            self._new = False
