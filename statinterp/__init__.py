@@ -33,11 +33,11 @@ _EXPORTS = {
     "WMDNovelty": ".rankers.novelty",
     "Cosine": ".rankers.cosine", "RandomOrder": ".rankers.random",
     "load_provisions": ".corpus.provisions",
-    "Ranking": ".evaluation.ranking", "rank": ".evaluation.ranking", "results_frame": ".evaluation.frames",
+    "Ranking": ".evaluation.ranking", "rank": ".evaluation.ranking", "results_frame": ".evaluation.ranking",
     "Component": ".rankers.base", "Ranker": ".rankers.base", "Requirements": ".rankers.base",
     "Similarity": ".rankers.base",
     "BM25": ".rankers.lexical", "QLLM": ".rankers.lexical", "TFISF": ".rankers.lexical",
-    "evaluate_methods": ".evaluation.methods", "example_data_path": ".workflow", "open_corpus": ".workflow",
+    "evaluate_methods": ".evaluation.ranking", "example_data_path": ".workflow", "open_corpus": ".workflow",
     "prepare_corpus": ".workflow",
 }
 

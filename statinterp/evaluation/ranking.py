@@ -1,26 +1,108 @@
-"""Rankings: a ranker's scores put in order, and their evaluation.
+"""Rankings: a ranker's scores put in order, their evaluation, methods evaluated on a prepared
+corpus, and rankings as pandas DataFrames.
 
 Ties are broken by the documented deterministic rule of
 :func:`statinterp.evaluation.metrics.rank_order`: score descending, then sentence id ascending.
-"""
+
+**Methods evaluated** on a prepared corpus: per-term and macro figures of each (``statinterp evaluate``).
+
+:func:`evaluate_methods` ranks every labelled term of a prepared corpus with each method
+(:func:`statinterp.evaluation.ranking.rank`) and measures the rankings
+(:mod:`statinterp.evaluation.metrics`); it is what :mod:`statinterp.workflow` offers its users,
+and what the reproduction run (:func:`statinterp.evaluation.tuning.reproduce`) repeats method
+by method.
+
+
+**DataFrames**: rankings (:meth:`statinterp.evaluation.ranking.Ranking.to_frame`) and evaluation results
+(:func:`results_frame`) as pandas DataFrames, in PyTerrier's data model, so that they
+drop into the tools IR researchers use (PyTerrier, ir_measures, ranx, pandas itself).
+
+pandas is optional (``pip install 'statinterp[pandas]'``); without it these functions raise a
+:class:`~statinterp.errors.UsageError` that names the extra.
+
+A ranking is one row per candidate in rank order with PyTerrier's columns ``qid`` (the term's
+key), ``query`` (the term as searched), ``docno`` (the sentence id), ``text``, ``score`` and
+``rank`` -- **0-based**, as in PyTerrier (``rank + 1`` is statinterp's own rank) -- followed by
+statinterp's own: ``label`` (the annotation, ``None`` when unlabelled), ``case_name``,
+``citation``, ``pin_page`` and ``pin_cite``. Evaluation results follow ``pt.Experiment``: one row
+per method (``name``) with one column per measure, or with ``perquery=True`` one row per method,
+term and measure (``name``, ``qid``, ``measure``, ``value``).
+
+``score`` is the ranker's raw score, and scores tie (TF-ISF of one-word queries often does):
+``rank`` is statinterp's order (ties by sentence id ascending: ``metrics.rank_order``), while
+trec_eval-style tools re-sort by score and break ties by docno descending. To evaluate a frame
+elsewhere with statinterp's figures, score by ``-rank`` (as ``evaluate --run`` writes scores N..1)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from statinterp.corpus.authority import court_authority
 from statinterp.corpus.pin_cites import sentence_pin_cite
-from statinterp.evaluation.frames import RANKING_COLUMNS, require_pandas
-from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, evaluate_scores, rank_order
-from statinterp.index.term_index import TermIndex
+from statinterp.errors import UsageError
+from statinterp.evaluation.metrics import (
+    DEFAULT_METRICS,
+    Metric,
+    evaluate_scores,
+    macro_average,
+    parse_metric,
+    rank_order,
+)
+from statinterp.index.term_index import PreparedCorpus, TermIndex
+from statinterp.progress import iterate
 from statinterp.rankers.base import Ranker
+from statinterp.rankers.grammar import as_ranker
+from statinterp.vectors.provider import vector_kinds
+
+__all__ = ["PANDAS_HINT", "RANKING_COLUMNS", "require_pandas", "results_frame", "RankedSentence", "Ranking",
+           "by_authority", "rank", "MethodResult", "evaluate_methods", "prefetch_vectors"]
 
 if TYPE_CHECKING:
     import pandas as pd
+
+PANDAS_HINT = "install the pandas extra: pip install 'statinterp[pandas]'"
+
+#: PyTerrier's columns of a ranking, then statinterp's own.
+RANKING_COLUMNS = ("qid", "query", "docno", "text", "score", "rank",
+                   "label", "case_name", "citation", "pin_page", "pin_cite")
+
+
+class _Result(Protocol):
+    """What :func:`results_frame` reads of an evaluation result (``evaluation.methods.MethodResult``)."""
+
+    method: str
+    per_term: Mapping[str, Mapping[str, float]]
+    macro: Mapping[str, float]
+
+
+def require_pandas() -> Any:
+    """The pandas module, or a one-line :class:`UsageError` naming the extra that installs it."""
+    try:
+        import pandas
+    except ImportError:
+        raise UsageError(f"DataFrames need pandas, which is not installed: {PANDAS_HINT}") from None
+    return pandas
+
+
+def results_frame(results: Iterable[_Result], perquery: bool = False) -> pd.DataFrame:
+    """:func:`statinterp.evaluation.ranking.evaluate_methods`'s results as ``pt.Experiment`` gives them:
+    ``name`` and the macro average of each measure per method, or (``perquery=True``) ``name``,
+    ``qid``, ``measure``, ``value`` per method, term and measure (terms and measures in the
+    results' order)."""
+    pd = require_pandas()
+    results = list(results)
+    if perquery:
+        long = [(r.method, term, measure, float(value)) for r in results
+                for term, values in r.per_term.items() for measure, value in values.items()]
+        return pd.DataFrame.from_records(long, columns=["name", "qid", "measure", "value"])
+    measures = list(dict.fromkeys(m for r in results for m in r.macro))
+    wide = [(r.method, *(float(r.macro.get(m, float("nan"))) for m in measures)) for r in results]
+    return pd.DataFrame.from_records(wide, columns=["name", *measures])
+
 
 
 @dataclass
@@ -69,7 +151,7 @@ class Ranking:
         """The ranking (its first ``top`` rows, default all) as a pandas DataFrame with PyTerrier's
         columns ``qid`` (the term's key), ``query``, ``docno`` (the sentence id), ``text``, ``score``,
         ``rank`` (0-based, as in PyTerrier: ``rank + 1`` is :meth:`rows`' rank), then ``label``,
-        ``case_name``, ``citation``, ``pin_page``, ``pin_cite`` (:mod:`statinterp.evaluation.frames`).
+        ``case_name``, ``citation``, ``pin_page``, ``pin_cite`` (:mod:`statinterp.evaluation.ranking`).
         Needs the pandas extra."""
         pandas = require_pandas()
         query = self.index.term.query
@@ -82,7 +164,6 @@ class Ranking:
     def evaluate(self, metrics: Iterable[Metric | str] = DEFAULT_METRICS) -> dict[str, float]:
         return evaluate_scores(self.scores, self.index.gains, self.index.sentence_ids.astype(str), metrics,
                                term=self.term)
-
 
 #: The reading orders of ``rank --order``: by score (the method's order), or by authority.
 ORDERS = ("score", "authority")
@@ -107,3 +188,47 @@ def rank(ranker: Ranker, index: TermIndex) -> Ranking:
         raise RuntimeError(f"{ranker.name} produced NaN scores for term {index.key!r}")
     order = rank_order(scores, index.sentence_ids.astype(str))
     return Ranking(index.key, ranker.name, scores, order, index)
+
+
+def prefetch_vectors(prepared: PreparedCorpus, rankers: Sequence[str | Ranker]) -> None:
+    """Train or load, now, the word vectors that ``rankers`` will use (so that training shows
+    its own progress bar before any other is drawn)."""
+    kinds: list[str] = []
+    for ranker in rankers:
+        for kind in vector_kinds(as_ranker(ranker)):
+            if kind not in kinds:
+                kinds.append(kind)
+    provider = getattr(prepared, "vectors", None)
+    if kinds and provider is not None:
+        provider.prefetch(kinds)
+
+
+@dataclass
+class MethodResult:
+    method: str
+    per_term: dict[str, dict[str, float]]
+    macro: dict[str, float] = field(default_factory=dict)
+
+
+def evaluate_methods(
+    prepared: PreparedCorpus,
+    methods: Sequence[str | Ranker],
+    metrics: Sequence[Metric | str] = DEFAULT_METRICS,
+    show_progress: bool = False,
+) -> list[MethodResult]:
+    """Per-term and macro NDCG of each method on every labelled term of ``prepared``."""
+    parsed = [m if isinstance(m, Metric) else parse_metric(m) for m in metrics]
+    rankers = [as_ranker(m) for m in methods]
+    indices = [ix for ix in prepared if ix.term.labelled]
+    prefetch_vectors(prepared, rankers)
+    results = []
+    jobs = [(j, r, ix) for j, r in enumerate(rankers) for ix in indices]
+    per: list[dict[str, dict[str, float]]] = [{} for _ in rankers]  # by position: names may repeat
+    for j, ranker, ix in iterate(jobs, "Ranking and evaluating", show_progress and len(jobs) > 20):
+        per[j][ix.key] = rank(ranker, ix).evaluate(parsed)
+    for j, ranker in enumerate(rankers):
+        res = MethodResult(ranker.name, per[j])
+        if res.per_term:
+            res.macro = macro_average(res.per_term)
+        results.append(res)
+    return results
