@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     from statinterp.app.review.session import ReviewSession
     from statinterp.corpus.label_store import LabelStore
     from statinterp.corpus.labels import LABEL_GAINS
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.learned.model import default_ranker
     from statinterp.provenance import run_provenance
     from statinterp.workflow import open_corpus, prepare_corpus
 

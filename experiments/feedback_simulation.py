@@ -7,7 +7,7 @@ Run from the project root::
 Writes ``experiment-results/feedback.md`` and ``.json`` (the command, the library versions, every
 per-term figure); the committed ``reports/feedback.md`` with ``--out reports/ --force``.
 
-**The reviewer** is the library's (:mod:`statinterp.learned.review_simulation`, the same as
+**The reviewer** is the library's (:mod:`statinterp.learned.continuous`, the same as
 ``statinterp simulate-review``): it reads a term's labelled sentences in the order shown and
 labels each with the data set's label. Policies: *static* (the prior's order), *button-20* (the
 rest re-ranked once after 20 labels), *continuous* (the unread rest re-ranked after every label,
@@ -201,8 +201,7 @@ def choose_estimator(runs_by_estimator: dict, terms) -> str:
 def study(runs, grid_settings) -> dict:
     """Static, the grid, the held-apart choice of the learner (continuous and button-20) and of the
     stopping estimator (every policy) for one prior."""
-    from statinterp.learned.continuous import ESTIMATORS
-    from statinterp.learned.review_simulation import against, macro, simulate_term
+    from statinterp.learned.continuous import ESTIMATORS, against, macro, simulate_term
 
     by_key = {r.key: r for r in runs}
     static_reads = {r.key: simulate_term(r, "static", checkpoint_every=0)["read_to_80"] for r in runs}
@@ -257,10 +256,9 @@ def main(argv=None) -> int:
     started = time.perf_counter()
 
     from statinterp.cache import files as atomic
-    from statinterp.learned.continuous import ContinuousSettings
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.learned.continuous import ContinuousSettings, TermRun
     from statinterp.learned.feedback import ranker_scores
-    from statinterp.learned.review_simulation import TermRun
+    from statinterp.learned.model import default_ranker
 
     indices, features = load_terms(args.data, args.cache_dir)
     terms = list(indices)
@@ -293,7 +291,7 @@ def main(argv=None) -> int:
              f"{sum(int((r.gains >= 2).sum()) for r in runs['held-out'])} of high or certain value.",
              *provenance_lines(provenance),
              "- What is measured and how: `experiments/feedback_simulation.py` (module docstring); the reviewer is "
-             "`statinterp.learned.review_simulation` (`statinterp simulate-review`), the learner "
+             "`statinterp.learned.continuous` (`statinterp simulate-review`), the learner "
              "`statinterp.learned.continuous`.", ""]
 
     def policy_table(res) -> list[str]:

@@ -428,7 +428,7 @@ def ranker_of_name(name: str):
     from statinterp.rankers.grammar import build_method
 
     if name.strip().lower() == DEFAULT_MODEL_NAME:
-        from statinterp.learned.default_model import default_ranker
+        from statinterp.learned.model import default_ranker
 
         return default_ranker()
 
@@ -439,7 +439,7 @@ def ranker_from_options(method: str, model_file):
     """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
     if model_file is None:
         if method is None:
-            from statinterp.learned.default_model import default_ranker
+            from statinterp.learned.model import default_ranker
 
             return default_ranker()
         return ranker_of_name(method)

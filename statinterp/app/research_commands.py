@@ -372,7 +372,7 @@ def model_upgrade(old, new, force):
 
     Example: statinterp model upgrade learned.model learned-v2.model
     """
-    from statinterp.learned.legacy_model import upgrade_model
+    from statinterp.learned.model import upgrade_model
 
     atomic.check_writable(new, force)
     upgrade_model(old, new, force=force, command=invocation())

@@ -636,7 +636,7 @@ def test_sigkill_after_a_label_loses_nothing(tmp_path, review_server):
 
 
 def test_the_shipped_model_is_the_default_and_other_methods_are_offered(vehicle, tmp_path):
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.learned.model import default_ranker
 
     model = default_ranker()
     session = ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite"), model=model)

@@ -1,5 +1,5 @@
 """Continuous review (statinterp.learned.continuous), the simulated reviewer
-(statinterp.learned.review_simulation) and `statinterp simulate-review`."""
+(statinterp.learned.continuous) and `statinterp simulate-review`."""
 
 from __future__ import annotations
 
@@ -14,10 +14,14 @@ from statinterp.errors import UsageError
 from statinterp.learned.continuous import (
     ContinuousModel,
     ContinuousSettings,
+    TermRun,
+    against,
     estimate_remaining,
+    macro,
+    reading_order,
     rerank_rest,
+    simulate_term,
 )
-from statinterp.learned.review_simulation import TermRun, against, macro, reading_order, simulate_term
 from statinterp.workflow import example_data_path
 
 

@@ -228,8 +228,7 @@ def test_rank_feedback_errors(tmp_path, capsys):
 
 
 def test_shipped_default_model_file():
-    from statinterp.learned.default_model import default_model_path
-    from statinterp.learned.model import read_header
+    from statinterp.learned.model import default_model_path, read_header
 
     path = default_model_path()
     assert path.is_file(), f"the default model is not installed at {path}"
@@ -243,7 +242,7 @@ def test_shipped_default_model_file():
 
 @pytest.mark.slow
 def test_rank_uses_the_default_model(example_index, recwarn):
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.learned.model import default_ranker
 
     model = default_ranker()
     assert model.name == "learned:default"
@@ -262,7 +261,7 @@ def test_rank_uses_the_default_model(example_index, recwarn):
 @pytest.mark.slow
 def test_feedback_ranker_with_the_default_model_prior(example_index):
     """A learned prior is scored from the features cached for the term: the same scores as its own."""
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.learned.model import default_ranker
 
     model = default_ranker()
     gains = example_index.gains
