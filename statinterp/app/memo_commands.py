@@ -52,7 +52,7 @@ def memo(term, method, model_file, labels_file, top, provision_text, provision_c
     Example: statinterp memo "technological measure" --collection my-collection --out memo.docx
     """
     from statinterp.app.memo import build_memo, memo_format, memo_summary, write_memo
-    from statinterp.corpus.label_store import LabelStore
+    from statinterp.corpus.labels import LabelStore
     from statinterp.evaluation.ranking import rank as rank_term
 
     memo_format(out)  # a bad extension fails before the work

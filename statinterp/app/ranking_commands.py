@@ -79,7 +79,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
     opts = check_vectors([ranker], opts)
     feedback_labels = None
     if feedback_file is not None:
-        from statinterp.corpus.label_files import read_label_file
+        from statinterp.corpus.labels import read_label_file
 
         feedback_labels = read_label_file(feedback_file)  # a bad file stops before the analysis
     if provision_text is not None and provision_file is not None:

@@ -40,7 +40,7 @@ def label_store_path(data, labels_file) -> Path:
 
 
 def _label_store_path(data, labels_file) -> Path:
-    from statinterp.corpus.label_store import default_store_path
+    from statinterp.corpus.labels import default_store_path
 
     return Path(labels_file) if labels_file is not None else default_store_path(data)
 
@@ -82,7 +82,7 @@ def review(term, method, model_file, labels_file, port, host, no_browser, show_l
 
     from statinterp.app.review.server import bind_socket, create_app, serve
     from statinterp.app.review.session import ReviewSession
-    from statinterp.corpus.label_store import LabelStore
+    from statinterp.corpus.labels import LabelStore
 
     ranker = ranker_from_options(method, model_file)
     opts = check_vectors([ranker], opts)
@@ -211,8 +211,8 @@ def labels_export(term, data, labels_file, collection, shards, case_filter, out,
 
     Example: statinterp labels export vehicle --out vehicle.zip
     """
-    from statinterp.corpus.label_store import LabelStore
-    from statinterp.corpus.writer import write_term_zip
+    from statinterp.corpus.dataset import write_term_zip
+    from statinterp.corpus.labels import LabelStore
     from statinterp.workflow import open_corpus
 
     atomic.check_writable(out, force)
@@ -261,7 +261,7 @@ def labels_import(source, data, labels_file, terms):
 
     Example: statinterp labels import vehicle.zip
     """
-    from statinterp.corpus.label_store import LabelStore
+    from statinterp.corpus.labels import LabelStore
     from statinterp.errors import InputError
     from statinterp.workflow import open_corpus
 

@@ -63,9 +63,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from statinterp.corpus.dataset import Case, Sentence, TermData
 
-__all__ = ["ParsedCite", "case_cite", "cite_name", "court_abbreviation", "courts_db_court", "first_page", "format_cite",
-           "page_at",
-           "paragraph_number", "parse_cite", "sentence_pin_cite"]
+__all__ = ["ParsedCite", "case_cite", "cite_name", "court_abbreviation", "courts_db_court", "first_page",
+           "format_cite", "page_at", "paragraph_number", "parse_cite", "sentence_pin_cite"]
 
 #: The Supreme Court's reporters: the court is never written after them.
 SUPREME_COURT_REPORTERS = ("U.S.", "S. Ct.", "L. Ed.", "L. Ed. 2d")

@@ -21,7 +21,7 @@ from statinterp.app.cli import main
 from statinterp.app.review.server import create_app
 from statinterp.app.review.session import Filters, ReviewSession
 from statinterp.corpus.dataset import load_corpus
-from statinterp.corpus.label_store import LabelStore, default_store_path
+from statinterp.corpus.labels import LabelStore, default_store_path
 from statinterp.errors import InputError, UsageError
 from statinterp.workflow import example_data_path, open_corpus, prepare_corpus
 from tests.support.paths import FIXTURES
@@ -90,7 +90,7 @@ def test_a_store_written_before_schema_versions_is_migrated_and_keeps_everything
     """tests/fixtures/label_store/unversioned.sqlite was written by the label store of main at
     d196342 (no schema version): opening it migrates it to SCHEMA_VERSION in place."""
 
-    from statinterp.corpus.label_store import SCHEMA_VERSION
+    from statinterp.corpus.labels import SCHEMA_VERSION
 
     path = tmp_path / "old.sqlite"
     shutil.copyfile(FIXTURES / "label_store" / "unversioned.sqlite", path)

@@ -18,7 +18,7 @@ import pytest
 from statinterp.app.review.connections import BACKLOG, RESERVED_FILES, ConnectionGuard, accept_error_handler
 from statinterp.app.review.server import bind_socket, create_app, local_location, make_server, same_token
 from statinterp.app.review.session import ReviewSession
-from statinterp.corpus.label_store import LabelStore
+from statinterp.corpus.labels import LabelStore
 
 starlette_testclient = pytest.importorskip("starlette.testclient", reason="starlette/httpx not installed")
 TestClient = starlette_testclient.TestClient

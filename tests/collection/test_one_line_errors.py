@@ -216,7 +216,7 @@ def test_a_real_full_disk_temporary_folder_and_read_only_mount_are_one_line(tmp_
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
 def test_a_fifo_given_as_feedback_labels_is_refused_and_a_bom_accepted(tmp_path, alarm):
-    from statinterp.corpus.label_files import read_label_file
+    from statinterp.corpus.labels import read_label_file
     from statinterp.errors import InputError
 
     fifo = tmp_path / "labels.jsonl"

@@ -1,5 +1,5 @@
 """Relevance feedback within a term (statinterp.learned.feedback), its labels files
-(statinterp.corpus.label_files) and `statinterp rank --feedback` on the example data."""
+(statinterp.corpus.labels) and `statinterp rank --feedback` on the example data."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from statinterp.app.cli import cli, main
-from statinterp.corpus.label_files import read_label_file
+from statinterp.corpus.labels import read_label_file
 from statinterp.errors import InputError, UsageError
 from statinterp.evaluation.metrics import ndcg, rank_order
 from statinterp.evaluation.ranking import rank

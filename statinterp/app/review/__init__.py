@@ -9,5 +9,5 @@
   middleware, error pages) and :func:`~.server.serve`.
 * ``templates/`` and ``static/`` -- Jinja2 pages, one small vanilla-JS file and one stylesheet.
 
-The labels themselves live in :mod:`statinterp.corpus.label_store`.
+The labels themselves live in :mod:`statinterp.corpus.labels`.
 """

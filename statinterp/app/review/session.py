@@ -7,7 +7,7 @@ Plain Python (no web framework), so scripts and tests can drive a review without
     session.label(["case-07-op1-p008-s0"], "high value")
     session.rerank()          # the unlabelled sentences re-ranked with this term's labels
 
-Which labels count: only the reviewer's, from the :class:`~statinterp.corpus.label_store.LabelStore`.
+Which labels count: only the reviewer's, from the :class:`~statinterp.corpus.labels.LabelStore`.
 A data-set term's own labels are hidden (``show_data_labels=False``) so a reviewer can test
 themselves; with ``show_data_labels=True`` they are shown beside each sentence, but never used
 for re-ranking or export.
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from statinterp.app.review.errors import NotFound
-from statinterp.corpus.label_store import LabelRecord, LabelStore, parse_label
-from statinterp.corpus.labels import LABEL_GAINS
+from statinterp.corpus.dataset import LABEL_GAINS
+from statinterp.corpus.labels import LabelRecord, LabelStore, parse_label
 from statinterp.errors import UsageError
 
 if TYPE_CHECKING:
@@ -479,6 +479,6 @@ class ReviewSession:
 
     def export_bytes(self) -> bytes:
         """The term as a term zip with the reviewer's labels."""
-        from statinterp.corpus.writer import term_zip_bytes
+        from statinterp.corpus.dataset import term_zip_bytes
 
         return term_zip_bytes(self.term, self.store.labels(self.key))
