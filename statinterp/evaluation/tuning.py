@@ -47,8 +47,7 @@ from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average
 from statinterp.evaluation.ranking import MethodResult, evaluate_methods, rank
 from statinterp.index.term_index import PreparedCorpus
 from statinterp.progress import iterate
-from statinterp.rankers.base import Ranker
-from statinterp.rankers.gates import Gated
+from statinterp.rankers.base import Gated, Ranker
 from statinterp.rankers.grammar import as_ranker, list_methods, parse, with_params
 from statinterp.rankers.registry import candidate_grid
 

@@ -177,7 +177,7 @@ class QLLM(_Lexical):
     """Query likelihood with Jelinek-Mercer smoothing:
     Σ_{t∈q} tf_tq · log((1 − λ) P(t|Mc) + λ P(t|Md)), P(t|Md) = tf_td / L_d, P(t|Mc) = cf_t / |C|.
 
-    With context (see :class:`~statinterp.rankers.context.Interpolated`), the document model is mixed
+    With context (see :class:`~statinterp.rankers.base.Interpolated`), the document model is mixed
     with the context unit's: log((1 − λ1 − λ2) P(t|Mc) + λ1 P(t|Mi) + λ2 P(t|Md)), where the
     collection weight stays 1 − λ (so λ2 = λ − λ1). Query tokens absent from the background
     collection are left out (they would give log 0 for every unit).

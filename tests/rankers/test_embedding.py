@@ -11,7 +11,7 @@ from gensim.models.keyedvectors import KeyedVectors
 from statinterp.app.cli import main
 from statinterp.errors import InputError, UsageError
 from statinterp.evaluation.ranking import rank
-from statinterp.rankers.context import Interpolated, Recursive
+from statinterp.rankers.base import Interpolated, Recursive
 from statinterp.rankers.embedding import Cosine, cosine_scores
 from statinterp.rankers.grammar import build_method, list_methods
 from statinterp.vectors import training as embeddings
