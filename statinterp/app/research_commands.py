@@ -305,7 +305,7 @@ def cv(families, standardise, vector_features, case_citations, seed, learners, m
     Example: statinterp cv --data ../shared/data/statutory_interpretation
     """
     from statinterp import __version__
-    from statinterp.app.cv_report import format_cv, write_report
+    from statinterp.app.report import format_cv, write_report
     from statinterp.learned.crossval import cross_validate
     from statinterp.provenance import run_provenance
     from statinterp.rankers.grammar import paper_compounds

@@ -777,8 +777,7 @@ def test_continuous_mode_reranks_the_rest_below_the_last_label(vehicle, tmp_path
 def test_every_route_of_the_table_is_served_and_its_urls_reach_it(vehicle, tmp_path):
     """The route table (urls.ROUTES) is the app's, and Urls builds paths the app routes back to
     the same view, also for a sentence id holding '/', '?', '#' and spaces."""
-    from statinterp.app.review.urls import ROUTES, Urls
-    from statinterp.app.review.views import Views
+    from statinterp.app.review.views import ROUTES, Urls, Views
 
     app = create_app(ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite")))
     served = {(r.path, tuple(sorted(r.methods or ()))) for r in app.routes if hasattr(r, "methods")}
@@ -850,7 +849,7 @@ def test_every_post_route_of_the_table_checks_the_csrf_token_before_its_view(veh
     """The CSRF check is the app's route middleware on every POST route of urls.ROUTES (none can
     be added without it): a token-less POST is a 403 before its body is read, even to another
     term's path; a GET route still answers a POST with 405 and an unknown path with 404."""
-    from statinterp.app.review.urls import ROUTES, Urls
+    from statinterp.app.review.views import ROUTES, Urls
 
     app = create_app(ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite")))
     client = TestClient(app, raise_server_exceptions=False)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from statinterp.app.cli import main
-from statinterp.app.cv_report import cv_markdown, importance_chart, limits_notes
 from statinterp.app.output import format_collapsed
+from statinterp.app.report import cv_markdown, importance_chart, limits_notes
 from statinterp.corpus.dataset import Corpus
 from statinterp.errors import InputError, UsageError
 from statinterp.evaluation.dedupe import collapse, collapse_ranking, jaccard, similar_pairs
