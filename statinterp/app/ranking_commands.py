@@ -29,7 +29,7 @@ from statinterp.app.options import (
 )
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
 from statinterp.cache import files as atomic
-from statinterp.errors import StatinterpWarning, UsageError
+from statinterp.errors import StatinterpWarning, UsageError, terminal_safe
 
 
 @click.command()
@@ -317,8 +317,9 @@ def explain(term, sentence_id, method, model_file, top, fmt, opts: DataOptions):
     ranker = ranker_from_options(method, model_file)
     opts = check_vectors([ranker], opts)
     prepared = prepare(opts, require_term=term)
-    click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top,
-                                                   evidence=reason_evidence), fmt), nl=False)
+    text = format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top,
+                                               evidence=reason_evidence), fmt)
+    click.echo(terminal_safe(text, keep_newlines=True) if fmt == "text" else text, nl=False)
 
 
 #: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
