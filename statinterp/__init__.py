@@ -31,7 +31,7 @@ _EXPORTS = {
     "NoveltyGate": ".rankers.gates",
     "NewWordRatio": ".rankers.novelty", "NewWords": ".rankers.novelty", "NoveltyMeasure": ".rankers.novelty",
     "WMDNovelty": ".rankers.novelty",
-    "Cosine": ".rankers.cosine", "RandomOrder": ".rankers.random",
+    "Cosine": ".rankers.cosine", "RandomOrder": ".rankers.lexical",
     "load_provisions": ".corpus.provisions",
     "Ranking": ".evaluation.ranking", "rank": ".evaluation.ranking", "results_frame": ".evaluation.ranking",
     "Component": ".rankers.base", "Ranker": ".rankers.base", "Requirements": ".rankers.base",

@@ -125,7 +125,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
 
         if order != "score":
             raise UsageError("--order authority and --dedupe: give one of them")
-        from statinterp.evaluation.dedupe import collapse_ranking
+        from statinterp.evaluation.ranking import collapse_ranking
 
         collapsed = collapse_ranking(ranking, dedupe_threshold)
         emit(format_collapsed(collapsed, fmt, top or None, shown_term=term.strip()), out, force)

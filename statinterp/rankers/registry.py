@@ -12,7 +12,7 @@ kind           what it is                                                       
                ``Recursive``)
 ``expansion``  a query-expansion suffix (``g``, ``e``: ``Expanded``)                  base.py
 ``novelty``    a novelty measure (``NW``, ``NWR``, ``WMD``), a method and a gate      novelty.py
-``method``     a whole method that is none of the above (``Random``)                 random.py
+``method``     a whole method that is none of the above (``Random``)                 lexical.py
 ``gate``       a gate of the paper's compound names (``Tg``, ``Nr``)                 gates.py
 ``base``       a base of the paper's compound names (``Tp`` = ``TF-ISF-p``, ...)      lexical.py,
                                                                                       cosine.py
@@ -52,7 +52,6 @@ KINDS = ("context", "expansion", "gate", "novelty", "scorer", "method", "base")
 
 #: The modules that define the built-in parts (imported in this order on the first read).
 BUILTIN_MODULES = (
-    "statinterp.rankers.random",
     "statinterp.rankers.lexical",
     "statinterp.rankers.cosine",
     "statinterp.rankers.novelty",

@@ -197,7 +197,7 @@ class ReviewSession:
             return self._rankings[ranker.name]
 
     def _token_sets(self) -> list[frozenset]:
-        from statinterp.evaluation.dedupe import token_sets
+        from statinterp.evaluation.ranking import token_sets
 
         if self._sets is None:
             self._sets = token_sets(self.index)
@@ -215,7 +215,7 @@ class ReviewSession:
 
     def groups(self, method: str, reranked: bool = False, collapse: bool = True) -> list[tuple[int, list[int]]]:
         """(best copy, [its copies, best first]) in rank order; one group per sentence without ``collapse``."""
-        from statinterp.evaluation.dedupe import collapse as collapse_groups
+        from statinterp.evaluation.ranking import collapse as collapse_groups
 
         order, _ = self._order(method, reranked)
         if not collapse:
@@ -228,7 +228,7 @@ class ReviewSession:
 
     def copies_of(self, sentence_id: str, method: str | None = None) -> list[str]:
         """Ids of the near-duplicates of ``sentence_id`` (itself excluded)."""
-        from statinterp.evaluation.dedupe import jaccard
+        from statinterp.evaluation.ranking import jaccard
 
         i = self.position(sentence_id)
         sets = self._token_sets()
