@@ -151,7 +151,7 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: DataOpti
     import shlex
 
     from statinterp.errors import InputError
-    from statinterp.evaluation.check import DEFAULT_TOLERANCE, compare_figures, format_check, recorded_run
+    from statinterp.evaluation.tuning import DEFAULT_TOLERANCE, compare_figures, format_check, recorded_run
 
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))

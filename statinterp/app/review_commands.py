@@ -170,7 +170,7 @@ def simulate_review(terms, method, model_file, policies, prior_weight, alpha, ch
     import dataclasses
     import json
 
-    from statinterp.learned.continuous import ContinuousSettings, format_table, simulate, term_runs
+    from statinterp.learned.feedback import ContinuousSettings, format_table, simulate, term_runs
     from statinterp.provenance import run_provenance
 
     ranker = ranker_from_options(method, model_file)

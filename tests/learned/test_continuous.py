@@ -1,5 +1,5 @@
-"""Continuous review (statinterp.learned.continuous), the simulated reviewer
-(statinterp.learned.continuous) and `statinterp simulate-review`."""
+"""Continuous review (statinterp.learned.feedback), the simulated reviewer
+(statinterp.learned.feedback) and `statinterp simulate-review`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from statinterp.app.cli import cli
 from statinterp.errors import UsageError
-from statinterp.learned.continuous import (
+from statinterp.learned.feedback import (
     ContinuousModel,
     ContinuousSettings,
     TermRun,

@@ -78,13 +78,13 @@ class Continuous:
     """The continuous order of one method: re-ranked below the reviewer's position after every label."""
 
     method: str
-    model: Any  # statinterp.learned.continuous.ContinuousModel
+    model: Any  # statinterp.learned.feedback.ContinuousModel
     order: np.ndarray
     scores: np.ndarray
     score_when_read: np.ndarray
     n_labels: int = 0
     position: int = 0  # the first ``position`` of ``order`` are the labelled sentences, in the order read
-    remaining: Any = None  # statinterp.learned.continuous.Remaining
+    remaining: Any = None  # statinterp.learned.feedback.Remaining
     seconds: float = 0.0  # time of the last update
 
 
@@ -387,8 +387,13 @@ class ReviewSession:
         many valuable sentences the unread rest holds."""
         import time
 
-        from statinterp.learned.continuous import ContinuousModel, estimate_remaining, rerank_rest
-        from statinterp.learned.feedback import ranker_scores, term_features
+        from statinterp.learned.feedback import (
+            ContinuousModel,
+            estimate_remaining,
+            ranker_scores,
+            rerank_rest,
+            term_features,
+        )
 
         ranker = self.ranker(method)
         with self._lock:
