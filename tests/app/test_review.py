@@ -806,7 +806,7 @@ def test_every_route_of_the_table_is_served_and_its_urls_reach_it(vehicle, tmp_p
 
 
 def test_no_path_is_written_out_in_the_templates_or_the_script():
-    """URLs come from urls.py only (handed to the templates as ``urls`` and to the script in
+    """URLs come from the route table in views.py only (handed to the templates as ``urls`` and to the script in
     ``<body data-urls>``)."""
     import re
     from pathlib import Path

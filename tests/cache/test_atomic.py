@@ -25,7 +25,7 @@ from tests.support.cli import capture_main
 from tests.support.files import temp_files, umask
 
 # --------------------------------------------------------------------------------------------
-# atomic.py
+# atomic writes (cache/files.py)
 
 
 def test_write_creates_file_with_normal_permissions_and_no_temp_files(tmp_path):
