@@ -11,7 +11,7 @@ A :class:`VectorProvider` is attached to every :class:`~statinterp.index.term_in
     300 dimensions, 5 epochs, trained on the lower-cased lemma tokens of every spaCy
     sentence of every (distinct) case text of the loaded corpus, after joining frequent 2-
     and 3-word phrases (gensim ``Phrases``).  Trained lazily, on the first ``get``, and
-    stored in :class:`~statinterp.cache.vectors.VectorCache` under ``<cache dir>/vectors``,
+    stored in :class:`~statinterp.cache.namespaces.VectorCache` under ``<cache dir>/vectors``,
     keyed by a hash of the corpus content (the sorted SHA-256 of the case texts and the
     analyzer's settings key) and by the training settings; later runs load them.
 ``"w2vec"`` / ``"GloVe"`` / ``"fastt"`` (or any other name)
@@ -42,8 +42,7 @@ from statinterp.errors import InputError, UsageError
 from statinterp.text.analysis import Analyzer, text_hash
 
 if TYPE_CHECKING:  # gensim is imported only when vectors are actually used
-    from statinterp.cache.namespaces import DirectionCache
-    from statinterp.cache.vectors import VectorCache
+    from statinterp.cache.namespaces import DirectionCache, VectorCache
     from statinterp.vectors.directions import UnitDirections
     from statinterp.vectors.training import DomainVectors, VectorSettings
 
@@ -362,7 +361,7 @@ class VectorProvider:
     def cache(self) -> VectorCache | None:
         """The on-disk cache of trained vectors (``None`` when caching is off)."""
         if self._cache is None and self._cache_base is not None:
-            from statinterp.cache.vectors import VectorCache
+            from statinterp.cache.namespaces import VectorCache
 
             self._cache = VectorCache(self._cache_base)
         return self._cache

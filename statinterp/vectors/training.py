@@ -14,7 +14,7 @@ Three entry points:
 * :func:`load_vectors` loads pretrained vectors (word2vec binary/text, GloVe text,
   fastText ``.vec``/``.bin``, gensim native) and reports any problem with the file as an
   :class:`~statinterp.errors.InputError` naming the file.
-Trained vectors are stored on disk by :class:`statinterp.cache.vectors.VectorCache`.
+Trained vectors are stored on disk by :class:`statinterp.cache.namespaces.VectorCache`.
 """
 
 from __future__ import annotations
