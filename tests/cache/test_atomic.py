@@ -158,7 +158,9 @@ SLOW_WRITER = textwrap.dedent("""
 
     def slow_open(file, mode="r", *args, **kwargs):
         fh = real_open(file, mode, *args, **kwargs)
-        return Slow(fh) if "w" in mode and str(file).endswith(".tmp") else fh
+        # only the output's temporary file (the cache entries, written by the same module, stay fast)
+        slow = "w" in mode and str(file).endswith(".tmp") and Path(file).parent == marker.parent
+        return Slow(fh) if slow else fh
 
     atomic.open = slow_open
     from statinterp.app.cli import main
