@@ -103,7 +103,7 @@ def child(argv: list[str]) -> None:
     from statinterp.collection import find as find_module
     from statinterp.collection.shard_set import each_part
     from statinterp.collection.shard_set import open_collection as open_store
-    from statinterp.corpus.writer import found_records
+    from statinterp.corpus.dataset import found_records
     from statinterp.text.term_match import fts_pair_query, fts_query, fts_word_options
 
     start = time.perf_counter()

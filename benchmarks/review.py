@@ -44,9 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from statinterp.app.review.session import ReviewSession
-    from statinterp.corpus.label_store import LabelStore
-    from statinterp.corpus.labels import LABEL_GAINS
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.corpus.dataset import LABEL_GAINS
+    from statinterp.corpus.labels import LabelStore
+    from statinterp.learned.model import default_ranker
     from statinterp.provenance import run_provenance
     from statinterp.workflow import open_corpus, prepare_corpus
 

@@ -413,7 +413,7 @@ def performance_section(res: dict) -> list[str]:
                    f"{fmt_s(emb)} of the cold all-methods run (loading both vector kinds, joining phrases in "
                    "every case and opinion with `statinterp.text.phrasing`, summing unit word vectors) and "
                    f"{fmt_s(emb_warm)} of the warm run, which reads the unit directions from the cache "
-                   "(`statinterp.cache.directions`, which also keeps the WMD distances and the similar words of "
+                   "(`statinterp.cache.namespaces`, which also keeps the WMD distances and the similar words of "
                    "the -e expansion, so a warm run loads no word vectors); see \"Slowest methods\" below.")
     if "bm25" in res:
         b = res["bm25"]

@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
                     notes=data_notes(paths))
     print(report)
     if out is not None:
-        from statinterp.cache import atomic
+        from statinterp.cache import files as atomic
 
         atomic.write_text(out, report + "\n", force=True)
     return 0

@@ -300,7 +300,7 @@ def main(argv=None) -> int:
     logging.getLogger("eyecite").setLevel(logging.ERROR)
     from importlib.metadata import version
 
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.learned.features import FeatureSettings
     from statinterp.learned.feedback import FEEDBACK_FEATURES
     from statinterp.provenance import report_json, run_provenance

@@ -7,11 +7,11 @@ Run from the project root::
 Writes ``experiment-results/feedback.md`` and ``.json`` (the command, the library versions, every
 per-term figure); the committed ``reports/feedback.md`` with ``--out reports/ --force``.
 
-**The reviewer** is the library's (:mod:`statinterp.learned.review_simulation`, the same as
+**The reviewer** is the library's (:mod:`statinterp.learned.feedback`, the same as
 ``statinterp simulate-review``): it reads a term's labelled sentences in the order shown and
 labels each with the data set's label. Policies: *static* (the prior's order), *button-20* (the
 rest re-ranked once after 20 labels), *continuous* (the unread rest re-ranked after every label,
-:class:`statinterp.learned.continuous.ContinuousModel`). The figure of merit: sentences read to
+:class:`statinterp.learned.feedback.ContinuousModel`). The figure of merit: sentences read to
 find 80 % of a term's high- and certain-value sentences.
 
 **The prior.** (a) *Held-out*: each term ranked by the ``ensemble`` learner trained on the other 13
@@ -24,7 +24,7 @@ alphabetical order). Every candidate setting (target x ridge penalty x prior wei
 is simulated on every term; for the terms of one half, the setting with the smallest mean share of
 sentences read to 80 % on the *other* half is applied, and vice versa. The figures reported are
 those of the held-apart choices. The stopping estimator (which score of a read sentence the
-curve P(valuable | score) is fitted on: :data:`statinterp.learned.continuous.ESTIMATORS`) is chosen
+curve P(valuable | score) is fitted on: :data:`statinterp.learned.feedback.ESTIMATORS`) is chosen
 the same way, on the halves, by its coverage in every policy (a checkpoint every 10 sentences
 read), and reported on the half it was not chosen on.
 """
@@ -100,7 +100,7 @@ def cached_priors(path: Path | None, indices, features) -> dict[str, np.ndarray]
     if path is not None:
         import io
 
-        from statinterp.cache import atomic
+        from statinterp.cache import files as atomic
 
         buf = io.BytesIO()
         np.savez(buf, stamp=np.array(stamp), **priors)
@@ -110,7 +110,7 @@ def cached_priors(path: Path | None, indices, features) -> dict[str, np.ndarray]
 
 def candidates():
     """Every setting of the continuous learner that the study tries."""
-    from statinterp.learned.continuous import ContinuousSettings
+    from statinterp.learned.feedback import ContinuousSettings
 
     return [ContinuousSettings(target=t, alpha=a, prior_weight=w, prior_half_life=h)
             for t, a, w, h in itertools.product(TARGETS, ALPHAS, PRIOR_WEIGHTS, HALF_LIVES)]
@@ -158,7 +158,7 @@ def held_apart(runs, static, grid, criterion: str = "per-term") -> tuple[dict, d
 
 def per_label_seconds(run, settings, repeats: int = 3) -> dict:
     """Mean and worst seconds of one label + re-rank of the rest, over a whole continuous review of ``run``."""
-    from statinterp.learned.continuous import ContinuousModel, rerank_rest
+    from statinterp.learned.feedback import ContinuousModel, rerank_rest
 
     best = None
     for _ in range(repeats):
@@ -201,8 +201,7 @@ def choose_estimator(runs_by_estimator: dict, terms) -> str:
 def study(runs, grid_settings) -> dict:
     """Static, the grid, the held-apart choice of the learner (continuous and button-20) and of the
     stopping estimator (every policy) for one prior."""
-    from statinterp.learned.continuous import ESTIMATORS
-    from statinterp.learned.review_simulation import against, macro, simulate_term
+    from statinterp.learned.feedback import ESTIMATORS, against, macro, simulate_term
 
     by_key = {r.key: r for r in runs}
     static_reads = {r.key: simulate_term(r, "static", checkpoint_every=0)["read_to_80"] for r in runs}
@@ -256,11 +255,9 @@ def main(argv=None) -> int:
     out = output_path(args, "feedback")
     started = time.perf_counter()
 
-    from statinterp.cache import atomic
-    from statinterp.learned.continuous import ContinuousSettings
-    from statinterp.learned.default_model import default_ranker
-    from statinterp.learned.feedback import ranker_scores
-    from statinterp.learned.review_simulation import TermRun
+    from statinterp.cache import files as atomic
+    from statinterp.learned.feedback import ContinuousSettings, TermRun, ranker_scores
+    from statinterp.learned.model import default_ranker
 
     indices, features = load_terms(args.data, args.cache_dir)
     terms = list(indices)
@@ -293,8 +290,8 @@ def main(argv=None) -> int:
              f"{sum(int((r.gains >= 2).sum()) for r in runs['held-out'])} of high or certain value.",
              *provenance_lines(provenance),
              "- What is measured and how: `experiments/feedback_simulation.py` (module docstring); the reviewer is "
-             "`statinterp.learned.review_simulation` (`statinterp simulate-review`), the learner "
-             "`statinterp.learned.continuous`.", ""]
+             "`statinterp.learned.feedback` (`statinterp simulate-review`), the learner "
+             "`statinterp.learned.feedback`.", ""]
 
     def policy_table(res) -> list[str]:
         out = ["| policy | sentences read to 50 % | to 80 % | to 100 % | share read to 80 % | found after 10 / 20 / 50 "
@@ -356,7 +353,7 @@ def main(argv=None) -> int:
         lines.append(f"| {name} | {v['reduction']:+.1%} |")
     shipped = setting_name(ContinuousSettings())
     if shipped in main_res["grid"]:
-        lines += ["", f"Shipped default (`statinterp.learned.continuous.ContinuousSettings()`): `{shipped}`, "
+        lines += ["", f"Shipped default (`statinterp.learned.feedback.ContinuousSettings()`): `{shipped}`, "
                   f"{main_res['grid'][shipped]['reduction']:+.1%} on all 14 terms -- chosen on them, so optimistic; "
                   "the held-apart figures of section 1 are the honest estimate of choosing this way."]
     lines += ["", "## 4. Cost of a label", "",
@@ -372,7 +369,7 @@ def main(argv=None) -> int:
               "(300 draws per curve, plus one valuable and one non-valuable pseudo-sentence at their mean score) with "
               "a Bernoulli draw per unread sentence gives the 90 % interval (5th-95th percentile of the simulated "
               "remainder). Stop is suggested when the rest holds none with probability >= 0.9 "
-              "(`statinterp.learned.continuous`). Coverage: the share of checkpoints at which the true remainder lay "
+              "(`statinterp.learned.feedback`). Coverage: the share of checkpoints at which the true remainder lay "
               "inside the interval, pooled over terms. Three estimators differ in the score a read sentence is "
               "fitted with: `read-time` (its score when it was read), `current` (its score now, from a learner that "
               "has seen its label) and `mixture` (half the draws from each curve).",

@@ -452,9 +452,9 @@ def term_scorer(memory, labelled, cache: Path | None = None) -> Callable[[frozen
 
 def rule_choice(memory, labelled, k: int = RULE_FOLDS, cache: Path | None = None) -> dict:
     """The line-joining rules chosen on all the terms (the default set), and the same choice measured on
-    terms held apart from it (:func:`statinterp.evaluation.rule_choice.held_apart`, ``k`` folds); scores are
+    terms held apart from it (:func:`statinterp.evaluation.tuning.held_apart`, ``k`` folds); scores are
     (exact, found) counts of labelled sentences, exact first."""
-    from statinterp.evaluation.rule_choice import choose_rules, held_apart, total_score
+    from statinterp.evaluation.tuning import choose_rules, held_apart, total_score
     from statinterp.text.segmentation import JOIN_RULES
 
     started = time.perf_counter()
@@ -722,7 +722,7 @@ def rule_choice_lines(rc: dict) -> list[str]:
              f"Each line-joining rule of `build_pipeline(join_lines=True)` can be switched on or off by name "
              f"(`statinterp.text.segmentation.JOIN_RULES`). A rule set is scored by `find`'s sentences with it "
              f"(exact, then found, labelled sentences; summed over terms). Rules are chosen by ablation "
-             f"(`statinterp.evaluation.rule_choice.choose_rules`): each rule is taken out of the full set alone "
+             f"(`statinterp.evaluation.tuning.choose_rules`): each rule is taken out of the full set alone "
              f"and kept when that lowers the score on the terms the choice is made on. *Held apart*: the 14 terms "
              f"in sorted order dealt into {rc['folds']} folds (the i-th term in fold i mod {rc['folds']}); each "
              f"fold's terms are scored with the rules chosen on the other folds' terms, and the scores are summed: "
@@ -801,7 +801,7 @@ def main(argv: list[str] | None = None) -> int:
         given = given[:at] + given[at + 2:] if at >= 0 else [a for a in given if not a.startswith(scratch + "=")]
     given = [("../" + "/".join(Path(a).parts[-3:]) if a == str(args.data) and Path(a).is_absolute() else a)
              for a in given]
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.provenance import report_json, run_provenance
 
     command = ("python -m experiments.find_segmentation " + " ".join(given)).strip()

@@ -95,7 +95,7 @@ def held_apart_note(rc: dict | None) -> str:
     return (f"\n## In-sample and held apart\n\nThe line-joining rules of find's segmentation are switchable "
             f"(`statinterp.text.segmentation.JOIN_RULES`) and chosen by ablation on labelled terms (a rule is kept "
             f"when taking it alone out of the full set loses labelled sentences; "
-            f"`statinterp.evaluation.rule_choice`). Chosen on all 14 terms and measured on them (in-sample, the "
+            f"`statinterp.evaluation.tuning`). Chosen on all 14 terms and measured on them (in-sample, the "
             f"set `find` ships: {', '.join(rc['chosen'])}): {100 * ie / n:.1f}% exact ({ie}/{n}), {100 * ic / n:.1f}% "
             f"found. Chosen without the term ({rc['folds']} folds of the 14 terms in sorted order, each fold measured "
             f"with the rules chosen on the other 12): **{100 * he / n:.1f}% exact ({he}/{n}), {100 * hc / n:.1f}% "
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     rule_choice = held_apart(out.parent)
     text = (report(result, command.strip(), build, seconds, provenance, rule_choice) + held_apart_note(rule_choice)
             + ceiling_note(out.parent))
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.provenance import report_json
 
     atomic.write_set({out: text,

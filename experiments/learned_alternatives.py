@@ -186,7 +186,7 @@ def fit_cross_encoder(train: list[Term], test: Term) -> np.ndarray:
     return np.concatenate(out).astype(np.float64)
 
 
-#: Magic string of a cached cross-encoder fold (:mod:`statinterp.cache.arrayfile`).
+#: Magic string of a cached cross-encoder fold (:mod:`statinterp.cache.files`).
 _CE_MAGIC = b"STATINTERP-ALT-CE-1\n"
 
 
@@ -214,7 +214,7 @@ def _cross_encoder_key(train: list[Term], test: Term) -> str:
 def cached_cross_encoder(train: list[Term], test: Term, cache_root: Path | None) -> tuple[np.ndarray, float]:
     """:func:`fit_cross_encoder`'s held-out scores and the seconds they took, from the cache when
     there (``cache_root``: statinterp's cache folder; ``None``: no cache)."""
-    from statinterp.cache.arrayfile import read_array_file, write_array_file
+    from statinterp.cache.files import read_array_file, write_array_file
 
     key = _cross_encoder_key(train, test)
     path = Path(cache_root) / "alternatives" / f"cross-encoder-{key[:32]}.arr" if cache_root is not None else None
@@ -272,7 +272,7 @@ def main(argv=None) -> int:
     if args.cross_encoder_only:
         return cross_encoder_only(args.data, args.cache_dir)
 
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, macro_average, paired_test
     from statinterp.learned.crossval import make_folds
     from statinterp.learned.features import FeatureSettings, zscore

@@ -29,7 +29,7 @@ and scores each held-out term's sentences; nDCG is that of the whole held-out te
    sentence may have near-copies among the rest (as when a researcher labels a sentence quoted in
    many cases).
 4. *Label consistency*: near-duplicate candidate pairs of each term (token-set Jaccard >= 0.9,
-   :func:`statinterp.evaluation.dedupe.similar_pairs`, the ``rank --dedupe`` index) and whether the
+   :func:`statinterp.evaluation.ranking.similar_pairs`, the ``rank --dedupe`` index) and whether the
    annotators gave both copies the same label: a direct check of annotation noise.
 """
 
@@ -271,9 +271,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     out = output_path(args, "learned_limits")
 
-    from statinterp.cache import atomic
-    from statinterp.evaluation.dedupe import DEFAULT_THRESHOLD, similar_pairs, token_sets
+    from statinterp.cache import files as atomic
     from statinterp.evaluation.metrics import DEFAULT_METRICS, evaluate_scores, macro_average
+    from statinterp.evaluation.ranking import DEFAULT_THRESHOLD, similar_pairs, token_sets
     from statinterp.learned.crossval import make_folds
     from statinterp.learned.features import FeatureSettings
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from statinterp.corpus.dataset import Corpus
-from statinterp.evaluation.dedupe import similar_pairs, token_sets
+from statinterp.evaluation.ranking import similar_pairs, token_sets
 from statinterp.learned.crossval import cross_validate
 from statinterp.learned.features import FeatureSettings, extract_features
 from statinterp.learned.sentence_patterns import term_pattern

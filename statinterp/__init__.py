@@ -19,7 +19,7 @@ import importlib
 #: and ``statinterp --help`` stay fast.
 _EXPORTS = {
     "Analyzer": ".text.analysis",
-    "Interpolated": ".rankers.context", "Recursive": ".rankers.context",
+    "Interpolated": ".rankers.base", "Recursive": ".rankers.base",
     "Corpus": ".corpus.dataset", "TermData": ".corpus.dataset", "load_corpus": ".corpus.dataset",
     "InputError": ".errors", "StatinterpError": ".errors", "UsageError": ".errors",
     "macro_average": ".evaluation.metrics", "ndcg": ".evaluation.metrics", "parse_metric": ".evaluation.metrics",
@@ -27,17 +27,17 @@ _EXPORTS = {
     "PreparedCorpus": ".index.term_index", "TermIndex": ".index.term_index", "prepare": ".index.term_index",
     "build_method": ".rankers.grammar", "list_methods": ".rankers.grammar", "parse_method": ".rankers.grammar",
     "with_params": ".rankers.grammar",
-    "DomainGate": ".rankers.gates", "Expanded": ".rankers.gates", "Gate": ".rankers.gates", "Gated": ".rankers.gates",
+    "DomainGate": ".rankers.gates", "Expanded": ".rankers.base", "Gate": ".rankers.base", "Gated": ".rankers.base",
     "NoveltyGate": ".rankers.gates",
     "NewWordRatio": ".rankers.novelty", "NewWords": ".rankers.novelty", "NoveltyMeasure": ".rankers.novelty",
     "WMDNovelty": ".rankers.novelty",
-    "Cosine": ".rankers.cosine", "RandomOrder": ".rankers.random",
+    "Cosine": ".rankers.cosine", "RandomOrder": ".rankers.lexical",
     "load_provisions": ".corpus.provisions",
-    "Ranking": ".evaluation.ranking", "rank": ".evaluation.ranking", "results_frame": ".evaluation.frames",
+    "Ranking": ".evaluation.ranking", "rank": ".evaluation.ranking", "results_frame": ".evaluation.ranking",
     "Component": ".rankers.base", "Ranker": ".rankers.base", "Requirements": ".rankers.base",
     "Similarity": ".rankers.base",
     "BM25": ".rankers.lexical", "QLLM": ".rankers.lexical", "TFISF": ".rankers.lexical",
-    "evaluate_methods": ".evaluation.methods", "example_data_path": ".workflow", "open_corpus": ".workflow",
+    "evaluate_methods": ".evaluation.ranking", "example_data_path": ".workflow", "open_corpus": ".workflow",
     "prepare_corpus": ".workflow",
 }
 

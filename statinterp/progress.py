@@ -7,7 +7,7 @@ messages through :func:`note`. Where the reports go is the current *reporter*:
 * by default, :class:`LineReporter` writing to the ``statinterp.progress`` logger (INFO): a line
   with counts, rate and time left every few seconds (silent unless logging is configured);
 * the command line installs its own (a tqdm bar on a terminal, plain lines every few seconds
-  otherwise; :mod:`statinterp.app.progress`) with :func:`use_reporter`;
+  otherwise; :mod:`statinterp.app.cli`) with :func:`use_reporter`;
 * Python users may do the same, e.g. ``with use_reporter(LineReporter(print)): ...``.
 
 A reporter is any object with ``start(label, total, unit) -> Task`` and ``note(message)``; a

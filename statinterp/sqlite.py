@@ -1,7 +1,7 @@
 """SQLite in one style: transactions, versioned schemas with migrations, rows read by name.
 
 The collection (:mod:`statinterp.collection.store`) and the label store
-(:mod:`statinterp.corpus.label_store`) are SQLite files written the same way:
+(:mod:`statinterp.corpus.labels`) are SQLite files written the same way:
 
 * the connection is in autocommit mode (``isolation_level=None``) and every write that must be
   whole is one :func:`transaction` (``BEGIN IMMEDIATE`` ... ``COMMIT``; any exception, a

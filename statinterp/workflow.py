@@ -2,7 +2,7 @@
 
 The top layer of the library (docs/architecture.md, "Layers"): it joins the layers below it
 (the collection's find and the evaluation's comparison, the corpus and its preparation) and
-re-exports the evaluation step (:func:`~statinterp.evaluation.methods.evaluate_methods`).
+re-exports the evaluation step (:func:`~statinterp.evaluation.ranking.evaluate_methods`).
 
 The CLI calls these and nothing else; Python users can call them too::
 
@@ -26,7 +26,7 @@ from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Corpus, load_corpus, term_key
 from statinterp.corpus.provisions import ProvisionBook, load_provisions
 from statinterp.evaluation.against import AgainstResult, compare_with_labelled
-from statinterp.evaluation.methods import MethodResult, evaluate_methods, prefetch_vectors
+from statinterp.evaluation.ranking import MethodResult, evaluate_methods, prefetch_vectors
 from statinterp.index.term_index import PreparedCorpus, prepare
 from statinterp.progress import task
 from statinterp.text.analysis import Analyzer

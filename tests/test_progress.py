@@ -13,8 +13,7 @@ import pytest
 
 import statinterp
 from statinterp import progress
-from statinterp.app.cli import main
-from statinterp.app.progress import TqdmReporter, stderr_reporter
+from statinterp.app.cli import TqdmReporter, main, stderr_reporter
 from statinterp.progress import LineReporter, RateEstimate, use_reporter
 
 

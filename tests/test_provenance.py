@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from statinterp.app.report import reproduction_json
-from statinterp.evaluation.check import DEFAULT_TOLERANCE
-from statinterp.evaluation.tuning import reproduce
+from statinterp.evaluation.tuning import DEFAULT_TOLERANCE, reproduce
 from statinterp.provenance import FIGURE_DIGITS, fixed_precision, report_json
 from statinterp.workflow import MethodResult, open_corpus, prepare_corpus
 from tests.support.paths import REPO_ROOT

@@ -3,7 +3,7 @@ grouped by jurisdiction and court level, and a table of authorities (``statinter
 review page's "Export memo").
 
 :func:`build_memo` chooses the sentences: those the reviewer labelled high or certain value
-(their labels, :mod:`statinterp.corpus.label_store`), in the ranking's order; where the term has
+(their labels, :mod:`statinterp.corpus.labels`), in the ranking's order; where the term has
 no such label, the top ``top`` sentences of the ranking, and the memo says that they are
 unreviewed. Each entry carries its pin cite (:func:`statinterp.corpus.pin_cites.sentence_pin_cite`),
 a link back to its opinion on CourtListener (:func:`opinion_link`) and its court's authority
@@ -336,7 +336,7 @@ def memo_bytes(memo: Memo, fmt: str) -> bytes:
 
 def write_memo(memo: Memo, path: str | Path, force: bool = False) -> Path:
     """Write the memo atomically in the format of ``path``'s extension."""
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
 
     return atomic.write_bytes(path, memo_bytes(memo, memo_format(path)), force=force)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import UsageError, closest_names, did_you_mean
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def collection_options(collection_help: str, strict_help: str | None = None, das
 
 def provision_options(func):
     """``--provision-cite CITE`` and ``--uscode FILE`` (rank, memo): the provision's citation, and
-    its text read from the US Code title's USLM XML (:mod:`statinterp.corpus.uscode`)."""
+    its text read from the US Code title's USLM XML (:mod:`statinterp.corpus.provisions`)."""
     func = click.option("--uscode", type=click.Path(path_type=Path), default=None, metavar="FILE",
                         help="The US Code title's USLM XML (usc18.xml, from uscode.house.gov/download) to read "
                              "--provision-cite's text from.")(func)
@@ -179,7 +179,7 @@ def resolve_provision(text: str | None, cite: str | None, uscode: Path | None) -
         if text is not None:
             raise UsageError("give the provision's text with --provision/--provision-file or read it with --uscode, "
                              "not both")
-        from statinterp.corpus.uscode import usc_provision
+        from statinterp.corpus.provisions import usc_provision
 
         return usc_provision(uscode, cite or "")
     if cite is not None and text is None:
@@ -428,7 +428,7 @@ def ranker_of_name(name: str):
     from statinterp.rankers.grammar import build_method
 
     if name.strip().lower() == DEFAULT_MODEL_NAME:
-        from statinterp.learned.default_model import default_ranker
+        from statinterp.learned.model import default_ranker
 
         return default_ranker()
 
@@ -439,7 +439,7 @@ def ranker_from_options(method: str, model_file):
     """The ranker of ``--method`` or, if given, of ``--model`` (not both)."""
     if model_file is None:
         if method is None:
-            from statinterp.learned.default_model import default_ranker
+            from statinterp.learned.model import default_ranker
 
             return default_ranker()
         return ranker_of_name(method)

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 from statinterp.errors import terminal_safe
 
 if TYPE_CHECKING:  # annotations only: the CLI reads RANK_FORMATS at start-up, so this module stays light
-    from statinterp.evaluation.dedupe import Collapsed
-    from statinterp.evaluation.ranking import Ranking
+    from statinterp.evaluation.ranking import Collapsed, Ranking
     from statinterp.workflow import MethodResult
 
 RANK_FORMATS = ("table", "json", "csv", "trec")

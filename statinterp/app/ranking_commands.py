@@ -28,8 +28,8 @@ from statinterp.app.options import (
     split_methods,
 )
 from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
-from statinterp.cache import atomic
-from statinterp.errors import StatinterpWarning, UsageError
+from statinterp.cache import files as atomic
+from statinterp.errors import StatinterpWarning, UsageError, terminal_safe
 
 
 @click.command()
@@ -79,7 +79,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
     opts = check_vectors([ranker], opts)
     feedback_labels = None
     if feedback_file is not None:
-        from statinterp.corpus.label_files import read_label_file
+        from statinterp.corpus.labels import read_label_file
 
         feedback_labels = read_label_file(feedback_file)  # a bad file stops before the analysis
     if provision_text is not None and provision_file is not None:
@@ -125,7 +125,7 @@ def rank(term, method, top, fmt, provision_text, provision_file, provision_cite,
 
         if order != "score":
             raise UsageError("--order authority and --dedupe: give one of them")
-        from statinterp.evaluation.dedupe import collapse_ranking
+        from statinterp.evaluation.ranking import collapse_ranking
 
         collapsed = collapse_ranking(ranking, dedupe_threshold)
         emit(format_collapsed(collapsed, fmt, top or None, shown_term=term.strip()), out, force)
@@ -317,8 +317,9 @@ def explain(term, sentence_id, method, model_file, top, fmt, opts: DataOptions):
     ranker = ranker_from_options(method, model_file)
     opts = check_vectors([ranker], opts)
     prepared = prepare(opts, require_term=term)
-    click.echo(format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top,
-                                                   evidence=reason_evidence), fmt), nl=False)
+    text = format_explanation(explain_sentence(ranker, prepared[term], sentence_id, top=top,
+                                               evidence=reason_evidence), fmt)
+    click.echo(terminal_safe(text, keep_newlines=True) if fmt == "text" else text, nl=False)
 
 
 #: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).

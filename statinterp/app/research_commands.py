@@ -23,7 +23,7 @@ from statinterp.app.options import (
     resolve_method,
     split_methods,
 )
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import UsageError
 
 
@@ -151,7 +151,7 @@ def _check_report(path: Path, tolerance, only_differences: bool, given: DataOpti
     import shlex
 
     from statinterp.errors import InputError
-    from statinterp.evaluation.check import DEFAULT_TOLERANCE, compare_figures, format_check, recorded_run
+    from statinterp.evaluation.tuning import DEFAULT_TOLERANCE, compare_figures, format_check, recorded_run
 
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -305,7 +305,7 @@ def cv(families, standardise, vector_features, case_citations, seed, learners, m
     Example: statinterp cv --data ../shared/data/statutory_interpretation
     """
     from statinterp import __version__
-    from statinterp.app.cv_report import format_cv, write_report
+    from statinterp.app.report import format_cv, write_report
     from statinterp.learned.crossval import cross_validate
     from statinterp.provenance import run_provenance
     from statinterp.rankers.grammar import paper_compounds
@@ -372,7 +372,7 @@ def model_upgrade(old, new, force):
 
     Example: statinterp model upgrade learned.model learned-v2.model
     """
-    from statinterp.learned.legacy_model import upgrade_model
+    from statinterp.learned.model import upgrade_model
 
     atomic.check_writable(new, force)
     upgrade_model(old, new, force=force, command=invocation())

@@ -1,4 +1,10 @@
-"""``statinterp review`` and ``statinterp labels export/import``: click commands (the app is in app/review/)."""
+"""Commands of review: ``review``, ``simulate-review``, ``labels export/import`` and ``memo``
+(click commands; the app is in app/review/).
+
+**Review**: ``statinterp review`` and ``statinterp labels export/import``: click commands (the app is in app/review/).
+
+**Memo**: ``statinterp memo``: click command only (the memo is made and written by :mod:`statinterp.app.memo`).
+"""
 
 from __future__ import annotations
 
@@ -22,10 +28,12 @@ from statinterp.app.options import (
     note_unlabelled,
     prepare,
     prepare_found,
+    provision_options,
     ranker_from_options,
+    resolve_provision,
     shard_options,
 )
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.errors import StatinterpWarning, UsageError
 
 LABELS_HELP = ("Label store (SQLite) to read and write. Default: under ~/.local/share/statinterp/labels/ "
@@ -40,7 +48,7 @@ def label_store_path(data, labels_file) -> Path:
 
 
 def _label_store_path(data, labels_file) -> Path:
-    from statinterp.corpus.label_store import default_store_path
+    from statinterp.corpus.labels import default_store_path
 
     return Path(labels_file) if labels_file is not None else default_store_path(data)
 
@@ -82,7 +90,7 @@ def review(term, method, model_file, labels_file, port, host, no_browser, show_l
 
     from statinterp.app.review.server import bind_socket, create_app, serve
     from statinterp.app.review.session import ReviewSession
-    from statinterp.corpus.label_store import LabelStore
+    from statinterp.corpus.labels import LabelStore
 
     ranker = ranker_from_options(method, model_file)
     opts = check_vectors([ranker], opts)
@@ -162,8 +170,7 @@ def simulate_review(terms, method, model_file, policies, prior_weight, alpha, ch
     import dataclasses
     import json
 
-    from statinterp.learned.continuous import ContinuousSettings
-    from statinterp.learned.review_simulation import format_table, simulate, term_runs
+    from statinterp.learned.feedback import ContinuousSettings, format_table, simulate, term_runs
     from statinterp.provenance import run_provenance
 
     ranker = ranker_from_options(method, model_file)
@@ -212,8 +219,8 @@ def labels_export(term, data, labels_file, collection, shards, case_filter, out,
 
     Example: statinterp labels export vehicle --out vehicle.zip
     """
-    from statinterp.corpus.label_store import LabelStore
-    from statinterp.corpus.writer import write_term_zip
+    from statinterp.corpus.dataset import write_term_zip
+    from statinterp.corpus.labels import LabelStore
     from statinterp.workflow import open_corpus
 
     atomic.check_writable(out, force)
@@ -262,7 +269,7 @@ def labels_import(source, data, labels_file, terms):
 
     Example: statinterp labels import vehicle.zip
     """
-    from statinterp.corpus.label_store import LabelStore
+    from statinterp.corpus.labels import LabelStore
     from statinterp.errors import InputError
     from statinterp.workflow import open_corpus
 
@@ -291,6 +298,67 @@ def labels_import(source, data, labels_file, terms):
                 store.set_labels(key, ids, label, source=f"import:{Path(source).name}")
     click.echo(f"imported {len(plan)} label(s) into {path}", err=True)
 
+#: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
+
+
+@click.command()
+@click.argument("term")
+@data_options
+@click.option("--method", "-m", default=None,
+              help="Ranking method that orders the sentences (see `statinterp methods`). Default: learned:default.")
+@click.option("--model", "model_file", type=click.Path(path_type=Path), default=None,
+              help="Rank with a learned model (made by `statinterp train`) instead of --method.")
+@click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None, help=LABELS_HELP)
+@collection_options("Find TERM in this collection (made by `statinterp ingest`) instead of --data.")
+@click.option("--top", "-n", type=click.IntRange(1), default=20, show_default=True,
+              help="Without a label of high or certain value: how many top-ranked sentences the memo quotes.")
+@click.option("--provision", "provision_text", default=None, help="Use this text as the term's source provision.")
+@provision_options
+@click.option("--out", "-o", type=OUT_FILE, required=True,
+              help="The memo to write: .docx (Word), .md (Markdown) or .html, by its extension.")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+def memo(term, method, model_file, labels_file, top, provision_text, provision_cite, uscode, out, force,
+         opts: DataOptions, where: CollectionOptions):
+    """Write a research memo of TERM: its provision, the sentences that explain it with their pin
+    cites, grouped by jurisdiction and court level, and a table of authorities.
+
+    The sentences are those you labelled high or certain value in `statinterp review` (the label
+    store of --data or --collection, or --labels); without such labels, the top --top sentences
+    of the ranking, marked unreviewed.
+
+    Example: statinterp memo "technological measure" --collection my-collection --out memo.docx
+    """
+    from statinterp.app.memo import build_memo, memo_format, memo_summary, write_memo
+    from statinterp.corpus.labels import LabelStore
+    from statinterp.evaluation.ranking import rank as rank_term
+
+    memo_format(out)  # a bad extension fails before the work
+    atomic.check_writable(out, force)
+    provision_text, citation = resolve_provision(provision_text, provision_cite, uscode)
+    ranker = ranker_from_options(method, model_file)
+    opts = check_vectors([ranker], opts)
+    if where.collection is not None:
+        prepared = prepare_found(opts, where, term, provision_text, citation)
+    else:
+        if where.shards or where.shard_statistics != "all" or where.case_filter:
+            raise UsageError("--shard, --shard-statistics and the case filters (--court, --since, ...) apply to "
+                             "--collection only")
+        prepared = prepare(opts, require_term=term, provision_override={
+            term: (provision_text, citation or "user-supplied")} if provision_text else None)
+    index = prepared[term]
+    path = label_store_path(where.collection if where.collection is not None else opts.data, labels_file)
+    labels: dict[str, str] = {}
+    if path.is_file():
+        with LabelStore(path) as store:
+            labels = store.labels(index.key)
+    elif labels_file is not None:
+        raise UsageError(f"--labels {labels_file}: no such label store")
+    result = build_memo(index.term, rank_term(ranker, index), labels, top=top,
+                        filters=where.case_filter.describe() if where.case_filter else "")
+    write_memo(result, out, force=force)
+    click.echo(f"wrote {out}: {memo_summary(result)}", err=True)
 
 #: The commands this module adds to ``statinterp`` (app/cli.py adds those of every *_commands module).
-COMMANDS: tuple[click.Command, ...] = (review, simulate_review, labels,)
+
+
+COMMANDS: tuple[click.Command, ...] = (review, simulate_review, labels, memo,)

@@ -10,7 +10,7 @@ The namespaces (:data:`NAMESPACES`): ``analysis`` (token arrays per text), ``pre
 (prepared corpora), ``vectors`` (trained word vectors), ``dense`` (sentence embeddings),
 ``directions`` (unit directions and values computed under word vectors), ``answers`` (a slow
 lookup's answers). Array entries (everything but the two vector namespaces, which hold gensim
-pickles) are checksummed array files (:mod:`statinterp.cache.arrayfile`, magic
+pickles) are checksummed array files (:mod:`statinterp.cache.files`, magic
 :data:`MAGIC`, the entry's key in the checksum).
 
 The rules, the same for every namespace:
@@ -18,21 +18,27 @@ The rules, the same for every namespace:
 * An entry is checked (regular file, size, checksum, key) before anything in it is used. A
   damaged entry is discarded with one :class:`CacheWarning` and ``None`` is returned: the
   caller rebuilds it (:meth:`CacheStore.discard`).
-* Writes are atomic (:mod:`statinterp.cache.atomic`) and best effort: a folder that cannot be
+* Writes are atomic (:mod:`statinterp.cache.files`) and best effort: a folder that cannot be
   written gives one warning per cache folder and process, and the run goes on without storing.
 * A namespace with a :data:`KEEP` limit keeps only that many most recently used entries of each
   kind (file suffix); reading an entry marks it used. ``analysis`` keeps everything (prepared
   corpora record its entries' modification times).
 * ``statinterp cache info`` / ``statinterp cache clear [NAMESPACE]`` (:meth:`CacheStore.info`,
   :meth:`CacheStore.clear`).
+* Where: :func:`default_cache_dir`. Keys of computed values include :func:`code_fingerprint`, a
+  fingerprint of the source code that computes them: editing that code invalidates what was
+  cached (the old files are simply never found again).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -41,11 +47,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from statinterp.cache.arrayfile import evict_oldest, read_array_file, touch, write_array_file
-from statinterp.cache.location import default_cache_dir
+from statinterp.cache.files import evict_oldest, read_array_file, touch, write_array_file
 from statinterp.errors import StatinterpError, StatinterpWarning
 
-__all__ = ["CacheStore", "CacheWarning", "NAMESPACES", "Stale", "STORE_FORMAT", "MAGIC"]
+__all__ = ["CacheStore", "CacheWarning", "NAMESPACES", "Stale", "STORE_FORMAT", "MAGIC", "default_cache_dir",
+           "code_fingerprint"]
 
 T = TypeVar("T")
 
@@ -94,7 +100,7 @@ class NamespaceInfo:
 
 
 class CacheStore:
-    """The cache under ``root`` (``None``: :func:`~statinterp.cache.location.default_cache_dir`)."""
+    """The cache under ``root`` (``None``: :func:`~statinterp.cache.store.default_cache_dir`)."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None):
         self.root = Path(root) if root is not None else default_cache_dir()
@@ -224,3 +230,32 @@ class CacheStore:
             shutil.rmtree(self.root / name, ignore_errors=True)
         return NamespaceInfo(namespace or "all", sum(before[n].entries for n in names),
                              sum(before[n].bytes for n in names))
+
+
+def default_cache_dir() -> Path:
+    """``$STATINTERP_CACHE``, else ``$XDG_CACHE_HOME/statinterp``, else ``~/.cache/statinterp``."""
+    env = os.environ.get("STATINTERP_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "statinterp"
+
+
+def _source_file(module: str) -> Path:
+    loaded = sys.modules.get(module)
+    origin = getattr(loaded, "__file__", None)
+    if origin is None:
+        spec = importlib.util.find_spec(module)  # found, not imported: no import order to mind
+        origin = spec.origin if spec is not None else None
+    if origin is None:
+        raise ValueError(f"no source file for module {module!r}")
+    return Path(origin)
+
+
+@functools.cache
+def code_fingerprint(*modules: str) -> str:
+    """SHA-256 over the source files of the named modules (dotted names), in the given order."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(_source_file(module).read_bytes())
+    return digest.hexdigest()

@@ -44,13 +44,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.collection.shard_set import ShardSet, each_part, open_collection
 from statinterp.collection.store import Collection, ParagraphRow
-from statinterp.corpus.dataset import KINDS, Case, Opinion, Paragraph, Sentence, TermData, query_of, term_key
+from statinterp.corpus.dataset import (
+    KINDS,
+    Case,
+    Opinion,
+    Paragraph,
+    Sentence,
+    TermData,
+    found_records,
+    query_of,
+    tables_zip_bytes,
+    term_key,
+)
 from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
 from statinterp.corpus.provisions import Provision
-from statinterp.corpus.writer import found_records, tables_zip_bytes
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
 from statinterp.text.term_match import (
     fts_exact_query,
@@ -447,9 +457,9 @@ def _line_index(starts: list[int], offset: int) -> int:
 
 
 def term_zip_bytes(key: str, tables: Tables, filters: dict[str, Any] | None = None) -> bytes:
-    """find's tables as the data set's term zip (:func:`~statinterp.corpus.writer.tables_zip_bytes`
-    of :func:`~statinterp.corpus.writer.found_records`); ``filters`` (the case filter applied,
-    :attr:`FoundTerm.filters`) is recorded in the zip's comment (:func:`~statinterp.corpus.writer.zip_filters`)."""
+    """find's tables as the data set's term zip (:func:`~statinterp.corpus.dataset.tables_zip_bytes`
+    of :func:`~statinterp.corpus.dataset.found_records`); ``filters`` (the case filter applied,
+    :attr:`FoundTerm.filters`) is recorded in the zip's comment (:func:`~statinterp.corpus.dataset.zip_filters`)."""
     return tables_zip_bytes(key, found_records(tables), filters=filters)
 
 

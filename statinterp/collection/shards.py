@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.cache.files import NotRegularFile, TooLarge, read_regular
 from statinterp.errors import InputError, UsageError, parse_json
 from statinterp.sources.records import CaseRecord

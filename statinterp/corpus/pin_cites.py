@@ -63,9 +63,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from statinterp.corpus.dataset import Case, Sentence, TermData
 
-__all__ = ["ParsedCite", "case_cite", "cite_name", "court_abbreviation", "courts_db_court", "first_page", "format_cite",
-           "page_at",
-           "paragraph_number", "parse_cite", "sentence_pin_cite"]
+__all__ = ["ParsedCite", "case_cite", "cite_name", "court_abbreviation", "courts_db_court", "first_page",
+           "format_cite", "page_at", "paragraph_number", "parse_cite", "sentence_pin_cite"]
 
 #: The Supreme Court's reporters: the court is never written after them.
 SUPREME_COURT_REPORTERS = ("U.S.", "S. Ct.", "L. Ed.", "L. Ed. 2d")
@@ -207,12 +206,12 @@ def _courts_db_court(court: str) -> dict | None:
 
 @functools.lru_cache(maxsize=1)
 def _court_names():
-    """courts-db's answers for court names, kept between processes (:mod:`statinterp.cache.answers`):
+    """courts-db's answers for court names, kept between processes (:mod:`statinterp.cache.namespaces`):
     finding a name takes courts-db about 1.6 s to compile its patterns in a process, then about
     20 ms a name; a ``find`` meets a few dozen courts."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from statinterp.cache.answers import StoredAnswers
+    from statinterp.cache.namespaces import StoredAnswers
 
     try:
         known = version("courts-db")

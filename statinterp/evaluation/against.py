@@ -21,8 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from statinterp.corpus.dataset import TermData
-from statinterp.corpus.labels import LABEL_GAINS
+from statinterp.corpus.dataset import LABEL_GAINS, TermData
 
 __all__ = ["AgainstResult", "normalise", "compare_with_labelled", "labelled_tables"]
 

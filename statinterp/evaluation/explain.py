@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from statinterp.errors import UsageError, terminal_safe
+from statinterp.errors import UsageError
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
@@ -177,7 +177,8 @@ def _scalar(v: Any) -> str:
 
 
 def format_explanation(expl: dict, fmt: str = "text") -> str:
-    """The explanation as indented text or JSON."""
+    """The explanation as indented text or JSON, the sentence's text as it is (a terminal's
+    caller escapes control characters: ``statinterp explain`` does)."""
     expl = _plain(expl)
     if fmt == "json":
         return json.dumps(expl, indent=2, ensure_ascii=False) + "\n"
@@ -187,4 +188,4 @@ def format_explanation(expl: dict, fmt: str = "text") -> str:
     if expl.get("reasons"):
         head += ["Why it ranks here: " + "; ".join(expl["reasons"]) + ".", ""]
     head.append("Components:")
-    return terminal_safe("\n".join(head + _lines(expl["components"], 1)), keep_newlines=True) + "\n"
+    return "\n".join(head + _lines(expl["components"], 1)) + "\n"

@@ -7,7 +7,7 @@ function docstrings repeat the one they implement.
 Notation
 --------
 For one statutory term, ``n`` labelled sentences have gains ``g`` (see
-:data:`statinterp.corpus.labels.LABEL_GAINS`: high value 3, certain value 2,
+:data:`statinterp.corpus.dataset.LABEL_GAINS`: high value 3, certain value 2,
 potential value 1, no value 0). A ranking lists them as ``rel_1, ..., rel_n``
 (``rel_i`` = gain of the sentence at rank ``i``, ranks start at 1).
 

@@ -1,4 +1,5 @@
-"""Experiments over a prepared corpus: hyperparameter tuning and the full reproduction run.
+"""Experiments over a prepared corpus: hyperparameter tuning, the full reproduction run and its
+check against a committed report.
 
 Tuning is a grid search. A method is a ranker object (or a method name, parsed once with
 :func:`statinterp.rankers.grammar.parse`); every grid point is a set of keyword parameters
@@ -16,6 +17,28 @@ bookkeeping, so leave-one-term-out tuning costs no more than one grid evaluation
   score on the term itself; the macro over terms of those held-out scores.
 * :func:`reproduce`: every runnable method on every term (methods that cannot run, e.g. ones
   needing pretrained vectors that were not given, are skipped with the reason).
+
+**Rule choice**: choosing switchable rules on some terms and measuring them on terms held apart.
+
+Rules chosen on the terms they are measured on flatter themselves: a rule written for a layout
+that only one term shows helps that term in-sample and nothing else. :func:`held_apart`
+measures the rule choice itself: the terms are cut into folds (:func:`folds`), the rules are
+chosen on the other folds' terms (:func:`choose_rules`) and measured on the fold's own, and the
+held-apart scores are summed over the folds: what the procedure gives on terms it never saw,
+which is what it predicts for new terms.
+
+A *score* is a tuple of counts (say, sentences found exactly and sentences found), summed
+element-wise over terms and compared lexicographically (the first count decides, the next ones
+break its ties). Everything is deterministic: the folds follow the terms' sorted order, the rules
+are tried in the order given, ties go to the rule tried first.
+
+**Checking a committed report** (``reproduce --check``): the figures it states against the figures a re-run gives now.
+
+:func:`recorded_run` reads what a report JSON (``statinterp reproduce`` or ``statinterp cv``)
+says was run; :func:`compare_figures` lines up every figure it states (per term and macro) with
+the same figure now and says whether they agree within a tolerance; :func:`format_check`
+prints them. The CLI (``statinterp reproduce --check REPORT.json``) re-runs and exits 1 when a
+figure disagrees. Pure functions: no file is read or written here.
 """
 
 from __future__ import annotations
@@ -23,33 +46,87 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from statinterp.errors import StatinterpError, UsageError
-from statinterp.evaluation.methods import MethodResult, evaluate_methods
 from statinterp.evaluation.metrics import DEFAULT_METRICS, Metric, macro_average, parse_metric
-from statinterp.evaluation.ranking import rank
+from statinterp.evaluation.ranking import MethodResult, evaluate_methods, rank
 from statinterp.index.term_index import PreparedCorpus
 from statinterp.progress import iterate
-from statinterp.rankers.base import Ranker
-from statinterp.rankers.gates import Gated
+from statinterp.provenance import version_differences
+from statinterp.rankers.base import Gated, Ranker
 from statinterp.rankers.grammar import as_ranker, list_methods, parse, with_params
 from statinterp.rankers.registry import candidate_grid
 
-# A method's default grid holds the keywords of :func:`candidate_grid` (the tuning grids the
-# registered parts declare: ``lam`` λ1, ``lam2`` λ2, ``nwr``, ``qllm_lam``, in that order) that
-# :func:`build_method` accepts for it *and* that change the ranker it builds (so ``lam`` is tuned
-# for ``TF-ISF-p`` but not for ``TF-ISF``); a gated compound's default grid leaves out ``lam``
-# (its base keeps its own λ1).
+__all__ = ["Score", "choose_rules", "folds", "held_apart", "total_score", "GridPoint", "LooFold", "LooResult",
+           "Reproduction", "TuneResult", "all_methods", "best_point", "core_methods", "default_grid",
+           "evaluate_grid", "format_params", "grid_points", "inert_parameters", "parse_grid",
+           "parse_grid_values", "reproduce", "tune", "tune_loo", "DEFAULT_TOLERANCE", "CheckResult", "Figure",
+           "compare_figures", "figures_of", "format_check", "recorded_run"]
+
+Score = tuple[int, ...]
+
+#: ``score(rules, term)``: the score of ``term`` with the set of rules ``rules`` switched on.
+Scorer = Callable[[frozenset[str], str], Score]
+
+
+def total_score(score: Scorer, rules: frozenset[str], terms: Iterable[str]) -> Score:
+    """``score(rules, term)`` summed element-wise over ``terms`` (``()`` for no terms)."""
+    parts = [score(rules, term) for term in terms]
+    return tuple(sum(values) for values in zip(*parts, strict=True)) if parts else ()
+
+
+def choose_rules(rules: Sequence[str], score: Scorer, terms: Sequence[str]) -> tuple[frozenset[str], list[dict]]:
+    """The rules that ablation keeps on ``terms``, and the ablation's steps.
+
+    Each rule is taken out of the full set of ``rules`` alone; it is kept when that lowers the total
+    score on ``terms`` (:func:`total_score`): a rule is kept only when it earns its place on these
+    terms, given all the others. A rule whose work another rule also does (taking either out alone
+    changes nothing) is dropped with its twin: the chosen set is scored as a whole, so such a loss
+    shows. Each step is ``{"rule": name, "score": total without it}``; the first is ``{"rule": None,
+    "score": total with every rule}``. The rule sets scored are the same whatever ``terms`` are (the
+    full set and the full set less one rule), so choices on many term subsets share their scores.
+    """
+    every = frozenset(rules)
+    full = total_score(score, every, terms)
+    steps: list[dict] = [{"rule": None, "score": full}]
+    steps += [{"rule": rule, "score": total_score(score, every - {rule}, terms)} for rule in rules]
+    return frozenset(step["rule"] for step in steps[1:] if step["score"] < full), steps
+
+
+def folds(terms: Iterable[str], k: int) -> list[list[str]]:
+    """``terms`` in sorted order dealt into ``k`` folds: the i-th term goes to fold ``i % k``."""
+    ordered = sorted(terms)
+    if not 1 < k <= len(ordered):
+        raise ValueError(f"cannot deal {len(ordered)} terms into {k} folds (2 to {len(ordered)} folds)")
+    return [ordered[i::k] for i in range(k)]
+
+
+def held_apart(rules: Sequence[str], score: Scorer, terms: Sequence[str], k: int) -> dict:
+    """The rule choice (:func:`choose_rules`) measured on terms held apart from it.
+
+    For each of the ``k`` folds (:func:`folds`): the rules chosen on the other folds' terms and
+    their score on the fold's terms. Returns ``{"folds": [{"held_apart": terms, "chosen": sorted
+    rules, "steps": ..., "score": per held-apart term}], "score": summed over every term (each
+    scored once, by the rules chosen without it)}``.
+    """
+    out = []
+    per_term: dict[str, Score] = {}
+    for fold in folds(terms, k):
+        training = [t for t in sorted(terms) if t not in fold]
+        chosen, steps = choose_rules(rules, score, training)
+        scores = {t: score(chosen, t) for t in fold}
+        per_term.update(scores)
+        out.append({"held_apart": fold, "chosen": [r for r in rules if r in chosen], "steps": steps,
+                    "score": scores})
+    return {"folds": out, "score": total_score(lambda _, t: per_term[t], frozenset(), sorted(terms))}
 
 Grid = dict[str, list[Any]]
+
 Params = dict[str, Any]
-
-
-# --------------------------------------------------------------------------- grids
 
 
 def _number(text: str) -> Any:
@@ -117,7 +194,6 @@ def grid_points(grid: Grid) -> list[Params]:
     names = list(grid)
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(grid[n] for n in names))]
 
-
 Method = str | Ranker
 
 
@@ -170,9 +246,6 @@ def inert_parameters(method: Method, grid: Grid) -> list[str]:
 
 def format_params(params: Params) -> str:
     return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()) or "(defaults)"
-
-
-# --------------------------------------------------------------------------- grid evaluation
 
 
 @dataclass
@@ -244,9 +317,6 @@ def best_point(points: Sequence[GridPoint], key: str, terms: Sequence[str]) -> t
                 best, best_score = p, s
     assert best is not None
     return best, best_score
-
-
-# --------------------------------------------------------------------------- tuning
 
 
 @dataclass
@@ -403,9 +473,6 @@ def tune_loo(
     )
 
 
-# --------------------------------------------------------------------------- reproduction
-
-
 @dataclass
 class Reproduction:
     """Every runnable method evaluated on every labelled term, plus what was skipped."""
@@ -458,9 +525,141 @@ def reproduce(
         statistics=prepared.background.description, metadata=dict(metadata or {}),
     )
 
+#: Largest absolute difference between a committed and a re-computed NDCG that still counts as
+#: agreement. Figures are deterministic, so with the pinned versions (constraints.txt) they agree
+#: to the last bit; the tolerance only absorbs the rounding of a JSON round trip and of the fixed
+#: precision reports are written at (``provenance.FIGURE_DIGITS``, 10 significant digits: <= 5e-11
+#: for an NDCG), so it holds for older full-precision reports and newer rounded ones alike.
+DEFAULT_TOLERANCE = 1e-9
 
-__all__ = [
-    "GridPoint", "LooFold", "LooResult", "Reproduction", "TuneResult", "all_methods",
-    "best_point", "core_methods", "default_grid", "evaluate_grid", "format_params", "grid_points",
-    "inert_parameters", "parse_grid", "parse_grid_values", "reproduce", "tune", "tune_loo",
-]
+MACRO = "MACRO"
+
+
+@dataclass(frozen=True)
+class Figure:
+    system: str
+    term: str  # a term key or MACRO
+    metric: str
+    committed: float | None
+    now: float | None
+    agrees: bool
+
+    @property
+    def difference(self) -> float | None:
+        if self.committed is None or self.now is None:
+            return None
+        return self.now - self.committed
+
+
+@dataclass
+class CheckResult:
+    report: str
+    kind: str  # "reproduce" or "cv"
+    tolerance: float
+    figures: list[Figure]
+    version_changes: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.agrees for f in self.figures)
+
+    @property
+    def disagreements(self) -> list[Figure]:
+        return [f for f in self.figures if not f.agrees]
+
+
+def recorded_run(doc: Mapping[str, Any], where: str = "report") -> dict[str, Any]:
+    """What a report JSON says was run: ``kind`` (``reproduce`` or ``cv``), ``command`` and the
+    recorded ``versions`` (empty for reports made before versions were recorded)."""
+    if not isinstance(doc, Mapping):
+        raise UsageError(f"{where} is not a statinterp report (a JSON object was expected)")
+    metadata = doc.get("metadata")
+    meta: Mapping[str, Any] = metadata if isinstance(metadata, Mapping) else doc
+    command = meta.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise UsageError(f"{where} records no command, so it cannot be re-run")
+    if "learners" in doc and "per_term" in doc:
+        kind = "cv"
+    elif isinstance(doc.get("methods"), list):
+        kind = "reproduce"
+    else:
+        raise UsageError(f"{where} is neither a `statinterp reproduce` nor a `statinterp cv` report")
+    return {"kind": kind, "command": command, "versions": dict(meta.get("versions") or {})}
+
+
+def figures_of(doc: Mapping[str, Any]) -> dict[tuple[str, str, str], float]:
+    """Every figure a report states: ``(system, term or MACRO, metric) -> value``.
+
+    A reproduction report states its ``reported_per_term`` / ``reported_macro`` values (Random:
+    the exact expectation over random orders); a cv report its ``per_term`` / ``macro``.
+    """
+    out: dict[tuple[str, str, str], float] = {}
+    if isinstance(doc.get("methods"), list):
+        for m in doc["methods"]:
+            name = m["method"]
+            for term, values in m.get("reported_per_term", {}).items():
+                for metric, v in values.items():
+                    out[(name, term, metric)] = v
+            for metric, v in m.get("reported_macro", {}).items():
+                out[(name, MACRO, metric)] = v
+        return out
+    for system, by_term in doc.get("per_term", {}).items():
+        for term, values in by_term.items():
+            for metric, v in values.items():
+                out[(system, term, metric)] = v
+    for system, values in doc.get("macro", {}).items():
+        for metric, v in values.items():
+            out[(system, MACRO, metric)] = v
+    return out
+
+
+def _close(a: float | None, b: float | None, tolerance: float) -> bool:
+    if a is None or b is None:
+        return False
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return abs(a - b) <= tolerance
+
+
+def compare_figures(committed: Mapping[str, Any], now: Mapping[str, Any], tolerance: float = DEFAULT_TOLERANCE,
+                    report: str = "report") -> CheckResult:
+    """Every figure of the ``committed`` report JSON beside the same figure in ``now`` (the JSON
+    document a re-run produced). A figure missing now counts as a disagreement."""
+    run = recorded_run(committed, report)
+    old, new = figures_of(committed), figures_of(now)
+    figures = [Figure(system, term, metric, value, new.get((system, term, metric)),
+                      _close(value, new.get((system, term, metric)), tolerance))
+               for (system, term, metric), value in old.items()]
+    return CheckResult(report, run["kind"], tolerance, figures, version_differences(run["versions"]))
+
+
+def _num(v: float | None) -> str:
+    return "missing" if v is None else f"{v:.6f}"
+
+
+def format_check(result: CheckResult, all_figures: bool = True) -> str:
+    """A table of the figures (every one, or only those that disagree) and a verdict line."""
+    rows = result.figures if all_figures else result.disagreements
+    lines = []
+    if rows:
+        ws = max(len("system"), *(len(f.system) for f in rows))
+        wt = max(len("term"), *(len(f.term) for f in rows))
+        wm = max(len("metric"), *(len(f.metric) for f in rows))
+        lines.append(f"{'system':<{ws}}  {'term':<{wt}}  {'metric':<{wm}}  {'committed':>10}  {'now':>10}  "
+                     f"{'difference':>11}  agrees")
+        for f in rows:
+            diff = "" if f.difference is None else f"{f.difference:+.2e}"
+            lines.append(f"{f.system:<{ws}}  {f.term:<{wt}}  {f.metric:<{wm}}  {_num(f.committed):>10}  "
+                         f"{_num(f.now):>10}  {diff:>11}  {'yes' if f.agrees else 'NO'}")
+        lines.append("")
+    for name, was, now in result.version_changes:
+        lines.append(f"version differs: {name} {was or 'not installed'} in the report, {now or 'not installed'} now")
+    n, bad = len(result.figures), len(result.disagreements)
+    if bad:
+        lines.append(f"{result.report}: {bad} of {n} figures disagree (tolerance {result.tolerance:g})"
+                     + ("; the library versions above differ from the report's: install with "
+                        "`pip install -c constraints.txt -e .` to reproduce it, or regenerate the report"
+                        if result.version_changes else ""))
+    else:
+        lines.append(f"{result.report}: all {n} figures agree within {result.tolerance:g}")
+    return "\n".join(lines) + "\n"

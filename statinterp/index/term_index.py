@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from statinterp.cache.fingerprint import code_fingerprint
-from statinterp.cache.prepared import PreparedCache, Stale
+from statinterp.cache.namespaces import PreparedCache, Stale
+from statinterp.cache.store import code_fingerprint
 from statinterp.corpus.dataset import Corpus, Sentence, TermData, term_key
 from statinterp.errors import UsageError
 from statinterp.index import MAX_NEIGHBOURS  # noqa: E402,F401 - re-exported (its home is the package)
@@ -466,7 +466,7 @@ def _content_key(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_back
 
 def prepared_cache(corpus: Corpus, analyzer: Analyzer, statistics: str,
                    extra_background: Corpus | None, background_only: bool = False) -> PreparedCache | None:
-    """The :class:`~statinterp.cache.prepared.PreparedCache` file of a run, ``None`` without one.
+    """The :class:`~statinterp.cache.namespaces.PreparedCache` file of a run, ``None`` without one.
 
     One entry per prepared corpus in the cache store's ``prepared`` namespace, keyed by the SHA-256 of
     the analysis settings, the statistics choice, the source of the modules that build it and

@@ -1,6 +1,6 @@
 """Cross-validation of the learned ranker on terms it was not trained on.
 
-Its report (text, JSON, Markdown, importance chart) is written by :mod:`statinterp.app.cv_report`.
+Its report (text, JSON, Markdown, importance chart) is written by :mod:`statinterp.app.report`.
 
 Folds (:func:`make_folds`) split the labelled *terms*, never sentences: in leave-one-term-out
 (``loo``) each term is held out once and the model is fitted on all the others; in the

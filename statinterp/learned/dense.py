@@ -11,7 +11,7 @@ Encoders are looked up by name (:data:`MODEL_NAME` is the packaged model); tests
 register their own with :func:`use_encoder` (any object with ``name``, ``key()`` and
 ``encode(texts) -> (n, dim) array``).
 
-Embeddings are cached on disk with the vector cache (:class:`~statinterp.cache.vectors.VectorCache`,
+Embeddings are cached on disk with the vector cache (:class:`~statinterp.cache.namespaces.VectorCache`,
 under ``<cache dir>/dense``): one entry per list of texts (a term's sentences, its paragraphs,
 its queries), keyed by the SHA-256 of the texts and the encoder's key (model, package, library
 and torch versions, a hash of the weights), checksummed, written atomically. A list is always
@@ -179,7 +179,7 @@ def use_encoder(encoder: Encoder) -> Iterator[Encoder]:
 
 
 class _EntryKey:
-    """What :class:`~statinterp.cache.vectors.VectorCache` needs of its ``settings``: a ``key()``."""
+    """What :class:`~statinterp.cache.namespaces.VectorCache` needs of its ``settings``: a ``key()``."""
 
     def __init__(self, encoder_key: str):
         self._key = f"dense-format={CACHE_FORMAT}|{encoder_key}"
@@ -209,7 +209,7 @@ def embed(texts: Sequence[str], encoder: Encoder, cache_root: Path | None) -> np
         return np.zeros((0, 0), dtype=np.float32)
     from gensim.models import KeyedVectors
 
-    from statinterp.cache.vectors import VectorCache
+    from statinterp.cache.namespaces import VectorCache
     from statinterp.vectors.training import DomainVectors
 
     texts_hash = _texts_hash(texts)

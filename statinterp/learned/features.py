@@ -493,7 +493,7 @@ _COURTS = (("supreme_us", r"supreme court of the united states"), ("appeals_us",
 
 
 def _structure_features(b: _Builder, index: TermIndex, term_re: re.Pattern) -> None:
-    from statinterp.evaluation.dedupe import near_duplicate_counts
+    from statinterp.evaluation.ranking import near_duplicate_counts
 
     term = index.term
     sent = index.levels["sentence"]

@@ -30,9 +30,26 @@ Model files (:func:`save_model` / :func:`load_model`, format 2): a first line
 scikit-learn / NumPy / Python versions, learner, hyperparameters, feature settings, names and
 families, training terms, skipped feature groups, payload size and a SHA-256 checksum), then the
 fitted arrays as an ``.npz`` archive, read with ``allow_pickle=False``. Reading a model file runs
-no code from it. Files are written atomically (:mod:`statinterp.cache.atomic`). Format 1 files
+no code from it. Files are written atomically (:mod:`statinterp.cache.files`). Format 1 files
 (a pickle after the header) are refused; ``statinterp model upgrade`` converts one that the user
-trusts (:mod:`.legacy_model`).
+trusts (:func:`upgrade_model`, below).
+
+**The shipped model**: what ``statinterp rank`` (and ``review``) use when
+neither a method nor a model is chosen.
+
+``data/models/default.statinterp-model`` (installed as ``statinterp.data``): the ``ensemble``
+learner trained on the 14 terms of the annotated data set with the feature families that need
+no word vectors. How it was made and how it scores: ``data/models/README.md``.
+
+**Format-1 files** (a joblib pickle) are converted to the current format by
+:func:`upgrade_model` (``statinterp model upgrade``). Reading a format-1 file unpickles it, and
+unpickling runs whatever code the file carries. So nothing else in statinterp reads one
+(:func:`load_model` refuses it with a line pointing here); :func:`upgrade_model` does, only when
+the user runs ``statinterp model upgrade`` on a file they trust. The pickled components (a
+scikit-learn ``StandardScaler`` and coefficients, or a ``HistGradientBoostingRegressor``) are
+turned into plain arrays, then the arrays' scores are checked to be the same bits as scikit-
+learn's on a probe matrix (and on the features the caller gives, if any) before the new file is
+written.
 """
 
 from __future__ import annotations
@@ -46,26 +63,30 @@ import warnings
 import zipfile
 import zlib
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from statinterp.cache import atomic
+from statinterp.cache import files as atomic
 from statinterp.cache.files import NotRegularFile, TooLarge, open_regular
 from statinterp.errors import InputError, StatinterpWarning, UsageError, read_limited
 from statinterp.learned.features import FeatureMatrix, FeatureSettings, extract_features, features_of_index, zscore
 from statinterp.learned.trees import BadTrees, TreeArrays
 from statinterp.rankers.base import Ranker
 
+__all__ = ["LEARNERS", "LearnedRanker", "fit_ranker", "fit_matrices", "save_model", "load_model",
+           "read_header", "MAGIC", "FORMAT_VERSION", "PICKLE_FORMAT", "default_model_path", "default_ranker",
+           "read_pickled_model", "upgrade_model"]
+
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
 
-__all__ = ["LEARNERS", "LearnedRanker", "fit_ranker", "fit_matrices", "save_model", "load_model", "read_header",
-           "MAGIC", "FORMAT_VERSION", "PICKLE_FORMAT"]
-
 MAGIC = b"STATINTERP-MODEL"
+
 FORMAT_VERSION = 2
+
 LEARNERS = {
     "ensemble": "the default: mean of the pairwise and hgb scores, each z-scored within the term",
     "pairwise": "logistic regression on feature differences of same-term sentence pairs (linear)",
@@ -78,7 +99,6 @@ def term_weights(groups: Sequence[np.ndarray]) -> np.ndarray:
     """Sample weights (mean 1) under which each group (one training term's rows) counts equally."""
     w = np.concatenate([np.full(len(g), 1.0 / max(1, len(g))) for g in groups])
     return w / w.mean() if len(w) else w
-
 
 _BLAS_CONTROLLER: list = []
 
@@ -245,14 +265,13 @@ class TreesComponent(LearnerComponent):
     def raw(self, X):
         return self.trees.predict(X)
 
-
 #: The component kinds of each learner.
 COMPONENTS = {"linear": ("linear",), "pairwise": ("pairwise",), "hgb": ("hgb",), "ensemble": ("pairwise", "hgb")}
 
-
 #: The names these classes had when format-1 (pickled) model files were written: only
-#: ``statinterp model upgrade`` unpickles one (:mod:`.legacy_model`), and finds them here.
+#: ``statinterp model upgrade`` unpickles one (:func:`upgrade_model`), and finds them here.
 _Component, _Linear, _Trees = LearnerComponent, LinearComponent, TreesComponent
+
 
 def _component(kind: str) -> LearnerComponent:
     return TreesComponent() if kind == "hgb" else LinearComponent(kind)
@@ -368,9 +387,6 @@ class LearnedRanker(Ranker):
         return None
 
 
-# ============================================================================ fitting
-
-
 def fit_matrices(mats: Sequence[FeatureMatrix], gains: Sequence[np.ndarray], terms: Sequence[str],
                  settings: FeatureSettings, learner: str = "ensemble", seed: int = 0,
                  shared: dict | None = None) -> LearnedRanker:
@@ -436,9 +452,6 @@ def common_feature_names(mats: Sequence[FeatureMatrix]) -> list[str]:
     return names
 
 
-# ============================================================================ files
-
-
 def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False, command: str | None = None,
                header: dict | None = None) -> Path:
     """Write ``ranker`` to ``path`` (atomic; an existing file is replaced only with ``force``).
@@ -446,7 +459,7 @@ def save_model(ranker: LearnedRanker, path: str | Path, force: bool = False, com
     The header records the command that made the model (``command``; default: this process's
     command line), the versions of Python and of every library that can change its scores
     (:func:`statinterp.provenance.library_versions`) and the native thread pools; ``header``
-    adds or replaces entries (:mod:`.legacy_model` keeps the training command of an upgraded
+    adds or replaces entries (:func:`upgrade_model` keeps the training command of an upgraded
     file). The fitted arrays follow as an ``.npz`` archive; the header's ``checksum`` covers
     both (:func:`load_model` checks it before reading an array)."""
     from statinterp.provenance import command_line, library_versions, thread_libraries
@@ -495,9 +508,9 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
                 np.lib.format.write_array(fh, np.ascontiguousarray(arrays[name]), allow_pickle=False)
     return buf.getvalue()
 
-
 #: A model file is never larger than this (the default ensemble is a few MB).
 MAX_MODEL_BYTES = 512 * 1024 * 1024
+
 #: ... nor its JSON header line.
 MAX_HEADER_BYTES = 4 * 1024 * 1024
 
@@ -548,11 +561,12 @@ def read_header(path: str | Path) -> tuple[dict, bytes]:
                                "retrain it with `statinterp train`")
     return header, payload
 
-
 #: The format of the model files written before 2026-11 (a joblib pickle after the header).
 PICKLE_FORMAT = 1
+
 #: The arrays of a model file, unpacked, are never larger than this (the default model's: ~0.1 MB).
 MAX_ARRAY_BYTES = 256 * 1024 * 1024
+
 #: ... nor more than this many.
 MAX_ARRAYS = 1000
 
@@ -711,3 +725,101 @@ def ranker_of(path: Path, header: dict, arrays: dict[str, np.ndarray]) -> Learne
     if extra:
         raise InputError(path, f"is damaged: unexpected arrays {', '.join(extra[:3])}")
     return LearnedRanker(learner, settings, names, families, comps, trained_on, skipped)
+
+
+def default_model_path() -> Path:
+    """Where the shipped default model is installed."""
+    return Path(str(resources.files("statinterp.data").joinpath("models", "default.statinterp-model")))
+
+
+def default_ranker() -> LearnedRanker:
+    """The shipped default model, loaded (its name: ``learned:default``)."""
+    return load_model(default_model_path())
+
+
+def read_pickled_model(path: str | Path) -> tuple[dict, LearnedRanker, list[tuple[object, object]]]:
+    """Unpickle a format-1 model file: its header, its ranker with array components, and per
+    component the scikit-learn objects it was pickled with (to compare scores).
+
+    RUNS ANY CODE THE FILE CARRIES: call only on a file the user has said they trust."""
+    import joblib
+
+    path = Path(path)
+    header, payload = read_header(path)
+    if header["format"] != PICKLE_FORMAT:
+        raise InputError(path, f"is already a format-{FORMAT_VERSION} model file: there is nothing to upgrade")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scikit-learn's version warnings: the scores are compared below
+            ranker = joblib.load(io.BytesIO(payload))
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure means a file this cannot convert
+        raise InputError(path, f"the pickled model cannot be read ({type(exc).__name__}: {exc})") from None
+    if not isinstance(ranker, LearnedRanker):
+        raise InputError(path, "does not hold a statinterp learned ranker")
+    fitted: list[tuple[object, object]] = []
+    for k, comp in enumerate(ranker.components):
+        state = vars(comp)
+        try:
+            if isinstance(comp, LinearComponent):
+                scaler, coef = state.pop("scaler"), state["coef_"]
+                state.pop("model", None)
+                comp.set_state(scaler.mean_, scaler.scale_, coef)
+                fitted.append((scaler, coef))
+            elif isinstance(comp, TreesComponent):
+                model = state.pop("model")
+                comp.trees = TreeArrays.of_sklearn(model)
+                fitted.append((model, None))
+            else:
+                raise InputError(path, f"component {k} is a {type(comp).__name__}, which this cannot convert")
+        except (KeyError, AttributeError, BadTrees) as exc:
+            raise InputError(path, f"component {k} ({comp.kind}) cannot be converted ({type(exc).__name__}: "
+                                   f"{exc})") from None
+    return header, ranker, fitted
+
+
+def probe_matrix(n_features: int, rows: int = 512, seed: int = 0) -> np.ndarray:
+    """Feature rows to compare old and new scores on: normal values, a few large ones, NaNs."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, n_features))
+    X[rng.random(X.shape) < 0.02] = np.nan
+    X[rng.random(X.shape) < 0.02] *= 1e3
+    return X
+
+
+def same_scores(ranker: LearnedRanker, fitted: list[tuple[object, object]], X: np.ndarray) -> bool:
+    """Whether every converted component scores ``X`` with exactly the bits of its scikit-learn objects."""
+    for comp, (obj, coef) in zip(ranker.components, fitted, strict=True):
+        if isinstance(comp, LinearComponent):
+            with one_blas_thread():
+                old = obj.transform(X) @ coef  # type: ignore[attr-defined]
+        else:
+            old = obj.predict(X)  # type: ignore[attr-defined]
+        new = comp.raw(X)
+        if old.dtype != new.dtype or old.shape != new.shape or old.tobytes() != new.tobytes():
+            return False
+    return True
+
+
+def upgrade_model(old: str | Path, new: str | Path, *, force: bool = False, command: str | None = None,
+                  check: list[np.ndarray] | None = None) -> Path:
+    """Convert the format-1 model file ``old`` (UNPICKLED: it runs any code it carries) to a
+    current one at ``new``. The training command, date and library versions of ``old`` are kept
+    in the new header (``upgraded`` records this conversion). Nothing is written unless the
+    converted model scores a probe matrix, and each matrix of ``check``, with the same bits as
+    the pickled one."""
+    from statinterp.provenance import library_versions
+
+    old = Path(old)
+    header, ranker, fitted = read_pickled_model(old)
+    for X in [probe_matrix(len(ranker.feature_names)), *(check or [])]:
+        if not same_scores(ranker, fitted, X):
+            raise InputError(old, "converted, the model would not give the same scores as the pickled one; "
+                                  "retrain it with `statinterp train`")
+    kept = {k: header[k] for k in ("command", "created", "versions", "thread_libraries") if k in header}
+    kept["upgraded"] = {
+        "from_format": PICKLE_FORMAT,
+        "command": command,
+        "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "versions": library_versions(),
+    }
+    return save_model(ranker, new, force=force, command=command, header=kept)

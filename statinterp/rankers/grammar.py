@@ -74,8 +74,8 @@ from typing import Any
 
 from statinterp.errors import UsageError
 from statinterp.rankers import registry
-from statinterp.rankers.base import Component, Gate, Ranker, Similarity
-from statinterp.rankers.gates import EXPANSION_SUFFIX, DomainGate, NoveltyGate
+from statinterp.rankers.base import EXPANSION_SUFFIX, Component, Gate, Ranker, Similarity
+from statinterp.rankers.gates import DomainGate, NoveltyGate
 
 __all__ = ["COMPOUND_EXAMPLE", "SECTIONS", "as_ranker", "build_method", "list_methods", "method_sections",
            "paper_compounds", "parse", "parse_method", "with_params"]

@@ -1,4 +1,5 @@
-"""Lexical similarities: TF-ISF, BM25 and the query-likelihood language model (QLLM).
+"""Lexical similarities: TF-ISF, BM25 and the query-likelihood language model (QLLM); and the
+random baseline.
 
 Each formula is one kernel (:meth:`_Lexical.kernel`): the evidence of each query token given its
 count tf in a unit and the unit's length, with the statistics (N, df, average length,
@@ -9,6 +10,8 @@ and ``explain`` shows) and, for TF-ISF and BM25, whose kernel is 0 where tf is, 
 scores (``score_units``) from those columns' entries alone, adding each unit's products with
 ``np.bincount``; the evidence is combined by :func:`weighted_sum`, which adds the same products
 in the same order, so both give the same bits on every machine.
+
+**The random baseline** (:class:`RandomOrder`, method ``Random``): every candidate scores the same.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import numpy as np
 
 from statinterp.errors import UsageError
 from statinterp.rankers import registry
-from statinterp.rankers.base import Similarity
+from statinterp.rankers.base import Ranker, Similarity
+
+__all__ = ["query_term_counts", "weighted_sum", "TFISF", "BM25", "QLLM", "RandomOrder"]
 
 if TYPE_CHECKING:
     from statinterp.index.statistics import CollectionStats
@@ -177,7 +182,7 @@ class QLLM(_Lexical):
     """Query likelihood with Jelinek-Mercer smoothing:
     Σ_{t∈q} tf_tq · log((1 − λ) P(t|Mc) + λ P(t|Md)), P(t|Md) = tf_td / L_d, P(t|Mc) = cf_t / |C|.
 
-    With context (see :class:`~statinterp.rankers.context.Interpolated`), the document model is mixed
+    With context (see :class:`~statinterp.rankers.base.Interpolated`), the document model is mixed
     with the context unit's: log((1 − λ1 − λ2) P(t|Mc) + λ1 P(t|Mi) + λ2 P(t|Md)), where the
     collection weight stays 1 − λ (so λ2 = λ − λ1). Query tokens absent from the background
     collection are left out (they would give log 0 for every unit).
@@ -221,14 +226,36 @@ class QLLM(_Lexical):
         mixed = (1.0 - self.lam) * pc[known] + evidence[:, known]
         return np.log(mixed) @ self.weights(query)[known]
 
-
 #: The learned features of each lexical similarity: alone, with every context, and the provision expansion.
 _FEATURES = ("", "-p", "-o", "-c", "-r", "-g")
+
 registry.register("scorer", "TF-ISF", TFISF, description="term frequency x inverse sentence frequency",
                   features=(*_FEATURES, "-e"))
+
 registry.register("scorer", "BM25", BM25, description="Okapi BM25 (k1 = k3 = 1.2, b = 0.75)", features=_FEATURES)
+
 registry.register("scorer", "QLLM", QLLM, description="query likelihood, Jelinek-Mercer smoothing (lambda 0.9)",
                   features=_FEATURES)
+
 registry.register("base", "Tp", None, stands_for="TF-ISF-p")
+
 registry.register("base", "Bp", None, stands_for="BM25-p")
+
 registry.register("base", "Qc", None, stands_for="QLLM-c")
+
+if TYPE_CHECKING:
+    from statinterp.index.term_index import TermIndex
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RandomOrder(Ranker):
+    """All candidates score 0: its deterministic order is by sentence id, and its
+    "random ties" evaluation is the exact expected NDCG of a uniformly random ranking."""
+
+    name = "Random"
+
+    def score(self, index: TermIndex) -> np.ndarray:
+        return np.zeros(len(index))
+
+registry.register("method", "Random", RandomOrder,
+                  description="uniformly random order (exact expectation under random ties)", section="Direct")

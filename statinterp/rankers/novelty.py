@@ -24,7 +24,6 @@ provision's ids are those of :attr:`TermIndex.provision <statinterp.index.term_i
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -32,39 +31,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.provenance import library_versions
 from statinterp.rankers import registry
-from statinterp.rankers.base import Ranker, Requirements
+from statinterp.rankers.base import Ranker, Requirements, available_vectors, libraries_key, vector_provider
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
     from statinterp.text.units import TokenSeqs
 
-__all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "available_vectors", "libraries_key",
-           "new_words", "vector_provider"]
+__all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "new_words"]
 
 
-def vector_provider(index: TermIndex, kind: str, purpose: str) -> Any:
-    """``index.vectors``: a provider with ``get(kind) -> DomainVectors`` (set by the workflow);
-    without one, :class:`UsageError` says that ``purpose`` needs word vectors (of ``kind``)."""
-    provider = getattr(index, "vectors", None)
-    if provider is None:
-        raise UsageError(f"{purpose} needs word vectors ({kind}), but none are attached to term {index.key!r}")
-    return provider
 
 
-def available_vectors(vectors: Any, kind: str, purpose: str) -> Any:
-    """``vectors`` (what a provider gave for ``kind``); :class:`UsageError` if there are none."""
-    if vectors is None:
-        raise UsageError(f"{purpose} needs {kind} word vectors, which are not available")
-    return vectors
 
 
-@functools.cache
-def libraries_key(libraries: tuple[str, ...]) -> str:
-    """The versions of Python, statinterp and ``libraries`` (distribution names), for the cache
-    key of values those libraries compute under word vectors."""
-    return json.dumps(library_versions(libraries), sort_keys=True)
 
 
 def new_words(units: TokenSeqs, reference_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -8,16 +8,14 @@ kind           what it is                                                       
 =============  =====================================================================  ==============
 ``scorer``     a base similarity by its method name (``TF-ISF``, ``BM25``, ``QLLM``,  lexical.py,
                ``w2vec*``, ...)                                                       cosine.py
-``context``    a context suffix (``c``, ``o``, ``p``: ``Interpolated``; ``r``:         context.py
+``context``    a context suffix (``c``, ``o``, ``p``: ``Interpolated``; ``r``:         base.py
                ``Recursive``)
-``expansion``  a query-expansion suffix (``g``, ``e``: ``Expanded``)                  gates.py
+``expansion``  a query-expansion suffix (``g``, ``e``: ``Expanded``)                  base.py
 ``novelty``    a novelty measure (``NW``, ``NWR``, ``WMD``), a method and a gate      novelty.py
-``method``     a whole method that is none of the above (``Random``)                 random.py
+``method``     a whole method that is none of the above (``Random``)                 lexical.py
 ``gate``       a gate of the paper's compound names (``Tg``, ``Nr``)                 gates.py
 ``base``       a base of the paper's compound names (``Tp`` = ``TF-ISF-p``, ...)      lexical.py,
                                                                                       cosine.py
-``composite``  a class the fluent methods build (``Interpolated``, ``Gated``, ...)    context.py,
-                                                                                      gates.py
 =============  =====================================================================  ==============
 
 Everything else derives from it: the grammar (:mod:`statinterp.rankers.grammar`: parsing,
@@ -50,15 +48,14 @@ __all__ = ["BUILTIN_MODULES", "KINDS", "Part", "candidate_grid", "entries", "fea
            "markdown_table", "register", "unregister"]
 
 #: The kinds of parts, in the order :func:`candidate_grid` reads their grids.
-KINDS = ("context", "expansion", "gate", "novelty", "scorer", "method", "base", "composite")
+KINDS = ("context", "expansion", "gate", "novelty", "scorer", "method", "base")
 
 #: The modules that define the built-in parts (imported in this order on the first read).
 BUILTIN_MODULES = (
-    "statinterp.rankers.random",
     "statinterp.rankers.lexical",
     "statinterp.rankers.cosine",
     "statinterp.rankers.novelty",
-    "statinterp.rankers.context",
+    "statinterp.rankers.base",
     "statinterp.rankers.gates",
 )
 
@@ -68,10 +65,10 @@ class Part:
     """One registered part.
 
     ``name``: its spelling in method names (``TF-ISF``, ``p``, ``g``, ``NWR``, ``Random``, ``Tg``,
-    ``Tp``) or, for a composite, its class name. ``cls``: the class that implements it (its
+    ``Tp``). ``cls``: the class that implements it (its
     declared keywords, grids and defaults are read from there). ``build``: makes it: a scorer,
     novelty measure, method or gate from no arguments; a context or expansion from the
-    similarity it wraps; a composite from its constructor's arguments. ``description``: one
+    similarity it wraps. ``description``: one
     line for ``statinterp methods``. ``section``: where a ``method`` is listed. ``stands_for``:
     the method name a ``base`` abbreviation means. ``features``: the suffixes (``""`` for the
     part alone) whose scores the learned ranker uses as features.
@@ -155,14 +152,6 @@ def get(kind: str, name: str) -> Part | None:
     """The part of ``kind`` called ``name`` (``None`` if there is none)."""
     _load()
     return _PARTS[kind].get(name)
-
-
-def composite(name: str) -> Callable[..., Any]:
-    """The constructor of the composite class ``name`` (``Interpolated``, ``Recursive``, ``Expanded``, ``Gated``)."""
-    part = get("composite", name)
-    if part is None:
-        raise LookupError(f"no composite {name!r} is registered")
-    return part.build
 
 
 def candidate_grid() -> dict[str, list]:

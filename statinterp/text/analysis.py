@@ -6,7 +6,7 @@ lemmatization depends only on the token's form, each distinct form is lemmatized
 (:meth:`LemmaTable.lemma`) instead of once per token.
 
 Each distinct text is analysed once: :class:`Analyzer` keeps an on-disk cache
-(:class:`statinterp.cache.analysis.AnalysisCache`) keyed by the SHA-256 of the text and by every
+(:class:`statinterp.cache.namespaces.AnalysisCache`) keyed by the SHA-256 of the text and by every
 setting that changes the result (see :attr:`Analyzer.settings_key`), so a second run reads
 arrays instead of running spaCy.
 """
@@ -27,8 +27,8 @@ from typing import cast
 import numpy as np
 from spacy.attrs import IDX, IS_SPACE, LENGTH, ORTH, SENT_START
 
-from statinterp.cache.analysis import AnalysisCache
-from statinterp.cache.location import default_cache_dir
+from statinterp.cache.namespaces import AnalysisCache
+from statinterp.cache.store import default_cache_dir
 from statinterp.provenance import package_version
 from statinterp.text.limits import MAX_TEXT_CHARS  # the analyser accepts every text the loaders accept
 from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline
@@ -331,7 +331,7 @@ def _run_in_process(texts: list[str]) -> list[_LocalAnalysis]:
 
 
 def _entry_arrays(entry: _LocalAnalysis) -> dict[str, np.ndarray]:
-    """The named arrays an analysis is stored as in the :class:`~statinterp.cache.analysis.AnalysisCache`."""
+    """The named arrays an analysis is stored as in the :class:`~statinterp.cache.namespaces.AnalysisCache`."""
     return {"starts": entry.starts, "ends": entry.ends, "local_ids": entry.local_ids,
             "words": np.frombuffer("\n".join(entry.words).encode("utf-8"), dtype=np.uint8),
             "sentences": entry.sentences}

@@ -84,7 +84,7 @@ None of this changes the default segmentation.
 Each line-joining rule is switchable by name (:data:`JOIN_RULES`;
 ``build_pipeline(join_lines=True, join_rules=...)``). ``find`` uses :data:`DEFAULT_JOIN_RULES`: the
 rules that ablation keeps on the 14 shared terms (each rule taken out of the full set alone; kept
-when that loses labelled sentences: :func:`statinterp.evaluation.rule_choice.choose_rules`), the
+when that loses labelled sentences: :func:`statinterp.evaluation.tuning.choose_rules`), the
 procedure whose figure on terms held apart from the choice ``experiments.find_segmentation`` reports.
 The numbered-heading and dot-leader rules are layout, not conventions of the data set: they are
 :data:`LAYOUT_RULES` (``build_pipeline(join_lines=True, layout_rules=...)``; all on by default), outside

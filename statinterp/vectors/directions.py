@@ -6,7 +6,7 @@ The direction of a text is the unit-length mean of the L2-normalised vectors of 
 served to it by whoever owns the vectors: :meth:`statinterp.vectors.provider.VectorProvider.directions`
 hands out one :class:`UnitDirections` per kind and set of vectors, which computes the
 directions of every set of units of a term index together on first use, keeps them in memory
-for the run and on disk in the :class:`~statinterp.cache.directions.DirectionCache` (a warm run
+for the run and on disk in the :class:`~statinterp.cache.namespaces.DirectionCache` (a warm run
 reads them without loading the vectors). It serves other values computed under the vectors
 the same way: per-unit values (:meth:`UnitDirections.unit_values`: the WMD novelty distances)
 and word lists (:meth:`UnitDirections.words`: the words most similar to a query).
@@ -29,12 +29,12 @@ from gensim.models.fasttext import FastTextKeyedVectors, ft_ngram_hashes
 from gensim.models.keyedvectors import KeyedVectors
 from scipy.sparse import csr_matrix
 
-from statinterp.cache.directions import directions_key, query_key, unit_values_key, words_key
-from statinterp.cache.fingerprint import code_fingerprint
+from statinterp.cache.namespaces import directions_key, query_key, unit_values_key, words_key
+from statinterp.cache.store import code_fingerprint
 from statinterp.text.phrasing import join_phrases, ragged_ids
 
 if TYPE_CHECKING:
-    from statinterp.cache.directions import DirectionCache
+    from statinterp.cache.namespaces import DirectionCache
     from statinterp.text.units import TokenSeqs
     from statinterp.vectors.training import DomainVectors
 
@@ -219,7 +219,7 @@ class UnitDirections:
     """The directions of queries and units under one set of vectors of one kind.
 
     Memoised for the life of this object (the provider keeps one per kind and vectors), and
-    kept in ``cache`` (a :class:`~statinterp.cache.directions.DirectionCache`) when the vectors
+    kept in ``cache`` (a :class:`~statinterp.cache.namespaces.DirectionCache`) when the vectors
     are known by their ``source`` (their file): the vectors are loaded (``load()``) only when
     something is not cached.
     """

@@ -11,7 +11,7 @@ A :class:`VectorProvider` is attached to every :class:`~statinterp.index.term_in
     300 dimensions, 5 epochs, trained on the lower-cased lemma tokens of every spaCy
     sentence of every (distinct) case text of the loaded corpus, after joining frequent 2-
     and 3-word phrases (gensim ``Phrases``).  Trained lazily, on the first ``get``, and
-    stored in :class:`~statinterp.cache.vectors.VectorCache` under ``<cache dir>/vectors``,
+    stored in :class:`~statinterp.cache.namespaces.VectorCache` under ``<cache dir>/vectors``,
     keyed by a hash of the corpus content (the sorted SHA-256 of the case texts and the
     analyzer's settings key) and by the training settings; later runs load them.
 ``"w2vec"`` / ``"GloVe"`` / ``"fastt"`` (or any other name)
@@ -37,13 +37,12 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from statinterp import progress
-from statinterp.cache.location import default_cache_dir
+from statinterp.cache.store import default_cache_dir
 from statinterp.errors import InputError, UsageError
 from statinterp.text.analysis import Analyzer, text_hash
 
 if TYPE_CHECKING:  # gensim is imported only when vectors are actually used
-    from statinterp.cache.directions import DirectionCache
-    from statinterp.cache.vectors import VectorCache
+    from statinterp.cache.namespaces import DirectionCache, VectorCache
     from statinterp.vectors.directions import UnitDirections
     from statinterp.vectors.training import DomainVectors, VectorSettings
 
@@ -274,7 +273,7 @@ class VectorProvider:
         tokens (its on-disk cache makes this fast); default: the prepared corpus's.
     cache_dir:
         statinterp's cache folder (vectors go to its ``vectors`` subfolder); ``None`` uses
-        :func:`~statinterp.cache.location.default_cache_dir`, ``False`` disables the vector cache.
+        :func:`~statinterp.cache.store.default_cache_dir`, ``False`` disables the vector cache.
     settings:
         Training settings per domain kind (``{"word2vec": VectorSettings(...)}``); missing
         kinds get :func:`domain_settings`.
@@ -362,7 +361,7 @@ class VectorProvider:
     def cache(self) -> VectorCache | None:
         """The on-disk cache of trained vectors (``None`` when caching is off)."""
         if self._cache is None and self._cache_base is not None:
-            from statinterp.cache.vectors import VectorCache
+            from statinterp.cache.namespaces import VectorCache
 
             self._cache = VectorCache(self._cache_base)
         return self._cache
@@ -371,7 +370,7 @@ class VectorProvider:
     def directions_cache(self) -> DirectionCache | None:
         """The on-disk cache of unit directions of the embedding methods (``None`` when caching is off)."""
         if self._directions is None and self._cache_base is not None:
-            from statinterp.cache.directions import DirectionCache
+            from statinterp.cache.namespaces import DirectionCache
 
             self._directions = DirectionCache(self._cache_base)
         return self._directions

@@ -14,7 +14,7 @@ Three entry points:
 * :func:`load_vectors` loads pretrained vectors (word2vec binary/text, GloVe text,
   fastText ``.vec``/``.bin``, gensim native) and reports any problem with the file as an
   :class:`~statinterp.errors.InputError` naming the file.
-Trained vectors are stored on disk by :class:`statinterp.cache.vectors.VectorCache`.
+Trained vectors are stored on disk by :class:`statinterp.cache.namespaces.VectorCache`.
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ class DomainVectors:
     kv: KeyedVectors
     phrasers: Phrasers | None = None
     #: What these vectors are, as a cache key for values computed from them (e.g. the unit
-    #: directions of :mod:`statinterp.cache.directions`); ``None``: unknown, nothing is cached.
+    #: directions of :mod:`statinterp.cache.namespaces`); ``None``: unknown, nothing is cached.
     source: str | None = field(default=None, compare=False)
 
     def transform(self, tokens: Sequence[str]) -> list[str]:

@@ -13,8 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from statinterp.app.cli import cli, main
-from statinterp.corpus.dataset import load_corpus
-from statinterp.corpus.labels import LABEL_GAINS
+from statinterp.corpus.dataset import LABEL_GAINS, load_corpus
 from statinterp.evaluation.metrics import random_baseline_ndcg
 from statinterp.evaluation.ranking import rank
 from statinterp.rankers.grammar import build_method, list_methods

@@ -16,7 +16,7 @@ import pytest
 from statinterp.app.cli import main
 from statinterp.app.memo import build_memo, memo_docx, memo_html, memo_markdown, opinion_link
 from statinterp.corpus.dataset import Case
-from statinterp.corpus.label_store import LabelStore
+from statinterp.corpus.labels import LabelStore
 from statinterp.evaluation.ranking import rank
 from statinterp.rankers.grammar import build_method
 

@@ -21,7 +21,7 @@ from statinterp.app.cli import main
 from statinterp.app.review.server import create_app
 from statinterp.app.review.session import Filters, ReviewSession
 from statinterp.corpus.dataset import load_corpus
-from statinterp.corpus.label_store import LabelStore, default_store_path
+from statinterp.corpus.labels import LabelStore, default_store_path
 from statinterp.errors import InputError, UsageError
 from statinterp.workflow import example_data_path, open_corpus, prepare_corpus
 from tests.support.paths import FIXTURES
@@ -90,7 +90,7 @@ def test_a_store_written_before_schema_versions_is_migrated_and_keeps_everything
     """tests/fixtures/label_store/unversioned.sqlite was written by the label store of main at
     d196342 (no schema version): opening it migrates it to SCHEMA_VERSION in place."""
 
-    from statinterp.corpus.label_store import SCHEMA_VERSION
+    from statinterp.corpus.labels import SCHEMA_VERSION
 
     path = tmp_path / "old.sqlite"
     shutil.copyfile(FIXTURES / "label_store" / "unversioned.sqlite", path)
@@ -636,7 +636,7 @@ def test_sigkill_after_a_label_loses_nothing(tmp_path, review_server):
 
 
 def test_the_shipped_model_is_the_default_and_other_methods_are_offered(vehicle, tmp_path):
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.learned.model import default_ranker
 
     model = default_ranker()
     session = ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite"), model=model)
@@ -777,8 +777,7 @@ def test_continuous_mode_reranks_the_rest_below_the_last_label(vehicle, tmp_path
 def test_every_route_of_the_table_is_served_and_its_urls_reach_it(vehicle, tmp_path):
     """The route table (urls.ROUTES) is the app's, and Urls builds paths the app routes back to
     the same view, also for a sentence id holding '/', '?', '#' and spaces."""
-    from statinterp.app.review.urls import ROUTES, Urls
-    from statinterp.app.review.views import Views
+    from statinterp.app.review.views import ROUTES, Urls, Views
 
     app = create_app(ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite")))
     served = {(r.path, tuple(sorted(r.methods or ()))) for r in app.routes if hasattr(r, "methods")}
@@ -807,7 +806,7 @@ def test_every_route_of_the_table_is_served_and_its_urls_reach_it(vehicle, tmp_p
 
 
 def test_no_path_is_written_out_in_the_templates_or_the_script():
-    """URLs come from urls.py only (handed to the templates as ``urls`` and to the script in
+    """URLs come from the route table in views.py only (handed to the templates as ``urls`` and to the script in
     ``<body data-urls>``)."""
     import re
     from pathlib import Path
@@ -850,7 +849,7 @@ def test_every_post_route_of_the_table_checks_the_csrf_token_before_its_view(veh
     """The CSRF check is the app's route middleware on every POST route of urls.ROUTES (none can
     be added without it): a token-less POST is a 403 before its body is read, even to another
     term's path; a GET route still answers a POST with 405 and an unknown path with 404."""
-    from statinterp.app.review.urls import ROUTES, Urls
+    from statinterp.app.review.views import ROUTES, Urls
 
     app = create_app(ReviewSession(vehicle, LabelStore(tmp_path / "l.sqlite")))
     client = TestClient(app, raise_server_exceptions=False)

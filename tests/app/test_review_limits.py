@@ -15,10 +15,19 @@ from contextlib import contextmanager, suppress
 
 import pytest
 
-from statinterp.app.review.connections import BACKLOG, RESERVED_FILES, ConnectionGuard, accept_error_handler
-from statinterp.app.review.server import bind_socket, create_app, local_location, make_server, same_token
+from statinterp.app.review.server import (
+    BACKLOG,
+    RESERVED_FILES,
+    ConnectionGuard,
+    accept_error_handler,
+    bind_socket,
+    create_app,
+    local_location,
+    make_server,
+    same_token,
+)
 from statinterp.app.review.session import ReviewSession
-from statinterp.corpus.label_store import LabelStore
+from statinterp.corpus.labels import LabelStore
 
 starlette_testclient = pytest.importorskip("starlette.testclient", reason="starlette/httpx not installed")
 TestClient = starlette_testclient.TestClient
@@ -162,7 +171,7 @@ def test_connections_over_the_cap_close_the_oldest_idle_one(session):
 def test_accept_errors_are_one_line_not_a_flood(capsys, monkeypatch):
     import asyncio
 
-    from statinterp.app.review import connections
+    from statinterp.app.review import server as connections
 
     guard = ConnectionGuard(cap=10)
     handler = accept_error_handler(guard, every=60)

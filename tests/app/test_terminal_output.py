@@ -95,3 +95,15 @@ def test_collection_info_and_the_ingest_summary_are_escaped(tmp_path, capsys):
     assert _raw_controls(out) == [] and "\\x1b]0;pwned" in out
     code, out, err = run_main(capsys, "collection", "info", str(tmp_path / "c"), "--format", "json")
     assert TITLE in json.loads(out)["sources"][0]["path"]
+
+
+def test_escaping_is_the_terminal_edges_not_the_librarys():
+    """The library's explanation keeps the sentence's text as it is (the review page shows it as
+    HTML, JSON readers get it exactly); ``statinterp explain`` escapes it for the terminal
+    (:func:`test_explain_and_evaluate_tables_are_escaped_too`)."""
+    from statinterp.evaluation.explain import format_explanation
+
+    expl = {"method": "TF-ISF", "sentence": "s1", "term": "red car", "rank": 1, "candidates": 2, "score": 1.0,
+            "label": None, "text": f"The red car {CLIPBOARD}near the road.", "components": {"score": 1.0}}
+    assert CLIPBOARD in format_explanation(expl)
+    assert CLIPBOARD in json.loads(format_explanation(expl, "json"))["text"]

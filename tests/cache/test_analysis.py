@@ -1,4 +1,4 @@
-"""The analysis cache (statinterp.cache.analysis) loses nothing and is never trusted blindly
+"""The analysis cache (statinterp.cache.namespaces) loses nothing and is never trusted blindly
 (issue 5): its settings key, damaged entries detected and rebuilt, concurrent runs sharing one
 cache folder."""
 
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statinterp.cache.analysis import AnalysisCache
+from statinterp.cache.namespaces import AnalysisCache
 from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import StatinterpWarning
 from statinterp.text import analysis
@@ -245,7 +245,7 @@ def test_concurrent_runs_sharing_a_fresh_cache_agree_and_leave_it_intact(tmp_pat
 
 
 def test_cache_entries_are_plain_arrays_not_pickles(good_entry, tmp_path):
-    from statinterp.cache.arrayfile import read_array_file
+    from statinterp.cache.files import read_array_file
     from statinterp.cache.store import MAGIC
 
     raw, key = good_entry

@@ -1,4 +1,4 @@
-"""Answers of a slow lookup kept between processes (statinterp.cache.answers), and their use for
+"""Answers of a slow lookup kept between processes (statinterp.cache.namespaces), and their use for
 courts-db's court names in pin cites (statinterp.corpus.pin_cites)."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ import sys
 
 import pytest
 
-from statinterp.cache.answers import StoredAnswers
-from statinterp.cache.location import default_cache_dir
-from statinterp.cache.store import CacheWarning
+from statinterp.cache.namespaces import StoredAnswers
+from statinterp.cache.store import CacheWarning, default_cache_dir
 from tests.support.paths import REPO_ROOT
 
 

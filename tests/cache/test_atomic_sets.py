@@ -1,4 +1,4 @@
-"""Atomic writes (statinterp.cache.atomic): an output whose parent is a file says so, and a set of
+"""Atomic writes (statinterp.cache.files): an output whose parent is a file says so, and a set of
 files (a report's .md, .json, .png) is written as a whole or not at all (issue 16, defect 5)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def test_out_whose_parent_is_a_file_says_so(tmp_path, capsys):
 
 @pytest.mark.parametrize("force", [True, False])
 def test_write_set_failure_between_files_keeps_every_old_file(tmp_path, monkeypatch, force):
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.errors import OutputError
 
     folder = tmp_path / "reports"
@@ -46,7 +46,7 @@ def test_write_set_failure_between_files_keeps_every_old_file(tmp_path, monkeypa
 
 
 def test_write_set_interrupted_while_renaming_without_force_leaves_nothing_new(tmp_path, monkeypatch):
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
 
     folder = tmp_path / "reports"
     real = atomic._commit
@@ -65,7 +65,7 @@ def test_write_set_interrupted_while_renaming_without_force_leaves_nothing_new(t
 
 
 def test_write_set_refuses_all_if_one_exists(tmp_path):
-    from statinterp.cache import atomic
+    from statinterp.cache import files as atomic
     from statinterp.errors import UsageError
 
     (tmp_path / "r.png").write_bytes(b"old")

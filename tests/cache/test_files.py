@@ -17,11 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from statinterp.cache.analysis import AnalysisCache
-from statinterp.cache.arrayfile import read_array_file, write_array_file
-from statinterp.cache.directions import DirectionCache
-from statinterp.cache.files import NotRegularFile, TooLarge, read_regular
-from statinterp.cache.vectors import CacheWarning, VectorCache
+from statinterp.cache.files import NotRegularFile, TooLarge, read_array_file, read_regular, write_array_file
+from statinterp.cache.namespaces import AnalysisCache, CacheWarning, DirectionCache, VectorCache
 from statinterp.errors import InputError, StatinterpWarning
 from statinterp.text.analysis import Analyzer, text_hash
 from tests.support.cli import capture_main

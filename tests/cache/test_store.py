@@ -11,10 +11,7 @@ import numpy as np
 import pytest
 
 from statinterp.cache import store as store_module
-from statinterp.cache.analysis import AnalysisCache
-from statinterp.cache.answers import StoredAnswers
-from statinterp.cache.directions import DirectionCache
-from statinterp.cache.prepared import PreparedCache
+from statinterp.cache.namespaces import AnalysisCache, DirectionCache, PreparedCache, StoredAnswers
 from statinterp.cache.store import NAMESPACES, STORE_FORMAT, CacheStore, CacheWarning
 from tests.support.cli import capture_main
 

@@ -14,7 +14,7 @@ from statinterp.collection.find import find_term, term_zip_bytes
 from statinterp.collection.ingest import ingest
 from statinterp.collection.shard_set import open_collection
 from statinterp.corpus.authority import CaseFilter, court_authority
-from statinterp.corpus.writer import zip_filters
+from statinterp.corpus.dataset import zip_filters
 from statinterp.errors import UsageError
 from statinterp.sources.cap import write_cap_volume
 from statinterp.sources.records import CaseRecord, OpinionRecord
@@ -262,7 +262,7 @@ def test_memo_of_a_filtered_collection_names_the_filter_and_quotes_only_its_case
 @pytest.mark.slow
 def test_labels_export_of_a_filtered_collection_records_the_filter(collections, tmp_path, capsys):
     from statinterp.corpus.dataset import load_corpus
-    from statinterp.corpus.label_store import LabelStore
+    from statinterp.corpus.labels import LabelStore
 
     single, _ = collections
     with open_collection(single) as collection:

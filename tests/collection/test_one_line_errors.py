@@ -168,7 +168,7 @@ def test_out_force_onto_a_fifo_or_device_is_refused_and_the_node_kept(tmp_path, 
     assert "is a FIFO, not a file" in _last_error(code, err)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     if Path("/dev/null").exists():
-        from statinterp.cache import atomic
+        from statinterp.cache import files as atomic
         from statinterp.errors import UsageError
 
         with pytest.raises(UsageError, match="/dev/null is a character device, not a file"):
@@ -216,7 +216,7 @@ def test_a_real_full_disk_temporary_folder_and_read_only_mount_are_one_line(tmp_
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available on this system")
 def test_a_fifo_given_as_feedback_labels_is_refused_and_a_bom_accepted(tmp_path, alarm):
-    from statinterp.corpus.label_files import read_label_file
+    from statinterp.corpus.labels import read_label_file
     from statinterp.errors import InputError
 
     fifo = tmp_path / "labels.jsonl"

@@ -24,8 +24,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from statinterp.corpus import dataset as corpus_mod
-from statinterp.corpus.dataset import KINDS, load_corpus
-from statinterp.corpus.labels import normalise_label
+from statinterp.corpus.dataset import KINDS, load_corpus, normalise_label
 from statinterp.errors import InputError
 from tests.support.bad_input import (
     ALL_IDS,

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from statinterp.corpus.dataset import Case, load_corpus
-from statinterp.corpus.writer import case_fields, found_records, tables_zip_bytes, term_records
+from statinterp.corpus.dataset import Case, case_fields, found_records, load_corpus, tables_zip_bytes, term_records
 from statinterp.errors import InputError
 from tests.support.bad_input import example_records, write_term
 

@@ -1,4 +1,4 @@
-"""Labels files (statinterp.corpus.label_files): a lone surrogate is refused naming the line and
+"""Labels files (statinterp.corpus.labels): a lone surrogate is refused naming the line and
 the field (issue 16, defect 3)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from tests.support.cli import one_error_line, run_main
 
 
 def test_lone_surrogate_in_a_labels_file_is_refused(tmp_path, capsys):
-    from statinterp.corpus.label_files import read_label_file
+    from statinterp.corpus.labels import read_label_file
 
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"sentence_id": "case-01-op1-p010-s4", "label": "high value"}\n'

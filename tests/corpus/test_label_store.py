@@ -1,4 +1,4 @@
-"""The label store's schema versions (statinterp.corpus.label_store.LABEL_SCHEMA, issue #27): every
+"""The label store's schema versions (statinterp.corpus.labels.LABEL_SCHEMA, issue #27): every
 older version migrates to the schema of a new store. (Its labels surviving the migration, and a
 newer store refused: tests/app/test_review.py.)"""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 
-from statinterp.corpus.label_store import LABEL_SCHEMA, SCHEMA_VERSION, LabelStore
+from statinterp.corpus.labels import LABEL_SCHEMA, SCHEMA_VERSION, LabelStore
 from tests.support.databases import schema_of
 from tests.support.paths import FIXTURES
 

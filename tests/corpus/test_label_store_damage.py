@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from statinterp.corpus.label_store import SCHEMA_VERSION, LabelStore
+from statinterp.corpus.labels import SCHEMA_VERSION, LabelStore
 from statinterp.errors import InputError
 from tests.support.cli import assert_one_line_error, run_main
 

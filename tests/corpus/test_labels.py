@@ -1,4 +1,4 @@
-"""Labels (statinterp.corpus.labels) in any case and spacing, other labels refused, and corpora
+"""Labels (statinterp.corpus.dataset) in any case and spacing, other labels refused, and corpora
 with no or some labelled sentences: ranked, evaluated on what is labelled (issue 5)."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from pathlib import Path
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from statinterp.corpus.dataset import load_corpus
-from statinterp.corpus.labels import LABEL_GAINS
+from statinterp.corpus.dataset import LABEL_GAINS, load_corpus
 from tests.support.bad_input import FUZZ, RECORDS, cli_error, write_term
 from tests.support.cli import assert_one_line_error, capture_main
 

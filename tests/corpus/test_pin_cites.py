@@ -232,7 +232,7 @@ def test_find_out_writes_the_fields_and_the_loader_reads_them(found_zip, tmp_pat
         "298", "Fisher v. Univ. of Tex. at Austin, 570 U.S. 297, 298 (2013)")
     assert loaded["A motor vehicle without pages."] == ("", "Doe v. Roe, 203 F.2d 34 (D.C. Cir. 2001)")
     # a term written back (the review's export) keeps them
-    from statinterp.corpus.writer import write_term_zip
+    from statinterp.corpus.dataset import write_term_zip
 
     again = load_corpus(write_term_zip(term, tmp_path / "motor_vehicle.zip")).term("motor vehicle")
     assert {s.text: (s.pin_page, s.pin_cite) for s in again.sentences} == loaded
@@ -348,7 +348,7 @@ def test_review_page_shows_the_pin_cite_with_a_copy_button(found_zip, tmp_path, 
 
     from statinterp.app.review.server import create_app
     from statinterp.app.review.session import ReviewSession
-    from statinterp.corpus.label_store import LabelStore
+    from statinterp.corpus.labels import LabelStore
     from statinterp.workflow import prepare_corpus
 
     prepared = prepare_corpus(load_corpus(found_zip), cache_dir=analysis_cache_dir)

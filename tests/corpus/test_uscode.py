@@ -1,4 +1,4 @@
-"""A provision's text from a US Code title in USLM XML (statinterp/corpus/uscode.py) and the
+"""A provision's text from a US Code title in USLM XML (statinterp/corpus/provisions.py) and the
 command-line options that use it (--provision-cite, --uscode), and the one-line warning of a
 term without a provision."""
 
@@ -9,7 +9,7 @@ import json
 import pytest
 
 from statinterp.app.cli import main
-from statinterp.corpus.uscode import parse_usc_cite, usc_provision
+from statinterp.corpus.provisions import parse_usc_cite, usc_provision
 from statinterp.errors import InputError, UsageError
 from tests.support.paths import FIXTURES
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from statinterp.corpus.dataset import load_corpus
-from statinterp.corpus.label_store import LabelStore
+from statinterp.corpus.labels import LabelStore
 from tests.support.paths import REPO_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -1,4 +1,4 @@
-"""Rankings and evaluation results as pandas DataFrames (statinterp/evaluation/frames.py,
+"""Rankings and evaluation results as pandas DataFrames (statinterp/evaluation/ranking.py,
 Ranking.to_frame): PyTerrier's columns, the same figures, a clear error without the extra."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from statinterp.errors import UsageError
-from statinterp.evaluation.frames import RANKING_COLUMNS, results_frame
-from statinterp.evaluation.ranking import rank
+from statinterp.evaluation.ranking import RANKING_COLUMNS, rank, results_frame
 from statinterp.rankers.grammar import build_method
 from statinterp.workflow import evaluate_methods
 

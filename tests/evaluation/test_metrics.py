@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from sklearn.metrics import ndcg_score
 
-from statinterp.corpus.labels import LABEL_GAINS
+from statinterp.corpus.dataset import LABEL_GAINS
 from statinterp.errors import UsageError
 from statinterp.evaluation.metrics import (
     DEFAULT_METRICS,

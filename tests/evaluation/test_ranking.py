@@ -31,7 +31,7 @@ def test_ranking_order_and_deterministic_ties(tiny_prepared):
 
 
 def test_evaluate_methods_keeps_rankers_with_the_same_name_apart(tiny_prepared):
-    from statinterp.rankers.context import Interpolated
+    from statinterp.rankers.base import Interpolated
     from statinterp.workflow import evaluate_methods
 
     a, b = Interpolated(BM25(), "paragraph", 0.0), Interpolated(BM25(), "paragraph", 1.0)

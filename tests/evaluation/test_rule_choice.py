@@ -1,11 +1,11 @@
-"""The held-apart rule choice (statinterp.evaluation.rule_choice) on a tiny invented example: rules chosen
+"""The held-apart rule choice (statinterp.evaluation.tuning) on a tiny invented example: rules chosen
 by ablation on the training terms, measured on the terms held apart, deterministically."""
 
 from __future__ import annotations
 
 import pytest
 
-from statinterp.evaluation.rule_choice import choose_rules, folds, held_apart, total_score
+from statinterp.evaluation.tuning import choose_rules, folds, held_apart, total_score
 
 RULES = ["general", "harmful", "only_t1", "after_general", "twin_a", "twin_b", "idle"]
 TERMS = ["t1", "t2", "t3", "t4"]

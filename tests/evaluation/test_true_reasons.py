@@ -66,7 +66,7 @@ def test_the_issues_contradictions_are_not_given():
 
 @pytest.mark.slow
 def test_no_reason_contradicts_its_features_on_every_sentence_of_the_shared_terms(real_prepared):
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.learned.model import default_ranker
 
     ranker = default_ranker()
     total = given = terms = 0

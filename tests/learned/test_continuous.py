@@ -1,5 +1,5 @@
-"""Continuous review (statinterp.learned.continuous), the simulated reviewer
-(statinterp.learned.review_simulation) and `statinterp simulate-review`."""
+"""Continuous review (statinterp.learned.feedback), the simulated reviewer
+(statinterp.learned.feedback) and `statinterp simulate-review`."""
 
 from __future__ import annotations
 
@@ -11,13 +11,17 @@ from click.testing import CliRunner
 
 from statinterp.app.cli import cli
 from statinterp.errors import UsageError
-from statinterp.learned.continuous import (
+from statinterp.learned.feedback import (
     ContinuousModel,
     ContinuousSettings,
+    TermRun,
+    against,
     estimate_remaining,
+    macro,
+    reading_order,
     rerank_rest,
+    simulate_term,
 )
-from statinterp.learned.review_simulation import TermRun, against, macro, reading_order, simulate_term
 from statinterp.workflow import example_data_path
 
 

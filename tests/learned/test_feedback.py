@@ -1,5 +1,5 @@
 """Relevance feedback within a term (statinterp.learned.feedback), its labels files
-(statinterp.corpus.label_files) and `statinterp rank --feedback` on the example data."""
+(statinterp.corpus.labels) and `statinterp rank --feedback` on the example data."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from statinterp.app.cli import cli, main
-from statinterp.corpus.label_files import read_label_file
+from statinterp.corpus.labels import read_label_file
 from statinterp.errors import InputError, UsageError
 from statinterp.evaluation.metrics import ndcg, rank_order
 from statinterp.evaluation.ranking import rank
@@ -228,8 +228,7 @@ def test_rank_feedback_errors(tmp_path, capsys):
 
 
 def test_shipped_default_model_file():
-    from statinterp.learned.default_model import default_model_path
-    from statinterp.learned.model import read_header
+    from statinterp.learned.model import default_model_path, read_header
 
     path = default_model_path()
     assert path.is_file(), f"the default model is not installed at {path}"
@@ -243,7 +242,7 @@ def test_shipped_default_model_file():
 
 @pytest.mark.slow
 def test_rank_uses_the_default_model(example_index, recwarn):
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.learned.model import default_ranker
 
     model = default_ranker()
     assert model.name == "learned:default"
@@ -262,7 +261,7 @@ def test_rank_uses_the_default_model(example_index, recwarn):
 @pytest.mark.slow
 def test_feedback_ranker_with_the_default_model_prior(example_index):
     """A learned prior is scored from the features cached for the term: the same scores as its own."""
-    from statinterp.learned.default_model import default_ranker
+    from statinterp.learned.model import default_ranker
 
     model = default_ranker()
     gains = example_index.gains

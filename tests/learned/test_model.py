@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 
 from statinterp.app.cli import main
-from statinterp.app.cv_report import cv_markdown, importance_chart, limits_notes
 from statinterp.app.output import format_collapsed
+from statinterp.app.report import cv_markdown, importance_chart, limits_notes
 from statinterp.corpus.dataset import Corpus
 from statinterp.errors import InputError, UsageError
-from statinterp.evaluation.dedupe import collapse, collapse_ranking, jaccard, similar_pairs
 from statinterp.evaluation.explain import explain_sentence, format_explanation
-from statinterp.evaluation.ranking import rank
+from statinterp.evaluation.ranking import collapse, collapse_ranking, jaccard, rank, similar_pairs
 from statinterp.learned.crossval import cross_validate, make_folds
 from statinterp.learned.features import FAMILIES, FeatureSettings, extract_features
 from statinterp.learned.model import LearnedRanker, fit_ranker, load_model, read_header, save_model

@@ -1,4 +1,4 @@
-"""Context (statinterp.rankers.context): Interpolated (-c/-o/-p) and Recursive (-r) against the formulas,
+"""Context (statinterp.rankers.base): Interpolated (-c/-o/-p) and Recursive (-r) against the formulas,
 recomputed with the plain-Python reference (tests.support.reference_scorers.Reference) on the tiny corpus."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from statinterp.errors import UsageError
 from statinterp.index.term_index import Query
-from statinterp.rankers.context import Interpolated, Recursive
+from statinterp.rankers.base import Interpolated, Recursive
 from statinterp.rankers.grammar import build_method
 from statinterp.rankers.lexical import BM25, QLLM, TFISF
 

@@ -11,7 +11,7 @@ from gensim.models.keyedvectors import KeyedVectors
 from statinterp.app.cli import main
 from statinterp.errors import InputError, UsageError
 from statinterp.evaluation.ranking import rank
-from statinterp.rankers.context import Interpolated, Recursive
+from statinterp.rankers.base import Interpolated, Recursive
 from statinterp.rankers.embedding import Cosine, cosine_scores
 from statinterp.rankers.grammar import build_method, list_methods
 from statinterp.vectors import training as embeddings
@@ -349,7 +349,7 @@ def test_cli_methods_lists_embedding_methods(capsys):
 
 
 # ----------------------------------------------------------------------------------------
-# the on-disk cache of unit directions (statinterp.cache.directions)
+# the on-disk cache of unit directions (statinterp.cache.namespaces)
 
 
 def _fresh(cache_dir, vectors_dir):

@@ -13,18 +13,9 @@ from hypothesis import strategies as st
 from statinterp.errors import UsageError
 from statinterp.evaluation.metrics import rank_order
 from statinterp.evaluation.ranking import rank
-from statinterp.rankers.context import Interpolated
+from statinterp.rankers.base import Expanded, Gated, Interpolated, gated_scores, similar_words_query
 from statinterp.rankers.embedding import wmd
-from statinterp.rankers.gates import (
-    DomainGate,
-    Expanded,
-    Gated,
-    NoveltyGate,
-    domain_threshold,
-    gated_scores,
-    similar_words_query,
-    top_mean,
-)
+from statinterp.rankers.gates import DomainGate, NoveltyGate, domain_threshold, top_mean
 from statinterp.rankers.grammar import (
     SECTIONS,
     build_method,

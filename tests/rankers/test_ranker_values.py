@@ -13,14 +13,12 @@ from hypothesis import strategies as st
 
 import statinterp
 from statinterp.errors import UsageError
-from statinterp.rankers.base import Component, Ranker, Requirements
-from statinterp.rankers.context import Interpolated, Recursive
+from statinterp.rankers.base import Component, Expanded, Gate, Gated, Interpolated, Ranker, Recursive, Requirements
 from statinterp.rankers.embedding import Cosine
-from statinterp.rankers.gates import DomainGate, Expanded, Gate, Gated, NoveltyGate
+from statinterp.rankers.gates import DomainGate, NoveltyGate
 from statinterp.rankers.grammar import build_method, list_methods, parse, with_params
-from statinterp.rankers.lexical import BM25, QLLM, TFISF
+from statinterp.rankers.lexical import BM25, QLLM, TFISF, RandomOrder
 from statinterp.rankers.novelty import NewWordRatio, NewWords, WMDNovelty
-from statinterp.rankers.random import RandomOrder
 from statinterp.vectors.provider import vector_kinds
 
 ALL_NAMES = [name for name, _ in list_methods()]

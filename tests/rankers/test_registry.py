@@ -12,7 +12,7 @@ import pytest
 
 from statinterp.errors import UsageError
 from statinterp.rankers import registry
-from statinterp.rankers.context import Interpolated
+from statinterp.rankers.base import Interpolated
 from tests.support.paths import REPO_ROOT
 
 #: A complete scorer module as a user would write it (it is nowhere in the package).
@@ -159,6 +159,6 @@ def test_the_order_of_the_parts_does_not_depend_on_what_was_imported_first():
     runs = [subprocess.run([sys.executable, "-c", probe, *first], capture_output=True, text=True, timeout=300,
                            check=True).stdout
             for first in ([], ["statinterp.rankers.cosine", "statinterp.rankers.gates"],
-                          ["statinterp.rankers.context", "statinterp.rankers.novelty"])]
+                          ["statinterp.rankers.base", "statinterp.rankers.novelty"])]
     assert json.loads(runs[0])[0][:2] == ["Random", "TF-ISF"]
     assert runs[1] == runs[0] and runs[2] == runs[0]

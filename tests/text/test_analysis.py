@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statinterp.cache.location import default_cache_dir
+from statinterp.cache.store import default_cache_dir
 from statinterp.corpus.dataset import load_corpus
 from statinterp.text import analysis
 from statinterp.text.analysis import Analyzer

@@ -18,7 +18,7 @@ from gensim.models import Word2Vec
 from gensim.models.fasttext import FastTextKeyedVectors
 from gensim.models.keyedvectors import KeyedVectors
 
-from statinterp.cache.vectors import CacheWarning, VectorCache
+from statinterp.cache.namespaces import CacheWarning, VectorCache
 from statinterp.errors import InputError, UsageError
 from statinterp.rankers.embedding import WMDScorer, cosine_scores, wmd
 from statinterp.text.phrasing import apply_phrases

@@ -1,5 +1,5 @@
 """Values computed under word vectors and kept on disk beside the unit directions
-(statinterp.cache.directions): the WMD novelty distances (``v-*.bin``, served by
+(statinterp.cache.namespaces): the WMD novelty distances (``v-*.bin``, served by
 UnitDirections.unit_values) and the similar words of the query expansion -e (``w-*.bin``, served
 by UnitDirections.words). A warm run gives byte-identical scores and figures without loading the
 vectors, and every input they depend on gives a new cache entry."""
@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from statinterp.cache.directions import DirectionCache, unit_values_key, words_key
+from statinterp.cache.namespaces import DirectionCache, unit_values_key, words_key
 from statinterp.errors import StatinterpWarning
 from statinterp.evaluation.ranking import rank
-from statinterp.rankers import gates, novelty
+from statinterp.rankers import base, novelty
 from statinterp.rankers.grammar import build_method
 from statinterp.rankers.novelty import WMDNovelty
 from statinterp.text.units import TokenSeqs
@@ -173,14 +173,14 @@ def test_similar_words_are_read_back_identically_without_the_vectors(analysis_ca
     methods = ("TF-ISF-e", "w2vec*-e", "Tp-Tg")
     cold = fresh(analysis_cache, tmp_path)
     expected = {m: build_method(m).score(cold["vehicle"]) for m in methods}
-    words = gates.similar_words(cold["vehicle"], 500)
+    words = base.similar_words(cold["vehicle"], 500)
     (cold_result,) = evaluate_methods(cold, ["TF-ISF-e"])
     assert len(value_files(tmp_path, "w")) == len(list(cold))  # one list per term (n_similar 500, word2vec)
     assert len(words) > 10
 
     monkeypatch.setattr(VectorProvider, "get", _fail)  # neither loaded nor asked for similar words
     warm = fresh(analysis_cache, tmp_path)
-    assert gates.similar_words(warm["vehicle"], 500) == words
+    assert base.similar_words(warm["vehicle"], 500) == words
     for m in methods:
         assert build_method(m).score(warm["vehicle"]).tobytes() == expected[m].tobytes(), m
     (warm_result,) = evaluate_methods(fresh(analysis_cache, tmp_path), ["TF-ISF-e"])
@@ -189,17 +189,17 @@ def test_similar_words_are_read_back_identically_without_the_vectors(analysis_ca
 
 def test_similar_words_depend_on_n_query_and_vectors(analysis_cache, tmp_path, monkeypatch):
     ix = fresh(analysis_cache, tmp_path)["vehicle"]
-    many = gates.similar_words(ix, 20)
-    few = gates.similar_words(fresh(analysis_cache, tmp_path)["vehicle"], 5)
+    many = base.similar_words(ix, 20)
+    few = base.similar_words(fresh(analysis_cache, tmp_path)["vehicle"], 5)
     assert few == many[:5] and len(value_files(tmp_path, "w")) == 2
     with monkeypatch.context() as m:
         m.setattr(ix.query, "tokens", ["park"])
-        other = gates.similar_words(ix, 20)
+        other = base.similar_words(ix, 20)
     assert other != many and len(value_files(tmp_path, "w")) == 3
     path = write_vectors(tmp_path / "vectors.txt", seed=1)
-    one = gates.similar_words(fresh(analysis_cache, tmp_path, w2vec=path)["vehicle"], 5, vectors="w2vec")
+    one = base.similar_words(fresh(analysis_cache, tmp_path, w2vec=path)["vehicle"], 5, vectors="w2vec")
     write_vectors(path, seed=2)
-    two = gates.similar_words(fresh(analysis_cache, tmp_path, w2vec=path)["vehicle"], 5, vectors="w2vec")
+    two = base.similar_words(fresh(analysis_cache, tmp_path, w2vec=path)["vehicle"], 5, vectors="w2vec")
     assert one != two and len(value_files(tmp_path, "w")) == 5
 
 

@@ -7,7 +7,7 @@ Plain Python (no web framework), so scripts and tests can drive a review without
     session.label(["case-07-op1-p008-s0"], "high value")
     session.rerank()          # the unlabelled sentences re-ranked with this term's labels
 
-Which labels count: only the reviewer's, from the :class:`~statinterp.corpus.label_store.LabelStore`.
+Which labels count: only the reviewer's, from the :class:`~statinterp.corpus.labels.LabelStore`.
 A data-set term's own labels are hidden (``show_data_labels=False``) so a reviewer can test
 themselves; with ``show_data_labels=True`` they are shown beside each sentence, but never used
 for re-ranking or export.
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from statinterp.app.review.errors import NotFound
-from statinterp.corpus.label_store import LabelRecord, LabelStore, parse_label
-from statinterp.corpus.labels import LABEL_GAINS
+from statinterp.corpus.dataset import LABEL_GAINS
+from statinterp.corpus.labels import LabelRecord, LabelStore, parse_label
 from statinterp.errors import UsageError
 
 if TYPE_CHECKING:
@@ -78,13 +78,13 @@ class Continuous:
     """The continuous order of one method: re-ranked below the reviewer's position after every label."""
 
     method: str
-    model: Any  # statinterp.learned.continuous.ContinuousModel
+    model: Any  # statinterp.learned.feedback.ContinuousModel
     order: np.ndarray
     scores: np.ndarray
     score_when_read: np.ndarray
     n_labels: int = 0
     position: int = 0  # the first ``position`` of ``order`` are the labelled sentences, in the order read
-    remaining: Any = None  # statinterp.learned.continuous.Remaining
+    remaining: Any = None  # statinterp.learned.feedback.Remaining
     seconds: float = 0.0  # time of the last update
 
 
@@ -197,7 +197,7 @@ class ReviewSession:
             return self._rankings[ranker.name]
 
     def _token_sets(self) -> list[frozenset]:
-        from statinterp.evaluation.dedupe import token_sets
+        from statinterp.evaluation.ranking import token_sets
 
         if self._sets is None:
             self._sets = token_sets(self.index)
@@ -215,7 +215,7 @@ class ReviewSession:
 
     def groups(self, method: str, reranked: bool = False, collapse: bool = True) -> list[tuple[int, list[int]]]:
         """(best copy, [its copies, best first]) in rank order; one group per sentence without ``collapse``."""
-        from statinterp.evaluation.dedupe import collapse as collapse_groups
+        from statinterp.evaluation.ranking import collapse as collapse_groups
 
         order, _ = self._order(method, reranked)
         if not collapse:
@@ -228,7 +228,7 @@ class ReviewSession:
 
     def copies_of(self, sentence_id: str, method: str | None = None) -> list[str]:
         """Ids of the near-duplicates of ``sentence_id`` (itself excluded)."""
-        from statinterp.evaluation.dedupe import jaccard
+        from statinterp.evaluation.ranking import jaccard
 
         i = self.position(sentence_id)
         sets = self._token_sets()
@@ -387,8 +387,13 @@ class ReviewSession:
         many valuable sentences the unread rest holds."""
         import time
 
-        from statinterp.learned.continuous import ContinuousModel, estimate_remaining, rerank_rest
-        from statinterp.learned.feedback import ranker_scores, term_features
+        from statinterp.learned.feedback import (
+            ContinuousModel,
+            estimate_remaining,
+            ranker_scores,
+            rerank_rest,
+            term_features,
+        )
 
         ranker = self.ranker(method)
         with self._lock:
@@ -479,6 +484,6 @@ class ReviewSession:
 
     def export_bytes(self) -> bytes:
         """The term as a term zip with the reviewer's labels."""
-        from statinterp.corpus.writer import term_zip_bytes
+        from statinterp.corpus.dataset import term_zip_bytes
 
         return term_zip_bytes(self.term, self.store.labels(self.key))

@@ -6,7 +6,7 @@
   var LABELS = ["high value", "certain value", "potential value", "no value"];
   var list = document.getElementById("ranking");
   if (!list) { return; }
-  // every URL comes from the server (statinterp/app/review/urls.py), none is written here
+  // every URL comes from the server (statinterp/app/review/views.py), none is written here
   var urls = JSON.parse(document.body.dataset.urls);
   var method = list.dataset.method;
   var csrf = document.querySelector('meta[name="csrf-token"]').content;
