@@ -660,9 +660,12 @@ _OPEN_END_RE = re.compile(r"(?:(?<![\w.])([A-Za-z]+)|[A-Za-z0-9]-)$")
 
 def _ends_open(line: str) -> bool:
     """``line`` (stripped) ends with a word of :data:`_OPEN_WORDS` or a hyphen after a letter or digit
-    ("a 10-", "2021-")."""
+    ("a 10-", "2021-"). A line that is that word alone is a heading's label ("A" above "We agree
+    ..."), not a cut sentence."""
     m = _OPEN_END_RE.search(line)
-    return m is not None and (m.group(1) is None or m.group(1).lower() in _OPEN_WORDS)
+    if m is None:
+        return False
+    return m.group(1) is None or (m.group(1).lower() in _OPEN_WORDS and m.start() > 0)
 
 
 def _colon_then_lower(line: str, next_line: str) -> bool:

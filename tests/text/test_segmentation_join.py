@@ -193,3 +193,15 @@ def test_a_closing_double_quote_after_a_nested_quote_that_ends_with_a_comma_goes
     assert spans(joined, text) == [
         "Strict scrutiny must not be “ ‘strict in theory, but fatal in fact,’ ” Adarand, supra, at 237.",
         "It was called “a ‘fair’ ”", "Rule.", "Then it ended."]
+
+
+def test_a_heading_label_alone_on_its_line_is_no_cut_sentence(joined):
+    """The README's example collection (State v. Ortiz): the heading "A" above "We agree with the
+    Court of Appeals ..." ends with an article of the open-word rule but is a label, not a sentence
+    cut after "a"; a line ending with that article after other words is cut."""
+    from statinterp.text.segmentation import lines_may_join
+
+    text = "A\nWe agree with the Court of Appeals that the word is to be given its ordinary meaning."
+    assert spans(joined, text)[0] == "A"
+    assert not lines_may_join("A", "We agree with the Court of Appeals")
+    assert lines_may_join("It was, as the court put it, a", "vehicle in every ordinary sense.")
