@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from benchmarks.ingest import _vm_hwm_mb
-from benchmarks.results_file import CL_BULK_HEADING, shown_command, splice_section
+from benchmarks.results_file import CL_BULK_HEADING, shown_command, write_section
 
 DATE = "2030-01-01"
 OPINION_COLUMNS = ["id", "date_created", "date_modified", "author_str", "per_curiam", "joined_by_str", "type", "sha1",
@@ -282,8 +282,7 @@ def main(argv=None) -> int:
                 for mode in args.modes.split(",")]
         res["sizes"].append({"files": files, "runs": runs})
     (args.workdir / "courtlistener_bulk.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
-    text = args.results.read_text(encoding="utf-8") if args.results.exists() else "# statinterp performance results\n"
-    args.results.write_text(splice_section(text, CL_BULK_HEADING, markdown(res)), encoding="utf-8")
+    write_section(args.results, CL_BULK_HEADING, markdown(res))
     print(markdown(res))
     return 0
 

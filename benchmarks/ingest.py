@@ -47,7 +47,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.results_file import INGEST_HEADING, shown_command, splice_section
+from benchmarks.results_file import INGEST_HEADING, shown_command, write_section
 
 CAP_CASES = 6_700_000
 VOLUME_CASES = 500
@@ -235,8 +235,7 @@ def run_child(mode: str, source: Path, collection: Path | None = None, shard_by:
 
 
 def write_results(path: Path, res: dict) -> None:
-    text = path.read_text(encoding="utf-8") if path.exists() else "# statinterp performance results\n"
-    path.write_text(splice_section(text, INGEST_HEADING, markdown(res)), encoding="utf-8")
+    write_section(path, INGEST_HEADING, markdown(res))
     path.with_name("ingest.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
 
 

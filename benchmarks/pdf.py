@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from benchmarks.results_file import PDF_HEADING as HEADING
-from benchmarks.results_file import splice_section
+from benchmarks.results_file import write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FILES = ROOT / "tests" / "fixtures" / "genuine" / "pdf"
@@ -143,8 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     section = run(files, args.repeat)
     print(section)
     if args.write:
-        results = ROOT / "benchmarks" / "RESULTS.md"
-        results.write_text(splice_section(results.read_text(encoding="utf-8"), HEADING, section), encoding="utf-8")
+        write_section(ROOT / "benchmarks" / "RESULTS.md", HEADING, section)
     return 0
 
 

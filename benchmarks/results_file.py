@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: The first line of a results file a benchmark starts.
+RESULTS_TITLE = "# statinterp performance results\n"
 #: Heading of the section ``benchmarks.ingest`` writes.
 INGEST_HEADING = "## Ingest (`statinterp ingest`)"
 #: Heading of the section ``benchmarks.find`` writes.
@@ -61,6 +63,13 @@ def splice_section(text: str, heading: str, section: str) -> str:
     end = text.find("\n## ", start + len(heading))
     rest = text[end + 1:] if end >= 0 else ""
     return text[:start] + section.rstrip("\n") + "\n" + ("\n" + rest if rest else "")
+
+
+def write_section(path: Path, heading: str, section: str) -> None:
+    """Replace (or append) the section under ``heading`` of the results file at ``path`` with
+    ``section``; a missing file is started with the results' title."""
+    text = path.read_text(encoding="utf-8") if path.exists() else RESULTS_TITLE
+    path.write_text(splice_section(text, heading, section), encoding="utf-8")
 
 
 def keep_sections(path: Path, new_text: str, headings: tuple[str, ...] = KEPT_BY_RUN) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.results_file import REVIEW_HEADING, shown_command, splice_section
+from benchmarks.results_file import REVIEW_HEADING, shown_command, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,8 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     section = "\n".join(lines) + "\n"
     print(section)
     if args.markdown:
-        path = ROOT / "benchmarks" / "RESULTS.md"
-        path.write_text(splice_section(path.read_text(encoding="utf-8"), REVIEW_HEADING, section), encoding="utf-8")
+        write_section(ROOT / "benchmarks" / "RESULTS.md", REVIEW_HEADING, section)
     return 0
 
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.results_file import FIND_HEADING, INGEST_HEADING, keep_sections, section_of, splice_section
+from benchmarks.results_file import (
+    FIND_HEADING,
+    INGEST_HEADING,
+    RESULTS_TITLE,
+    keep_sections,
+    section_of,
+    splice_section,
+    write_section,
+)
 
 OLD = (f"# results\n\n## Performance\n\nold run\n\n{INGEST_HEADING}: throughput\n\ningest figures\n\n"
        f"{FIND_HEADING} and size on disk\n\nfind figures\n### Per term\n\nrows\n")
@@ -71,3 +79,14 @@ def test_rendering_the_run_report_again_keeps_the_ingest_and_find_sections(tmp_p
     assert "## 1–2. Floor ratio" in text
     assert section_of(text, INGEST_HEADING) == f"{INGEST_HEADING}: kept\n\ningest body\n\n"
     assert section_of(text, FIND_HEADING).startswith(f"{FIND_HEADING}: kept\n\nfind body")
+
+
+def test_write_section_replaces_its_section_in_the_file_or_starts_one(tmp_path):
+    path = tmp_path / "RESULTS.md"
+    path.write_text(OLD, encoding="utf-8")
+    write_section(path, INGEST_HEADING, f"{INGEST_HEADING}\n\nnew figures\n")
+    text = path.read_text(encoding="utf-8")
+    assert "new figures" in text and "ingest figures" not in text and "find figures" in text
+    fresh = tmp_path / "new.md"
+    write_section(fresh, FIND_HEADING, f"{FIND_HEADING}\n\nx\n")
+    assert fresh.read_text(encoding="utf-8") == f"{RESULTS_TITLE}\n{FIND_HEADING}\n\nx\n"

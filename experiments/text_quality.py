@@ -624,10 +624,7 @@ def target_rows(results: list[RouteResult], pins: list[dict]) -> list[str]:
             if rs:
                 rows.append(f"| {kind} | {rs[0].status} | | | | | |")
             continue
-        c: Counter = sum((r.counts for r in read), Counter())
-        known = [r for r in read if "footnotes_expected" in r.counts]
-        fs = sum(min(r.counts["footnotes_recognised"], r.counts["footnotes_expected"]) for r in known)
-        fe = sum(r.counts["footnotes_expected"] for r in known)
+        c, fs, fe = totals(read)
         ps = [p for route in routes for p in pin_routes[route] if p["entry"] in held]
         right = sum(p["status"] == "right" for p in ps)
         rows.append(" | ".join([
@@ -637,6 +634,15 @@ def target_rows(results: list[RouteResult], pins: list[dict]) -> list[str]:
                  f"{c['found']}") if found_cell(read) != "–" else "not measured"),
             yes(right == len(ps), f"{right} of {len(ps)}") if ps else "–"]) + " |")
     return rows
+
+
+def totals(read: list[RouteResult]) -> tuple[Counter, int, int]:
+    """The summed counters of routes ``read``, and of those whose footnotes are known, the footnotes
+    recognised (at most as many as each has) and the footnotes they have."""
+    c: Counter = sum((r.counts for r in read), Counter())
+    known = [r for r in read if "footnotes_expected" in r.counts]
+    fs = sum(min(r.counts["footnotes_recognised"], r.counts["footnotes_expected"]) for r in known)
+    return c, fs, sum(r.counts["footnotes_expected"] for r in known)
 
 
 def half_rows(results: list[RouteResult]) -> list[str]:
@@ -652,10 +658,7 @@ def half_rows(results: list[RouteResult]) -> list[str]:
             if not read:
                 rows.append(f"| {half} | {kind} | {len(rs)} | {rs[0].status} | | | | | | | |")
                 continue
-            c: Counter = sum((r.counts for r in read), Counter())
-            known = [r for r in read if "footnotes_expected" in r.counts]
-            fs = sum(min(r.counts["footnotes_recognised"], r.counts["footnotes_expected"]) for r in known)
-            fe = sum(r.counts["footnotes_expected"] for r in known)
+            c, fs, fe = totals(read)
             rows.append(f"| {half} | {kind} | {len(read)} | {c['sentences']} | {c['fragments']} "
                         f"({pct(c['fragments'], c['sentences'])}) | {c['headers']} | {c['labels']} | {c['glued']} "
                         f"| {fs} / {fe} ({pct(fs, fe)}) | {c['footnotes_in_body']} | {found_cell(read)} |")
