@@ -30,7 +30,7 @@ from spacy.attrs import IDX, IS_SPACE, LENGTH, ORTH, SENT_START
 from statinterp.cache.namespaces import AnalysisCache
 from statinterp.cache.store import default_cache_dir
 from statinterp.provenance import package_version
-from statinterp.text.limits import MAX_TEXT_CHARS  # the analyser accepts every text the loaders accept
+from statinterp.text import MAX_TEXT_CHARS  # the analyser accepts every text the loaders accept
 from statinterp.text.segmentation import SEGMENTER_VERSION, build_pipeline
 
 #: Bump when the cache layout or the token definition changes.
