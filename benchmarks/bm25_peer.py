@@ -20,7 +20,7 @@ rank_bm25 then substitutes epsilon x mean IDF; repeated query tokens count once 
 in rank_bm25 but saturate with k3 in statinterp.
 
 Timed: "index" = statinterp's column-wise count matrix and the collection statistics read off
-it (:func:`statinterp.index.statistics.collection_stats`; checked equal to a ``StatsAccumulator``) vs
+it (:func:`statinterp.index.term_index.collection_stats`; checked equal to a ``StatsAccumulator``) vs
 BM25Okapi's construction; "query" = scoring every sentence for every query. Each is the median of
 ``repeats`` runs, alternating the two implementations.
 """
@@ -66,7 +66,7 @@ def collect(corpus, analyzer):
 def run(corpus, analyzer, repeats: int = 3) -> dict:
     from rank_bm25 import BM25Okapi
 
-    from statinterp.index.statistics import StatsAccumulator, collection_stats
+    from statinterp.index.term_index import StatsAccumulator, collection_stats
     from statinterp.rankers.lexical import BM25
     from statinterp.text.units import TokenSeqs
 

@@ -472,7 +472,7 @@ def use_collection_statistics(prepared, collection: Collection | ShardSet) -> No
     """Replace the background statistics of ``prepared`` (a :class:`~statinterp.index.term_index.PreparedCorpus`
     of found candidates) by the collection's: N, df, cf and lengths over every unit of every
     case stored, as the paper's index had them."""
-    from statinterp.index.statistics import LEVELS, stats_from_counts
+    from statinterp.index.term_index import LEVELS, stats_from_counts
 
     words = list(prepared.analyzer.vocab.words)
     stats = {level: stats_from_counts(level, words, collection.token_statistics(level, words),

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from statinterp.index.statistics import LEVELS
-from statinterp.index.term_index import TextSpan, background_units
+from statinterp.index.term_index import LEVELS, TextSpan, background_units
 from statinterp.sources import Partition, read_partition
 from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, Unjoined
 from statinterp.text.analysis import Analyzer, Vocabulary

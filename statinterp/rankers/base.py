@@ -83,8 +83,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.index import MAX_NEIGHBOURS
-from statinterp.index.statistics import LEVELS
+from statinterp.index import LEVELS, MAX_NEIGHBOURS
 from statinterp.provenance import library_versions
 from statinterp.rankers import registry
 
@@ -94,8 +93,7 @@ __all__ = ["Component", "Gate", "Ranker", "Requirements", "Similarity", "EXPANSI
            "LEVEL_SUFFIX", "Recursive"]
 
 if TYPE_CHECKING:
-    from statinterp.index.statistics import CollectionStats
-    from statinterp.index.term_index import Query, TermIndex
+    from statinterp.index.term_index import CollectionStats, Query, TermIndex
     from statinterp.text.units import TokenSeqs
 
 C = TypeVar("C", bound="Component")

@@ -18,8 +18,7 @@ from statinterp.rankers import registry
 from statinterp.rankers.base import Requirements, Similarity
 
 if TYPE_CHECKING:
-    from statinterp.index.statistics import CollectionStats
-    from statinterp.index.term_index import Query, TermIndex
+    from statinterp.index.term_index import CollectionStats, Query, TermIndex
     from statinterp.text.units import TokenSeqs
     from statinterp.vectors.directions import UnitDirections
     from statinterp.vectors.training import DomainVectors
