@@ -559,14 +559,14 @@ EXPANSION_SUFFIX = {"provision": "g", "similar": "e"}
 
 
 #: The modules whose code finds the similar words (their fingerprint is part of the cache key).
-SIMILAR_WORDS_CODE = (__name__, "statinterp.vectors.training")
+SIMILAR_WORDS_CODE = (__name__, "statinterp.vectors.embeddings")
 
 
 def similar_words(index: TermIndex, n_similar: int = 500, vectors: str = "word2vec") -> list[str]:
     """The ``n_similar`` words nearest the term's query in the word vectors (gensim's
     ``most_similar`` of the query tokens that have a vector, phrases joined), nearest first; served
     by the vector provider, which keeps them in its cache (a warm run does not load the vectors)."""
-    from statinterp.vectors.directions import directions_for  # gensim: only when a term is scored
+    from statinterp.vectors.embeddings import directions_for  # gensim: only when a term is scored
 
     purpose = "query expansion by similar words (-e)"
     plain = list(index.query.tokens)

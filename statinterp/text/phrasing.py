@@ -1,7 +1,7 @@
 """Phrase joining over token-id arrays: gensim's ``FrozenPhrases`` without a Python loop per token.
 
 The embedding methods compare mean word vectors of whole cases and opinions, so the phrase
-model of the domain vectors (``a b`` -> ``a_b``, :func:`statinterp.vectors.training.train_phrases`)
+model of the domain vectors (``a b`` -> ``a_b``, :func:`statinterp.vectors.embeddings.train_phrases`)
 must be applied to millions of tokens per run.  gensim does it one token at a time in Python;
 :func:`join_phrases` gives exactly the same tokens from the ragged id arrays of a
 :class:`~statinterp.text.units.TokenSeqs` with a few NumPy passes.
@@ -205,7 +205,7 @@ def join_phrases_in_sentences(phrasers: Sequence[FrozenPhrases] | None,
 
 
 def apply_phrases(phrasers: Sequence[FrozenPhrases] | None, tokens: Sequence[str]) -> list[str]:
-    """Join the phrases of ``phrasers`` (from :func:`statinterp.vectors.training.train_phrases`) in ``tokens``.
+    """Join the phrases of ``phrasers`` (from :func:`statinterp.vectors.embeddings.train_phrases`) in ``tokens``.
 
     ``None`` means no phrase model: the tokens are returned unchanged (as a new list).
     Queries and sentences must go through the same phrase model as the training corpus.

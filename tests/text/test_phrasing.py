@@ -9,8 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from statinterp.text.phrasing import _greedy_joins, apply_phrases, join_phrases
-from statinterp.vectors.directions import mean_directions, mean_directions_of_ids
-from statinterp.vectors.training import train_phrases
+from statinterp.vectors.embeddings import mean_directions, mean_directions_of_ids, train_phrases
 
 
 def _ragged(docs, words):
@@ -99,7 +98,7 @@ def test_greedy_joins_matches_a_left_to_right_scan(flags):
 def test_mean_directions_of_ids_equals_the_token_list_version(block, monkeypatch):
     from gensim.models.keyedvectors import KeyedVectors
 
-    from statinterp.vectors import directions as embedding
+    from statinterp.vectors import embeddings as embedding
 
     monkeypatch.setattr(embedding, "LOOKUP_BLOCK", block)  # vectors looked up a few words at a time
 
