@@ -411,7 +411,7 @@ def performance_section(res: dict) -> list[str]:
                        if k in cosine)
         out.append(f"Beyond the analysis: the embedding methods `w2vec*`/`fastt*` (with -c/-o/-p/-r) take "
                    f"{fmt_s(emb)} of the cold all-methods run (loading both vector kinds, joining phrases in "
-                   "every case and opinion with `statinterp.text.phrasing`, summing unit word vectors) and "
+                   "every case and opinion with `statinterp.vectors.embeddings`, summing unit word vectors) and "
                    f"{fmt_s(emb_warm)} of the warm run, which reads the unit directions from the cache "
                    "(`statinterp.cache.namespaces`, which also keeps the WMD distances and the similar words of "
                    "the -e expansion, so a warm run loads no word vectors); see \"Slowest methods\" below.")

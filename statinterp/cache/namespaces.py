@@ -34,7 +34,7 @@ instead and need not even load the vectors.
 The directions are computed by :mod:`statinterp.vectors.embeddings`; this module keeps the
 files. A file is named by the SHA-256 of everything the directions depend on: the source of the
 code that computes them (its fingerprint, :mod:`statinterp.cache.store`, of
-``text/phrasing.py`` and ``vectors/embeddings.py``), the identity of the vectors
+``vectors/embeddings.py`` and ``vectors/embeddings.py``), the identity of the vectors
 (``DomainVectors.source``: the corpus hash and training settings of domain vectors, or the
 path, size and modification time of a vectors file), the vocabulary (id -> word) and the token
 ids and offsets of every set of units.  Vectors without a ``source`` (built in memory) are never

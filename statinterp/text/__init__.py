@@ -1,4 +1,4 @@
-"""Text analysis: spaCy pipeline, legal sentence segmentation, phrases, token-id sequences."""
+"""Text analysis: spaCy pipeline, legal sentence segmentation, term matching, citations, token-id sequences."""
 
 # The longest text statinterp takes: one home for the limit every layer applies. Here, not in
 # analysis.py, so that the loaders and readers can name it without importing spaCy.

@@ -524,7 +524,7 @@ class VectorProvider:
                         _Counted(sentences, advance), settings.phrase_min_count, settings.phrase_threshold
                     )
                     self._phrasers[phrase_key] = phrasers
-                from statinterp.text.phrasing import join_phrases_in_sentences
+                from statinterp.vectors.embeddings import join_phrases_in_sentences
 
                 corpus = join_phrases_in_sentences(phrasers, sentences)
                 advance(n)

@@ -21,10 +21,10 @@ from gensim.models.keyedvectors import KeyedVectors
 from statinterp.cache.namespaces import CacheWarning, VectorCache
 from statinterp.errors import InputError, UsageError
 from statinterp.rankers.embedding import WMDScorer, cosine_scores, wmd
-from statinterp.text.phrasing import apply_phrases
 from statinterp.vectors.embeddings import (
     DomainVectors,
     VectorSettings,
+    apply_phrases,
     load_vectors,
     mean_unit_vector,
     train_phrases,
