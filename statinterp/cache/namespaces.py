@@ -115,7 +115,7 @@ def _words_digest(words: Sequence[str]) -> str:
 
 def directions_key(code: str, vectors_source: str, words: Sequence[str], unit_sets: Mapping[str, Any]) -> str:
     """The cache key of the directions of ``unit_sets`` (name -> ragged units with ``ids`` and
-    ``offsets``, a :class:`~statinterp.text.units.TokenSeqs`) under some vectors, as computed by
+    ``offsets``, a :class:`~statinterp.text.analysis.TokenSeqs`) under some vectors, as computed by
     the code whose fingerprint is ``code``."""
     return _units_digest(f"statinterp-directions {DIRECTIONS_FORMAT}|{code}|{vectors_source}|", words, unit_sets)
 

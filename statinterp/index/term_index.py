@@ -44,8 +44,7 @@ from statinterp.cache.store import code_fingerprint
 from statinterp.corpus.dataset import Corpus, Sentence, TermData, term_key
 from statinterp.errors import UsageError
 from statinterp.index import LEVELS, MAX_NEIGHBOURS  # noqa: F401 - re-exported (their home is the package)
-from statinterp.text.analysis import AnalysedText, Analyzer, Vocabulary, text_hash
-from statinterp.text.units import TokenSeqs
+from statinterp.text.analysis import AnalysedText, Analyzer, TokenSeqs, Vocabulary, text_hash
 
 #: Context suffix of the paper's method names -> granularity.
 SUFFIX_LEVEL = {"c": "case", "o": "opinion", "p": "paragraph"}
@@ -602,7 +601,7 @@ PREPARED_FORMAT = 1
 
 def _code_fingerprint() -> str:
     """SHA-256 of the modules that build a prepared corpus: editing them invalidates the files."""
-    return code_fingerprint(__name__, "statinterp.text.units")
+    return code_fingerprint(__name__, "statinterp.text.analysis")
 
 
 def _content_key(corpus: Corpus, analyzer: Analyzer, statistics: str, extra_background: Corpus | None,

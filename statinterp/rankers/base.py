@@ -94,7 +94,7 @@ __all__ = ["Component", "Gate", "Ranker", "Requirements", "Similarity", "EXPANSI
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import CollectionStats, Query, TermIndex
-    from statinterp.text.units import TokenSeqs
+    from statinterp.text.analysis import TokenSeqs
 
 C = TypeVar("C", bound="Component")
 

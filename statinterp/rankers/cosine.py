@@ -19,7 +19,7 @@ from statinterp.rankers.base import Requirements, Similarity
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import CollectionStats, Query, TermIndex
-    from statinterp.text.units import TokenSeqs
+    from statinterp.text.analysis import TokenSeqs
     from statinterp.vectors.embeddings import DomainVectors, UnitDirections
 
 __all__ = ["Cosine"]

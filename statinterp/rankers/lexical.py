@@ -29,7 +29,7 @@ __all__ = ["query_term_counts", "weighted_sum", "TFISF", "BM25", "QLLM", "Random
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import CollectionStats, Query, TermIndex
-    from statinterp.text.units import TokenSeqs
+    from statinterp.text.analysis import TokenSeqs
 
 
 def query_term_counts(query: Query, units: TokenSeqs, index: TermIndex) -> np.ndarray:

@@ -36,7 +36,7 @@ from statinterp.rankers.base import Ranker, Requirements, available_vectors, lib
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
-    from statinterp.text.units import TokenSeqs
+    from statinterp.text.analysis import TokenSeqs
 
 __all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "new_words"]
 

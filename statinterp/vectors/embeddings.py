@@ -41,7 +41,7 @@ The embedding methods compare mean word vectors of whole cases and opinions, so 
 model of the domain vectors (``a b`` -> ``a_b``, :func:`train_phrases`)
 must be applied to millions of tokens per run.  gensim does it one token at a time in Python;
 :func:`join_phrases` gives exactly the same tokens from the ragged id arrays of a
-:class:`~statinterp.text.units.TokenSeqs` with a few NumPy passes.
+:class:`~statinterp.text.analysis.TokenSeqs` with a few NumPy passes.
 
 gensim's rule (``_PhrasesTransformation.analyze_sentence``, no connector words): scan the
 tokens left to right; a token starts a candidate; if the candidate and the next token form a
@@ -720,7 +720,7 @@ def load_vectors(path: str | os.PathLike[str], format: str = "auto", *, lowercas
 
 if TYPE_CHECKING:
     from statinterp.cache.namespaces import DirectionCache
-    from statinterp.text.units import TokenSeqs
+    from statinterp.text.analysis import TokenSeqs
 
 
 

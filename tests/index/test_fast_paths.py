@@ -28,9 +28,8 @@ from statinterp.errors import StatinterpWarning
 from statinterp.index.term_index import StatsAccumulator, prepare, prepared_cache
 from statinterp.rankers.grammar import build_method
 from statinterp.text import analysis
-from statinterp.text.analysis import Analyzer, Vocabulary, array_sentence_spans
+from statinterp.text.analysis import Analyzer, TokenSeqs, Vocabulary, array_sentence_spans
 from statinterp.text.segmentation import build_pipeline, sentence_spans
-from statinterp.text.units import TokenSeqs
 from statinterp.workflow import open_corpus
 
 LEXICAL = [f"{base}{suffix}" for base in ("TF-ISF", "BM25", "QLLM") for suffix in ("", "-c", "-o", "-p", "-r")]
