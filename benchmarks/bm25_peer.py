@@ -2,7 +2,7 @@
 
 Collection: every spaCy sentence (with at least one token) of every distinct case text of the
 loaded terms, pre-tokenised once by statinterp's analysis (lower-cased lemmas); statinterp gets
-the token ids (:class:`~statinterp.text.units.TokenSeqs`), rank_bm25 the same tokens as lists of
+the token ids (:class:`~statinterp.text.analysis.TokenSeqs`), rank_bm25 the same tokens as lists of
 strings. Queries: the terms' queries (each query token occurs once in its query). Both use
 k1 = 1.2, b = 0.75 and statistics (N, df, average length) of this collection.
 
@@ -20,7 +20,7 @@ rank_bm25 then substitutes epsilon x mean IDF; repeated query tokens count once 
 in rank_bm25 but saturate with k3 in statinterp.
 
 Timed: "index" = statinterp's column-wise count matrix and the collection statistics read off
-it (:func:`statinterp.index.statistics.collection_stats`; checked equal to a ``StatsAccumulator``) vs
+it (:func:`statinterp.index.term_index.collection_stats`; checked equal to a ``StatsAccumulator``) vs
 BM25Okapi's construction; "query" = scoring every sentence for every query. Each is the median of
 ``repeats`` runs, alternating the two implementations.
 """
@@ -45,7 +45,7 @@ def collect(corpus, analyzer):
     """(TokenSeqs of every non-empty spaCy sentence of every distinct case text, queries as
     (key, ids, tokens))."""
     from statinterp.index.term_index import Query, _ranges
-    from statinterp.text.units import TokenSeqs
+    from statinterp.text.analysis import TokenSeqs
 
     texts = list(dict.fromkeys(c.text for t in corpus for c in t.cases.values()))
     parts = []
@@ -66,9 +66,9 @@ def collect(corpus, analyzer):
 def run(corpus, analyzer, repeats: int = 3) -> dict:
     from rank_bm25 import BM25Okapi
 
-    from statinterp.index.statistics import StatsAccumulator, collection_stats
+    from statinterp.index.term_index import StatsAccumulator, collection_stats
     from statinterp.rankers.lexical import BM25
-    from statinterp.text.units import TokenSeqs
+    from statinterp.text.analysis import TokenSeqs
 
     units, queries = collect(corpus, analyzer)
     vocab_size = len(analyzer.vocab)

@@ -13,7 +13,7 @@ own peak memory (VmHWM), one core:
 * ``read``: ``read_partition`` over the opinions file and its companions (the join alone);
 * ``store``: ``ingest(..., statistics=False, citations=False)``: read, join, parse, store, FTS5;
 * ``split`` / ``split-plain``: the split pass of ``ingest --engine dask``
-  (:func:`~statinterp.sources.courtlistener_split.split_bulk`, ``--split-parts`` parts, gzip
+  (:func:`~statinterp.sources.courtlistener.split_bulk`, ``--split-parts`` parts, gzip
   level 1 / plain JSON lines), after decompressing every input file alone (what of the pass is
   bz2), then reading the parts one after another (what the workers do between them).
 
@@ -69,7 +69,7 @@ def _paragraphs(rng: random.Random) -> list[str]:
 def write_invented(folder: Path, n_clusters: int, seed: int = 0, extra: int = 2) -> dict:
     """Invented bulk files for ``n_clusters`` clusters with opinions (and ``extra`` times as many
     clusters, dockets and citations no opinion names); returns counts and sizes."""
-    from statinterp.sources.courtlistener_files import write_bulk_csv
+    from statinterp.sources.courtlistener import write_bulk_csv
 
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
@@ -138,7 +138,7 @@ def split_run(source: str, spool: Path, parts: int, compresslevel: int) -> dict:
     import bz2
 
     from statinterp.sources import discover, read_partition
-    from statinterp.sources.courtlistener_split import split_bulk
+    from statinterp.sources.courtlistener import split_bulk
     from statinterp.sources.records import CaseRecord
 
     (whole,) = discover([source])
@@ -211,7 +211,7 @@ def split_markdown(res: dict) -> list[str]:
     if not runs:
         return []
     lines = ["", "**Splitting for Dask** (`split`: `ingest --engine dask`'s pass over the bulk file and its "
-             "companions, `statinterp/sources/courtlistener_split.py`, into JSON-lines parts, gzip level 1; "
+             "companions, `statinterp/sources/courtlistener.py`, into JSON-lines parts, gzip level 1; "
              "`split-plain`: uncompressed parts). *bz2 alone*: decompressing every input file and nothing else, "
              "in the same process before the split; *parts read*: the join over every part, one after another "
              "(what the workers share), against `read` above for the whole file.", "",

@@ -313,10 +313,10 @@ def growth(data: str, terms, workdir: Path, sizes: list[int]) -> list[dict]:
 
 def training(data: str, terms, workdir: Path, max_words: int, epochs: int, repeats: int) -> dict:
     try:
+        from statinterp.vectors.embeddings import train_vectors  # noqa: F401
         from statinterp.vectors.provider import fasttext_buckets
-        from statinterp.vectors.training import train_vectors  # noqa: F401
     except Exception as exc:  # noqa: BLE001
-        return {"pending": f"statinterp.vectors.training.train_vectors is not usable: {exc}"}
+        return {"pending": f"statinterp.vectors.embeddings.train_vectors is not usable: {exc}"}
     from statinterp.workflow import open_corpus, prepare_corpus
 
     corpus = open_corpus(data, terms=terms)
@@ -411,7 +411,7 @@ def performance_section(res: dict) -> list[str]:
                        if k in cosine)
         out.append(f"Beyond the analysis: the embedding methods `w2vec*`/`fastt*` (with -c/-o/-p/-r) take "
                    f"{fmt_s(emb)} of the cold all-methods run (loading both vector kinds, joining phrases in "
-                   "every case and opinion with `statinterp.text.phrasing`, summing unit word vectors) and "
+                   "every case and opinion with `statinterp.vectors.embeddings`, summing unit word vectors) and "
                    f"{fmt_s(emb_warm)} of the warm run, which reads the unit directions from the cache "
                    "(`statinterp.cache.namespaces`, which also keeps the WMD distances and the similar words of "
                    "the -e expansion, so a warm run loads no word vectors); see \"Slowest methods\" below.")
@@ -562,7 +562,8 @@ def training_section(t: dict) -> list[str]:
            f"Corpus: the first {t['words']:,} words of the domain training corpus (the token sentences "
            f"`VectorProvider.sentences()` gives: every spaCy sentence of every case text), {t['epochs']} epoch(s); "
            f"skip-gram, 300 d, window 5, min_count 5, seed 1; fastText buckets {t['bucket']:,}, n-grams 3–6. "
-           "statinterp = `statinterp.vectors.training.train_vectors` with phrases off; gensim = `Word2Vec`/`FastText` "
+           "statinterp = `statinterp.vectors.embeddings.train_vectors` with phrases off; "
+           "gensim = `Word2Vec`/`FastText` "
            "+ `build_vocab` + `train` run directly. Each run a fresh process; medians of "
            f"{len(t['runs']) // 8} alternating runs.", "",
            "| model | workers | gensim words/s | statinterp words/s | statinterp overhead |", "|---|---|---|---|---|"]

@@ -68,9 +68,8 @@ def _group(n: int, mean: float, rng: np.random.Generator) -> np.ndarray:
 
 def build_synthetic(n: int, profile_path: str, seed: int = 0):
     """A :class:`TermIndex` of ``n`` synthetic candidate sentences; and facts about it."""
-    from statinterp.index.statistics import LEVELS, Background, StatsAccumulator
-    from statinterp.index.term_index import Query, TermIndex, UnitSet
-    from statinterp.text.units import TokenSeqs
+    from statinterp.index.term_index import LEVELS, Background, Query, StatsAccumulator, TermIndex, UnitSet
+    from statinterp.text.analysis import TokenSeqs
 
     prof = np.load(profile_path)
     rng = np.random.default_rng(seed)

@@ -22,7 +22,7 @@ def run_training(corpus_path: str, kind: str, impl: str, workers: int, epochs: i
     words = sum(len(s) for s in sentences)
     common = dict(vector_size=300, window=5, min_count=5, sg=1, epochs=epochs, seed=1, workers=workers)
     if impl == "statinterp":
-        from statinterp.vectors.training import VectorSettings, train_vectors
+        from statinterp.vectors.embeddings import VectorSettings, train_vectors
 
         extra = dict(bucket=bucket, min_n=3, max_n=6) if kind == "fasttext" else {}
         settings = VectorSettings(kind, dim=300, epochs=epochs, window=5, min_count=5, sg=1, phrases=False,

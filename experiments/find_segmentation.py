@@ -1,6 +1,7 @@
 """How ``statinterp find`` segments the labelled sentences, without an ingest (a fast loop).
 
-The data set's cases are read as the ingest reads the data set's zips (:func:`statinterp.sources.dataset.read_dataset`,
+The data set's cases are read as the ingest reads the data set's zips
+(:func:`~statinterp.sources.plaintext.read_dataset`,
 each case once, its opinions' non-blank lines as paragraphs: the text the annotators labelled; the
 cleaning step of the other readers, which moves footnotes and removes their marks, would change the
 labelled sentences themselves) into an in-memory stand-in for a collection, and each term
@@ -123,7 +124,7 @@ class MemoryCollection:
 
 def load_records(data: Path):
     """The data set's cases as the find target ingests them (each case once, the text as labelled)."""
-    from statinterp.sources.dataset import read_dataset
+    from statinterp.sources.plaintext import read_dataset
     from statinterp.sources.records import CaseRecord
 
     records: dict[str, CaseRecord] = {}

@@ -1,4 +1,10 @@
-"""Errors that the CLI reports as one clear line (exit status 2)."""
+"""Errors that the CLI reports as one clear line (exit status 2), and the checks that raise them.
+
+Beside the error types: "did you mean" suggestions, and the strict reading of input files every
+layer shares (a bounded read, JSON with unique keys, a bounded number of values and no lone
+surrogates, a value's JSON type and a name made printable for a message). What only the CLI
+shows (text safe for a terminal) is in :mod:`statinterp.app.output`.
+"""
 
 from __future__ import annotations
 
@@ -226,16 +232,3 @@ def json_type(value: object) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
-
-
-#: C0 controls, DEL and C1 controls: what a terminal may act on (escape sequences: OSC 52
-#: clipboard writes, OSC 8 links, title changes, cursor moves), each mapped to its ``\xNN`` text.
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
-_CONTROLS_KEEP_LINES = {c: v for c, v in _CONTROLS.items() if c not in (0x09, 0x0A)}
-
-
-def terminal_safe(text: str, keep_newlines: bool = False) -> str:
-    """``text`` safe to print to a terminal: :func:`printable` (lone surrogates escaped), and
-    every C0 and C1 control character (ESC, BEL, CSI, OSC, CR, ...) and DEL shown as ``\\xNN``
-    instead of being sent; with ``keep_newlines``, a newline and a tab stay as they are (layout)."""
-    return printable(text).translate(_CONTROLS_KEEP_LINES if keep_newlines else _CONTROLS)

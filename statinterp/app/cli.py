@@ -23,7 +23,8 @@ from typing import TextIO
 import click
 
 from statinterp.app import collection_commands, ranking_commands, research_commands, review_commands
-from statinterp.errors import StatinterpError, StatinterpWarning, terminal_safe
+from statinterp.app.output import terminal_safe
+from statinterp.errors import StatinterpError, StatinterpWarning
 from statinterp.progress import LineReporter, RateEstimate, Reporter, format_seconds
 
 #: Seconds between two progress lines when stderr is not a terminal.

@@ -22,10 +22,11 @@ from pathlib import Path
 import click
 
 from statinterp.app.options import engine_options, filter_options, shard_options
+from statinterp.app.output import terminal_safe
 from statinterp.cache import files as atomic
 from statinterp.cache.store import NAMESPACES, CacheStore
 from statinterp.collection.shards import SHARD_KEYS
-from statinterp.errors import InputError, OutputError, UsageError, terminal_safe
+from statinterp.errors import InputError, OutputError, UsageError
 
 
 class SourceFormatChoice(click.Choice):
@@ -68,7 +69,7 @@ def example_sources() -> Path:
 
 def _echo(line: str) -> None:
     """A line of a summary or table for the terminal: control characters a file name, record id or
-    case name may carry (escape sequences) are shown, never sent (errors.terminal_safe)."""
+    case name may carry (escape sequences) are shown, never sent (output.terminal_safe)."""
     click.echo(terminal_safe(line))
 
 

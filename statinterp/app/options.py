@@ -202,7 +202,7 @@ def check_vectors(rankers, opts: DataOptions) -> DataOptions:
     loaded = dict(opts.vectors)
     for name in required_pretrained(rankers, opts.vectors):
         if isinstance(loaded[name], Path):
-            from statinterp.vectors.training import load_vectors
+            from statinterp.vectors.embeddings import load_vectors
 
             loaded[name] = load_vectors(loaded[name])
     return dataclasses.replace(opts, vectors=loaded)

@@ -2,7 +2,7 @@
 
 Tables are for terminals: every text from the data in them (sentences, case names, ids, cites,
 method and term names) has its control characters shown as ``\\xNN``
-(:func:`statinterp.errors.terminal_safe`), so a sentence carrying an escape sequence cannot write to
+(:func:`terminal_safe`), so a sentence carrying an escape sequence cannot write to
 the clipboard, retitle the window or plant a link. JSON escapes them itself; CSV and TREC are
 data and keep the text as it is."""
 
@@ -16,11 +16,25 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from statinterp.errors import terminal_safe
+from statinterp.errors import printable
 
 if TYPE_CHECKING:  # annotations only: the CLI reads RANK_FORMATS at start-up, so this module stays light
     from statinterp.evaluation.ranking import Collapsed, Ranking
     from statinterp.workflow import MethodResult
+
+
+#: C0 controls, DEL and C1 controls: what a terminal may act on (escape sequences: OSC 52
+#: clipboard writes, OSC 8 links, title changes, cursor moves), each mapped to its ``\xNN`` text.
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+_CONTROLS_KEEP_LINES = {c: v for c, v in _CONTROLS.items() if c not in (0x09, 0x0A)}
+
+
+def terminal_safe(text: str, keep_newlines: bool = False) -> str:
+    """``text`` safe to print to a terminal: :func:`~statinterp.errors.printable` (lone surrogates escaped), and
+    every C0 and C1 control character (ESC, BEL, CSI, OSC, CR, ...) and DEL shown as ``\\xNN``
+    instead of being sent; with ``keep_newlines``, a newline and a tab stay as they are (layout)."""
+    return printable(text).translate(_CONTROLS_KEEP_LINES if keep_newlines else _CONTROLS)
+
 
 RANK_FORMATS = ("table", "json", "csv", "trec")
 TABLE_FORMATS = ("table", "json", "csv")

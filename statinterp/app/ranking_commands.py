@@ -27,9 +27,9 @@ from statinterp.app.options import (
     resolve_provision,
     split_methods,
 )
-from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS
+from statinterp.app.output import RANK_FORMATS, TABLE_FORMATS, terminal_safe
 from statinterp.cache import files as atomic
-from statinterp.errors import StatinterpWarning, UsageError, terminal_safe
+from statinterp.errors import StatinterpWarning, UsageError
 
 
 @click.command()

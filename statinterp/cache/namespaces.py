@@ -31,10 +31,10 @@ tokens: millions of tokens per run.  :class:`DirectionCache` keeps them, one ent
 vectors, and the directions of the queries (one small file each), so a warm run reads them
 instead and need not even load the vectors.
 
-The directions are computed by :mod:`statinterp.vectors.directions`; this module keeps the
+The directions are computed by :mod:`statinterp.vectors.embeddings`; this module keeps the
 files. A file is named by the SHA-256 of everything the directions depend on: the source of the
 code that computes them (its fingerprint, :mod:`statinterp.cache.store`, of
-``text/phrasing.py`` and ``vectors/directions.py``), the identity of the vectors
+``vectors/embeddings.py`` and ``vectors/embeddings.py``), the identity of the vectors
 (``DomainVectors.source``: the corpus hash and training settings of domain vectors, or the
 path, size and modification time of a vectors file), the vocabulary (id -> word) and the token
 ids and offsets of every set of units.  Vectors without a ``source`` (built in memory) are never
@@ -115,7 +115,7 @@ def _words_digest(words: Sequence[str]) -> str:
 
 def directions_key(code: str, vectors_source: str, words: Sequence[str], unit_sets: Mapping[str, Any]) -> str:
     """The cache key of the directions of ``unit_sets`` (name -> ragged units with ``ids`` and
-    ``offsets``, a :class:`~statinterp.text.units.TokenSeqs`) under some vectors, as computed by
+    ``offsets``, a :class:`~statinterp.text.analysis.TokenSeqs`) under some vectors, as computed by
     the code whose fingerprint is ``code``."""
     return _units_digest(f"statinterp-directions {DIRECTIONS_FORMAT}|{code}|{vectors_source}|", words, unit_sets)
 

@@ -103,7 +103,7 @@ MAX_JOIN_LINES = 12
 @functools.lru_cache(maxsize=4)
 def _joining_pipeline(join_rules: frozenset[str] | None = None):
     """The line-joining pipeline with the line-joining rules ``join_rules`` (``None``: the default set)."""
-    from statinterp.text.limits import MAX_TEXT_CHARS
+    from statinterp.text import MAX_TEXT_CHARS
 
     nlp = build_pipeline(legal_rules=True, join_lines=True, join_rules=join_rules)
     nlp.max_length = max(nlp.max_length, MAX_TEXT_CHARS + 1)  # a window of lines lies inside one case text
@@ -472,7 +472,7 @@ def use_collection_statistics(prepared, collection: Collection | ShardSet) -> No
     """Replace the background statistics of ``prepared`` (a :class:`~statinterp.index.term_index.PreparedCorpus`
     of found candidates) by the collection's: N, df, cf and lengths over every unit of every
     case stored, as the paper's index had them."""
-    from statinterp.index.statistics import LEVELS, stats_from_counts
+    from statinterp.index.term_index import LEVELS, stats_from_counts
 
     words = list(prepared.analyzer.vocab.words)
     stats = {level: stats_from_counts(level, words, collection.token_statistics(level, words),

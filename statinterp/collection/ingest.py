@@ -189,7 +189,7 @@ def ingest(sources: Iterable[str | Path], collection: str | Path, *, fmt: str | 
     (:mod:`statinterp.collection.shards`). ``split_parts`` (Dask only): the parts each CourtListener
     opinions file is split into (:func:`split_for_dask`; None: :func:`default_split_parts` of the
     cluster's workers for a file of at least
-    :data:`~statinterp.sources.courtlistener_split.SPLIT_MIN_BYTES`; 0 or 1: none). ``on_skip`` is
+    :data:`~statinterp.sources.courtlistener.SPLIT_MIN_BYTES`; 0 or 1: none). ``on_skip`` is
     called with each skipped record as it comes (the summary keeps the first
     :data:`MAX_SKIPPED_KEPT` and counts the rest). The collection records that an ingest is in
     progress from its start to its clean finish (``command``: the command line that completes it,
@@ -271,12 +271,12 @@ MAX_SPLIT_PARTS = 128
 def split_for_dask(partitions: list[Partition], collection: Path, parts: int | None, scheduler: str | None,
                    n_workers: int, summary: IngestSummary, writer) -> Iterator[list[Partition]]:
     """``partitions`` with each CourtListener opinions file replaced by its ``parts`` parts
-    (:mod:`statinterp.sources.courtlistener_split`; None: those of at least ``SPLIT_MIN_BYTES``
+    (:mod:`statinterp.sources.courtlistener`; None: those of at least ``SPLIT_MIN_BYTES``
     into :func:`default_split_parts` of the workers of ``scheduler``, else ``n_workers``),
     written under ``COLLECTION/.split/RUN`` and removed on leaving. Records skipped while
     splitting go to ``summary`` (and the source's count). A stopped run's folder (its process
     gone) is removed; a run never reads another's."""
-    from statinterp.sources.courtlistener_split import SPLIT_MIN_BYTES, split_bulk, splittable
+    from statinterp.sources.courtlistener import SPLIT_MIN_BYTES, split_bulk, splittable
 
     todo = [p for p in partitions if (parts is None or parts > 1) and splittable(p)
             and (parts is not None or Path(p.path).stat().st_size >= SPLIT_MIN_BYTES)]

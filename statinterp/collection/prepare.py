@@ -19,13 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from statinterp.index.statistics import LEVELS
-from statinterp.index.term_index import TextSpan, background_units
+from statinterp.index.term_index import LEVELS, TextSpan, background_units
 from statinterp.sources import Partition, read_partition
 from statinterp.sources.records import CaseRecord, DecodedFile, SkippedRecord, Unjoined
-from statinterp.text.analysis import Analyzer, Vocabulary
+from statinterp.text.analysis import Analyzer, TokenSeqs, Vocabulary
 from statinterp.text.citations import cached_stored_citations
-from statinterp.text.units import TokenSeqs
 
 #: Cases analysed and committed together (one spaCy batch, one transaction).
 BATCH_CASES = 32

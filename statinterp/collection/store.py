@@ -56,7 +56,7 @@ from statinterp.corpus.authority import CaseFilter
 from statinterp.corpus.dataset import Case
 from statinterp.corpus.pin_cites import first_page, page_at
 from statinterp.errors import InputError, OutputError, StatinterpError, UsageError, printable
-from statinterp.index.statistics import LEVELS
+from statinterp.index import LEVELS
 from statinterp.sources.records import CaseRecord, OpinionRecord
 from statinterp.sqlite import Schema, select, select_as, transaction
 from statinterp.text.term_match import PAIR_INDEX_OPTIONS, fts_pairs, fts_pairs_text

@@ -45,7 +45,7 @@ from statinterp.errors import (
     parse_json,
     read_limited,
 )
-from statinterp.text.limits import MAX_TEXT_CHARS
+from statinterp.text import MAX_TEXT_CHARS
 
 __all__ = ["normalise_label", "gain", "Case", "Opinion", "Paragraph", "Sentence", "TermData", "Corpus",
            "term_key", "query_of", "load_corpus", "case_fields", "found_records", "term_records",

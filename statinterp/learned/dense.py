@@ -210,7 +210,7 @@ def embed(texts: Sequence[str], encoder: Encoder, cache_root: Path | None) -> np
     from gensim.models import KeyedVectors
 
     from statinterp.cache.namespaces import VectorCache
-    from statinterp.vectors.training import DomainVectors
+    from statinterp.vectors.embeddings import DomainVectors
 
     texts_hash = _texts_hash(texts)
     ekey = _EntryKey(encoder.key())

@@ -83,8 +83,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from statinterp.errors import UsageError
-from statinterp.index import MAX_NEIGHBOURS
-from statinterp.index.statistics import LEVELS
+from statinterp.index import LEVELS, MAX_NEIGHBOURS
 from statinterp.provenance import library_versions
 from statinterp.rankers import registry
 
@@ -94,9 +93,8 @@ __all__ = ["Component", "Gate", "Ranker", "Requirements", "Similarity", "EXPANSI
            "LEVEL_SUFFIX", "Recursive"]
 
 if TYPE_CHECKING:
-    from statinterp.index.statistics import CollectionStats
-    from statinterp.index.term_index import Query, TermIndex
-    from statinterp.text.units import TokenSeqs
+    from statinterp.index.term_index import CollectionStats, Query, TermIndex
+    from statinterp.text.analysis import TokenSeqs
 
 C = TypeVar("C", bound="Component")
 
@@ -561,14 +559,14 @@ EXPANSION_SUFFIX = {"provision": "g", "similar": "e"}
 
 
 #: The modules whose code finds the similar words (their fingerprint is part of the cache key).
-SIMILAR_WORDS_CODE = (__name__, "statinterp.vectors.training")
+SIMILAR_WORDS_CODE = (__name__, "statinterp.vectors.embeddings")
 
 
 def similar_words(index: TermIndex, n_similar: int = 500, vectors: str = "word2vec") -> list[str]:
     """The ``n_similar`` words nearest the term's query in the word vectors (gensim's
     ``most_similar`` of the query tokens that have a vector, phrases joined), nearest first; served
     by the vector provider, which keeps them in its cache (a warm run does not load the vectors)."""
-    from statinterp.vectors.directions import directions_for  # gensim: only when a term is scored
+    from statinterp.vectors.embeddings import directions_for  # gensim: only when a term is scored
 
     purpose = "query expansion by similar words (-e)"
     plain = list(index.query.tokens)

@@ -2,7 +2,7 @@
 (methods ``w2vec*``, ``fastt*``, ``w2vec``, ``GloVe``, ``fastt``).
 
 This module stays light (no gensim): the vectors and the unit directions are served by the
-vector provider attached to a term index (:mod:`statinterp.vectors.directions`, imported on
+vector provider attached to a term index (:mod:`statinterp.vectors.embeddings`, imported on
 use), so that naming and building a cosine method costs nothing.
 """
 
@@ -18,11 +18,9 @@ from statinterp.rankers import registry
 from statinterp.rankers.base import Requirements, Similarity
 
 if TYPE_CHECKING:
-    from statinterp.index.statistics import CollectionStats
-    from statinterp.index.term_index import Query, TermIndex
-    from statinterp.text.units import TokenSeqs
-    from statinterp.vectors.directions import UnitDirections
-    from statinterp.vectors.training import DomainVectors
+    from statinterp.index.term_index import CollectionStats, Query, TermIndex
+    from statinterp.text.analysis import TokenSeqs
+    from statinterp.vectors.embeddings import DomainVectors, UnitDirections
 
 __all__ = ["Cosine"]
 
@@ -36,8 +34,8 @@ class Cosine(Similarity):
 
     q and d are the averages of the L2-normalised vectors of their tokens (tokens without a
     vector are skipped; a text with none scores 0) and the score is cos(q, d): the dot product
-    of their unit directions (:func:`statinterp.vectors.directions.query_direction` and
-    :func:`~statinterp.vectors.directions.mean_directions`; :func:`statinterp.rankers.embedding.cosine_scores`
+    of their unit directions (:func:`statinterp.vectors.embeddings.query_direction` and
+    :func:`~statinterp.vectors.embeddings.mean_directions`; :func:`statinterp.rankers.embedding.cosine_scores`
     is the same on plain token lists). Both sides go through the vectors' phrase model first.
     The vectors come from ``index.vectors.get(kind)`` (a
     :class:`statinterp.vectors.provider.VectorProvider`): ``kind`` is ``"word2vec"`` (method
@@ -48,7 +46,7 @@ class Cosine(Similarity):
     it, so context interpolation gives (1 - λ1) COS_s + λ1 COS_i and the recursive variant
     works unchanged.  The scorer only takes dot products: the unit directions of the query and
     of each set of units (sentences, paragraphs, ..., neighbours) are served by the vector
-    provider (:mod:`statinterp.vectors.directions`), which computes them once per term and
+    provider (:mod:`statinterp.vectors.embeddings`), which computes them once per term and
     vectors, however many methods use them, and keeps them in its cache.
     """
 
@@ -85,7 +83,7 @@ class Cosine(Similarity):
     def directions(self, index: TermIndex) -> UnitDirections:
         """The unit directions of this kind that ``index``'s vector provider serves
         (:meth:`statinterp.vectors.provider.VectorProvider.directions`)."""
-        from statinterp.vectors.directions import directions_for  # gensim: only when a term is scored
+        from statinterp.vectors.embeddings import directions_for  # gensim: only when a term is scored
 
         return directions_for(self.provider(index), self.kind)
 
@@ -95,7 +93,7 @@ class Cosine(Similarity):
         return self.directions(index).query(query.tokens)
 
     def unit_directions(self, units: TokenSeqs, index: TermIndex) -> np.ndarray:
-        """:func:`~statinterp.vectors.directions.mean_directions` of the units' tokens (phrases
+        """:func:`~statinterp.vectors.embeddings.mean_directions` of the units' tokens (phrases
         joined), as served by the vector provider (computed once per term and vectors, and kept
         in its directions cache)."""
         return self.directions(index).units(units, index)

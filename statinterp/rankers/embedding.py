@@ -18,8 +18,8 @@ from gensim.models.keyedvectors import KeyedVectors
 from scipy.spatial.distance import cdist
 
 from statinterp.rankers.cosine import Cosine, cosines
-from statinterp.vectors.directions import lookup_vectors as _lookup
-from statinterp.vectors.directions import mean_directions, query_direction
+from statinterp.vectors.embeddings import lookup_vectors as _lookup
+from statinterp.vectors.embeddings import mean_directions, query_direction
 
 __all__ = ["Cosine", "WMDScorer", "cosine_scores", "wmd"]
 
@@ -29,10 +29,10 @@ EMD_MAX_ITER = 1_000_000
 
 def cosine_scores(query_tokens: Sequence[str], docs: Sequence[Sequence[str]], kv: KeyedVectors) -> np.ndarray:
     """Cosine between the query's and each doc's
-    :func:`~statinterp.vectors.directions.mean_unit_vector` (float64 array): the cosine of the
+    :func:`~statinterp.vectors.embeddings.mean_unit_vector` (float64 array): the cosine of the
     ranker :class:`~statinterp.rankers.cosine.Cosine` (:func:`~statinterp.rankers.cosine.cosines`
-    of :func:`~statinterp.vectors.directions.query_direction` and
-    :func:`~statinterp.vectors.directions.mean_directions`), on plain token lists (no phrase
+    of :func:`~statinterp.vectors.embeddings.query_direction` and
+    :func:`~statinterp.vectors.embeddings.mean_directions`), on plain token lists (no phrase
     model). A doc or query without any token that has a vector (or whose mean vector is zero)
     scores 0.
     """

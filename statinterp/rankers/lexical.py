@@ -4,7 +4,7 @@ random baseline.
 Each formula is one kernel (:meth:`_Lexical.kernel`): the evidence of each query token given its
 count tf in a unit and the unit's length, with the statistics (N, df, average length,
 collection model) of the background collection of the granularity being scored
-(:mod:`statinterp.index.statistics`). The same kernel gives the per-token evidence (on the dense
+(:mod:`statinterp.index.term_index`). The same kernel gives the per-token evidence (on the dense
 counts of the query tokens' columns of the sparse count matrix: what context interpolation mixes
 and ``explain`` shows) and, for TF-ISF and BM25, whose kernel is 0 where tf is, the per-unit
 scores (``score_units``) from those columns' entries alone, adding each unit's products with
@@ -28,9 +28,8 @@ from statinterp.rankers.base import Ranker, Similarity
 __all__ = ["query_term_counts", "weighted_sum", "TFISF", "BM25", "QLLM", "RandomOrder"]
 
 if TYPE_CHECKING:
-    from statinterp.index.statistics import CollectionStats
-    from statinterp.index.term_index import Query, TermIndex
-    from statinterp.text.units import TokenSeqs
+    from statinterp.index.term_index import CollectionStats, Query, TermIndex
+    from statinterp.text.analysis import TokenSeqs
 
 
 def query_term_counts(query: Query, units: TokenSeqs, index: TermIndex) -> np.ndarray:

@@ -13,7 +13,7 @@ a novelty gate (:class:`~statinterp.rankers.gates.NoveltyGate`):
   3). Both texts go through the vectors' phrase model first. A sentence none of whose tokens has
   a vector has no defined distance; it scores 0 (no evidence of novelty: it ranks last and fails
   any positive WMD threshold). The distances of a term's sentences are served by the vector
-  provider (:meth:`statinterp.vectors.directions.UnitDirections.unit_values`), which keeps them
+  provider (:meth:`statinterp.vectors.embeddings.UnitDirections.unit_values`), which keeps them
   in its cache: a warm run reads them without loading the vectors.
 
 Tokens are the analysis tokens (lower-cased lemmas, :mod:`statinterp.text.analysis`) of the
@@ -36,7 +36,7 @@ from statinterp.rankers.base import Ranker, Requirements, available_vectors, lib
 
 if TYPE_CHECKING:
     from statinterp.index.term_index import TermIndex
-    from statinterp.text.units import TokenSeqs
+    from statinterp.text.analysis import TokenSeqs
 
 __all__ = ["NewWords", "NewWordRatio", "NoveltyMeasure", "WMDNovelty", "new_words"]
 
@@ -146,7 +146,7 @@ class WMDNovelty(NoveltyMeasure):
     gate_keyword = "wmd"
     purpose = "the WMD novelty measure"
     #: The modules whose code computes the distances (their fingerprint is part of the cache key).
-    code_modules = ("statinterp.rankers.embedding", __name__, "statinterp.vectors.training")
+    code_modules = ("statinterp.rankers.embedding", __name__, "statinterp.vectors.embeddings")
     #: The libraries that compute them (their versions are part of the cache key).
     libraries = ("POT", "numpy", "scipy", "gensim")
 
@@ -157,7 +157,7 @@ class WMDNovelty(NoveltyMeasure):
         return Requirements(vectors=(self.vectors,), provision=True)
 
     def values(self, index):
-        from statinterp.vectors.directions import directions_for  # gensim: only when WMD is used
+        from statinterp.vectors.embeddings import directions_for  # gensim: only when WMD is used
 
         provision = index.require_provision()
         served = directions_for(vector_provider(index, self.vectors, self.purpose), self.vectors)

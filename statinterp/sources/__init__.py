@@ -31,9 +31,8 @@ from pathlib import Path
 from statinterp.errors import InputError, UsageError
 
 # The shipped formats register themselves on import (the registry never imports them).
-from statinterp.sources import cap, courtlistener, dataset, pdf, plaintext  # noqa: F401
-from statinterp.sources.limits import refuse_special
-from statinterp.sources.records import CaseRecord, DecodedFile, OpinionRecord, SkippedRecord, SourceItem
+from statinterp.sources import cap, courtlistener, pdf, plaintext  # noqa: F401
+from statinterp.sources.records import CaseRecord, DecodedFile, OpinionRecord, SkippedRecord, SourceItem, refuse_special
 from statinterp.sources.registry import Partition, SourceFormat, format_names, get, register, registered
 
 __all__ = ["FORMATS", "CaseRecord", "DecodedFile", "OpinionRecord", "Partition", "SkippedRecord", "SourceFormat",
@@ -188,13 +187,13 @@ _REPEATABLE_IDS = ("cap", "cap-bulk")
 def read_partition(partition: Partition) -> Iterator[SourceItem]:
     """Stream the records of one partition (raises :class:`InputError` if it cannot be read).
 
-    Each record is checked against the limits of :mod:`statinterp.sources.limits` (one over a
+    Each record is checked against the limits of :mod:`statinterp.sources.records` (one over a
     limit comes as a :class:`SkippedRecord`; a file read in a guessed encoding is announced by a
     :class:`DecodedFile` before its case). A case id that occurs twice in the partition: the
     last record with that id is kept, the earlier ones come as skipped records, whatever is
     stored already (so re-runs find the kept one unchanged). For that, CAP partitions are read
     twice: once for the ids, once for the records."""
-    from statinterp.sources.limits import check_record
+    from statinterp.sources.records import check_record
 
     def checked() -> Iterator[SourceItem]:
         return (check_record(item, partition.source_path) for item in _read(partition))

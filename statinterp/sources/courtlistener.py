@@ -1,6 +1,6 @@
 """CourtListener case law: opinions joined with their clusters, dockets, courts and citations.
 
-The files are read by :mod:`statinterp.sources.courtlistener_files` (bulk CSV in PostgreSQL's
+The files are read by :mod:`statinterp.sources.courtlistener` (bulk CSV in PostgreSQL's
 dialect, JSON lines, REST API pages, per-opinion JSON files, tars of them). A case is a
 *cluster*: its opinions (grouped by ``cluster_id``, or the cluster id in a ``cluster`` URL), its
 name and date (``opinion-clusters-DATE.csv``), court and docket number (``dockets-DATE.csv``,
@@ -17,35 +17,408 @@ Memory stays flat however large the files: opinions are spilled to a temporary S
 the companions' rows are kept there only for the clusters (and their dockets) the opinions
 name, and cases are read back cluster by cluster, in the order of their first opinion,
 opinions in file order (or by ``ordering_key`` when given).
+
+**The files CourtListener publishes**, read as a stream of records (dicts), whatever their shape
+(:func:`read_records`):
+
+* **Bulk CSV** (``opinions-DATE.csv.bz2``, ``opinion-clusters-...``, ``dockets-...``,
+  ``courts-...``, ``citations-...``): written by PostgreSQL's ``COPY ... TO STDOUT WITH (FORMAT
+  csv, ENCODING utf8, HEADER, ESCAPE '\\', FORCE_QUOTE *)`` (CourtListener's
+  ``scripts/make_bulk_data.sh``), so a quote inside a value is ``\\"`` and a backslash ``\\\\``;
+  columns are found by the header (any order; extra columns ignored).
+* **JSON**: JSON lines (one record a line), a REST API page (``{"count", "next", "results"}``),
+  a single record, or a list of records; the older per-opinion JSON files (pretty-printed, one
+  per file) in a folder or a ``tar`` / ``tar.gz`` of them.
+
+Compressed files (``.gz``, ``.bz2``, ``.xz``) are read as streams. Reading a file reports its
+progress in bytes of the file (:mod:`statinterp.progress`).
+
+**A bulk opinions file split into parts**, so ``ingest --engine dask`` spreads it.
+
+One bulk file (``opinions-DATE.csv.bz2`` and its companions) is one partition, read by one
+worker. :func:`split_bulk` reads it once, in one streaming pass per file, and writes ``parts``
+ordinary CourtListener partitions, each with its own companions:
+
+* every opinion row goes to the part of its cluster (CRC-32 of the cluster id, modulo
+  ``parts``), so all opinions of a cluster are in one part, in file order; a row without a
+  usable cluster id or ``ordering_key`` is skipped here, named as the join names it
+  (:func:`opinion_key`: the bulk file, its record, the field);
+* a cluster row goes to the part of its id when an opinion names it, and its docket id is noted
+  with that part; a docket row goes to every part whose clusters name it (two clusters in two
+  parts sharing one docket: both get it); a citation row to the part of its ``cluster_id``;
+  the courts file (a few thousand rows) to every part.
+
+Rows are written as JSON lines (gzip level 1 unless ``compresslevel=0``), holding what the
+join keeps of them (:func:`compact_opinion`,
+:data:`COMPANION_FIELDS`): a part is read by
+:func:`read_courtlistener` unchanged and gives the same cases
+as reading the file whole (only their order differs: by part, then by first opinion). A part's
+:class:`~statinterp.sources.registry.Partition` names the bulk file as its ``origin``, which its
+skipped records and the collection's list of sources name.
+
+The parts are written under ``folder.incomplete`` and renamed to ``folder`` when every file is
+closed: a folder is whole or absent (a stopped split leaves only ``*.incomplete``, which
+nothing reads).
 """
 
 from __future__ import annotations
 
+import bz2
+import csv
 import errno
+import gzip
 import html
 import json
+import lzma
 import re
+import shutil
 import sqlite3
+import tarfile
 import tempfile
-from collections.abc import Iterator
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
+from statinterp import progress
+from statinterp.corpus.dataset import MAX_MEMBER_BYTES
 from statinterp.corpus.pin_cites import cite_name, parse_cite
-from statinterp.errors import OutputError, json_type
+from statinterp.errors import InputError, OutputError, json_type, json_values_problem, read_limited
 from statinterp.progress import note
+from statinterp.sources.cap import BadField, text_of
 from statinterp.sources.cleaning import clean_markup, clean_plain
-from statinterp.sources.courtlistener_files import (
-    folder_json_files,
-    is_tar,
-    looks_like_courtlistener_json,
-    read_records,
-    strip_compression,
+from statinterp.sources.records import (
+    MAX_LINE_BYTES,
+    CaseRecord,
+    OpinionRecord,
+    SkippedRecord,
+    Unjoined,
+    bounded_lines,
+    id_problem,
+    sqlite_integer,
 )
-from statinterp.sources.fields import BadField, text_of
-from statinterp.sources.limits import id_problem, sqlite_integer
-from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord, Unjoined
-from statinterp.sources.registry import SourceFormat, register
+from statinterp.sources.registry import Partition, SourceFormat, register
 from statinterp.sqlite import transaction
+from statinterp.text import MAX_TEXT_CHARS
+
+#: csv's limit on one field: bounded (a real opinion's markup exceeds csv's default of 131,072
+#: characters); a field over the text limit is skipped with its cluster, one over this limit
+#: (four times the text limit) stops the file with its row named.
+CSV_FIELD_LIMIT = 4 * MAX_TEXT_CHARS
+
+_COMPRESSED = ("", ".gz", ".bz2", ".xz")
+_TAR = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+
+#: A record, where it is ("row 12", "line 3", "12345.json"), or the problem that made it unreadable.
+Item = tuple[str, dict | None, str | None]
+
+
+def strip_compression(name: str) -> str:
+    name = name.lower()
+    for c in _COMPRESSED[1:]:
+        if name.endswith(c):
+            return name[: -len(c)]
+    return name
+
+
+def is_tar(name: str) -> bool:
+    return name.lower().endswith(_TAR)
+
+
+def _decompress(raw, name: str):
+    name = name.lower()
+    if name.endswith(".gz"):
+        return gzip.GzipFile(fileobj=raw)
+    if name.endswith(".bz2"):
+        return bz2.BZ2File(raw)
+    if name.endswith(".xz"):
+        return lzma.LZMAFile(raw)
+    return raw
+
+
+_ERRORS = (OSError, EOFError, UnicodeDecodeError, lzma.LZMAError, zlib.error, tarfile.TarError, csv.Error)
+
+
+def read_records(path: Path, label: str = "", max_line: int = MAX_LINE_BYTES) -> Iterator[Item]:
+    """Every record of one CourtListener file (CSV, JSON lines, JSON, tar of JSON) or of a folder
+    of per-opinion JSON files, with progress in bytes read. Lines are read in bounded pieces
+    (:func:`~statinterp.sources.records.bounded_lines`): a line over ``max_line`` bytes is a
+    skipped record, never held whole."""
+    files = folder_json_files(path) if path.is_dir() else [path]
+    total = sum(f.stat().st_size for f in files)
+    with progress.task(total, label or f"read {path.name}", unit="B") as advance:
+        for file in files:
+            try:
+                with open(file, "rb") as raw:
+                    yield from _file_records(file, raw, advance, max_line)
+            except _ERRORS as exc:
+                raise InputError(file, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _file_records(path: Path, raw, advance, max_line: int = MAX_LINE_BYTES) -> Iterator[Item]:
+    name = path.name.lower()
+    size = path.stat().st_size
+    done = 0
+
+    def tick() -> None:
+        nonlocal done
+        now = raw.tell()
+        if now - done >= 1 << 20:
+            advance(now - done)
+            done = now
+
+    if is_tar(name):
+        with tarfile.open(fileobj=raw, mode="r|*") as tar:
+            for member in tar:
+                if not member.isfile() or not member.name.lower().endswith(".json") or \
+                        member.name.rsplit("/", 1)[-1].startswith("."):
+                    continue
+                fh = tar.extractfile(member)
+                data = read_limited(fh, MAX_MEMBER_BYTES) if fh is not None else b""
+                yield from _json_document(data, member.name)
+                tick()
+        advance(max(0, size - done))
+        return
+    stream = _decompress(raw, name)
+    base = strip_compression(name)
+    if base.endswith(".csv"):  # a line under the field limit: no one-line field can stop the file
+        max_line = min(max_line, CSV_FIELD_LIMIT)
+    too_long = f"holds a line longer than {max_line} bytes"
+    if base.endswith(".csv"):
+        yield from _csv_records(path, stream, max_line, too_long, tick, compressed=base != name)
+    elif base.endswith(".json"):
+        data = read_limited(stream, MAX_MEMBER_BYTES)
+        yield from _json_document(data, path.name)
+    else:  # JSON lines, read in bounded pieces
+        for i, line in bounded_lines(stream, max_line):
+            if line is None:
+                yield f"line {i}", None, too_long
+            elif line.strip():
+                yield from _json_line(line[3:] if i == 1 and line.startswith(BOM) else line, i)
+            if i % 256 == 0:
+                tick()
+    advance(max(0, size - done))
+
+
+#: The UTF-8 byte-order mark some tools write at the head of a file: accepted, never part of a record.
+BOM = b"\xef\xbb\xbf"
+
+
+class _CsvLines:
+    """The lines of a CSV stream as ``csv`` reads them, each decoded on its own (a byte that is not
+    UTF-8 marks its record, not the file), with the byte offset of each; the lines after the first
+    of a malformed record can be read again (:meth:`again`), so that a quote left open in one row
+    costs that row, not the rows it swallowed. Per record: ``taken`` (its lines as ``(offset,
+    text, offset of a bad byte or None, too long)``), ``bad`` (the first bad byte's offset or
+    None), ``too_long``."""
+
+    def __init__(self, stream, max_line: int):
+        self._stream = stream
+        self._lines = bounded_lines(stream, max_line)
+        self._offset = 0  # bytes read so far
+        self._pending: deque[tuple[int, str, int | None, bool]] = deque()
+        self.taken: list[tuple[int, str, int | None, bool]] = []
+        self.bad: int | None = None
+        self.too_long = False
+
+    def __iter__(self) -> _CsvLines:
+        return self
+
+    def __next__(self) -> str:
+        if self._pending:
+            item = self._pending.popleft()
+            if item[2] is not None and self.bad is None:
+                self.bad = item[2]
+            self.too_long = self.too_long or item[3]
+        else:
+            offset = self._offset
+            _, raw = next(self._lines)  # StopIteration ends the reader
+            if raw is None:  # its length is not known: where the stream is now
+                self._offset = self._stream.tell()
+                self.too_long = True
+                item = (offset, "line too long\n", None, True)
+            else:
+                self._offset += len(raw)
+                if offset == 0 and raw.startswith(BOM):
+                    raw, offset = raw[3:], 3
+                try:
+                    item = (offset, raw.decode("utf-8"), None, False)
+                except UnicodeDecodeError as exc:
+                    item = (offset, raw.decode("utf-8", "replace"), offset + exc.start, False)
+                    if self.bad is None:
+                        self.bad = offset + exc.start
+        self.taken.append(item)
+        return item[1]
+
+    def take(self) -> list[tuple[int, str, int | None, bool]]:
+        """The lines of the record just read (and forget them and its flags)."""
+        taken, self.taken = self.taken, []
+        self.bad, self.too_long = None, False
+        return taken
+
+    def again(self, lines: list[tuple[int, str, int | None, bool]]) -> None:
+        """Read these lines again, before any other."""
+        self._pending.extendleft(reversed(lines))
+
+
+def _csv_records(path: Path, stream, max_line: int, too_long: str, tick, compressed: bool = False) -> Iterator[Item]:
+    """The rows of a CSV file (PostgreSQL's dialect: ``\\"`` escapes), keyed by its header, each
+    checked by its shape: a row with a byte that is not UTF-8, a line over ``max_line``, another
+    number of fields than the header (a quote left open merges rows: the first is skipped and the
+    lines after it read again), or a field over the csv field limit, is skipped and named with
+    its byte offset. A byte-order mark at the head is passed over."""
+    csv.field_size_limit(CSV_FIELD_LIMIT)
+    lines = _CsvLines(stream, max_line)
+    reader = csv.reader(lines, escapechar="\\", doublequote=True, strict=False)
+    of = " of the decompressed file" if compressed else ""
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        raise InputError(path, f"its header cannot be read ({exc})") from None
+    if lines.bad is not None:
+        raise InputError(path, f"its header is not UTF-8 text (bad byte at offset {lines.bad})")
+    lines.take()
+    width = len(header)
+    i = 0
+    while True:
+        problem = None
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            values, problem = None, f"cannot be read ({exc})"
+        bad, long = lines.bad, lines.too_long
+        taken = lines.take()
+        if not taken:
+            break
+        if values is not None and problem is None and not bad and not long:
+            if len(values) == width:
+                i += 1
+                yield f"row {i}", dict(zip(header, values, strict=True)), None
+                if i % 256 == 0:
+                    tick()
+                continue
+            if not values:
+                continue  # a blank line
+        i += 1
+        at = f"the row at byte {taken[0][0]}{of}"
+        # its shape: a quote left open (or a stray one) merges rows, or makes a field over csv's limit
+        misshapen = problem is not None or values is None or len(values) != width
+        if long:
+            yield f"row {i}", None, f"{too_long} ({at})"
+        elif bad is not None and problem is None:
+            yield f"row {i}", None, f"not UTF-8 text (bad byte at offset {bad}{of})"
+        else:
+            problem = problem or (f"has {len(values or ())} fields, the header {width}: a quote left open "
+                                  "(or a stray one) merged it with the line after it")
+            yield f"row {i}", None, f"{at} {problem}"
+        if misshapen and len(taken) > 1:
+            lines.again(taken[1:])  # the lines it swallowed are read again, as rows of their own
+
+
+def _json_line(line: bytes, i: int) -> Iterator[Item]:
+    too_many = json_values_problem(line)
+    if too_many is not None:
+        yield f"line {i}", None, too_many
+        return
+    try:
+        obj = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        yield f"line {i}", None, f"not UTF-8 text (bad byte at offset {exc.start})"
+        return
+    except (ValueError, RecursionError) as exc:  # ValueError: also a number of over 4300 digits
+        yield f"line {i}", None, f"malformed JSON ({exc})"
+        return
+    yield from _records_of(obj, f"line {i}")
+
+
+def _json_document(data: bytes, name: str) -> Iterator[Item]:
+    if len(data) > MAX_MEMBER_BYTES:
+        yield name, None, f"larger than the limit of {MAX_MEMBER_BYTES} bytes"
+        return
+    too_many = json_values_problem(data)
+    if too_many is not None:
+        yield name, None, too_many
+        return
+    try:
+        obj = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        yield name, None, f"not UTF-8 text (bad byte at offset {exc.start})"
+        return
+    except (ValueError, RecursionError) as exc:  # ValueError: also a number of over 4300 digits
+        yield name, None, f"malformed JSON ({exc})"
+        return
+    yield from _records_of(obj, name)
+
+
+def _records_of(obj: object, where: str) -> Iterator[Item]:
+    """A record, an API page's ``results``, or a list of records."""
+    if isinstance(obj, dict) and isinstance(obj.get("results"), list) and "id" not in obj:
+        for k, item in enumerate(obj["results"]):
+            yield from _records_of(item, f"{where} results[{k}]") if not isinstance(item, dict) else [
+                (f"{where} results[{k}]", item, None)]
+        return
+    if isinstance(obj, list):
+        for k, item in enumerate(obj):
+            yield (f"{where}[{k}]", item, None) if isinstance(item, dict) else (
+                f"{where}[{k}]", None, f"expected a JSON object, found {json_type(item)}")
+        return
+    if isinstance(obj, dict):
+        yield where, obj, None
+        return
+    yield where, None, f"expected a JSON object, found {json_type(obj)}"
+
+
+_CL_JSON = re.compile(rb'"(resource_uri|cluster_id|absolute_url)"\s*:|"cluster"\s*:\s*("http|\d|\{)|'
+                      rb'^\s*\{\s*"(count|next|previous|results)"\s*:')
+
+
+def looks_like_courtlistener_json(path: Path) -> bool:
+    """Is this ``.json`` file CourtListener's (a per-opinion file or an API page), judged by its
+    first 4 KB: a ``resource_uri``, ``cluster_id`` or ``absolute_url`` key, a ``cluster`` given as a
+    URL, id or object, or a page's ``count`` / ``results`` first."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return _CL_JSON.search(head) is not None
+
+
+def folder_json_files(folder: Path) -> list[Path]:
+    """The CourtListener ``.json`` files of one folder, in name order."""
+    return sorted(p for p in folder.glob("*.json") if p.is_file() and looks_like_courtlistener_json(p))
+
+
+def _pg_field(value: object) -> str:
+    """One field as PostgreSQL's ``COPY ... (FORMAT csv, ESCAPE '\\', FORCE_QUOTE *)`` writes it:
+    NULL (None) unquoted and empty, anything else quoted with ``\\`` before ``"`` and ``\\``."""
+    if value is None:
+        return ""
+    text = ("t" if value else "f") if isinstance(value, bool) else str(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def write_bulk_csv(path: Path, columns: list[str], rows: Iterator[dict] | list[dict]) -> int:
+    """Write rows as CourtListener's bulk files are written (header unquoted, every value quoted,
+    backslash escapes; bz2/gz/xz by the name's suffix); returns the number of rows. For tests and
+    benchmarks: the reader's dialect has one writer here."""
+    name = path.name.lower()
+    opener = bz2.open if name.endswith(".bz2") else gzip.open if name.endswith(".gz") else (
+        lzma.open if name.endswith(".xz") else open)
+    n = 0
+    with opener(path, "wt", encoding="utf-8", newline="") as fh:
+        fh.write(",".join(columns) + "\n")
+        for row in rows:
+            fh.write(",".join(_pg_field(row.get(c)) for c in columns) + "\n")
+            n += 1
+    return n
+
 
 #: CourtListener's text fields in its order of preference (``OPINION_TEXT_SOURCE_FIELDS``), then
 #: ``plain_text`` (its fallback).
@@ -508,3 +881,165 @@ register(SourceFormat(
     group=lambda path: path.name.lower().endswith(".json"),
     files=lambda folder: [f for f in folder_json_files(folder) if not companion_kind(f)],
     companion=lambda path: _DESCRIBED.get(companion_kind(path) or ""), companions=companions_of, order=30))
+
+
+#: ``ingest --engine dask`` splits a CourtListener opinions file at least this large (bytes as
+#: stored) unless ``--split-parts`` says otherwise: the pass over such a file takes about 10 CPU
+#: seconds (benchmarks/RESULTS.md, "CourtListener bulk files"), its cases minutes on one worker.
+SPLIT_MIN_BYTES = 16 << 20
+
+#: The companion kinds in the order they are routed (clusters first: they give the dockets' parts).
+_ORDER = ("clusters", "dockets", "courts", "citations")
+_FLUSH = 1 << 18
+
+
+def splittable(partition: Partition) -> bool:
+    """Is this a CourtListener opinions file (bulk CSV or JSON lines) that can be split?"""
+    name = Path(partition.path).name.lower()
+    return (partition.format == "courtlistener" and partition.origin is None and Path(partition.path).is_file()
+            and not is_tar(name) and strip_compression(name).endswith((".csv", ".jsonl", ".ndjson")))
+
+
+def part_of(cluster: str, parts: int) -> int:
+    """The part of a cluster id (the same in every process: CRC-32, not Python's ``hash``)."""
+    return zlib.crc32(cluster.encode("utf-8", "surrogatepass")) % parts
+
+
+@dataclass
+class Split:
+    """A split bulk file: its parts (those holding opinions, in part order) and the opinion rows
+    skipped while routing them (the first :data:`KEPT` kept, all counted in ``skipped_count`` and
+    passed to ``on_skip`` when given)."""
+
+    parts: list[Partition] = field(default_factory=list)
+    skipped: list[SkippedRecord] = field(default_factory=list)
+    skipped_count: int = 0
+    on_skip: Callable[[SkippedRecord], object] | None = field(default=None, repr=False)
+
+    def skip(self, record: SkippedRecord) -> None:
+        self.skipped_count += 1
+        if self.on_skip is not None:
+            self.on_skip(record)
+        elif len(self.skipped) < KEPT:
+            self.skipped.append(record)
+
+
+#: The skipped records a split keeps in memory without ``on_skip`` (the rest are counted).
+KEPT = 1000
+
+
+class _Out:
+    """One part file of JSON lines, written in buffered pieces."""
+
+    def __init__(self, path: Path, compresslevel: int):
+        self.path = path
+        self.fh: BinaryIO = (gzip.open(path, "wb", compresslevel=compresslevel) if compresslevel  # type: ignore[assignment]
+                             else open(path, "wb"))  # noqa: SIM115 - closed in close()
+        self.buf = bytearray()
+        self.rows = 0
+
+    def write(self, row: dict) -> None:
+        self.buf += json.dumps(row).encode("ascii")  # ASCII: any string (a lone surrogate too) round-trips
+        self.buf += b"\n"
+        self.rows += 1
+        if len(self.buf) >= _FLUSH:
+            self.fh.write(self.buf)
+            self.buf.clear()
+
+    def close(self) -> None:
+        self.fh.write(self.buf)
+        self.fh.close()
+
+
+def split_bulk(partition: Partition, folder: Path, parts: int, compresslevel: int = 1,
+               on_skip: Callable[[SkippedRecord], object] | None = None) -> Split:
+    """Split one CourtListener opinions partition (:func:`splittable`) into at most ``parts``
+    parts under ``folder`` (which must not exist); see the module's description. ``on_skip``:
+    called with each opinion row skipped (else the first :data:`KEPT` are kept in the result)."""
+    where = partition.source_path
+    work = folder.with_name(folder.name + ".incomplete")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    suffix = ".jsonl.gz" if compresslevel else ".jsonl"
+    companions = sorted(((kind, Path(c)) for c in partition.companions if (kind := companion_kind(Path(c)))),
+                        key=lambda kc: _ORDER.index(kc[0]))  # stable: files of one kind in their given order
+    kinds = [k for k in _ORDER if any(kind == k for kind, _ in companions)]
+    prefix = {"opinions": "opinions", "clusters": "opinion-clusters", "dockets": "dockets", "courts": "courts",
+              "citations": "citations"}
+    outs: dict[str, list[_Out]] = {}
+    out = Split(on_skip=on_skip)
+    try:
+        for kind in ("opinions", *kinds):
+            outs[kind] = []
+            for k in range(parts):
+                (work / f"{k:04d}").mkdir(exist_ok=True)
+                outs[kind].append(_Out(work / f"{k:04d}" / f"{prefix[kind]}-{k:04d}{suffix}", compresslevel))
+        with tempfile.TemporaryDirectory(prefix="statinterp-split-") as tmp:
+            db = sqlite3.connect(Path(tmp) / "routes.sqlite", isolation_level=None)
+            try:
+                db.executescript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;"
+                                 "CREATE TABLE cl (cluster TEXT PRIMARY KEY, part INTEGER) WITHOUT ROWID;"
+                                 "CREATE TABLE dk (docket TEXT, part INTEGER, PRIMARY KEY (docket, part)) "
+                                 "WITHOUT ROWID;")
+                _route_opinions(Path(partition.path), where, parts, outs["opinions"], db, out.skip)
+                for kind, path in companions:
+                    _route_companion(path, kind, outs[kind], db)
+                db.execute("COMMIT")
+            finally:
+                db.close()
+        for files in outs.values():
+            for f in files:
+                f.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        work.rename(folder)
+    except BaseException:
+        for files in outs.values():
+            for f in files:
+                f.fh.close()
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    for k, f in enumerate(outs["opinions"]):
+        if f.rows:
+            out.parts.append(Partition(
+                str(folder / f.path.parent.name / f.path.name), partition.format,
+                tuple(str(folder / f.path.parent.name / outs[kind][k].path.name) for kind in kinds),
+                partition.encoding, partition))
+    return out
+
+
+def _route_opinions(path: Path, where: str, parts: int, outs: list[_Out], db: sqlite3.Connection,
+                    skip: Callable[[SkippedRecord], object]) -> None:
+    for label, row, problem in read_records(path, f"split {path.name}"):
+        if row is None:
+            skip(SkippedRecord(where, label, "(record)", problem or "unreadable"))
+            continue
+        key = opinion_key(where, label, row)
+        if isinstance(key, SkippedRecord):
+            skip(key)
+            continue
+        cluster = key[0]
+        k = part_of(cluster, parts)
+        outs[k].write({**compact_opinion(row), "cluster_id": cluster})
+        db.execute("INSERT OR IGNORE INTO cl VALUES (?, ?)", (cluster, k))
+
+
+def _route_companion(path: Path, kind: str, outs: list[_Out], db: sqlite3.Connection) -> None:
+    """The rows of a companion file to the parts whose opinions need them (as the join keeps them)."""
+    names = ("id", "cluster_id", *COMPANION_FIELDS[kind]) if kind == "citations" else ("id", *COMPANION_FIELDS[kind])
+    for _label, row, _problem in read_records(path, f"split {path.name}"):
+        if row is None:  # the join passes over these too
+            continue
+        kept = {k: row[k] for k in names if k in row}
+        if kind == "courts":
+            for f in outs:
+                f.write(kept)
+            continue
+        if kind == "dockets":
+            found = db.execute("SELECT part FROM dk WHERE docket = ?", (str(row.get("id") or "").strip(),))
+        else:
+            key = str(row.get("cluster_id" if kind == "citations" else "id") or "").strip()
+            found = db.execute("SELECT part FROM cl WHERE cluster = ?", (key,))
+        for (k,) in found.fetchall():
+            outs[k].write(kept)
+            if kind == "clusters" and str(row.get("docket_id") or ""):
+                db.execute("INSERT OR IGNORE INTO dk VALUES (?, ?)", (str(row.get("docket_id") or ""), k))

@@ -87,7 +87,7 @@ from statinterp.sources.cleaning import (
 )
 from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
 from statinterp.sources.registry import SourceFormat, register
-from statinterp.text.limits import MAX_TEXT_CHARS
+from statinterp.text import MAX_TEXT_CHARS
 
 #: A mark is a digit (or star) in a font under this share of its line's size.
 MARK_RATIO = 0.8

@@ -28,7 +28,7 @@ class Partition:
 
     ``companions`` are files read with the partition (CourtListener's clusters, dockets, courts
     and citations files for an opinions file). ``origin``: the partition this one is a part of
-    (a CourtListener bulk file split for Dask, :mod:`statinterp.sources.courtlistener_split`):
+    (a CourtListener bulk file split for Dask, :mod:`statinterp.sources.courtlistener`):
     skipped records and the collection's list of sources name the origin's path."""
 
     path: str

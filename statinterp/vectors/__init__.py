@@ -1,1 +1,1 @@
-"""Word vectors: training, loading, and the per-corpus provider."""
+"""Word vectors: training, loading and the directions of texts under them (embeddings), and the per-corpus provider."""

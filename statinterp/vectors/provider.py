@@ -3,7 +3,7 @@ pretrained vectors given by the user.
 
 A :class:`VectorProvider` is attached to every :class:`~statinterp.index.term_index.TermIndex`
 (``index.vectors``) by :func:`statinterp.workflow.prepare_corpus`; scorers call
-``index.vectors.get(kind)`` and receive :class:`~statinterp.vectors.training.DomainVectors`
+``index.vectors.get(kind)`` and receive :class:`~statinterp.vectors.embeddings.DomainVectors`
 (keyed vectors + phrase model).  Kinds:
 
 ``"word2vec"`` / ``"fasttext"``
@@ -16,7 +16,7 @@ A :class:`VectorProvider` is attached to every :class:`~statinterp.index.term_in
     analyzer's settings key) and by the training settings; later runs load them.
 ``"w2vec"`` / ``"GloVe"`` / ``"fastt"`` (or any other name)
     *Pretrained* vectors from files given by the user (``--vectors NAME=PATH``), loaded
-    lazily with :func:`~statinterp.vectors.training.load_vectors`.
+    lazily with :func:`~statinterp.vectors.embeddings.load_vectors`.
 
 Determinism: with ``workers=1`` (the default) and the fixed seed, training on the same
 corpus gives bit-identical vectors.  ``workers=N`` uses N threads (roughly N times faster
@@ -43,8 +43,7 @@ from statinterp.text.analysis import Analyzer, text_hash
 
 if TYPE_CHECKING:  # gensim is imported only when vectors are actually used
     from statinterp.cache.namespaces import DirectionCache, VectorCache
-    from statinterp.vectors.directions import UnitDirections
-    from statinterp.vectors.training import DomainVectors, VectorSettings
+    from statinterp.vectors.embeddings import DomainVectors, UnitDirections, VectorSettings
 
 #: Messages about training (what is trained, how long it took) go to this logger at level INFO;
 #: the command line shows them on stderr unless ``--quiet``.
@@ -98,7 +97,7 @@ def domain_settings(kind: str, **overrides: Any) -> VectorSettings:
     defaults, seed 1, one worker; fastText with :data:`DOMAIN_FASTTEXT_BUCKET` buckets (a
     :class:`VectorProvider` uses :func:`fasttext_buckets` of its corpus instead).
     """
-    from statinterp.vectors.training import VectorSettings
+    from statinterp.vectors.embeddings import VectorSettings
 
     if kind not in DOMAIN_KINDS:
         raise UsageError(f"unknown domain vector kind {kind!r}; expected one of {', '.join(DOMAIN_KINDS)}")
@@ -125,7 +124,7 @@ def _file_identity(path: str | os.PathLike[str]) -> str | None:
 
 def _default_name(path: Path) -> str:
     """The pretrained name implied by a file's format (fastText ``.vec`` by its extension)."""
-    from statinterp.vectors import training as embeddings
+    from statinterp.vectors import embeddings
 
     try:
         fmt = embeddings._sniff(path)  # reads the first 64 KiB
@@ -149,7 +148,7 @@ def parse_vectors_option(values: Iterable[str]) -> dict[str, Path]:
     word2vec binary/text -> ``w2vec``).  The file must exist and look like a vectors file
     (:class:`InputError` otherwise); it is read fully only when a method uses it.
     """
-    from statinterp.vectors import training as embeddings
+    from statinterp.vectors import embeddings
 
     known = {name.lower(): name for name in PRETRAINED_NAMES}
     out: dict[str, Path] = {}
@@ -341,7 +340,7 @@ class VectorProvider:
     def settings(self) -> dict[str, VectorSettings]:
         """The training settings of each domain kind."""
         if self._settings is None:
-            from statinterp.vectors.training import VectorSettings
+            from statinterp.vectors.embeddings import VectorSettings
 
             resolved = {}
             for kind in DOMAIN_KINDS:
@@ -377,9 +376,9 @@ class VectorProvider:
 
     def directions(self, kind: str) -> UnitDirections:
         """The unit directions of texts under the current vectors of ``kind`` (what the cosine
-        methods compare): one :class:`~statinterp.vectors.directions.UnitDirections` per kind and
+        methods compare): one :class:`~statinterp.vectors.embeddings.UnitDirections` per kind and
         vectors, memoised for the life of this provider and kept in :attr:`directions_cache`."""
-        from statinterp.vectors.directions import memoised_directions
+        from statinterp.vectors.embeddings import memoised_directions
 
         return memoised_directions(self._unit_directions, self, _ALIASES.get(kind, kind), self.directions_cache)
 
@@ -401,7 +400,7 @@ class VectorProvider:
 
     def get(self, kind: str) -> DomainVectors:
         """The vectors of ``kind`` (``word2vec``, ``fasttext``, or a pretrained name)."""
-        from statinterp.vectors import training as embeddings
+        from statinterp.vectors import embeddings
 
         kind = _ALIASES.get(kind, kind)
         found = self._loaded.get(kind)
@@ -480,7 +479,7 @@ class VectorProvider:
         settings = self.settings[kind]
         cache = self.cache
         if cache is not None:
-            from statinterp.vectors.training import DomainVectors
+            from statinterp.vectors.embeddings import DomainVectors
 
             cached = cache.get(self.corpus_hash, settings)
             if cached is not None:
@@ -498,8 +497,8 @@ class VectorProvider:
     def train(self, kind: str) -> DomainVectors:
         """Train the domain vectors of ``kind`` (no cache); the same as
         ``embeddings.train_vectors(self.sentences(), settings)``, with progress reports."""
-        from statinterp.vectors import training as embeddings
-        from statinterp.vectors.training import DomainVectors
+        from statinterp.vectors import embeddings
+        from statinterp.vectors.embeddings import DomainVectors
 
         settings = self.settings[kind]
         show = self.show_progress
@@ -525,7 +524,7 @@ class VectorProvider:
                         _Counted(sentences, advance), settings.phrase_min_count, settings.phrase_threshold
                     )
                     self._phrasers[phrase_key] = phrasers
-                from statinterp.text.phrasing import join_phrases_in_sentences
+                from statinterp.vectors.embeddings import join_phrases_in_sentences
 
                 corpus = join_phrases_in_sentences(phrasers, sentences)
                 advance(n)

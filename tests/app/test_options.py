@@ -80,11 +80,11 @@ def test_check_vectors_returns_a_copy_and_leaves_the_options_unchanged(tmp_path,
     import dataclasses
 
     from statinterp.app import options
-    from statinterp.vectors import provider, training
+    from statinterp.vectors import embeddings, provider
 
     given = options.DataOptions(vectors={"GloVe": tmp_path / "g.txt"})
     monkeypatch.setattr(provider, "required_pretrained", lambda rankers, available: ["GloVe"])
-    monkeypatch.setattr(training, "load_vectors", lambda path: f"loaded {path.name}")
+    monkeypatch.setattr(embeddings, "load_vectors", lambda path: f"loaded {path.name}")
     loaded = options.check_vectors([], given)
     assert loaded.vectors == {"GloVe": "loaded g.txt"}
     assert given.vectors == {"GloVe": tmp_path / "g.txt"}  # the options as given are never changed in place

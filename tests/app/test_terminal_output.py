@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from statinterp.errors import terminal_safe
+from statinterp.app.output import terminal_safe
 from tests.support.cli import assert_one_line_error, run_main
 from tests.support.corpora import TINY
 

@@ -185,7 +185,7 @@ class _Settings:
 def small_vectors():
     from gensim.models.keyedvectors import KeyedVectors
 
-    from statinterp.vectors.training import DomainVectors
+    from statinterp.vectors.embeddings import DomainVectors
 
     kv = KeyedVectors(3)
     kv.add_vectors(["cart", "vehicle", "park"], np.arange(9, dtype=np.float32).reshape(3, 3))

@@ -1,5 +1,5 @@
 """``ingest --engine dask`` splits a CourtListener bulk file into parts (statinterp.sources.
-courtlistener_split) and gives the cases, opinions, texts and statistics of the local ingest of the
+courtlistener.split_bulk) and gives the cases, opinions, texts and statistics of the local ingest of the
 whole file (ids may differ: the parts are read in part order); the split folder goes at the end,
 and a stopped run's is never read."""
 
@@ -18,8 +18,8 @@ from benchmarks.courtlistener_bulk import DATE, OPINION_COLUMNS, write_invented
 from statinterp.collection.ingest import SPLIT_FOLDER, IngestSummary, analysis_settings, ingest
 from statinterp.collection.shards import Manifest
 from statinterp.collection.store import CollectionWriter
-from statinterp.sources import courtlistener_split
-from statinterp.sources.courtlistener_files import read_records, write_bulk_csv
+from statinterp.sources import courtlistener
+from statinterp.sources.courtlistener import read_records, write_bulk_csv
 
 
 def bulk(folder: Path, n: int = 24) -> Path:
@@ -72,11 +72,11 @@ def test_a_split_bulk_file_on_dask_equals_the_local_ingest_of_the_whole_file(tmp
     assert not (tmp_path / "dask" / SPLIT_FOLDER).exists()  # the split folder is removed
 
     # again, split by default (as a file of at least SPLIT_MIN_BYTES): two parts per worker of the cluster
-    monkeypatch.setattr(courtlistener_split, "SPLIT_MIN_BYTES", opinions.stat().st_size)
+    monkeypatch.setattr(courtlistener, "SPLIT_MIN_BYTES", opinions.stat().st_size)
     again = ingest([opinions], tmp_path / "dask", citations=False, engine="dask",
                    scheduler=dask_cluster.scheduler_address)
     assert (again.added, again.unchanged, len(again.skipped), again.split_parts) == (0, 24, 1, 4)
-    monkeypatch.setattr(courtlistener_split, "SPLIT_MIN_BYTES", opinions.stat().st_size + 1)
+    monkeypatch.setattr(courtlistener, "SPLIT_MIN_BYTES", opinions.stat().st_size + 1)
     assert ingest([opinions], tmp_path / "dask", citations=False, engine="dask",
                   scheduler=dask_cluster.scheduler_address).split_parts == 0  # a smaller file is read whole
 

@@ -171,7 +171,7 @@ def test_data_set_terms_find_the_same_tables_with_the_check(shared_data, tmp_pat
     from statinterp.collection.ingest import ingest
     from statinterp.corpus.dataset import query_of
     from statinterp.sources.cap import write_cap_volume
-    from statinterp.sources.dataset import read_dataset
+    from statinterp.sources.plaintext import read_dataset
     from statinterp.sources.records import CaseRecord
 
     root = tmp_path_factory.mktemp("positions")

@@ -24,9 +24,15 @@ from statinterp.collection.ingest import MOSTLY_SKIPPED_MIN, ingest
 from statinterp.collection.store import Collection
 from statinterp.sources import Partition, discover, read_partition
 from statinterp.sources.cap import to_cap_json, write_cap_volume
-from statinterp.sources.courtlistener_files import read_records
-from statinterp.sources.limits import MAX_CASE_CHARS, MAX_LINE_CHARS, bounded_lines
-from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
+from statinterp.sources.courtlistener import read_records
+from statinterp.sources.records import (
+    MAX_CASE_CHARS,
+    MAX_LINE_CHARS,
+    CaseRecord,
+    OpinionRecord,
+    SkippedRecord,
+    bounded_lines,
+)
 from tests.collection.test_ingest import copies
 from tests.support.paths import REPO_ROOT
 

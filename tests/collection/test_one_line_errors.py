@@ -20,7 +20,7 @@ from statinterp.collection import store
 from statinterp.collection.ingest import ingest
 from statinterp.collection.store import Collection, CollectionWriter
 from statinterp.sources.cap import write_cap_volume
-from statinterp.sources.courtlistener_files import write_bulk_csv
+from statinterp.sources.courtlistener import write_bulk_csv
 from tests.collection.test_ingest import copies
 from tests.support.cli import run_main
 from tests.support.paths import REPO_ROOT

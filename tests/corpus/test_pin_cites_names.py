@@ -15,7 +15,7 @@ import pytest
 
 from statinterp.corpus.pin_cites import cite_name, first_page, format_cite, parse_cite
 from statinterp.progress import LineReporter, use_reporter
-from statinterp.sources.captions import caption_name, is_stamp
+from statinterp.sources.cleaning import caption_name, is_stamp
 from statinterp.sources.courtlistener import read_courtlistener
 from statinterp.sources.plaintext import text_case
 

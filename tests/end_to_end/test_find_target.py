@@ -11,7 +11,7 @@ import pytest
 
 from statinterp.collection.ingest import ingest
 from statinterp.sources.cap import write_cap_volume
-from statinterp.sources.dataset import read_dataset
+from statinterp.sources.plaintext import read_dataset
 from statinterp.sources.records import CaseRecord
 from statinterp.workflow import find_and_compare
 

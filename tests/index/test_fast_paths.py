@@ -3,7 +3,7 @@
 * vectorised sentence spans (:func:`statinterp.text.analysis.array_sentence_spans`) equal
   :func:`statinterp.text.segmentation.sentence_spans`, on hand-made texts and on real case texts;
 * analysis in worker processes equals analysis in this process;
-* :class:`~statinterp.index.statistics.StatsAccumulator` equals naive counting;
+* :class:`~statinterp.index.term_index.StatsAccumulator` equals naive counting;
 * the column-wise count matrix and the occurrences read off it equal a coordinate construction
   and ``np.bincount``; TF-ISF's and BM25's ``score_units`` (their one kernel on the entries where
   tf > 0) equal combining the dense evidence (the same kernel on the dense counts), bit for bit,
@@ -25,13 +25,11 @@ import pytest
 from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 
 from statinterp.errors import StatinterpWarning
-from statinterp.index.statistics import StatsAccumulator
-from statinterp.index.term_index import prepare, prepared_cache
+from statinterp.index.term_index import StatsAccumulator, prepare, prepared_cache
 from statinterp.rankers.grammar import build_method
 from statinterp.text import analysis
-from statinterp.text.analysis import Analyzer, Vocabulary, array_sentence_spans
+from statinterp.text.analysis import Analyzer, TokenSeqs, Vocabulary, array_sentence_spans
 from statinterp.text.segmentation import build_pipeline, sentence_spans
-from statinterp.text.units import TokenSeqs
 from statinterp.workflow import open_corpus
 
 LEXICAL = [f"{base}{suffix}" for base in ("TF-ISF", "BM25", "QLLM") for suffix in ("", "-c", "-o", "-p", "-r")]
@@ -240,7 +238,7 @@ def test_count_matrices_equal_the_coordinate_construction_and_leave_the_ids_alon
 
 
 def test_collection_stats_equal_the_accumulator():
-    from statinterp.index.statistics import collection_stats
+    from statinterp.index.term_index import collection_stats
 
     rng = np.random.default_rng(4)
     for _ in range(30):

@@ -1,4 +1,4 @@
-"""Background and candidate-only statistics (statinterp.index.statistics) and the units of each
+"""Background and candidate-only statistics (statinterp.index.term_index) and the units of each
 candidate (statinterp.index.term_index) against hand counts and a plain-Python reference
 (tests.support.reference_scorers.Reference) on the tiny hand-written corpus."""
 
@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from statinterp.corpus.dataset import load_corpus
-from statinterp.index.statistics import LEVELS
-from statinterp.index.term_index import prepare
+from statinterp.index.term_index import LEVELS, prepare
 from statinterp.rankers.lexical import BM25, QLLM, TFISF
 from statinterp.text.analysis import Analyzer
 from tests.support.corpora import TINY_QUERY

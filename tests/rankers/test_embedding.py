@@ -14,7 +14,8 @@ from statinterp.evaluation.ranking import rank
 from statinterp.rankers.base import Interpolated, Recursive
 from statinterp.rankers.embedding import Cosine, cosine_scores
 from statinterp.rankers.grammar import build_method, list_methods
-from statinterp.vectors import training as embeddings
+from statinterp.vectors import embeddings
+from statinterp.vectors.embeddings import DomainVectors, VectorSettings, train_phrases, train_vectors
 from statinterp.vectors.provider import (
     VectorProvider,
     domain_settings,
@@ -23,7 +24,6 @@ from statinterp.vectors.provider import (
     required_pretrained,
     vector_kinds,
 )
-from statinterp.vectors.training import DomainVectors, VectorSettings, train_phrases, train_vectors
 from statinterp.workflow import attach_vectors, evaluate_methods, open_corpus, prepare_corpus
 
 SMALL = {
@@ -360,7 +360,7 @@ def _fresh(cache_dir, vectors_dir):
 
 
 def test_unit_directions_are_cached_on_disk_and_give_the_same_scores(cache_dir, tmp_path, monkeypatch):
-    from statinterp.vectors import directions
+    from statinterp.vectors import embeddings as directions
 
     methods = ("w2vec*", "w2vec*-c", "w2vec*-r", "fastt*-o")
     cold = _fresh(cache_dir, tmp_path)

@@ -25,8 +25,8 @@ from statinterp.rankers.grammar import (
 )
 from statinterp.rankers.lexical import BM25, QLLM, TFISF
 from statinterp.rankers.novelty import NewWordRatio, NewWords, WMDNovelty, new_words
-from statinterp.text.units import TokenSeqs
-from statinterp.vectors.training import DomainVectors
+from statinterp.text.analysis import TokenSeqs
+from statinterp.vectors.embeddings import DomainVectors
 from statinterp.workflow import evaluate_methods, open_corpus, prepare_corpus
 from tests.support.paths import REAL_DATA, REPO_ROOT
 

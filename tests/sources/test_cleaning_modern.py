@@ -16,10 +16,9 @@ import unicodedata
 
 import pytest
 
-from statinterp.sources.cap import with_html
+from statinterp.sources.cap import cap_case, with_html
 from statinterp.sources.cleaning import clean_markup, clean_plain, normal_form
 from statinterp.sources.courtlistener import opinion_record
-from statinterp.sources.fields import cap_case
 from statinterp.sources.plaintext import text_case
 from tests.support.paths import FIXTURES
 

@@ -15,9 +15,8 @@ from statinterp.collection.ingest import ingest
 from statinterp.collection.store import Collection
 from statinterp.errors import InputError
 from statinterp.sources import Partition, discover, read_partition
-from statinterp.sources import courtlistener_files as clf
-from statinterp.sources.courtlistener import TEXT_FIELDS, opinion_record, reporter_citations
-from statinterp.sources.courtlistener_files import write_bulk_csv
+from statinterp.sources import courtlistener as clf
+from statinterp.sources.courtlistener import TEXT_FIELDS, opinion_record, reporter_citations, write_bulk_csv
 from statinterp.sources.records import CaseRecord, OpinionRecord, SkippedRecord
 from statinterp.sources.registry import SourceFormat, register, unregister
 from tests.support.paths import FIXTURES

@@ -1,4 +1,4 @@
-"""A CourtListener bulk file split into parts (statinterp.sources.courtlistener_split): the parts'
+"""A CourtListener bulk file split into parts (statinterp.sources.courtlistener): the parts'
 cases are the cases of the file read whole, every skipped record is reported once, naming the
 bulk file, and a stopped split leaves nothing that is read."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from benchmarks.courtlistener_bulk import DATE, write_invented
 from statinterp.sources import Partition, discover, read_partition
-from statinterp.sources import courtlistener_split as split
-from statinterp.sources.courtlistener_files import write_bulk_csv
+from statinterp.sources import courtlistener as split
+from statinterp.sources.courtlistener import write_bulk_csv
 from statinterp.sources.records import CaseRecord, SkippedRecord
 from tests.support.paths import FIXTURES
 

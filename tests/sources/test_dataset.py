@@ -1,10 +1,10 @@
-"""sources/dataset.py: the data set's cases read back as records, from the loaded Case (issue #27)."""
+"""sources/plaintext.py: the data set's cases read back as records, from the loaded Case (issue #27)."""
 
 from __future__ import annotations
 
 import shutil
 
-from statinterp.sources.dataset import read_dataset
+from statinterp.sources.plaintext import read_dataset
 from statinterp.sources.records import CaseRecord
 from tests.support.paths import REPO_ROOT
 

@@ -18,7 +18,7 @@ from statinterp.collection.store import Collection
 from statinterp.corpus.dataset import load_corpus
 from statinterp.errors import MAX_JSON_VALUES, InputError
 from statinterp.sources import discover, read_partition
-from statinterp.sources.courtlistener_files import read_records, write_bulk_csv
+from statinterp.sources.courtlistener import read_records, write_bulk_csv
 from statinterp.sources.records import CaseRecord, SkippedRecord
 from tests.support.cli import run_main
 

@@ -21,12 +21,12 @@ from gensim.models.keyedvectors import KeyedVectors
 from statinterp.cache.namespaces import CacheWarning, VectorCache
 from statinterp.errors import InputError, UsageError
 from statinterp.rankers.embedding import WMDScorer, cosine_scores, wmd
-from statinterp.text.phrasing import apply_phrases
-from statinterp.vectors.directions import mean_unit_vector
-from statinterp.vectors.training import (
+from statinterp.vectors.embeddings import (
     DomainVectors,
     VectorSettings,
+    apply_phrases,
     load_vectors,
+    mean_unit_vector,
     train_phrases,
     train_vectors,
 )
@@ -149,7 +149,7 @@ _TRAIN_SCRIPT = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     sys.path.insert(0, sys.argv[2])
     from tests.vectors.test_embeddings import SMALL, fingerprint, synthetic_corpus
-    from statinterp.vectors.training import VectorSettings, train_vectors
+    from statinterp.vectors.embeddings import VectorSettings, train_vectors
     for kind in ("word2vec", "fasttext"):
         vectors = train_vectors(synthetic_corpus(), VectorSettings(kind, bucket=500, **SMALL))
         print(kind, fingerprint(vectors.kv))
@@ -181,7 +181,7 @@ def test_fasttext_gives_vectors_to_unseen_words():
 
 
 def test_fasttext_oov_vectors_are_bit_for_bit_gensims():
-    from statinterp.vectors.directions import fasttext_oov_vectors
+    from statinterp.vectors.embeddings import fasttext_oov_vectors
 
     kv = train_vectors(synthetic_corpus(), VectorSettings("fasttext", bucket=500, **SMALL)).kv
     words = ["tok17x", "aaaa", "abababab", "", "ééé", "statutorily-construed", "x"]  # repeated n-grams, none at all

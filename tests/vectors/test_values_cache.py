@@ -15,9 +15,9 @@ from statinterp.evaluation.ranking import rank
 from statinterp.rankers import base, novelty
 from statinterp.rankers.grammar import build_method
 from statinterp.rankers.novelty import WMDNovelty
-from statinterp.text.units import TokenSeqs
+from statinterp.text.analysis import TokenSeqs
+from statinterp.vectors.embeddings import DomainVectors, VectorSettings
 from statinterp.vectors.provider import VectorProvider
-from statinterp.vectors.training import DomainVectors, VectorSettings
 from statinterp.workflow import attach_vectors, evaluate_methods, open_corpus, prepare_corpus
 
 SMALL = {

@@ -1,4 +1,4 @@
-"""Vectorised phrase joining (statinterp.text.phrasing) against gensim's own, token for token."""
+"""Vectorised phrase joining (statinterp.vectors.embeddings) against gensim's own, token for token."""
 
 from __future__ import annotations
 
@@ -8,9 +8,14 @@ from gensim.models.phrases import Phrases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statinterp.text.phrasing import _greedy_joins, apply_phrases, join_phrases
-from statinterp.vectors.directions import mean_directions, mean_directions_of_ids
-from statinterp.vectors.training import train_phrases
+from statinterp.vectors.embeddings import (
+    _greedy_joins,
+    apply_phrases,
+    join_phrases,
+    mean_directions,
+    mean_directions_of_ids,
+    train_phrases,
+)
 
 
 def _ragged(docs, words):
@@ -99,7 +104,7 @@ def test_greedy_joins_matches_a_left_to_right_scan(flags):
 def test_mean_directions_of_ids_equals_the_token_list_version(block, monkeypatch):
     from gensim.models.keyedvectors import KeyedVectors
 
-    from statinterp.vectors import directions as embedding
+    from statinterp.vectors import embeddings as embedding
 
     monkeypatch.setattr(embedding, "LOOKUP_BLOCK", block)  # vectors looked up a few words at a time
 
@@ -123,10 +128,10 @@ def test_mean_directions_of_ids_equals_the_token_list_version(block, monkeypatch
 
 
 def test_join_phrases_in_sentences_equals_gensim_and_trains_the_same_phrases():
-    from statinterp.text.phrasing import join_phrases_in_sentences
+    from statinterp.vectors.embeddings import join_phrases_in_sentences
 
     docs = _corpus(4)
-    phrasers = train_phrases(docs, min_count=2, threshold=5.0)  # a list: the trigram pass uses statinterp.text.phrasing
+    phrasers = train_phrases(docs, min_count=2, threshold=5.0)  # a list: the trigram pass uses join_phrases
     assert join_phrases_in_sentences(phrasers, docs) == [apply_phrases(phrasers, d) for d in docs]
     assert join_phrases_in_sentences(None, docs) == docs
 
