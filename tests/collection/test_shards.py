@@ -120,7 +120,7 @@ def test_ingest_command_writes_shards(tmp_path):
 @pytest.mark.slow
 def test_a_rerun_of_a_shard_set_analyses_no_stored_case(tmp_path):
     """Stored unchanged cases are looked up in the shard of their record's key, not analysed again."""
-    from statinterp.collection.prepare import new_analyzer
+    from statinterp.collection.ingest import new_analyzer
 
     analyzer = new_analyzer()
     texts: list[str] = []
