@@ -17,7 +17,15 @@ from click.testing import CliRunner
 from statinterp.app.cli import cli
 from statinterp.app.collection_commands import example_sources
 from statinterp.collection.ingest import ingest
-from statinterp.collection.shards import MANIFEST, Manifest, ShardedWriter, reporter_of, shard_folder_name, shard_key
+from statinterp.collection.shards import (
+    MANIFEST,
+    SHARD_KEYS,
+    Manifest,
+    ShardedWriter,
+    reporter_of,
+    shard_folder_name,
+    shard_key,
+)
 from statinterp.errors import InputError, UsageError
 from statinterp.sources.records import CaseRecord
 
@@ -106,6 +114,15 @@ def test_a_bad_manifest_is_one_clear_error(tmp_path, text, message):
     (tmp_path / MANIFEST).write_text(text)
     with pytest.raises(InputError, match=message):
         Manifest.load(tmp_path)
+
+
+def test_shard_by_offers_the_shard_keys_and_refuses_others(tmp_path):
+    """--shard-by's choices are read from SHARD_KEYS when the command runs (not at start-up)."""
+    shown = CliRunner().invoke(cli, ["ingest", "--help"], terminal_width=200)
+    assert shown.exit_code == 0 and f"[{'|'.join(SHARD_KEYS)}]" in shown.output
+    refused = CliRunner().invoke(cli, ["ingest", "--collection", str(tmp_path / "set"), "--shard-by", "judge"])
+    assert refused.exit_code == 2 and "'judge' is not one of" in refused.output
+    assert not (tmp_path / "set").exists()
 
 
 @pytest.mark.slow
