@@ -60,7 +60,7 @@ from pathlib import Path
 from benchmarks.ingest import _vm_hwm_mb, real_records, realistic, slope, synthetic, write_source
 from benchmarks.ingest import run_child as ingest_child
 from benchmarks.results_file import shown_command
-from statinterp.collection.shard_set import THREADS_VARIABLE
+from statinterp.collection.shards import THREADS_VARIABLE
 
 #: Each term is looked up and found this many times; the least time is the figure (the first is kept too).
 REPEATS = 3
@@ -101,8 +101,8 @@ def child(argv: list[str]) -> None:
                          "paragraphs, every one read")
     args = ap.parse_args(argv)
     from statinterp.collection import find as find_module
-    from statinterp.collection.shard_set import each_part
-    from statinterp.collection.shard_set import open_collection as open_store
+    from statinterp.collection.shards import each_part
+    from statinterp.collection.shards import open_collection as open_store
     from statinterp.corpus.dataset import found_records
     from statinterp.text.term_match import fts_pair_query, fts_query, fts_word_options
 

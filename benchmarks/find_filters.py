@@ -41,7 +41,7 @@ def build(data: Path, folder: Path, shard_by: str | None) -> None:
 def filters_of(folder: Path) -> dict[str, dict]:
     """The filters measured: none, the court with the most cases since 2000 (those cases), federal trial
     courts, since 2010."""
-    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.shards import open_collection
     from statinterp.corpus.authority import court_authority
 
     courts: dict[str, int] = {}
@@ -60,7 +60,7 @@ def child(folder: str, terms: list[str], filters: dict) -> dict:
     """One process: every term found with ``filters`` (warm, then cold)."""
     from benchmarks.find import evict
     from statinterp.collection.find import find_term
-    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.shards import open_collection
     from statinterp.corpus.authority import CaseFilter
 
     case_filter = CaseFilter(**{k: tuple(v) if isinstance(v, list) else v for k, v in filters.items()})

@@ -15,7 +15,7 @@ reports its wall and CPU time and its own peak memory (VmHWM), one process, one 
 
 * ``minimal``: a minimal spaCy pass, ``spacy.blank("en")`` with the ``sentencizer`` pipe,
   ``nlp.pipe`` over the case texts: the yardstick of issue 28 (default ingest <= 2 of them);
-* ``analysis``: the project's own analysis alone (:func:`statinterp.collection.prepare.new_analyzer`,
+* ``analysis``: the project's own analysis alone (:func:`statinterp.collection.ingest.new_analyzer`,
   ``analyse`` over the case texts in ingest's batches, nothing stored);
 * ``spacy``: one bare spaCy pass (``build_pipeline()`` + ``nlp.pipe``: the project's pipeline,
   sentence segmentation included) over the case texts - the floor, as in benchmarks/run.py;
@@ -146,8 +146,7 @@ def child(argv: list[str]) -> None:
     ap.add_argument("--collection")
     ap.add_argument("--shard-by", default=None)
     args = ap.parse_args(argv)
-    from statinterp.collection.ingest import ingest
-    from statinterp.collection.prepare import new_analyzer
+    from statinterp.collection.ingest import ingest, new_analyzer
     from statinterp.sources import discover, read_partition
     from statinterp.text.segmentation import build_pipeline
 
@@ -161,7 +160,7 @@ def child(argv: list[str]) -> None:
         start, cpu = time.perf_counter(), time.process_time()
         result = {"tokens": sum(len(doc) for doc in nlp.pipe(texts))}
     elif args.mode == "analysis":
-        from statinterp.collection.prepare import BATCH_CASES
+        from statinterp.collection.ingest import BATCH_CASES
         from statinterp.text.analysis import Vocabulary
 
         texts = [r.text for p in discover([args.source]) for r in read_partition(p)]

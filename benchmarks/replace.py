@@ -24,8 +24,7 @@ import time
 from pathlib import Path
 
 from benchmarks.ingest import real_records
-from statinterp.collection.ingest import analysis_settings
-from statinterp.collection.prepare import prepare_cases
+from statinterp.collection.ingest import analysis_settings, prepare_cases
 from statinterp.collection.store import Collection, CollectionWriter
 
 

@@ -84,8 +84,7 @@ def child(argv: list[str]) -> None:
 
     from distributed import Client, LocalCluster
 
-    from statinterp.collection.dask_engine import worker_analyzer
-    from statinterp.collection.ingest import ingest
+    from statinterp.collection.ingest import ingest, worker_analyzer
 
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None,
                            silence_logs=logging.CRITICAL)

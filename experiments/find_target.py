@@ -134,7 +134,7 @@ def build_collection(data: Path, folder: Path) -> dict:
 
 def measure(data: Path, collection: Path, cache_dir: str | None = None) -> dict:
     """Find every term of ``data`` in ``collection`` and compare with the labels (see the module docstring)."""
-    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.shards import open_collection
     from statinterp.workflow import evaluate_methods, find_and_compare, open_corpus, prepare_corpus, prepare_found
 
     labelled = open_corpus(data)

@@ -366,7 +366,7 @@ def found_sentences(folder: Path, terms: list[str], workdir: Path) -> list[str]:
     ``statinterp ingest`` makes of ``folder`` (in ``workdir``), each sentence once."""
     from statinterp.collection.find import find_term
     from statinterp.collection.ingest import ingest
-    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.shards import open_collection
 
     collection = workdir / "collection"
     ingest([folder], collection)

@@ -145,13 +145,13 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     (``provision_text``, else the provisions book's entry for the term, else none). ``engine``,
     ``scheduler``, ``n_workers``: as :func:`~statinterp.collection.find.find_term`; ``shards``:
     ``KEY=VALUE`` selections of a shard set's shards to search
-    (:func:`~statinterp.collection.shard_set.open_collection`); ``case_filter``: only the sentences
+    (:func:`~statinterp.collection.shards.open_collection`); ``case_filter``: only the sentences
     of the cases it keeps (``--court``, ``--jurisdiction``, ``--level``, ``--since``, ``--until``,
     ``--published-only``: applied in the store before the full-text lookup), recorded in
     ``FoundTerm.filters``. A collection an ingest into did not finish is named in a warning, or
-    with ``strict`` refused (:func:`~statinterp.collection.shard_set.check_finished`)."""
+    with ``strict`` refused (:func:`~statinterp.collection.shards.check_finished`)."""
     from statinterp.collection.find import find_term
-    from statinterp.collection.shard_set import check_finished, open_collection
+    from statinterp.collection.shards import check_finished, open_collection
     from statinterp.collection.store import damage_named
 
     if not any(ch.isalnum() for ch in term):
@@ -180,7 +180,7 @@ def prepare_found(collection: str | Path, corpus: Corpus, *, shards: Sequence[st
     shards: the sums over every shard (``shard_statistics="all"``), or over the shards that
     ``shards`` selects (``"selected"``)."""
     from statinterp.collection.find import use_collection_statistics
-    from statinterp.collection.shard_set import open_collection
+    from statinterp.collection.shards import open_collection
     from statinterp.collection.store import damage_named
 
     prepared = prepare_corpus(corpus, statistics="background", **prepare_options)
@@ -192,14 +192,14 @@ def prepare_found(collection: str | Path, corpus: Corpus, *, shards: Sequence[st
 def find_and_compare(collection, labelled) -> tuple[list[AgainstResult], Corpus, dict[str, float]]:
     """Find every term of the labelled corpus ``labelled`` in ``collection`` (a folder or an open
     :class:`~statinterp.collection.store.Collection` or
-    :class:`~statinterp.collection.shard_set.ShardSet`) and compare
+    :class:`~statinterp.collection.shards.ShardSet`) and compare
     (:func:`~statinterp.evaluation.against.compare_with_labelled`: ``statinterp find --against``).
 
     Returns the per-term results, the found candidates as a corpus with the labels carried over
     (and each term's provision), and the seconds each find took.
     """
     from statinterp.collection.find import find_term
-    from statinterp.collection.shard_set import ShardSet, open_collection
+    from statinterp.collection.shards import ShardSet, open_collection
     from statinterp.collection.store import Collection
 
     results: list[AgainstResult] = []

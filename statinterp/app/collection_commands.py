@@ -25,7 +25,6 @@ from statinterp.app.options import engine_options, filter_options, shard_options
 from statinterp.app.output import terminal_safe
 from statinterp.cache import files as atomic
 from statinterp.cache.store import NAMESPACES, CacheStore
-from statinterp.collection.shards import SHARD_KEYS
 from statinterp.errors import InputError, OutputError, UsageError
 
 
@@ -41,6 +40,24 @@ class SourceFormatChoice(click.Choice):
         from statinterp.sources.registry import format_names
 
         return format_names()
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
+
+
+class ShardKeyChoice(click.Choice):
+    """``--shard-by``'s choices, read from :mod:`statinterp.collection.shards` when the command runs
+    (that module opens the store, whose imports the CLI's start-up leaves out)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from statinterp.collection.shards import SHARD_KEYS
+
+        return SHARD_KEYS
 
     @choices.setter
     def choices(self, value) -> None:
@@ -89,7 +106,7 @@ def _echo(line: str) -> None:
               help="Exit 0 even when most records of a source file are skipped (more than half, and at least 10: "
                    "by default that ends with exit status 2, as the file is probably not of the format read), or "
                    "when a CourtListener join leaves more than a few cases without their cluster, docket or court.")
-@click.option("--shard-by", type=click.Choice(SHARD_KEYS), default=None,
+@click.option("--shard-by", type=ShardKeyChoice(), default=None,
               help="Write the collection in shards: one collection per court, jurisdiction, reporter or source "
                    "format under the folder, with a manifest (docs/collection.md, \"Shards\"). Default: one file.")
 @engine_options("parse and analyse partitions (one per source file), and with --shard-by write the shards")
@@ -210,7 +227,7 @@ def info(folder, fmt, strict):
     """Counts, sources, statistics date and size on disk of a collection (of a set of shards: the
     set's totals, then one line per shard); says when an ingest into it did not finish, and the
     command that completes it."""
-    from statinterp.collection.shard_set import open_collection, unfinished_ingest, unfinished_note
+    from statinterp.collection.shards import open_collection, unfinished_ingest, unfinished_note
     from statinterp.collection.store import damage_named
 
     with damage_named(folder), open_collection(folder) as c:

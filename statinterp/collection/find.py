@@ -7,7 +7,7 @@ collection; for a term of several words, from the index of adjacent word pairs,
 :func:`~statinterp.text.term_match.fts_exact_query`'s phrases), checks them with the exact
 pattern (:func:`~statinterp.text.term_match.term_pattern`), segments the text around each
 matching paragraph into sentences and keeps the sentences holding a match. In a set of shards
-(:class:`~statinterp.collection.shard_set.ShardSet`) the lookup and the pattern run on each
+(:class:`~statinterp.collection.shards.ShardSet`) the lookup and the pattern run on each
 selected shard side by side and the matching opinions are merged in case id order
 (:func:`matching_opinions`): the same tables as in a single file of the same sources.
 
@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from statinterp.cache import files as atomic
-from statinterp.collection.shard_set import ShardSet, each_part, open_collection
+from statinterp.collection.shards import ShardSet, each_part, open_collection
 from statinterp.collection.store import Collection, ParagraphRow
 from statinterp.corpus.dataset import (
     KINDS,
@@ -181,7 +181,7 @@ def candidate_paragraphs(collection: Collection | ShardSet, term: str) -> Iterat
 
     On a shard set, each selected shard is searched by itself, side by side, and the paragraphs
     are merged in case order (paragraph ids are each shard's own); a shard whose word list lacks a
-    word of the term is passed over unopened (:meth:`~statinterp.collection.shard_set.ShardSet.may_hold`)."""
+    word of the term is passed over unopened (:meth:`~statinterp.collection.shards.ShardSet.may_hold`)."""
     if isinstance(collection, ShardSet):
         parts = collection.map_selected(lambda shard: list(candidate_paragraphs(shard, term)), term=term)
         return heapq.merge(*parts, key=lambda row: row.case_id)
@@ -225,7 +225,7 @@ def matching_opinions(collection: Collection | ShardSet, term: str) -> tuple[lis
     """The opinions of ``collection`` with a paragraph that ``term``'s exact pattern matches, in
     case / opinion / position order, with the number of paragraphs the full-text lookup returned
     and the number of those the pattern matched. In a shard set, each selected shard is searched
-    side by side (:func:`~statinterp.collection.shard_set.each_part`: its own
+    side by side (:func:`~statinterp.collection.shards.each_part`: its own
     :func:`candidate_paragraphs`) and the opinions merged in case id order (a case lies in one
     shard): the opinions of a single-file collection of the same sources."""
     query = query_of(term_key(term))
@@ -413,7 +413,7 @@ def find_on_dask(folder: str | Path, term: str, opinions: list[MatchingOpinion],
     (:func:`find_runs`), each segmented by a task that reads the collection itself (the workers
     must see its folder), merged in run order: the same tables as in one process. ``progress``
     is called with the number of cases of each run as it arrives."""
-    from statinterp.collection.dask_engine import dask_client, results_in_order
+    from statinterp.collection.ingest import dask_client, results_in_order
 
     if not opinions:
         return merge_found_tables([])
@@ -439,7 +439,7 @@ def find_term(collection: Collection | ShardSet, term: str, *, progress: Callabl
     ``scheduler``, else a local cluster of ``n_workers`` processes), in runs of whole cases
     (:func:`find_on_dask`); the result is the same as with ``"local"``.
     """
-    from statinterp.collection.dask_engine import check_engine
+    from statinterp.collection.ingest import check_engine
 
     check_engine(engine, scheduler)
     key = term_key(term)

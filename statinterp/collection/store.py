@@ -377,7 +377,7 @@ def dataset_case(record: CaseRecord, case_id: str, text: str) -> Case:
 
 class Reader:
     """The read interface of a collection, written once over its *parts*: a single-file
-    :class:`Collection` is one part (itself), a :class:`~statinterp.collection.shard_set.ShardSet`
+    :class:`Collection` is one part (itself), a :class:`~statinterp.collection.shards.ShardSet`
     one part per shard (each a :class:`Collection`, opened when first used).
 
     * **lookups** (:meth:`paragraphs_matching`, :meth:`occurring`, :meth:`case_ids`) run over
@@ -790,7 +790,7 @@ class Collection(Reader):
         self._page_columns = ("p.page, p.page_starts, p.footnote" if self.has_pages else
                               "NULL AS page, '[]' AS page_starts, 0 AS footnote")
         self._page_columns += ", p.number" if self.has_numbers else ", NULL AS number"
-        #: The shard's word list (:class:`~statinterp.collection.shard_words.ShardWords`), set by
+        #: The shard's word list (:class:`~statinterp.collection.shards.ShardWords`), set by
         #: the shard set that opened it: :meth:`occurring` then answers single words from it.
         self.word_list: Any = None
         #: The ids of the cases lookups may return (:meth:`restrict`; ``None``: every case).
@@ -1019,7 +1019,7 @@ class CollectionWriter:
 
     ``check=False`` skips the integrity check of an existing collection (:func:`check_integrity`:
     it reads every page): for a writer whose caller checked it earlier in the same ingest (the
-    write tasks of a shard set, :mod:`statinterp.collection.dask_shards`)."""
+    write tasks of a shard set, :mod:`statinterp.collection.ingest`)."""
 
     def __init__(self, folder: str | Path, analysis: dict | None = None, check: bool = True):
         self.folder = Path(folder)

@@ -1,7 +1,7 @@
 """Citations in a text, found by eyecite (the Free Law Project's citation extractor).
 
 One home for what eyecite finds, used by ingesting (the case, statute and journal citations a
-collection stores per paragraph: :func:`statinterp.collection.prepare.citations_of`) and by the
+collection stores per paragraph: :func:`statinterp.collection.ingest.citations_of`) and by the
 learned features' case-citation columns (:mod:`statinterp.learned.features` with
 ``case_citations="eyecite"``).
 

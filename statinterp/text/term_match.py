@@ -289,7 +289,7 @@ def word_tokens(term: str) -> tuple[str, ...]:
 def lacks_a_word(term: str, has_token: Callable[[str], bool]) -> bool:
     """Whether some word of ``term`` has no spelling (:func:`fts_word_options`) all of whose
     tokens ``has_token`` admits: then no paragraph of a collection whose tokens ``has_token``
-    describes can match the term (a shard's word list, :mod:`statinterp.collection.shard_words`;
+    describes can match the term (a shard's word list, :mod:`statinterp.collection.shards`;
     what :func:`fts_pair_query` would find out by asking the collection)."""
     return not all(any(all(map(has_token, o)) for o in options) for options, _ in _word_options(term))
 

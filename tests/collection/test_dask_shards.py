@@ -1,4 +1,4 @@
-"""A shard set written on Dask (statinterp.collection.dask_shards): the workers prepare, spool and
+"""A shard set written on Dask (statinterp.collection.ingest): the workers prepare, spool and
 write the shards in parallel, and the set equals the local engine's row for row, after a changed
 case, a worker killed inside a write, and a run stopped and run again."""
 
@@ -13,17 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from statinterp.collection.dask_shards import (
+from statinterp.collection.ingest import (
     SPOOL,
+    IngestSummary,
+    Unchanged,
+    analysis_settings,
+    ingest,
     prepare_to_spool,
     read_spool,
     write_from_spool,
     write_shards_on_dask,
 )
-from statinterp.collection.ingest import IngestSummary, analysis_settings, ingest
-from statinterp.collection.prepare import Unchanged
-from statinterp.collection.shard_words import SetWords, ShardWords
-from statinterp.collection.shards import LOCK, MANIFEST, Manifest, ShardedWriter
+from statinterp.collection.shards import LOCK, MANIFEST, Manifest, SetWords, ShardedWriter, ShardWords
 from statinterp.collection.store import canonical_dump
 from statinterp.errors import UsageError
 from statinterp.sources import Partition, discover, read_partition

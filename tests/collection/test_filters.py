@@ -12,7 +12,7 @@ import pytest
 from statinterp.app.cli import main
 from statinterp.collection.find import find_term, term_zip_bytes
 from statinterp.collection.ingest import ingest
-from statinterp.collection.shard_set import open_collection
+from statinterp.collection.shards import open_collection
 from statinterp.corpus.authority import CaseFilter, court_authority
 from statinterp.corpus.dataset import zip_filters
 from statinterp.errors import UsageError

@@ -502,7 +502,7 @@ def test_ingest_command_defaults_to_the_example_and_info_reports_it(tmp_path, ca
 
 def _dies_once(partition, citations, marker_dir=None):
     """A partition task whose worker process dies the first time it runs the second partition."""
-    from statinterp.collection.dask_engine import prepare_whole_partition
+    from statinterp.collection.ingest import prepare_whole_partition
 
     marker = Path(marker_dir) / "died"
     if partition.path.endswith("vol2") and not marker.exists():
@@ -542,9 +542,7 @@ def test_a_dask_worker_that_dies_mid_partition_is_retried_without_duplicates(tmp
 
     import cloudpickle
 
-    from statinterp.collection.dask_engine import dask_streams
-    from statinterp.collection.ingest import analysis_settings, prepare_cases
-    from statinterp.collection.prepare import new_analyzer
+    from statinterp.collection.ingest import analysis_settings, dask_streams, new_analyzer, prepare_cases
     from statinterp.collection.store import CollectionWriter
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -1,4 +1,4 @@
-"""The set's word index (statinterp.collection.shard_words.SetWords): one file, written when a
+"""The set's word index (statinterp.collection.shards.SetWords): one file, written when a
 set is finished, saying which shards' word lists hold each token. A lookup reads it instead of
 every shard's list; it answers as the shards' own lists do, is not used for a shard whose
 database changed since, and a damaged index is not used at all."""
@@ -12,15 +12,16 @@ import pytest
 
 from statinterp.collection.find import find_term
 from statinterp.collection.ingest import ingest
-from statinterp.collection.shard_set import open_collection
-from statinterp.collection.shard_words import (
+from statinterp.collection.shards import (
     SET_WORDS_FILE,
     WORDS_FILE,
+    Manifest,
     SetWords,
     ShardWords,
+    finish_set,
+    open_collection,
     write_set_words,
 )
-from statinterp.collection.shards import Manifest, finish_set
 from statinterp.collection.store import Collection
 from tests.support.databases import fts_tokens
 from tests.support.paths import REPO_ROOT

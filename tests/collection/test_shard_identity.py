@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from statinterp.collection.ingest import ingest
-from statinterp.collection.shard_set import open_collection
-from statinterp.collection.shards import Manifest
+from statinterp.collection.shards import Manifest, open_collection
 from statinterp.sources.cap import write_cap_volume
 from tests.collection.test_ingest import copies
 from tests.support.cli import run_main

@@ -1,4 +1,4 @@
-"""A set of shards read as one collection (statinterp.collection.shard_set).
+"""A set of shards read as one collection (statinterp.collection.shards).
 
 The same sources ingested as one file and as shards (by court, by source) give byte-identical
 ``find --out`` zips and ``rank --collection`` JSON; ``--shard`` restricts the candidates to the
@@ -20,8 +20,7 @@ from statinterp.app.cli import main
 from statinterp.app.collection_commands import example_sources
 from statinterp.collection.find import find_term
 from statinterp.collection.ingest import ingest
-from statinterp.collection.shard_set import ShardSet, open_collection
-from statinterp.collection.shards import Manifest
+from statinterp.collection.shards import Manifest, ShardSet, open_collection
 from statinterp.collection.store import TIME_KEYS, Collection, Reader
 from statinterp.errors import InputError, UsageError
 

@@ -19,7 +19,7 @@ from statinterp.app.collection_commands import example_sources
 from statinterp.collection import find
 from statinterp.collection.find import candidate_paragraphs
 from statinterp.collection.ingest import ingest
-from statinterp.collection.shard_set import ShardSet, open_collection
+from statinterp.collection.shards import ShardSet, open_collection
 from statinterp.collection.store import Collection
 from statinterp.text.term_match import _kept_spellings, fts_word_options
 
@@ -126,7 +126,7 @@ def test_the_lookup_threads_come_from_the_environment(monkeypatch):
     """STATINTERP_SHARD_THREADS sets how many threads look up a set's shards (never more than the
     shards); unset, one per CPU up to MAX_THREADS; a value that is not a whole number from 1 is a
     usage error naming the variable."""
-    from statinterp.collection.shard_set import MAX_THREADS, THREADS_VARIABLE, lookup_threads
+    from statinterp.collection.shards import MAX_THREADS, THREADS_VARIABLE, lookup_threads
     from statinterp.errors import UsageError
 
     monkeypatch.delenv(THREADS_VARIABLE, raising=False)
@@ -144,7 +144,7 @@ def test_the_lookup_threads_come_from_the_environment(monkeypatch):
 
 def test_find_over_a_set_finds_the_same_with_one_thread_or_several(shard_set, tmp_path, monkeypatch, capsys):
     from statinterp.collection.find import find_term
-    from statinterp.collection.shard_set import THREADS_VARIABLE
+    from statinterp.collection.shards import THREADS_VARIABLE
     from tests.support.cli import assert_one_line_error, run_main
 
     ingest([example_sources()], tmp_path / "one", citations=False)

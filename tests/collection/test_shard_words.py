@@ -1,4 +1,4 @@
-"""Each shard's word list (statinterp.collection.shard_words): written when an ingest finishes a
+"""Each shard's word list (statinterp.collection.shards): written when an ingest finishes a
 shard, it lets a set's lookup pass over a shard lacking a word of the term without opening it,
 is not used once its database has changed, and never changes what find finds."""
 
@@ -12,9 +12,17 @@ import pytest
 
 from statinterp.collection.find import find_term
 from statinterp.collection.ingest import ingest
-from statinterp.collection.shard_set import open_collection
-from statinterp.collection.shard_words import SET_WORDS_FILE, WORDS_FILE, ShardWords, finish_shard, token_hash
-from statinterp.collection.shards import Manifest, ShardedWriter, finish_set
+from statinterp.collection.shards import (
+    SET_WORDS_FILE,
+    WORDS_FILE,
+    Manifest,
+    ShardedWriter,
+    ShardWords,
+    finish_set,
+    finish_shard,
+    open_collection,
+    token_hash,
+)
 from statinterp.collection.store import Collection
 from statinterp.text.term_match import lacks_a_word, term_pattern, word_tokens
 from tests.support.cli import assert_one_line_error, run_main
@@ -194,7 +202,7 @@ def test_a_stopped_ingest_leaves_lists_unused_and_the_next_finishes_them(tmp_pat
 
 
 def test_a_rerun_that_stores_nothing_refreshes_the_lists_without_finishing(tmp_path, monkeypatch):
-    import statinterp.collection.shard_words as shard_words
+    import statinterp.collection.shards as shard_words
 
     root = tmp_path / "set"
     ingest([EXAMPLE], root, citations=False, statistics=False, shard_by="court")

@@ -17,7 +17,15 @@ from click.testing import CliRunner
 from statinterp.app.cli import cli
 from statinterp.app.collection_commands import example_sources
 from statinterp.collection.ingest import ingest
-from statinterp.collection.shards import MANIFEST, Manifest, ShardedWriter, reporter_of, shard_folder_name, shard_key
+from statinterp.collection.shards import (
+    MANIFEST,
+    SHARD_KEYS,
+    Manifest,
+    ShardedWriter,
+    reporter_of,
+    shard_folder_name,
+    shard_key,
+)
 from statinterp.errors import InputError, UsageError
 from statinterp.sources.records import CaseRecord
 
@@ -108,6 +116,15 @@ def test_a_bad_manifest_is_one_clear_error(tmp_path, text, message):
         Manifest.load(tmp_path)
 
 
+def test_shard_by_offers_the_shard_keys_and_refuses_others(tmp_path):
+    """--shard-by's choices are read from SHARD_KEYS when the command runs (not at start-up)."""
+    shown = CliRunner().invoke(cli, ["ingest", "--help"], terminal_width=200)
+    assert shown.exit_code == 0 and f"[{'|'.join(SHARD_KEYS)}]" in shown.output
+    refused = CliRunner().invoke(cli, ["ingest", "--collection", str(tmp_path / "set"), "--shard-by", "judge"])
+    assert refused.exit_code == 2 and "'judge' is not one of" in refused.output
+    assert not (tmp_path / "set").exists()
+
+
 @pytest.mark.slow
 def test_ingest_command_writes_shards(tmp_path):
     result = CliRunner().invoke(cli, ["ingest", "--collection", str(tmp_path / "set"), "--shard-by", "source",
@@ -120,7 +137,7 @@ def test_ingest_command_writes_shards(tmp_path):
 @pytest.mark.slow
 def test_a_rerun_of_a_shard_set_analyses_no_stored_case(tmp_path):
     """Stored unchanged cases are looked up in the shard of their record's key, not analysed again."""
-    from statinterp.collection.prepare import new_analyzer
+    from statinterp.collection.ingest import new_analyzer
 
     analyzer = new_analyzer()
     texts: list[str] = []

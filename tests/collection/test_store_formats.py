@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from statinterp.collection.ingest import analysis_settings
-from statinterp.collection.prepare import prepare_cases
+from statinterp.collection.ingest import analysis_settings, prepare_cases
 from statinterp.collection.store import (
     COLLECTION_SCHEMA,
     FILENAME,

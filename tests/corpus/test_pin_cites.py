@@ -19,8 +19,7 @@ import pytest
 
 from statinterp.app.cli import main
 from statinterp.collection.find import find_term
-from statinterp.collection.ingest import analysis_settings
-from statinterp.collection.prepare import prepare_cases
+from statinterp.collection.ingest import analysis_settings, prepare_cases
 from statinterp.collection.store import FORMAT_VERSION, Collection, CollectionWriter, canonical_dump, line_pages
 from statinterp.corpus.dataset import load_corpus
 from statinterp.corpus.pin_cites import format_cite, page_at, paragraph_number, parse_cite
@@ -267,7 +266,7 @@ def test_rank_shows_the_pin_cite_in_json_csv_and_table(found_zip, capsys):
 
 def test_rank_collection_gives_the_pin_cite(tmp_path, capsys):
     """``rank --collection`` finds and ranks in one go: the found sentences' pin cites are shown."""
-    from statinterp.collection.prepare import new_analyzer
+    from statinterp.collection.ingest import new_analyzer
 
     with CollectionWriter(tmp_path / "col", analysis_settings()) as writer:
         writer.write(prepare_cases(RECORDS, new_analyzer(), citations=False))

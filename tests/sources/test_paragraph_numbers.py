@@ -126,8 +126,7 @@ def test_the_collection_stores_the_number_and_reads_it_back(tmp_path):
 def test_find_pins_a_public_domain_citation_to_the_stored_paragraph_number(tmp_path):
     """The number left the text: ``find`` takes the ¶ pin from ``paragraphs.number``."""
     from statinterp.collection.find import find_term
-    from statinterp.collection.ingest import analysis_settings
-    from statinterp.collection.prepare import prepare_cases
+    from statinterp.collection.ingest import analysis_settings, prepare_cases
     from statinterp.collection.store import CollectionWriter
     from statinterp.sources.records import CaseRecord
 

@@ -10,7 +10,7 @@ import pickle
 import numpy as np
 import pytest
 
-from statinterp.collection.prepare import Citation, citations_of
+from statinterp.collection.ingest import Citation, citations_of
 from statinterp.errors import UsageError
 from statinterp.learned import sentence_patterns
 from statinterp.learned.features import CASE_CITATIONS, FeatureSettings, extract_features
