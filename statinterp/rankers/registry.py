@@ -22,7 +22,7 @@ Everything else derives from it: the grammar (:mod:`statinterp.rankers.grammar`:
 canonical names, ``statinterp methods`` and the ``--help`` lists), the tuning grids
 (:func:`candidate_grid`, :mod:`statinterp.evaluation.tuning`), the learned features' lists of
 scores (:func:`feature_methods`, :mod:`statinterp.learned.features`) and the table in
-docs/architecture.md. What a part declares about itself lives on its class
+docs/reference/ranker-parts.md. What a part declares about itself lives on its class
 (:class:`~statinterp.rankers.base.Component`): its parameters and their defaults (the
 constructor), the keyword parameters ``build_method`` and ``tune --grid`` spell them by
 (:meth:`~statinterp.rankers.base.Component.keywords`), their tuning grids
@@ -198,7 +198,7 @@ def _keywords(cls: type | None) -> str:
 
 
 def markdown_table() -> str:
-    """The registered parts as a Markdown table (docs/architecture.md holds it; a test keeps it current)."""
+    """The registered parts as a Markdown table (docs/reference/ranker-parts.md holds it; a test keeps it current)."""
     rows = ["| kind | name | class | declares |", "|---|---|---|---|"]
     for kind in KINDS:
         for part in entries(kind):

@@ -140,8 +140,8 @@ def test_the_builtin_parts_and_their_grids():
     assert registry.candidate_grid() == {"lam": tenths, "lam2": tenths, "nwr": tenths, "qllm_lam": tenths[1:-1]}
 
 
-def test_the_architecture_document_shows_the_registry():
-    doc = (REPO_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+def test_the_ranker_parts_page_shows_the_registry():
+    doc = (REPO_ROOT / "docs" / "reference" / "ranker-parts.md").read_text(encoding="utf-8")
     assert registry.markdown_table() in doc
 
 
