@@ -43,9 +43,9 @@ what they are, from where they sit and how big they are, not from their words al
   Judge.", "JUSTICE SOTOMAYOR delivered the opinion of the Court."; the opinion's ``author``),
   "Per Curiam:", an order's title in capitals ("ORDER GRANTING ...", "MEMORANDUM AND ORDER":
   the title is head matter too), or an opening heading ("OPINION", "Memorandum Opinion",
-  "Introduction", in any case) in the first 40 % of the paragraphs -- is the case's
+  "Introduction", in any case) in the first 40 % of the paragraphs or characters -- is the case's
   ``head_matter`` (caption, syllabus, counsel), as in CAP; without such a start all the text is
-  the opinion's.
+  the opinion's (:func:`~statinterp.sources.cleaning.split_head`, the rule plain text uses too).
 * **Separate opinions**: a concurrence or dissent starts at its author's line ("BARRON, Circuit
   Judge, concurring ...", "JUSTICE THOMAS, dissenting.") and is an opinion of its own
   (:func:`split_opinions`), with the footnotes that stand on its pages.
