@@ -1281,14 +1281,38 @@ def _head_start(paragraphs: list[str], i: int, text: str) -> tuple[int | None, r
     return None, None
 
 
+#: A head paragraph repeated later is the caption again (a certificate of service's page) when it
+#: is at least this long: short lines ("Plaintiff,", "v.") may be the text's own.
+MIN_REPEATED_HEAD = 20
+
+
+def _without_repeated_caption(body: list[str], head: list[str]) -> list[str]:
+    """The body without the paragraphs that repeat one of the head matter's (its caption set again
+    over a certificate of service: "TENNESSEE BUREAU OF WORKERS' COMPENSATION", "Ruben Diaz )
+    Docket No. ..."); a page label such a paragraph held goes on to the next one."""
+    repeated = {h for h in head if len(h) >= MIN_REPEATED_HEAD and len(h) < 200}
+    if not repeated:
+        return body
+    out = []
+    for raw in body:
+        if strip_markers(raw) in repeated:
+            labels = "".join(page_marker(label) for label in _MARKER.findall(raw))
+            if labels:
+                out.append(labels)
+        else:
+            out.append(raw)
+    return out
+
+
 def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
     """(head matter, opinion, author): the paragraphs before the opinion's start (its author's
     line, an opening heading, after a "Per Curiam:" line or an order's title, or after a
     two-column caption whose title ends one of its lines) in the first 40 % of the paragraphs or
     of the characters (at most 80 paragraphs: a caption, a syllabus, counsel) are the head matter;
     without such a start everything is the opinion. The opinion's first paragraph keeps the page
-    label it is on. The same rule for a PDF's paragraphs and for a plain text's (whose caption
-    lines are joined into fewer paragraphs: hence the share of the characters too)."""
+    label it is on; the head's caption set again later (a certificate of service) leaves the
+    opinion too. The same rule for a PDF's paragraphs and for a plain text's (whose caption lines
+    are joined into fewer paragraphs: hence the share of the characters too)."""
     page = None
     total = sum(len(p) for p in paragraphs)
     before = 0
@@ -1306,7 +1330,8 @@ def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]
             if page is not None and not body[0].startswith(PAGE_OPEN):
                 body[0] = page_marker(page) + body[0]
             name = (author.group(1) or author.group(2) or author.group(3)).title() if author else None
-            return [strip_markers(p) for p in paragraphs[:start]], body, name
+            head = [strip_markers(p) for p in paragraphs[:start]]
+            return head, _without_repeated_caption(body, head), name
         if start is not None:
             break
         page = labels[-1] if labels else page

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from statinterp.sources.cleaning import clean_markup, clean_plain, split_head
+from statinterp.sources.cleaning import clean_markup, clean_plain, page_marker, split_head
 from statinterp.sources.courtlistener import read_courtlistener
 from statinterp.sources.plaintext import text_case
 from statinterp.sources.records import CaseRecord
@@ -101,3 +101,17 @@ def test_pdf_and_courtlistener_text_of_the_cd_cal_order_store_the_same_opening()
     text = case_of("cacd-8-16-cv-01261")
     assert pdf.opinions[0].paragraphs[0][:60] == text.opinions[0].paragraphs[0][:60]
     assert "ORDER GRANTING" in pdf.head_matter and "ORDER GRANTING" in text.head_matter
+
+
+def test_the_caption_set_again_over_a_certificate_of_service_leaves_the_opinion():
+    """The Appeals Board's last page repeats its caption above the certificate of service: those
+    lines are head matter's, not sentences; the page's label goes on to its first line left."""
+    op = case_of("tn-wcab-diaz").opinions[0]
+    assert not any(p.startswith(("TENNESSEE BUREAU OF WORKERS", "Ruben Diaz ) Docket No.", "Appeal from the Court"))
+                   for p in op.paragraphs)
+    at = op.paragraphs.index("CERTIFICATE OF SERVICE")
+    assert op.page_starts[at] == ((0, "3"),)
+    paras = ["TENNESSEE BUREAU OF WORKERS’ COMPENSATION", "Plaintiff,", "OPINION", "The text.",
+             page_marker("4") + "TENNESSEE BUREAU OF WORKERS’ COMPENSATION", "Plaintiff,", "End."]
+    head, body, _ = split_head(paras)
+    assert head == paras[:2] and body == ["OPINION", "The text.", page_marker("4"), "Plaintiff,", "End."]
