@@ -564,14 +564,15 @@ def _merge_pre_runs(root) -> list[str]:
 
 
 def clean_markup(markup: str, *, kind: str = "majority", author: str | None = None,
-                 pagination: str = "1") -> OpinionRecord:
+                 pagination: str = "1", head: list[str] | None = None) -> OpinionRecord:
     """An HTML/XML opinion -> cleaned text: one paragraph per block element, whitespace
     collapsed; page labels -> page starts; footnote marks dropped; footnotes after the text.
     A ``<pre>`` (with the citation ``<span>``s and ``<pre>`` pieces of CourtListener's
     ``html_with_citations``: :func:`_merge_pre_runs`) is one plain text, cleaned as
     :func:`clean_plain` cleans it; ``<style>``, ``<script>``, ``<title>`` and ``<head>`` are never text.
     ``pagination``: of CAP page labels, only those of this ``data-citation-index`` are pages
-    (:func:`cap_pagination`); the others are a parallel reporter's."""
+    (:func:`cap_pagination`); the others are a parallel reporter's. ``head``: as for
+    :func:`clean_plain`, when a ``<pre>`` holds PDF-born text."""
     import lxml.html
 
     try:
@@ -582,6 +583,7 @@ def clean_markup(markup: str, *, kind: str = "majority", author: str | None = No
     out: list[str] = []
     notes: list[str] = []
     buf: list[str] = []
+    pdf_born = False
 
     def flush(into: list[str]) -> None:
         text = "".join(buf)
@@ -616,7 +618,9 @@ def clean_markup(markup: str, *, kind: str = "majority", author: str | None = No
         if block:
             flush(into)
         if tag == "pre":  # one plain text (its pieces merged): cleaned as plain text is
-            paras, pre_notes = plain_paragraphs(pre_texts[int(el.get(_PRE_TEXT, "0"))])
+            nonlocal pdf_born
+            paras, pre_notes, born = _plain_paragraphs(pre_texts[int(el.get(_PRE_TEXT, "0"))])
+            pdf_born = pdf_born or born
             into.extend(paras)
             notes.extend(pre_notes)
         else:
@@ -639,6 +643,8 @@ def clean_markup(markup: str, *, kind: str = "majority", author: str | None = No
 
     walk(root, out)
     flush(out)
+    if head is not None and pdf_born:
+        out, author = _take_head(out, head, author)
     return clean_opinion(out, notes, kind=kind, author=author)
 
 
@@ -1189,9 +1195,15 @@ def plain_paragraphs(text: str) -> tuple[list[str], list[str]]:
     """Paragraphs (and footnotes, if PDF-born) of a plain text: blank lines separate paragraphs;
     when there are none, lines are paragraphs. PDF-born text is repaired (:func:`pdf_paragraphs`);
     other text loses its page-number lines (:func:`drop_page_number_lines`)."""
+    paras, notes, _ = _plain_paragraphs(text)
+    return paras, notes
+
+
+def _plain_paragraphs(text: str) -> tuple[list[str], list[str], bool]:
+    """:func:`plain_paragraphs`, and whether the text is PDF-born."""
     text = normal_form(text.replace("\r\n", "\n"))
     if is_pdf_text(text):
-        return pdf_paragraphs(text)
+        return (*pdf_paragraphs(text), True)
     text = drop_page_number_lines(text)
     parts = [p for p in re.split(r"\n[ \t\r\f\v]*\n", text) if p.strip() and not _TEXT_RULE.match(p)]
     if len(parts) <= 1:
@@ -1203,13 +1215,147 @@ def plain_paragraphs(text: str) -> tuple[list[str], list[str]]:
             fix = fix or Dehyphenator(text)
             p = dehyphenate(p, fix)
         out.append(" ".join(p.split()))
-    return out, []
+    return out, [], False
 
 
-def clean_plain(text: str, *, kind: str = "majority", author: str | None = None) -> OpinionRecord:
-    """Plain text (a ``.txt`` file, CourtListener's ``plain_text``) -> the cleaned opinion."""
-    paras, notes = plain_paragraphs(text)
+def clean_plain(text: str, *, kind: str = "majority", author: str | None = None,
+                head: list[str] | None = None) -> OpinionRecord:
+    """Plain text (a ``.txt`` file, CourtListener's ``plain_text``) -> the cleaned opinion. With
+    ``head`` given, the head matter of PDF-born text (:func:`split_head`: its caption, an order's
+    title) goes there, not into the opinion, as the PDF reader does; the opinion's author comes
+    from its author's line when ``author`` is None."""
+    paras, notes, pdf_born = _plain_paragraphs(text)
+    if head is not None and pdf_born:
+        paras, author = _take_head(paras, head, author)
     return clean_opinion(paras, notes, kind=kind, author=author)
+
+
+def _take_head(paras: list[str], head: list[str], author: str | None) -> tuple[list[str], str | None]:
+    """The opinion's paragraphs without their head matter (:func:`split_head`), added to ``head``."""
+    front, body, who = split_head(paras)
+    head.extend(front)
+    return body, author or who
+
+
+# --- head matter -------------------------------------------------------------------------------
+
+#: Where an opinion starts after its caption, syllabus and counsel: its author's line
+#: ("SELYA, Circuit Judge.", "GUSTAFSON, Judge:", "HUDSON, Justice.", "JUSTICE SOTOMAYOR delivered
+#: the opinion of the Court."), or a heading that opens it ("OPINION", "Introduction").
+_AUTHOR = re.compile(r"^(?:(?:Chief\s+)?JUSTICE\s+([A-Z][A-Za-z'’\-]+)\s+delivered\b"
+                     r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
+                     r"(?:Circuit\s+|District\s+|Magistrate\s+|Special\s+Trial\s+)?(?:Judge|Justice)\b[.:]"
+                     r"(?!.{0,40}\b(?:concurring|dissenting))"
+                     r"|([A-Z][A-Z'’\-]+),\s+(?:CHIEF\s+|SENIOR\s+)?(?:CIRCUIT\s+|DISTRICT\s+|MAGISTRATE\s+)?"
+                     r"(?:JUDGE|JUSTICE)[.:]?$)")  # "MARTINOTTI, DISTRICT JUDGE", a line of its own
+_OPENING = re.compile(r"^(?:Opinion|Memorandum Opinion|Opinion and Order|Memorandum Opinion and Order|Introduction)$",
+                      re.IGNORECASE)
+_PER_CURIAM = re.compile(r"(?:^|[.:]\s)(?:PER CURIAM|Per Curiam)[.:]?$")
+#: An order's title, in capitals ("ORDER GRANTING ... PRELIMINARY INJUNCTION", "MEMORANDUM AND
+#: ORDER", "EXPEDITED HEARING ORDER"): the caption above it is head matter, the order follows it.
+_ORDER_TITLE = re.compile(r"\bORDER\b(?!.*:$)")
+
+
+def _capitals(text: str) -> float:
+    """The share of a text's letters that are capitals (1 without letters)."""
+    letters = [c for c in text if c.isalpha()]
+    return sum(c.isupper() for c in letters) / len(letters) if letters else 1.0
+
+
+def _order_title(text: str) -> bool:
+    """An order's title: "ORDER" in a line nine tenths of whose letters are capitals."""
+    return bool(_ORDER_TITLE.search(text)) and _capitals(text) >= 0.9
+
+
+#: A caption set in two columns and read line by line (``pdftotext -layout``): the title's cell
+#: ends a line of the parties' column -- "Plaintiff, ORDER GRANTING", "STEVE JOHNSON, et al., :
+#: OPINION" -- and the title's run of capital words ends the paragraph.
+_COLUMN_TITLE = re.compile(r"(?:^|\s)(?:(?:[A-Z]{2,}\s+)*ORDER(?:\s+[A-Z]{2,})+|(?:[A-Z]{2,}\s+)+ORDER"
+                           r"|(?<=[:)]\s)(?:MEMORANDUM\s+)?OPINION(?:\s+AND\s+ORDER)?)$")
+#: A party's role in a caption's cell ("Plaintiff,", "Defendants. :").
+_CAPTION_ROLE = re.compile(r"\b(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|Petitioners?|Respondents?)\b[,.;:]*")
+
+
+def _caption_cell(text: str) -> bool:
+    """A short paragraph of a two-column caption: mostly capitals (the parties' names, the title's
+    words), a party's role, or a line ending at the caption's ":" or ")" column."""
+    return len(text) < 120 and (_capitals(text) >= 0.5 or bool(_CAPTION_ROLE.search(text))
+                                or text.rstrip().endswith((" :", " )")))
+
+
+def _head_start(paragraphs: list[str], i: int, text: str) -> tuple[int | None, re.Match | None]:
+    """Where the opinion starts if its head matter ends at paragraph ``i`` (None: not there)."""
+    author = _AUTHOR.match(text)
+    if author or _OPENING.match(text):
+        return i, author
+    if (_PER_CURIAM.search(text) or _order_title(text)) and len(text) < 200:
+        return i + 1, None
+    if len(text) < 200 and _COLUMN_TITLE.search(text):  # the rest of the caption's lines go with it
+        j = i + 1
+        while j < len(paragraphs) and _caption_cell(cell := strip_markers(paragraphs[j])):
+            if author := _AUTHOR.match(cell):  # "MARTINOTTI, DISTRICT JUDGE" under the caption opens the opinion
+                return j, author
+            j += 1
+        return j, None
+    return None, None
+
+
+#: A head paragraph repeated later is the caption again (a certificate of service's page) when it
+#: is at least this long: short lines ("Plaintiff,", "v.") may be the text's own.
+MIN_REPEATED_HEAD = 20
+
+
+def _without_repeated_caption(body: list[str], head: list[str]) -> list[str]:
+    """The body without the paragraphs that repeat one of the head matter's (its caption set again
+    over a certificate of service: "TENNESSEE BUREAU OF WORKERS' COMPENSATION", "Ruben Diaz )
+    Docket No. ..."); a page label such a paragraph held goes on to the next one."""
+    repeated = {h for h in head if len(h) >= MIN_REPEATED_HEAD and len(h) < 200}
+    if not repeated:
+        return body
+    out = []
+    for raw in body:
+        if strip_markers(raw) in repeated:
+            labels = "".join(page_marker(label) for label in _MARKER.findall(raw))
+            if labels:
+                out.append(labels)
+        else:
+            out.append(raw)
+    return out
+
+
+def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
+    """(head matter, opinion, author): the paragraphs before the opinion's start (its author's
+    line, an opening heading, after a "Per Curiam:" line or an order's title, or after a
+    two-column caption whose title ends one of its lines) in the first 40 % of the paragraphs or
+    of the characters (at most 80 paragraphs: a caption, a syllabus, counsel) are the head matter;
+    without such a start everything is the opinion. The opinion's first paragraph keeps the page
+    label it is on; the head's caption set again later (a certificate of service) leaves the
+    opinion too. The same rule for a PDF's paragraphs and for a plain text's (whose caption lines
+    are joined into fewer paragraphs: hence the share of the characters too)."""
+    page = None
+    total = sum(len(p) for p in paragraphs)
+    before = 0
+    for i, raw in enumerate(paragraphs[:80]):
+        if i > int(0.4 * len(paragraphs)) and before > 0.4 * total:
+            break
+        before += len(raw)
+        labels = _MARKER.findall(raw)
+        text = strip_markers(raw)
+        start, author = _head_start(paragraphs, i, text)
+        if start is not None and 0 < start < len(paragraphs):
+            body = list(paragraphs[start:])
+            for head_para in paragraphs[i:start]:  # the head's last page label goes on to the opinion
+                page = (_MARKER.findall(head_para) or [page])[-1]
+            if page is not None and not body[0].startswith(PAGE_OPEN):
+                body[0] = page_marker(page) + body[0]
+            name = (author.group(1) or author.group(2) or author.group(3)).title() if author else None
+            head = [strip_markers(p) for p in paragraphs[:start]]
+            return head, _without_repeated_caption(body, head), name
+        if start is not None:
+            break
+        page = labels[-1] if labels else page
+    return [], list(paragraphs), None
+
 
 
 # --- captions ----------------------------------------------------------------------------------

@@ -442,17 +442,18 @@ def opinion_text(row: dict) -> tuple[str, str]:
     return "", ""
 
 
-def opinion_record(row: dict, kind: str, author: str | None) -> OpinionRecord:
+def opinion_record(row: dict, kind: str, author: str | None, head: list[str] | None = None) -> OpinionRecord:
     """An opinion with its best text (:func:`opinion_text`) through the cleaning step
-    (:mod:`statinterp.sources.cleaning`: page labels, footnotes, PDF-born plain text)."""
+    (:mod:`statinterp.sources.cleaning`: page labels, footnotes, PDF-born plain text). With
+    ``head``, the head matter of PDF-born text (its caption, an order's title) goes there."""
     name, value = opinion_text(row)
     if not name:
         return OpinionRecord(kind, author, ())
     if name == "plain_text":
-        return clean_plain(value, kind=kind, author=author)
+        return clean_plain(value, kind=kind, author=author, head=head)
     if value.lstrip().startswith("&lt;"):  # markup stored escaped (seen in bulk xml_harvard): unescape it first
         value = html.unescape(value)
-    return clean_markup(value, kind=kind, author=author)
+    return clean_markup(value, kind=kind, author=author, head=head)
 
 
 # --------------------------------------------------------------------------------------------
@@ -772,10 +773,11 @@ def _case(where: str, cluster: str, db: sqlite3.Connection, nameless: list[int],
 
     try:
         opinions = []
+        head: list[str] = []  # the head matter of PDF-born texts: the case's, as the PDF reader stores it
         for row in rows:
             kind = text_of(row, "type")
             kind = OPINION_TYPES.get(kind, re.sub(r"^\d+", "", kind) or "majority")
-            opinions.append(opinion_record(row, kind, text_of(row, "author_str") or None))
+            opinions.append(opinion_record(row, kind, text_of(row, "author_str") or None, head))
         if not any(o.paragraphs for o in opinions):
             raise BadField("plain_text", f"no opinion of the cluster has any text ({', '.join(TEXT_FIELDS)})")
         citations = reporter_citations(cites) or tuple(
@@ -786,7 +788,7 @@ def _case(where: str, cluster: str, db: sqlite3.Connection, nameless: list[int],
             name_abbreviation="", decision_date=field("date_filed", meta),
             docket_number=field("docket_number", docket), citations=citations,
             court=field("full_name", court) or text_of(first, "court") or str(court_id),
-            jurisdiction=field("jurisdiction", court), head_matter="", judges=field("judges", meta),
+            jurisdiction=field("jurisdiction", court), head_matter="\n".join(head), judges=field("judges", meta),
             parties="", attorneys=field("attorneys", meta), opinions=tuple(o for o in opinions if o.paragraphs),
         )
     except BadField as exc:

@@ -43,9 +43,9 @@ what they are, from where they sit and how big they are, not from their words al
   Judge.", "JUSTICE SOTOMAYOR delivered the opinion of the Court."; the opinion's ``author``),
   "Per Curiam:", an order's title in capitals ("ORDER GRANTING ...", "MEMORANDUM AND ORDER":
   the title is head matter too), or an opening heading ("OPINION", "Memorandum Opinion",
-  "Introduction", in any case) in the first 40 % of the paragraphs -- is the case's
+  "Introduction", in any case) in the first 40 % of the paragraphs or characters -- is the case's
   ``head_matter`` (caption, syllabus, counsel), as in CAP; without such a start all the text is
-  the opinion's.
+  the opinion's (:func:`~statinterp.sources.cleaning.split_head`, the rule plain text uses too).
 * **Separate opinions**: a concurrence or dissent starts at its author's line ("BARRON, Circuit
   Judge, concurring ...", "JUSTICE THOMAS, dissenting.") and is an opinion of its own
   (:func:`split_opinions`), with the footnotes that stand on its pages.
@@ -83,6 +83,7 @@ from statinterp.sources.cleaning import (
     page_labels,
     page_marker,
     party_caption,
+    split_head,
     strip_markers,
 )
 from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
@@ -883,55 +884,6 @@ def _clean_name(name: str) -> str:
     if sep:
         name = f"{_ROLES.sub('', left).strip(' ,;:')} v. {_ROLES.sub('', right).strip(' ,;:')}"
     return name
-
-
-#: Where an opinion starts after its caption, syllabus and counsel: its author's line
-#: ("SELYA, Circuit Judge.", "GUSTAFSON, Judge:", "HUDSON, Justice.", "JUSTICE SOTOMAYOR delivered
-#: the opinion of the Court."), or a heading that opens it ("OPINION", "Introduction").
-_AUTHOR = re.compile(r"^(?:(?:Chief\s+)?JUSTICE\s+([A-Z][A-Za-z'’\-]+)\s+delivered\b"
-                     r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
-                     r"(?:Circuit\s+|District\s+|Magistrate\s+|Special\s+Trial\s+)?(?:Judge|Justice)\b[.:]"
-                     r"(?!.{0,40}\b(?:concurring|dissenting)))")
-_OPENING = re.compile(r"^(?:Opinion|Memorandum Opinion|Opinion and Order|Memorandum Opinion and Order|Introduction)$",
-                      re.IGNORECASE)
-_PER_CURIAM = re.compile(r"(?:^|[.:]\s)(?:PER CURIAM|Per Curiam)[.:]?$")
-#: An order's title, in capitals ("ORDER GRANTING ... PRELIMINARY INJUNCTION", "MEMORANDUM AND
-#: ORDER", "EXPEDITED HEARING ORDER"): the caption above it is head matter, the order follows it.
-_ORDER_TITLE = re.compile(r"\bORDER\b(?!.*:$)")
-
-
-def _order_title(text: str) -> bool:
-    """An order's title: "ORDER" in a line nine tenths of whose letters are capitals."""
-    if not _ORDER_TITLE.search(text):
-        return False
-    letters = [c for c in text if c.isalpha()]
-    return sum(c.isupper() for c in letters) >= 0.9 * len(letters)
-
-
-def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
-    """(head matter, opinion, author): the paragraphs before the opinion's start (its author's
-    line, an opening heading, or after a "Per Curiam:" line) in the first 40 % of the paragraphs
-    (at most 80: a caption, a syllabus, counsel) are the head matter; without such a start
-    everything is the opinion. The opinion's first paragraph keeps the page label it is on."""
-    page = None
-    for i, raw in enumerate(paragraphs[:min(80, int(0.4 * len(paragraphs)) + 1)]):
-        labels = _PAGE_LABEL.findall(raw)
-        text = strip_markers(raw)
-        author = _AUTHOR.match(text)
-        start = (i if author or _OPENING.match(text) else
-                 i + 1 if (_PER_CURIAM.search(text) or _order_title(text)) and len(text) < 200 else None)
-        if start is not None and 0 < start < len(paragraphs):
-            body = list(paragraphs[start:])
-            if start > i and labels:
-                page = labels[-1]
-            if page is not None and not body[0].startswith(PAGE_OPEN):
-                body[0] = page_marker(page) + body[0]
-            name = (author.group(1) or author.group(2)).title() if author else None
-            return [strip_markers(p) for p in paragraphs[:start]], body, name
-        if start is not None:
-            break
-        page = labels[-1] if labels else page
-    return [], list(paragraphs), None
 
 
 #: A separate opinion's opening: "BARRON, Circuit Judge, concurring in part ...", "JUSTICE THOMAS,

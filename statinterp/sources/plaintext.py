@@ -48,10 +48,11 @@ def text_files(folder: Path) -> list[Path]:
 
 def text_case(text: str, case_id: str) -> CaseRecord:
     text = normal_form(text)  # the caption too: one normal form (docs/data-format.md, "Cleaning")
-    clean = clean_plain(text)
-    caption = caption_name(text.split("\n", 400)[:400]) if len(clean.paragraphs) > 1 else None
+    head: list[str] = []
+    clean = clean_plain(text, head=head)
+    caption = caption_name(text.split("\n", 400)[:400]) if len(clean.paragraphs) + len(head) > 1 else None
     return CaseRecord(source="text", source_id=case_id, name=caption or case_id, name_abbreviation="", decision_date="",
-                      docket_number="", citations=(), court="", jurisdiction="", head_matter="", judges="",
+                      docket_number="", citations=(), court="", jurisdiction="", head_matter="\n".join(head), judges="",
                       parties="", attorneys="", opinions=(clean,))
 
 

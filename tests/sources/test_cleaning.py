@@ -292,8 +292,10 @@ def test_pdf_texts_through_every_plain_reader(tmp_path):
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"id": 1, "cluster_id": 7, "type": "020lead", "plain_text": slip}) + "\n",
                     encoding="utf-8")
-    cl = next(r for r in read_courtlistener(rows) if isinstance(r, CaseRecord)).opinions[0]
-    assert cl.lines == clean_plain(slip).lines
+    case = next(r for r in read_courtlistener(rows) if isinstance(r, CaseRecord))
+    cl, head = case.opinions[0], []
+    assert cl.lines == clean_plain(slip, head=head).lines  # the syllabus is head matter, as from the PDF
+    assert head and case.head_matter == "\n".join(head) and cl.lines[0].startswith("JUSTICE SOTOMAYOR delivered")
     for path in (SLIP, DC_CIRCUIT):
         op = next(r for r in read_text(path) if isinstance(r, CaseRecord)).opinions[0]
         words = set(re.findall(r"[a-z]+", op.text.lower()))
