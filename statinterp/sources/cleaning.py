@@ -1088,6 +1088,8 @@ _LEADING_NUMBER = re.compile(r"^\s*(\d{1,2})(?=\s|$)")
 _TRAILING_NUMBER = re.compile(r"(?:^|(?<=\s))(\d{1,2})\s*$")
 #: Pleading paper numbers its lines 1, 2, 3, ... to at least this many on a page (28 in California).
 MIN_PLEADING_LINES = 20
+#: Text beyond the number column is the paper's margin only while under this share of the page's text.
+MARGIN_SHARE = 0.25
 
 
 def _number_run(page: list[str], pattern: re.Pattern) -> list[tuple[int, re.Match]]:
@@ -1133,6 +1135,8 @@ def _drop_line_numbers(page: list[str]) -> list[str]:
         column = max(m.end(1) for _, m in run)
         margin = {i for i, ln in enumerate(page) if i not in numbered and ln.strip()
                   and len(ln) - len(ln.lstrip()) >= column}
+    if sum(len(page[i].strip()) for i in margin) >= MARGIN_SHARE * sum(len(ln.strip()) for ln in out):
+        margin = set()  # most of the text is there: the body, not a margin (numbers at the paper's other edge)
     text = [i for i, ln in enumerate(out) if ln.strip() and i not in margin]
     kept: list[str] = []
     for i, ln in enumerate(out):

@@ -80,6 +80,7 @@ from pathlib import Path
 
 from statinterp.errors import InputError
 from statinterp.sources.cleaning import (
+    MARGIN_SHARE,
     MIN_PLEADING_LINES,
     PAGE_CLOSE,
     PAGE_OPEN,
@@ -550,7 +551,7 @@ def _sort_out(pages: list) -> PdfLayout:
         kept = []
         words = [ln.x0 for ln in lines if not _NUMBER_LINE.match(ln.text.strip()) and id(ln) not in line_ids]
         page_margin = _mode(words, 2.0) if len(words) >= 5 else margin
-        column = min((ln.x0 for ln in lines if id(ln) in line_ids), default=None)
+        margin_ids = _margin(lines, line_ids)
         for ln in lines:
             t = " ".join(ln.text.split())
             number = _NUMBER_LINE.match(t)
@@ -558,7 +559,7 @@ def _sort_out(pages: list) -> PdfLayout:
             if _SEPARATOR.match(t) or _stray_letter(ln, t, lines, body_size):
                 dropped.append(t)
                 continue
-            if id(ln) in line_ids or (column is not None and ln.x1 < column) or (
+            if id(ln) in line_ids or id(ln) in margin_ids or (
                     (number or _NUMBER_COLUMN.match(t)) and ln.x1 < page_margin - 3):  # pleading paper, its margin
                 dropped.append(t)
                 continue
@@ -630,6 +631,20 @@ def _line_numbers(lines: list[_Line]) -> set[int]:
     if usual <= 0 or gaps[0] < 0.67 * usual or gaps[-1] > 1.5 * usual:
         return set()
     return {id(ln) for ln in best}
+
+
+def _margin(lines: list[_Line], line_ids: set[int]) -> set[int]:
+    """Ids of the lines left of a page's pleading-paper number column (``line_ids``): its margin,
+    when they hold under ``MARGIN_SHARE`` of the page's text (else the body itself lies there:
+    numbers set at the paper's right edge)."""
+    if not line_ids:
+        return set()
+    column = min(ln.x0 for ln in lines if id(ln) in line_ids)
+    rest = [ln for ln in lines if id(ln) not in line_ids]
+    outside = [ln for ln in rest if ln.x1 < column]
+    if sum(len(ln.text.strip()) for ln in outside) >= MARGIN_SHARE * sum(len(ln.text.strip()) for ln in rest):
+        return set()
+    return {id(ln) for ln in outside}
 
 
 def _printed(found: list[tuple[int, _Line]], width: float, expected: int) -> int | None:

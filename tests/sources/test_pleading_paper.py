@@ -176,3 +176,34 @@ def test_text_without_form_feeds_gets_no_page():
     raw = CA10_TEXT.read_text(encoding="utf-8").replace("\f", "")
     op = clean_plain(raw, head=[])
     assert not any(op.page_starts)
+
+
+# --- numbers at the paper's other edge: the body is not a margin ------------------------------------
+
+def test_text_beyond_the_numbers_is_a_margin_only_when_little_of_the_page():
+    from statinterp.sources.pdf import _margin
+
+    column = _column(range(1, 29))
+    body = [_Line("text of the order " * 5, 99.0, 585.0, 700.0 - 24 * k, 13.3, 0) for k in range(20)]
+    name = _Line("United States District Court", 18.0, 33.0, 320.0, 13.3, 0)
+    assert _margin([*column, *body, name], {id(ln) for ln in column}) == {id(name)}
+    right = _column(range(1, 29), x1=600.0)  # numbers at the right edge: the body lies left of them
+    assert _margin([*right, *body, name], {id(ln) for ln in right}) == set()
+
+
+def test_numbers_set_right_of_the_body_leave_the_body_in_place():
+    # C.D. Cal.'s page 2 (its text lines float between the numbered lines) with the numbers moved
+    # to the right of the text, as a paper numbered at its right edge would be set
+    page = (GENUINE / "pdf-modern" / "cacd-8-16-cv-01261.txt").read_text(encoding="utf-8").split("\f")[1].split("\n")
+    moved = []
+    for ln in page:
+        m = re.match(r"^(\s*)(\d{1,2})(?=\s|$)(.*)$", ln)
+        if m is None:
+            moved.append(ln)
+            continue
+        if m.group(3).strip():
+            moved.append(" " * len(m.group(1) + m.group(2)) + m.group(3))
+        moved.append(" " * 100 + m.group(2))  # every number on a line of its own, right of the text
+    text = " ".join(" ".join(_drop_line_numbers(moved)).split())
+    assert "the Court issued a Temporary Restraining Order" in text
+    assert not re.search(r"(?:^|\s)(?:1[0-9]|2[0-8])(?:\s|$)", text)
