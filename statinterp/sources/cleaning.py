@@ -747,9 +747,10 @@ def _is_page_number(page: list[str], i: int, top: list[int], repeated: set[str])
         and not any(p.match(page[j]) for p in _HEADER_PATTERNS) for j in range(i + 1, len(page)))
 
 
-def _printed_number(page: list[str], repeated: set[str]) -> int | None:
-    """The number a PDF-born text's page prints at its top or foot ("- 4 -", "4", "Cite as: ... 4")."""
-    top, bottom = _edge_lines(page)
+def _printed_number(page: list[str], repeated: set[str], edges: tuple[list[int], list[int]]) -> int | None:
+    """The number a PDF-born text's page prints at its top or foot ("- 4 -", "4", "Cite as: ... 4");
+    ``edges``: the page's :func:`_edge_lines`."""
+    top, bottom = edges
     for i in bottom + top:
         if _PAGE_NUMBER.match(page[i]) and _is_page_number(page, i, top, repeated):
             return int(re.sub(r"\D", "", page[i]))
@@ -849,13 +850,15 @@ def dehyphenate(text: str, hyphens: Dehyphenator | None = None) -> str:
     return _SPLIT_WORD.sub(repl, text)
 
 
-def _strip_page(page: list[str], repeated: set[str], continuing: bool = False) -> tuple[list[str], list[str]]:
+def _strip_page(page: list[str], repeated: set[str], edges: tuple[list[int], list[int]],
+                continuing: bool = False) -> tuple[list[str], list[str]]:
     """A page's body lines and footnote lines, running headers/footers and page numbers removed.
     The footnotes are what follows a footnote rule (:data:`_RULE`) when they open with a footnote's
     label or, ``continuing`` (the notes so far end inside a sentence), go on with the last one; a
     rule followed by other text (a caption boxed with underscores, a judge's signature line, a
-    topic index after the opinion) is no footnote rule: it leaves the text as a blank line."""
-    top, bottom = _edge_lines(page)
+    topic index after the opinion) is no footnote rule: it leaves the text as a blank line.
+    ``edges``: the page's :func:`_edge_lines` (found once, with its printed number)."""
+    top, bottom = edges
     drop = set()
     for i in top + bottom:
         ln = page[i]
@@ -1078,39 +1081,86 @@ def _join_lines(text: str, fix: Dehyphenator) -> str:
     return " ".join(dehyphenate(text, fix).split())
 
 
-#: A line of pleading paper: its line number at the left margin, then the text (if any) of that line.
-_LINE_NUMBER = re.compile(r"^(\s{0,5})(\d{1,2})(?=\s|$)")
+#: A line's leading number (pleading paper's line number, at whatever indent: a margin's sideways
+#: court name may push it to column 74) and a number that ends a line (where pdftotext sets the
+#: number column after the text).
+_LEADING_NUMBER = re.compile(r"^\s*(\d{1,2})(?=\s|$)")
+_TRAILING_NUMBER = re.compile(r"(?:^|(?<=\s))(\d{1,2})\s*$")
 #: Pleading paper numbers its lines 1, 2, 3, ... to at least this many on a page (28 in California).
 MIN_PLEADING_LINES = 20
+#: Text beyond the number column is the paper's margin only while under this share of the page's text.
+MARGIN_SHARE = 0.25
+
+
+def _number_run(page: list[str], pattern: re.Pattern) -> list[tuple[int, re.Match]]:
+    """The longest run of lines whose number (``pattern``'s group 1) counts 1, 2, 3, ... down the
+    page in one column (the numbers' right ends within one character: right-aligned)."""
+    found = [(i, m) for i, ln in enumerate(page) if (m := pattern.search(ln))]
+    best: list[tuple[int, re.Match]] = []
+    for column in {m.end(1) for _, m in found}:
+        run: list[tuple[int, re.Match]] = []
+        for i, m in found:
+            if abs(m.end(1) - column) <= 1 and int(m.group(1)) == len(run) + 1:
+                run.append((i, m))
+        if len(run) > len(best):
+            best = run
+    return best
 
 
 def _drop_line_numbers(page: list[str]) -> list[str]:
-    """A page of pleading paper (C.D. Cal.'s: "  13   CONSUMERINFO.COM, INC. dba", a line number at
-    the left margin on each line, 1 up to 28) without its line numbers: the lines that opened with
-    them, in order 1, 2, 3, ... up to at least :data:`MIN_PLEADING_LINES`, lose the number (blanked,
-    so the text keeps its columns and indents); lines holding only a number and blank lines go
-    (the paper's fixed spacing: its paragraphs start at an indent). Other pages are returned as
-    they are. Rule chosen on the C.D. Cal. order of the text-quality set (rules half)."""
-    numbered = [(i, m) for i, ln in enumerate(page) if (m := _LINE_NUMBER.match(ln))]
-    run: list[tuple[int, re.Match]] = []
-    for i, m in numbered:
-        if int(m.group(2)) == len(run) + 1:
-            run.append((i, m))
+    """A page of pleading paper without its line numbers. Its numbers are found by their structure,
+    not their indent: a run of lines whose first token (or, as pdftotext may set them, last token)
+    counts 1, 2, 3, ... down the page in one column, to at least :data:`MIN_PLEADING_LINES`. Those
+    lines lose the number (blanked, so the text keeps its columns and indents); text on the far
+    side of the number column from the body (a margin's court name, "United States District
+    Court", set sideways) goes; a numbered line left empty between two numbered lines of text is
+    a blank line of the paper (a gap: a paragraph's end, the space above a footnote), and every
+    other blank line goes (the paper's fixed spacing: its paragraphs start at an indent). Other
+    pages are returned as they are. Rule chosen on the C.D. Cal. order (rules half) and made
+    structural on the N.D. Cal. order of the text-quality set."""
+    lead = _number_run(page, _LEADING_NUMBER)
+    trail = _number_run(page, _TRAILING_NUMBER)
+    leading = len(lead) >= len(trail)
+    run = lead if leading else trail
     if len(run) < MIN_PLEADING_LINES:
         return page
     out = list(page)
     for i, m in run:
-        out[i] = m.group(1) + " " * len(m.group(2)) + page[i][m.end():]
-    return [ln for ln in out if ln.strip()]  # its blank lines are the paper's spacing, not paragraph breaks
+        out[i] = page[i][:m.start(1)] + " " * len(m.group(1)) + page[i][m.end(1):]
+    numbered = {i for i, _ in run}
+    if leading:  # the margin left of the numbers: lines that end before the number column starts
+        column = min(m.start(1) for _, m in run)
+        margin = {i for i, ln in enumerate(page) if i not in numbered and ln.strip() and len(ln.rstrip()) <= column}
+    else:  # the margin right of them: lines that start after the number column ends
+        column = max(m.end(1) for _, m in run)
+        margin = {i for i, ln in enumerate(page) if i not in numbered and ln.strip()
+                  and len(ln) - len(ln.lstrip()) >= column}
+    if sum(len(page[i].strip()) for i in margin) >= MARGIN_SHARE * sum(len(ln.strip()) for ln in out):
+        margin = set()  # most of the text is there: the body, not a margin (numbers at the paper's other edge)
+    text = [i for i, ln in enumerate(out) if ln.strip() and i not in margin]
+    kept: list[str] = []
+    for i, ln in enumerate(out):
+        if i in margin:
+            continue
+        if ln.strip():
+            kept.append(ln)
+            continue
+        if i not in numbered:
+            continue  # pdftotext's spacing between the paper's lines
+        before = next((j for j in reversed(text) if j < i), None)
+        after = next((j for j in text if j > i), None)
+        if before in numbered and after in numbered and kept and kept[-1].strip():
+            kept.append("")  # the paper's line left empty between two lines of text: a gap
+    return kept
 
 
 def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """Paragraphs and footnotes of PDF-born text (see the module's docstring)."""
     text = text.translate(_SUPERSCRIPTS)
     pages = [_drop_line_numbers(page) for page in _pages(text)]
+    edges = [_edge_lines(page) for page in pages]
     tops: Counter = Counter()
-    for page in pages:
-        top, bottom = _edge_lines(page)
+    for page, (top, bottom) in zip(pages, edges, strict=True):
         for h in {_norm_header(page[i]) for i in top + bottom}:
             tops[h] += 1
     need = 3
@@ -1119,13 +1169,16 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     notes: list[list[str]] = []
     next_note = 1
     noted = False  # whether the page before ended with footnotes found at its foot
-    labels = page_labels([_printed_number(page, repeated) for page in pages])
+    labels = page_labels([_printed_number(page, repeated, edge) for page, edge in zip(pages, edges, strict=True)])
+    # a text split into pages (by form feeds, or page numbers) has its pages labelled, one page too
+    paged = len(pages) > 1 or "\f" in text
     firsts: dict[int, str] = {}  # the index of each page's first text line among the body's -> its label
     text_lines = 0
-    for page, label in zip(pages, labels, strict=True):
-        marker = page_marker(label) if len(pages) > 1 else ""  # a footnote's page, and the body's
+    for page, label, edge in zip(pages, labels, edges, strict=True):
+        marker = page_marker(label) if paged else ""  # a footnote's page, and the body's
         carried = True  # the page's first note line may go on with the page before's last note
-        lines, note_lines = _strip_page(page, repeated, bool(notes) and _RUNS_ON.search(notes[-1][-1]) is not None)
+        lines, note_lines = _strip_page(page, repeated, edge,
+                                        bool(notes) and _RUNS_ON.search(notes[-1][-1]) is not None)
         while lines and not lines[-1].strip():
             lines.pop()
         if not note_lines and len(pages) > 1:  # footnotes at a page's foot without a rule above them

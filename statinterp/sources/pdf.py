@@ -11,9 +11,13 @@ what they are, from where they sit and how big they are, not from their words al
   by a few characters; any line recurring at one height on half of four pages or more
   (repeated captions, "Opinion of the Court"), court e-filing banners ("Case: 21-50498 Document:
   00516242060 Page: 7 Date Filed: ...", "Cite as:") and page numbers ("3", "- 4 -", "Page 3 of
-  10") -- leave the text. Pleading paper's line numbers (a number alone, left of the page's text
-  column) go too; so do a clerk's "FILED" stamp block, separator lines ("_____") and a stamp's
-  lone letter in a large font.
+  10") -- leave the text. Pleading paper's line numbers go too (:func:`_line_numbers`: a column
+  of numbers alone counting 1, 2, 3, ... down the page, evenly spaced, or a number alone left of
+  the page's text column), with any text beyond them in the margin; they are never the page's
+  number. Text set sideways (:func:`_turned`: at another angle than most of the page's text, as
+  a pleading paper's "United States District Court" read upwards in the margin) is never the
+  page's text. A clerk's "FILED" stamp block, separator lines ("_____") and a stamp's lone
+  letter in a large font go too.
 * **Footnotes**: a line that opens with a footnote mark (a number in a smaller font, or raised)
   low on the page or in a smaller font starts the page's footnotes; so does a rule of dashes
   ("——————"), a drawn footnote rule (a short horizontal line at the left margin, looked for on
@@ -35,7 +39,9 @@ what they are, from where they sit and how big they are, not from their words al
   of a table (a line in three cells or more, parted by gaps over :data:`CELL_GAP` times its
   font size, or two beside a caption's ")" column) is a paragraph of its own. Words
   hyphenated at a line end are rejoined (:class:`~statinterp.sources.cleaning.Dehyphenator`).
-* **Pages**: each page's printed number (else its place in the file) is kept as a page start
+* **Pages**: each page's printed number (a number alone at its head or foot, or a running
+  header's: the one that goes on from the page before, else one centred on the page; else its
+  place in the file) is kept as a page start
   (:attr:`~statinterp.sources.records.OpinionRecord.page_starts`) for pin cites of slip opinions;
   a footnote starts on the page it stands on (one carried over goes on to the next page there).
 
@@ -74,6 +80,8 @@ from pathlib import Path
 
 from statinterp.errors import InputError
 from statinterp.sources.cleaning import (
+    MARGIN_SHARE,
+    MIN_PLEADING_LINES,
     PAGE_CLOSE,
     PAGE_OPEN,
     SPLIT_MARKER,
@@ -159,6 +167,7 @@ class _Line:
     lead: str | None = None  # the footnote mark the line opens with
     marks: list[str] = field(default_factory=list)
     cells: int = 1  # pieces set apart by a gap wider than :data:`CELL_GAP` (a table's row)
+    rotated: bool = False  # set at another angle than the page's text (a margin's vertical court name)
 
 
 @dataclass
@@ -204,13 +213,22 @@ def _page_lines(page, number: int) -> list[_Line]:
         get_box, get_origin = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetCharOrigin
         lines: list[_Line] = []
         spans: dict[int, tuple[int, int]] = {}  # each piece's first and last character
-        for start, end in _segments(raw, text):
+        segments = list(_segments(raw, text))
+        turned = _turned(raw, text, segments)
+        for start, end in segments:
             seg = text[start:end]
             stripped = seg.strip()
             if not stripped:
                 continue
             first = start + len(seg) - len(seg.lstrip())
             last = start + len(seg.rstrip()) - 1
+            if first in turned:  # set sideways: not the page's text (kept only to be dropped)
+                if lines and lines[-1].rotated and start > 0 and text[start - 1] not in "\r\n":
+                    lines[-1].text += seg  # the next piece of the same sideways line
+                else:
+                    get_box(raw, first, box)
+                    lines.append(_Line(seg, box.left, box.right, box.bottom, 0.0, number, rotated=True))
+                continue
             get_box(raw, first, box)
             x0 = box.left
             get_origin(raw, first, ox, oy)
@@ -254,6 +272,47 @@ def _page_lines(page, number: int) -> list[_Line]:
         return lines
     finally:
         textpage.close()
+
+
+#: Characters more than this many radians off the page's usual angle are set sideways (rotated).
+TURN = 0.05
+
+
+def _turned(raw, text: str, segments: list[tuple[int, int]]) -> set[int]:
+    """The first characters of the pieces (``segments``) set at another angle than most of the
+    page's text (PDFium's angle of each piece's first and last character): a pleading paper's court
+    name set sideways in the margin ("United States District Court" read upwards), a vertical stamp.
+    The page's own rotation (a landscape page) turns all its text alike and is no turn."""
+    import math
+
+    import pypdfium2.raw as pdfium_c
+
+    angle = pdfium_c.FPDFText_GetCharAngle
+    found: list[tuple[int, float, int]] = []
+    for start, end in segments:
+        seg = text[start:end]
+        if not seg.strip():
+            continue
+        first = start + len(seg) - len(seg.lstrip())
+        last = start + len(seg.rstrip()) - 1
+        a, b = angle(raw, first), angle(raw, last)
+        if a < 0 or b < 0:  # PDFium cannot tell
+            continue
+        if abs(a - b) > TURN and abs(abs(a - b) - 2 * math.pi) > TURN:
+            continue  # mixed: not a piece set sideways as a whole
+        found.append((first, a, last - first + 1))
+    if not found:
+        return set()
+    weights: Counter = Counter()
+    for _, a, n in found:
+        weights[round(a / TURN) % round(2 * math.pi / TURN)] += n
+    usual = weights.most_common(1)[0][0] * TURN
+
+    def off(a: float) -> bool:
+        d = abs(a - usual) % (2 * math.pi)
+        return min(d, 2 * math.pi - d) > 2 * TURN
+
+    return {first for first, a, _ in found if off(a)}
 
 
 def _find_cells(raw, text: str, lines: list[_Line], spans: dict[int, tuple[int, int]]) -> None:
@@ -358,7 +417,7 @@ def _lone_mark(line: _Line) -> bool:
 
 def _same_line(prev: _Line, piece: _Line) -> bool:
     """A piece that continues ``prev`` on its baseline (or is a raised mark before or after it)."""
-    if piece.page != prev.page or piece.x0 < prev.x1 - 2:
+    if piece.page != prev.page or piece.x0 < prev.x1 - 2 or prev.rotated or piece.rotated:
         return False
     lone = not piece.text.strip() or _lone_mark(piece) or _lone_mark(prev)
     limit = 0.7 * max(prev.size, piece.size) if lone else 0.3 * max(prev.size, piece.size)
@@ -451,6 +510,10 @@ def layout(data: bytes) -> PdfLayout:
 
 
 def _sort_out(pages: list) -> PdfLayout:
+    sideways: list[str] = []  # text set sideways (a pleading paper's margin): never the page's text
+    for _, _, lines in pages:
+        sideways.extend(" ".join(ln.text.split()) for ln in lines if ln.rotated)
+        lines[:] = [ln for ln in lines if not ln.rotated]
     all_lines = [ln for _, _, lines in pages for ln in lines]
     weights: Counter = Counter()
     for ln in all_lines:  # the size most characters have
@@ -459,6 +522,7 @@ def _sort_out(pages: list) -> PdfLayout:
     margin = _mode([ln.x0 for ln in all_lines if abs(ln.size - body_size) < 0.1 * body_size
                     and not _NUMBER_LINE.match(ln.text.strip())], 2.0)  # pleading paper's numbers are no text
     dropped: list[str] = []
+    numbered = [_line_numbers(lines) for _, _, lines in pages]
     # running headers and footers: edge lines whose text (digits aside) recurs at one height
     seen: Counter = Counter()
     norms: dict[int, str] = {}
@@ -482,11 +546,12 @@ def _sort_out(pages: list) -> PdfLayout:
     running_heads = {k for k, c in placed.items() if c >= min(half, 3) and len(k[0]) >= 4} if len(pages) >= 3 else set()
     printed: list[int | None] = []
     kept_pages: list[list[_Line]] = []
-    for (_, _height, lines), edge_ids in zip(pages, edges, strict=True):
-        label = None
+    for (page, _height, lines), edge_ids, line_ids in zip(pages, edges, numbered, strict=True):
+        found: list[tuple[int, _Line]] = []  # the page's printed number, where it may be
         kept = []
-        words = [ln.x0 for ln in lines if not _NUMBER_LINE.match(ln.text.strip())]
+        words = [ln.x0 for ln in lines if not _NUMBER_LINE.match(ln.text.strip()) and id(ln) not in line_ids]
         page_margin = _mode(words, 2.0) if len(words) >= 5 else margin
+        margin_ids = _margin(lines, line_ids)
         for ln in lines:
             t = " ".join(ln.text.split())
             number = _NUMBER_LINE.match(t)
@@ -494,11 +559,12 @@ def _sort_out(pages: list) -> PdfLayout:
             if _SEPARATOR.match(t) or _stray_letter(ln, t, lines, body_size):
                 dropped.append(t)
                 continue
-            if (number or _NUMBER_COLUMN.match(t)) and ln.x1 < page_margin - 3:  # pleading paper
+            if id(ln) in line_ids or id(ln) in margin_ids or (
+                    (number or _NUMBER_COLUMN.match(t)) and ln.x1 < page_margin - 3):  # pleading paper, its margin
                 dropped.append(t)
                 continue
             if edge and number:
-                label = int(number.group(1))
+                found.append((int(number.group(1)), ln))
                 dropped.append(t)
                 continue
             running = (norms[id(ln)], round(ln.y / 4)) in repeated or _running_head(
@@ -507,11 +573,12 @@ def _sort_out(pages: list) -> PdfLayout:
                 for p in _PRINTED_PAGE:
                     pm = p.match(t)
                     if pm and edge:
-                        label = int(pm.group(1))
+                        found.append((int(pm.group(1)), ln))
                 dropped.append(t)
                 continue
             kept.append(ln)
-        printed.append(label)
+        last = next((p for p in reversed(printed) if p is not None), None)
+        printed.append(_printed(found, page.get_size()[0], last + 1 if last is not None else len(printed) + 1))
         kept_pages.append(_drop_stamp(kept, dropped))
     labels = page_labels(printed)
     # footnotes
@@ -538,7 +605,57 @@ def _sort_out(pages: list) -> PdfLayout:
     caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
     head = "\n".join([" ".join(ln.text.split()) for ln in first[:80]] + dropped[:12])
     return PdfLayout([p for p in paras if p.strip()], [(lab, t) for lab, t in note_texts if t], labels,
-                     caption, dropped, _decided(head), _docket(head))
+                     caption, dropped + sideways, _decided(head), _docket(head))
+
+
+def _line_numbers(lines: list[_Line]) -> set[int]:
+    """Ids of a page's pleading-paper line numbers: numbers alone in one column (right edges within
+    two points), counting 1, 2, 3, ... down the page to at least :data:`MIN_PLEADING_LINES`, evenly
+    spaced (each gap within a third of the usual one). They are never text and never the page's
+    number, wherever the column stands (a margin's sideways court name may stand left of it)."""
+    found = [ln for ln in lines if re.fullmatch(r"\d{1,2}", ln.text.strip())]
+    if len(found) < MIN_PLEADING_LINES:
+        return set()
+    best: list[_Line] = []
+    for right in {round(ln.x1) for ln in found}:
+        run: list[_Line] = []
+        for ln in sorted((ln for ln in found if abs(ln.x1 - right) <= 2), key=lambda ln: -ln.y):
+            if int(ln.text.strip()) == len(run) + 1:
+                run.append(ln)
+        if len(run) > len(best):
+            best = run
+    if len(best) < MIN_PLEADING_LINES:
+        return set()
+    gaps = sorted(a.y - b.y for a, b in zip(best, best[1:], strict=False))
+    usual = gaps[len(gaps) // 2]
+    if usual <= 0 or gaps[0] < 0.67 * usual or gaps[-1] > 1.5 * usual:
+        return set()
+    return {id(ln) for ln in best}
+
+
+def _margin(lines: list[_Line], line_ids: set[int]) -> set[int]:
+    """Ids of the lines left of a page's pleading-paper number column (``line_ids``): its margin,
+    when they hold under ``MARGIN_SHARE`` of the page's text (else the body itself lies there:
+    numbers set at the paper's right edge)."""
+    if not line_ids:
+        return set()
+    column = min(ln.x0 for ln in lines if id(ln) in line_ids)
+    rest = [ln for ln in lines if id(ln) not in line_ids]
+    outside = [ln for ln in rest if ln.x1 < column]
+    if sum(len(ln.text.strip()) for ln in outside) >= MARGIN_SHARE * sum(len(ln.text.strip()) for ln in rest):
+        return set()
+    return {id(ln) for ln in outside}
+
+
+def _printed(found: list[tuple[int, _Line]], width: float, expected: int) -> int | None:
+    """A page's printed number among the numbers ``found`` at its head or foot: the one that goes
+    on from the page before (``expected``), else one centred on the page, else the last found."""
+    if not found:
+        return None
+    if any(n == expected for n, _ in found):
+        return expected
+    centred = [n for n, ln in found if abs((ln.x0 + ln.x1) / 2 - width / 2) < 0.1 * width]
+    return centred[0] if centred else found[-1][0]
 
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
