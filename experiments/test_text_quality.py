@@ -136,6 +136,24 @@ def test_fragment_reasons(sentence, reason):
     assert tq.fragment_reason(sentence) == reason
 
 
+# Genuine sentences that close a quotation within a quotation with a space between the two
+# closing quotes: the Third Circuit's Flora (data-set text) and North Carolina's Gift Surplus
+# (CourtListener's text of its PDF, ¶ 18). The space is no open end.
+@pytest.mark.parametrize("sentence", [
+    "“ “Whether a particular incident of speech is made within a particular plaintiffs job duties is a"
+    " mixed question of fact and law.’ ”",
+    "In his dissenting opinion, Judge Ervin reasoned that “given that [plaintiffs’] equipment and"
+    " activities . . . clearly involve the use of electronic devices to engage in or simulate game play"
+    " based upon which a participant may win or become eligible to win a prize, the only basis upon which"
+    " [p]laintiffs’ equipment and activities can avoid running afoul of [N.C.G.S.] § 14-306.4(b) is in the"
+    " event that the game or simulated game involved is ‘dependent on skill or dexterity.’ ”",
+])
+def test_a_space_between_closing_quotes_is_a_sentence_end(sentence):
+    assert tq.fragment_reason(sentence) is None
+    # …but a quotation left open after the space is still an open end:
+    assert tq.fragment_reason(sentence + " Sandhill") == "open end"
+
+
 def test_headings_are_not_sentences():
     assert tq.is_heading("STATEMENT OF THE CASE", whole_line=True)
     assert tq.is_heading("Standard of Review", whole_line=True)

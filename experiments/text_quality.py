@@ -14,7 +14,8 @@ the body's lines as one text, each footnote apart). Then, for every stored sente
 * **fragment** -- one of: *short* (no word of two letters or more and no "§": "1", "¶ 2", "(2)", "O 4"),
   *lowercase start* (its first letter, after opening quotes and brackets, is lower-case, and it
   does not open with "e.g.", "i.e.", "id.", "cf." or "ibid."), *open end* (it does not end with
-  ``. ? ! : ; …``, closing quotes, brackets and a footnote number allowed after it). A *heading*
+  ``. ? ! : ; …``, closing quotes and brackets, each after at most one space (".’ ”"), and a
+  footnote number allowed after it). A *heading*
   is left out of the count (not a sentence): a whole stored line (or all of it after an
   enumerator: "2.", "A.", "(a)", "IV.", "¶ 3") of at most 12 words, with no ``. ? !`` at its end,
   whose words all start with a capital, a digit or a bracket, small words (of, the, and ...) aside.
@@ -90,7 +91,9 @@ from experiments.common import add_output_options, out_options, output_path
 
 _LOWER_OPENERS = ("e.g.", "i.e.", "id.", "cf.", "ibid.")
 _SMALL_WORDS = frozenset("a an and as at by de for in of on or the to v v. vs vs. with".split())
-_END = re.compile(r"""(?:[.?!:;…]|\.\s?\.\s?\.)\s?["”’'»)\]]*(?:\d{1,3}|\*+)?$""")
+#: A sentence's end: its mark, then closing quotes and brackets, each after at most one space (a
+#: quotation within a quotation closes as ".’ ”"), then perhaps a footnote number.
+_END = re.compile(r"""(?:[.?!:;…]|\.\s?\.\s?\.)(?:\s?["”’'»)\]])*(?:\d{1,3}|\*+)?$""")
 _WORD = re.compile(r"[^\W_]+")
 
 
