@@ -1181,7 +1181,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
                                         bool(notes) and _RUNS_ON.search(notes[-1][-1]) is not None)
         while lines and not lines[-1].strip():
             lines.pop()
-        if not note_lines and len(pages) > 1:  # footnotes at a page's foot without a rule above them
+        if not note_lines and paged:  # footnotes at a page's foot without a rule above them (one page too)
             unfinished = bool(notes) and noted and _RUNS_ON.search(notes[-1][-1]) is not None
             lines, foot, next_note = _page_foot(lines, next_note, unfinished)
             noted = bool(foot)
