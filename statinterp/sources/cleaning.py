@@ -20,7 +20,8 @@ page starts (:class:`~statinterp.sources.records.OpinionRecord`):
   the joined word occurs elsewhere in the text or in spaCy's English word table
   (``spacy-lookups-data``, offline), so true hyphens ("self-defense") stay.
   Without a rule, footnotes at a page's foot are found by their label and the mark the page
-  shows (:func:`_page_foot`: the Tax Court, the Fifth and First Circuits); double spacing is
+  shows (:func:`_page_foot`: the Tax Court, the Fifth and First Circuits; a one-page text ended by
+  a form feed too); double spacing is
   reflowed (:func:`_paragraph_breaks`); filing banners ("Case: 21-50498 Document: ...") and
   "Cite as:" lines are running headers; a text without form feeds is split into pages at its
   page-number lines; pleading paper's line numbers go (:func:`_drop_line_numbers`); a footnote
@@ -1181,7 +1182,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
                                         bool(notes) and _RUNS_ON.search(notes[-1][-1]) is not None)
         while lines and not lines[-1].strip():
             lines.pop()
-        if not note_lines and len(pages) > 1:  # footnotes at a page's foot without a rule above them
+        if not note_lines and paged:  # footnotes at a page's foot without a rule above them (one page too)
             unfinished = bool(notes) and noted and _RUNS_ON.search(notes[-1][-1]) is not None
             lines, foot, next_note = _page_foot(lines, next_note, unfinished)
             noted = bool(foot)

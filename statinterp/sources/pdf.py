@@ -2,7 +2,8 @@
 
 The case's id is the file's name without ``.pdf`` (as for ``.txt``). The text layer is read with
 pypdfium2 (PDFium: each character's position and size), and each page's lines are sorted by
-what they are, from where they sit and how big they are, not from their words alone:
+what they are, from where they sit and how big they are, not from their words alone (a space the PDF
+sets as text of its own that PDFium leaves out is put back: :func:`_dropped_spaces`):
 
 * **Running headers and footers** -- lines at a page's edge (its three highest and two lowest
   lines, or in its top or bottom :data:`EDGE_SHARE`) whose text (digits aside) recurs at the same
@@ -117,6 +118,9 @@ SPARSE = 1.15
 #: A page whose usual line is wider than this many times its font size per letter (a table's page)
 #: has every line looked at.
 WIDE = 0.55
+#: A space the PDF sets apart (:func:`_dropped_spaces`) lies on the baseline of the letters it parts,
+#: within this share of their font size.
+SPACE_DRIFT = 0.2
 #: The most bytes of one PDF file read.
 MAX_PDF_BYTES = 256 * 1024 * 1024
 #: How far into the file ``%PDF`` is looked for.
@@ -215,6 +219,7 @@ def _page_lines(page, number: int) -> list[_Line]:
         spans: dict[int, tuple[int, int]] = {}  # each piece's first and last character
         segments = list(_segments(raw, text))
         turned = _turned(raw, text, segments)
+        spaced = _dropped_spaces(page, raw, text)
         for start, end in segments:
             seg = text[start:end]
             stripped = seg.strip()
@@ -258,6 +263,9 @@ def _page_lines(page, number: int) -> list[_Line]:
                         small = oy.value - y > 0.25 * size
                     if small:
                         marks.append((mm.start(), mm.end(), mm.group(0)))
+            cuts = [k - start for k in range(first + 1, last + 1) if k in spaced] if spaced else []
+            if cuts:
+                seg, marks = _with_spaces(seg, cuts, marks)
             line_text, lead, found = _remove_marks(seg, marks)
             if not sizes or not line_text.strip() and not found:
                 continue
@@ -272,6 +280,60 @@ def _page_lines(page, number: int) -> list[_Line]:
         return lines
     finally:
         textpage.close()
+
+
+def _dropped_spaces(page, raw, text: str) -> set[int]:
+    """The characters of PDFium's text before which the PDF sets a space that PDFium left out.
+
+    A PDF may set each word and each space between words as text of its own; a space moved back
+    over the end of the word before it (justified text) is dropped by PDFium, and the two words
+    run together ("ofthe") though the gap between them is no wider than one between two letters.
+    Such a space is a text object with no ink (an empty box) and no text in PDFium's text: it
+    parts the two letters on its baseline (within :data:`SPACE_DRIFT` of the font size) whose
+    boxes lie either side of where it starts (after the first's start, by the second's start)."""
+    import pypdfium2.raw as pdfium_c
+
+    page_raw = page.raw
+    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    spots: list[tuple[float, float]] = []
+    for i in range(pdfium_c.FPDFPage_CountObjects(page_raw)):
+        obj = pdfium_c.FPDFPage_GetObject(page_raw, i)
+        if pdfium_c.FPDFPageObj_GetType(obj) != pdfium_c.FPDF_PAGEOBJ_TEXT:
+            continue
+        pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
+        if right.value - left.value > 0.01 or top.value - bottom.value > 0.01:
+            continue  # ink: a glyph
+        if pdfium_c.FPDFTextObj_GetText(obj, raw, None, 0) <= 2:  # bytes with the final NUL: no text
+            spots.append((left.value, bottom.value))
+    if not spots:
+        return set()
+    box = pdfium_c.FS_RECTF()
+    ox, oy = ctypes.c_double(), ctypes.c_double()
+    rows: dict[int, list[tuple[int, float, float, float]]] = {}  # baseline -> (index, left, base, size)
+    for k, ch in enumerate(text):
+        if ch.isspace() or not ch.isprintable():
+            continue
+        pdfium_c.FPDFText_GetLooseCharBox(raw, k, box)
+        pdfium_c.FPDFText_GetCharOrigin(raw, k, ox, oy)
+        rows.setdefault(round(oy.value), []).append((k, box.left, oy.value, box.top - box.bottom))
+    out: set[int] = set()
+    for x, y in spots:
+        for row in (rows.get(round(y) + d, []) for d in (-1, 0, 1)):
+            for (k0, left0, base0, size0), (k1, left1, base1, size1) in zip(row, row[1:], strict=False):
+                if (k1 == k0 + 1 and left0 < x <= left1 + 0.01
+                        and max(abs(base0 - y), abs(base1 - y)) <= SPACE_DRIFT * max(size0, size1)):
+                    out.add(k1)
+    return out
+
+
+_Marks = list[tuple[int, int, str]]
+
+
+def _with_spaces(seg: str, cuts: list[int], marks: _Marks) -> tuple[str, _Marks]:
+    """``seg`` with a space before each offset of ``cuts`` (ascending); the marks' offsets moved."""
+    pieces = [seg[a:b] for a, b in zip([0, *cuts], [*cuts, len(seg)], strict=True)]
+    moved = [(s + sum(1 for c in cuts if c <= s), e + sum(1 for c in cuts if c < e), label) for s, e, label in marks]
+    return " ".join(pieces), moved
 
 
 #: Characters more than this many radians off the page's usual angle are set sideways (rotated).
