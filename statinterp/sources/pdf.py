@@ -91,7 +91,7 @@ from statinterp.sources.cleaning import (
     page_labels,
     page_marker,
     party_caption,
-    split_head,
+    split_matter,
     strip_markers,
 )
 from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
@@ -1043,7 +1043,7 @@ def _note_page(note: str) -> int | None:
 def pdf_case(data: bytes, case_id: str) -> CaseRecord:
     """The case a PDF holds (PdfProblem when it cannot be read)."""
     lay = layout(data)
-    head, body, author = split_head(lay.paragraphs)
+    head, body, author = split_matter(lay.paragraphs)
     notes = [f"{lab} {text}" if lab else text for lab, text in lay.footnotes]
     parts = split_opinions(body, author)
     # a footnote goes with the opinion on whose pages it stands: from a separate opinion's first page
