@@ -52,6 +52,8 @@ what they are, from where they sit and how big they are, not from their words al
   "Introduction", in any case) in the first 40 % of the paragraphs or characters -- is the case's
   ``head_matter`` (caption, syllabus, counsel), as in CAP; without such a start all the text is
   the opinion's (:func:`~statinterp.sources.cleaning.split_head`, the rule plain text uses too).
+  The rest of a caption under the title and an order's closing lines after its last sentence
+  (signature, clerk, "Dated: ...") are head matter too (:func:`~statinterp.sources.cleaning.split_matter`).
 * **Separate opinions**: a concurrence or dissent starts at its author's line ("BARRON, Circuit
   Judge, concurring ...", "JUSTICE THOMAS, dissenting.") and is an opinion of its own
   (:func:`split_opinions`), with the footnotes that stand on its pages.
