@@ -510,8 +510,13 @@ def _line_index(starts: list[int], offset: int) -> int:
 def term_zip_bytes(key: str, tables: Tables, filters: dict[str, Any] | None = None) -> bytes:
     """find's tables as the data set's term zip (:func:`~statinterp.corpus.dataset.tables_zip_bytes`
     of :func:`~statinterp.corpus.dataset.found_records`); ``filters`` (the case filter applied,
-    :attr:`FoundTerm.filters`) is recorded in the zip's comment (:func:`~statinterp.corpus.dataset.zip_filters`)."""
-    return tables_zip_bytes(key, found_records(tables), filters=filters)
+    :attr:`FoundTerm.filters`) is recorded in the zip's comment (:func:`~statinterp.corpus.dataset.zip_filters`).
+    The zip keeps the data set's fields: a sentence's ``section`` (the heading it stands under) stays
+    in find's tables only."""
+    records = found_records(tables)
+    records["sentence"] = {sid: {k: v for k, v in r.items() if k != "section"}
+                           for sid, r in records["sentence"].items()}
+    return tables_zip_bytes(key, records, filters=filters)
 
 
 def write_term_zip(found: FoundTerm, path: str | Path, force: bool = False) -> Path:
