@@ -1389,6 +1389,7 @@ MAX_CLOSING_LINES = 6
 _DOCKET_LINE = re.compile(r"\b(?:Docket|Case|Appeal)?\s*Nos?\.\s*[A-Z]{0,3}\s?\d", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.?!;][\"”’')\]]*$")
 _WRAPPED_END = re.compile(r"[.?!:][\"”’')\]]*\d{0,3}$")
+_SENTENCE_BREAK = re.compile(r"(?<=[a-z\d)\]])[.?!][\"”’')\]]*\s+(?=[A-Z])")
 
 
 def _short(text: str) -> bool:
@@ -1437,7 +1438,19 @@ def split_closing(body: list[str]) -> tuple[list[str], list[str]]:
     n = 0
     while n < min(MAX_CLOSING_LINES, len(body) - 1) and _closing_line(strip_markers(body[-1 - n]).strip()):
         n += 1
-    if n == 0 or not _WRAPPED_END.search(strip_markers(body[-1 - n]).strip()):
+    if not body or n == len(body):
+        return body, []
+    last = body[-1 - n]
+    if not _WRAPPED_END.search(strip_markers(last).strip()):
+        # the closing's first line run into the last sentence's paragraph ("... no bond is required.
+        # IT IS SO ORDERED Dated: August 5, 2016"): split off after the paragraph's last sentence
+        ends = list(_SENTENCE_BREAK.finditer(last))
+        tail = last[ends[-1].end():] if ends else ""
+        if not tail or PAGE_OPEN in tail or not _closing_line(tail.strip()) or n + 1 > MAX_CLOSING_LINES:
+            return body, []
+        closing = [tail.strip()] + [strip_markers(p) for p in body[len(body) - n:]]
+        return body[:-1 - n] + [last[:ends[-1].end()].rstrip()], closing
+    if n == 0:
         return body, []
     return body[:-n], [strip_markers(p) for p in body[-n:]]
 

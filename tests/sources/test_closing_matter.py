@@ -87,3 +87,15 @@ def test_a_sentence_cut_short_or_a_heading_at_the_end_stays():
     body = ["It is so.", "The Commissioner argues the"]
     assert split_closing(body) == (body, [])
     assert split_closing(["The end."]) == (["The end."], [])
+
+
+def test_a_decree_and_date_run_into_the_last_sentence_are_split_off():
+    """Defect 8 in CourtListener's text of the C.D. Cal. order: "IT IS SO ORDERED Dated: August 5,
+    2016" ran into the last sentence's paragraph, with no end: it is closing matter now."""
+    case = _text_case("cacd-8-16-cv-01261.txt")
+    assert _body(case)[-1] == "3. The Court finds that no bond is required."
+    assert case.head_matter.splitlines()[-2:] == ["IT IS SO ORDERED Dated: August 5, 2016",
+                                                  "DAVID O. CARTER United States District Judge"]
+    # a paragraph cut short is no closing line: it stays whole
+    body = ["It is so.", "He said so. The Commissioner argues the"]
+    assert split_closing(body) == (body, [])
