@@ -139,7 +139,7 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
                        provision_text: str | None = None, show_progress: bool = False, engine: str = "local",
                        scheduler: str | None = None, n_workers: int = 2, shards: Sequence[str] | None = None,
                        case_filter: CaseFilter | None = None, provision_citation: str | None = None,
-                       strict: bool = False):
+                       strict: bool = False, headings: bool = False):
     """Find ``term`` in a collection folder (a single file or a set of shards): ``(FoundTerm,
     Corpus)``, the corpus holding the found candidates as one unlabelled term with its provision
     (``provision_text``, else the provisions book's entry for the term, else none). ``engine``,
@@ -149,7 +149,8 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
     of the cases it keeps (``--court``, ``--jurisdiction``, ``--level``, ``--since``, ``--until``,
     ``--published-only``: applied in the store before the full-text lookup), recorded in
     ``FoundTerm.filters``. A collection an ingest into did not finish is named in a warning, or
-    with ``strict`` refused (:func:`~statinterp.collection.shards.check_finished`)."""
+    with ``strict`` refused (:func:`~statinterp.collection.shards.check_finished`). A heading line
+    is no candidate sentence unless ``headings`` (:func:`~statinterp.collection.find.find_term`)."""
     from statinterp.collection.find import find_term
     from statinterp.collection.shards import check_finished, open_collection
     from statinterp.collection.store import damage_named
@@ -164,7 +165,7 @@ def find_in_collection(collection: str | Path, term: str, *, provisions: str | P
         book = book.with_override(key, provision_text, provision_citation or "user-supplied")
     with damage_named(collection), open_collection(collection, shards, case_filter=case_filter) as store:
         check_finished(store, strict)
-        found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers)
+        found = find_term(store, term, engine=engine, scheduler=scheduler, n_workers=n_workers, headings=headings)
     if case_filter:
         found.filters = case_filter.as_dict()
     corpus = Corpus()

@@ -302,11 +302,15 @@ def finish(folder):
 @click.option("--strict", is_flag=True,
               help="Refuse (exit 2) a collection an ingest into did not finish (it may lack "
                    "cases), rather than warn.")
+@click.option("--headings", is_flag=True,
+              help="Return headings that mention TERM as well (\"III. Summary Judgment\", \"General rule\"): "
+                   "by default a heading line is no sentence; each sentence names the heading it stands under "
+                   "(section).")
 @engine_options("segment the matching cases, in runs of whole cases,")
 @shard_options(statistics=False)
 @filter_options
-def find(term, collection, out, force, against, provisions, fmt, strict, engine, scheduler, workers, shards,
-         case_filter):
+def find(term, collection, out, force, against, provisions, fmt, strict, headings, engine, scheduler, workers,
+         shards, case_filter):
     """Find every sentence of a collection that mentions TERM and write it in the data set's format.
 
     Matches are case-insensitive and include inflections and possessives ("technological measures",
@@ -333,7 +337,8 @@ def find(term, collection, out, force, against, provisions, fmt, strict, engine,
             raise UsageError(f"{against}: term {key!r} has no labelled sentences to compare with")
     started = time.perf_counter()
     found, corpus = find_in_collection(collection, term, provisions=provisions, engine=engine, scheduler=scheduler,
-                                       n_workers=workers, shards=shards, case_filter=case_filter, strict=strict)
+                                       n_workers=workers, shards=shards, case_filter=case_filter, strict=strict,
+                                       headings=headings)
     seconds = time.perf_counter() - started
     if not found.tables["sentence"]:
         where = f" among the cases kept ({case_filter.describe()})" if case_filter else ""

@@ -61,6 +61,7 @@ from statinterp.corpus.dataset import (
 )
 from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
 from statinterp.corpus.provisions import Provision
+from statinterp.text.headings import LABEL_RE, is_heading_line
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
 from statinterp.text.term_match import (
     fts_exact_query,
@@ -258,13 +259,16 @@ FoundTables = tuple[Tables, dict[str, int]]
 
 def sentences_around(collection: Collection | ShardSet, term: str, opinions: list[MatchingOpinion], *,
                      progress: Callable[[int], None] | None = None,
-                     join_rules: frozenset[str] | None = None) -> FoundTables:
+                     join_rules: frozenset[str] | None = None, headings: bool = False) -> FoundTables:
     """The sentences of ``opinions`` (from :func:`matching_opinions`) that mention ``term``, with
     their paragraphs, opinions and cases, as the data set's tables. Every case's opinions must all
     be in ``opinions`` together (tables of consecutive runs of the list, merged in order, equal
     the tables of the whole list: :func:`merge_found_tables`). ``progress`` is called with 1
     after each case. ``join_rules``: the segmentation's line-joining rules (names of
-    :data:`~statinterp.text.segmentation.JOIN_RULES`; ``None``: the default set, what ``find`` uses)."""
+    :data:`~statinterp.text.segmentation.JOIN_RULES`; ``None``: the default set, what ``find`` uses).
+    A sentence that is a whole heading line (:func:`~statinterp.text.headings.is_heading_line`:
+    "III. Summary Judgment", "General rule") is left out unless ``headings``; each sentence of
+    the opinion's paragraphs gets the heading it stands under, when it has one, as ``section``."""
     pattern = term_pattern(query_of(term_key(term)))
     nlp = _joining_pipeline(join_rules)
     tables: Tables = {kind: {} for kind in KINDS}
@@ -301,6 +305,8 @@ def sentences_around(collection: Collection | ShardSet, term: str, opinions: lis
                     continue
                 if pattern.search(opinion_text, start, end) is None:
                     continue
+                if not headings and _is_heading_sentence(lines, starts, start, end, rows):
+                    continue
                 found_here[(start, end)] = None
         if not found_here:
             continue
@@ -317,6 +323,7 @@ def sentences_around(collection: Collection | ShardSet, term: str, opinions: lis
             if progress is not None:
                 progress(1)
         pin = _PinCites(tables["case"][cid], rows)
+        sections = _Sections(lines, rows)
         for start, end in sorted(found_here):
             first = _line_index(starts, start)
             last = _line_index(starts, end - 1)
@@ -329,9 +336,49 @@ def sentences_around(collection: Collection | ShardSet, term: str, opinions: lis
             sid = f"{pid}-s{position}"
             tables["sentence"][sid] = {"case_id": cid, "opinion_id": oid, "paragraph_id": pid,
                                        "position": position, "text": opinion_text[start:end],
-                                       **pin.fields(first, start - starts[first])}
+                                       **pin.fields(first, start - starts[first]), **sections.fields(first)}
             sentence_case[sid] = case_id
     return tables, sentence_case
+
+
+def _neighbours(lines: list[str], rows: list[ParagraphRow], k: int) -> tuple[str | None, str | None]:
+    """The lines before and after line ``k`` among the lines of its kind (paragraphs or footnotes)."""
+    before = lines[k - 1] if k > 0 and rows[k - 1].footnote == rows[k].footnote else None
+    after = lines[k + 1] if k + 1 < len(lines) and rows[k + 1].footnote == rows[k].footnote else None
+    return before, after
+
+
+def _is_heading_sentence(lines: list[str], starts: list[int], start: int, end: int,
+                         rows: list[ParagraphRow]) -> bool:
+    """Whether the sentence at ``start:end`` of the opinion's text is a whole heading line (or all of
+    one after its label: "2." | "General rule")."""
+    k = _line_index(starts, start)
+    line = lines[k]
+    if end > starts[k] + len(line.rstrip()) or len(line) > 200:
+        return False  # it goes on past its line, or the line is too long to be a heading
+    label = line[:start - starts[k]].strip()
+    if label and LABEL_RE.fullmatch(label + " ") is None:
+        return False
+    return is_heading_line(line, *_neighbours(lines, rows, k))
+
+
+class _Sections:
+    """The heading each line of one opinion's paragraphs stands under (``section``), found when first asked."""
+
+    def __init__(self, lines: list[str], rows: list[ParagraphRow]):
+        self.lines = lines
+        self.rows = rows
+        self._headings: list[int] | None = None
+
+    def fields(self, line: int) -> dict[str, str]:
+        """``section``: the nearest heading line before paragraph line ``line`` (none for a footnote)."""
+        if self.rows[line].footnote:
+            return {}
+        if self._headings is None:
+            self._headings = [k for k, text in enumerate(self.lines) if not self.rows[k].footnote
+                              and len(text) <= 200 and is_heading_line(text, *_neighbours(self.lines, self.rows, k))]
+        at = bisect.bisect_left(self._headings, line) - 1
+        return {"section": self.lines[self._headings[at]]} if at >= 0 else {}
 
 
 class _PinCites:
@@ -400,15 +447,15 @@ def find_runs(opinions: list[MatchingOpinion], n_runs: int) -> list[list[Matchin
     return runs
 
 
-def find_run(folder: str, term: str, opinions: list[MatchingOpinion]) -> FoundTables:
+def find_run(folder: str, term: str, opinions: list[MatchingOpinion], headings: bool = False) -> FoundTables:
     """One run's tables (:func:`sentences_around`); runs on a worker."""
     with open_collection(folder) as collection:  # a shard set: the whole set (the run's cases may be in any shard)
-        return sentences_around(collection, term, opinions)
+        return sentences_around(collection, term, opinions, headings=headings)
 
 
 def find_on_dask(folder: str | Path, term: str, opinions: list[MatchingOpinion], scheduler: str | None,
                  n_workers: int, *, progress: Callable[[int], None] | None = None,
-                 task: Callable = find_run) -> FoundTables:
+                 task: Callable = find_run, headings: bool = False) -> FoundTables:
     """:func:`sentences_around` of ``opinions`` on ``dask.distributed``: runs of whole cases
     (:func:`find_runs`), each segmented by a task that reads the collection itself (the workers
     must see its folder), merged in run order: the same tables as in one process. ``progress``
@@ -419,6 +466,8 @@ def find_on_dask(folder: str | Path, term: str, opinions: list[MatchingOpinion],
         return merge_found_tables([])
     runs = find_runs(opinions, RUNS_PER_WORKER * n_workers)
     arguments = [(str(folder), term, run) for run in runs]
+    if headings:
+        task = functools.partial(task, headings=True)
 
     def arrived() -> Iterator[FoundTables]:
         with dask_client(scheduler, n_workers) as client:
@@ -431,8 +480,10 @@ def find_on_dask(folder: str | Path, term: str, opinions: list[MatchingOpinion],
 
 
 def find_term(collection: Collection | ShardSet, term: str, *, progress: Callable[[int], None] | None = None,
-              engine: str = "local", scheduler: str | None = None, n_workers: int = 2) -> FoundTerm:
-    """Every sentence of ``collection`` that mentions ``term`` (see the module docstring).
+              engine: str = "local", scheduler: str | None = None, n_workers: int = 2,
+              headings: bool = False) -> FoundTerm:
+    """Every sentence of ``collection`` that mentions ``term`` (see the module docstring); a
+    heading line is no sentence and is left out unless ``headings`` (:func:`sentences_around`).
 
     ``progress`` is called with the number of matching cases done after each case.
     ``engine="dask"`` segments the matching opinions on ``dask.distributed`` (the scheduler at
@@ -445,10 +496,10 @@ def find_term(collection: Collection | ShardSet, term: str, *, progress: Callabl
     key = term_key(term)
     opinions, searched, matched = matching_opinions(collection, key)
     if engine == "local":
-        tables, sentence_case = sentences_around(collection, key, opinions, progress=progress)
+        tables, sentence_case = sentences_around(collection, key, opinions, progress=progress, headings=headings)
     else:
         tables, sentence_case = find_on_dask(collection.folder, key, opinions, scheduler, n_workers,
-                                             progress=progress)
+                                             progress=progress, headings=headings)
     return FoundTerm(key, query_of(key), tables, searched, matched, str(collection.folder), sentence_case)
 
 
@@ -459,8 +510,13 @@ def _line_index(starts: list[int], offset: int) -> int:
 def term_zip_bytes(key: str, tables: Tables, filters: dict[str, Any] | None = None) -> bytes:
     """find's tables as the data set's term zip (:func:`~statinterp.corpus.dataset.tables_zip_bytes`
     of :func:`~statinterp.corpus.dataset.found_records`); ``filters`` (the case filter applied,
-    :attr:`FoundTerm.filters`) is recorded in the zip's comment (:func:`~statinterp.corpus.dataset.zip_filters`)."""
-    return tables_zip_bytes(key, found_records(tables), filters=filters)
+    :attr:`FoundTerm.filters`) is recorded in the zip's comment (:func:`~statinterp.corpus.dataset.zip_filters`).
+    The zip keeps the data set's fields: a sentence's ``section`` (the heading it stands under) stays
+    in find's tables only."""
+    records = found_records(tables)
+    records["sentence"] = {sid: {k: v for k, v in r.items() if k != "section"}
+                           for sid, r in records["sentence"].items()}
+    return tables_zip_bytes(key, records, filters=filters)
 
 
 def write_term_zip(found: FoundTerm, path: str | Path, force: bool = False) -> Path:

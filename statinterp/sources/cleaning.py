@@ -1285,8 +1285,8 @@ def clean_plain(text: str, *, kind: str = "majority", author: str | None = None,
 
 
 def _take_head(paras: list[str], head: list[str], author: str | None) -> tuple[list[str], str | None]:
-    """The opinion's paragraphs without their head matter (:func:`split_head`), added to ``head``."""
-    front, body, who = split_head(paras)
+    """The opinion's paragraphs without their head and closing matter (:func:`split_matter`), added to ``head``."""
+    front, body, who = split_matter(paras)
     head.extend(front)
     return body, author or who
 
@@ -1316,8 +1316,13 @@ def _capitals(text: str) -> float:
     return sum(c.isupper() for c in letters) / len(letters) if letters else 1.0
 
 
+_SPACED_LETTERS = re.compile(r"\b[A-Z](?: [A-Z]){3,}\b")
+
+
 def _order_title(text: str) -> bool:
-    """An order's title: "ORDER" in a line nine tenths of whose letters are capitals."""
+    """An order's title: "ORDER" in a line nine tenths of whose letters are capitals (its letters
+    perhaps spaced out: "O R D E R")."""
+    text = _SPACED_LETTERS.sub(lambda m: m.group().replace(" ", ""), text)
     return bool(_ORDER_TITLE.search(text)) and _capitals(text) >= 0.9
 
 
@@ -1377,21 +1382,116 @@ def _without_repeated_caption(body: list[str], head: list[str]) -> list[str]:
     return out
 
 
+#: Caption and closing lines are short: at most this many characters and words.
+CAPTION_LINE_CHARS = 120
+CAPTION_LINE_WORDS = 12
+#: At most this many closing lines (a signature block) follow an order's last sentence.
+MAX_CLOSING_LINES = 6
+_DOCKET_LINE = re.compile(r"\b(?:Docket|Case|Appeal)?\s*Nos?\.\s*[A-Z]{0,3}\s?\d", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.?!;][\"”’')\]]*$")
+_WRAPPED_END = re.compile(r"[.?!:][\"”’')\]]*\d{0,3}$")
+_SENTENCE_BREAK = re.compile(r"(?<=[a-z\d)\]])[.?!][\"”’')\]]*\s+(?=[A-Z])")
+
+
+def _short(text: str) -> bool:
+    return 0 < len(text) <= CAPTION_LINE_CHARS and len(text.split()) <= CAPTION_LINE_WORDS
+
+
+def _caption_line(text: str) -> bool:
+    """A line of a caption: short, and a party's role, a docket number, a "v." or a column of a
+    caption's table ("]", ")") in it, or no sentence's end (a party's name, "Argentine Republic,")."""
+    if not _short(text):
+        return False
+    last = text.split()[-1]
+    if last.endswith(".") and (len(last) <= 5 or "." in last[:-1]):
+        text = text[:-1]  # a party's name ends with an abbreviation ("et al.", "Inc.", "L.P."), not a sentence
+    return bool(_CAPTION_ROLE.search(text) or _DOCKET_LINE.search(text) or _VERSUS_WITHIN.search(text)
+                or re.search(r"(?:^|\s)[\])](?:\s|$)", text) or not _SENTENCE_END.search(text))
+
+
+def _leading_caption(body: list[str]) -> int:
+    """How many of the opinion's first paragraphs are the rest of its caption (a second caption of
+    consolidated appeals under the order's title): a run of caption lines before the first sentence,
+    holding a party's role or a docket number."""
+    n = 0
+    while n < len(body) and n < 40 and _caption_line(strip_markers(body[n]).strip()):
+        n += 1
+    run = [strip_markers(p) for p in body[:n]]
+    if n == len(body) or not any(_CAPTION_ROLE.search(t) or _DOCKET_LINE.search(t) for t in run):
+        return 0
+    return n
+
+
+def _closing_line(text: str) -> bool:
+    """A line of an order's closing: short, no sentence's end, opening with a capital, a digit or
+    "/s/", and not ending with a word in lower case (a sentence cut short): "For the Court:",
+    "Entered for the Court", "CHRISTOPHER M. WOLPERT, Clerk", "Dated: 8/23/05", "/s/ Jane Roe"."""
+    if not _short(text) or _SENTENCE_END.search(text):
+        return False
+    last = text.split()[-1].strip("\"”’')],:")
+    return bool(re.match(r"^(?:[A-Z0-9(]|/s/)", text)) and not last[:1].islower()
+
+
+def split_closing(body: list[str]) -> tuple[list[str], list[str]]:
+    """(opinion, closing matter): the closing lines (:func:`_closing_line`: a signature, a clerk's
+    name and title, "Dated: ...") after the opinion's last sentence, at most
+    :data:`MAX_CLOSING_LINES` of them, leave the opinion."""
+    n = 0
+    while n < min(MAX_CLOSING_LINES, len(body) - 1) and _closing_line(strip_markers(body[-1 - n]).strip()):
+        n += 1
+    if not body or n == len(body):
+        return body, []
+    last = body[-1 - n]
+    if not _WRAPPED_END.search(strip_markers(last).strip()):
+        # the closing's first line run into the last sentence's paragraph ("... no bond is required.
+        # IT IS SO ORDERED Dated: August 5, 2016"): split off after the paragraph's last sentence
+        ends = list(_SENTENCE_BREAK.finditer(last))
+        tail = last[ends[-1].end():] if ends else ""
+        if not tail or PAGE_OPEN in tail or not _closing_line(tail.strip()) or n + 1 > MAX_CLOSING_LINES:
+            return body, []
+        closing = [tail.strip()] + [strip_markers(p) for p in body[len(body) - n:]]
+        return body[:-1 - n] + [last[:ends[-1].end()].rstrip()], closing
+    if n == 0:
+        return body, []
+    return body[:-n], [strip_markers(p) for p in body[-n:]]
+
+
+def split_matter(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
+    """:func:`split_head`, then the rest of the caption at the opinion's head and the closing lines
+    at its end (:func:`split_closing`) go to the head matter too: (head matter, opinion, author).
+    The rule of PDF-born opinions (a PDF's paragraphs, a plain text of one)."""
+    head, body, author = split_head(paragraphs)
+    if head:
+        lead = _leading_caption(body)
+        if lead:
+            page = next(iter(_MARKER.findall("".join(body[:lead]))[-1:]), None)
+            head = head + [strip_markers(p) for p in body[:lead]]
+            body = body[lead:]
+            if page is not None and not body[0].startswith(PAGE_OPEN):
+                body[0] = page_marker(page) + body[0]
+    body, closing = split_closing(body)
+    return head + closing, body, author
+
+
 def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
     """(head matter, opinion, author): the paragraphs before the opinion's start (its author's
     line, an opening heading, after a "Per Curiam:" line or an order's title, or after a
     two-column caption whose title ends one of its lines) in the first 40 % of the paragraphs or
     of the characters (at most 80 paragraphs: a caption, a syllabus, counsel) are the head matter;
-    without such a start everything is the opinion. The opinion's first paragraph keeps the page
-    label it is on; the head's caption set again later (a certificate of service) leaves the
-    opinion too. The same rule for a PDF's paragraphs and for a plain text's (whose caption lines
-    are joined into fewer paragraphs: hence the share of the characters too)."""
+    (the limit does not apply while every paragraph so far is a caption's short line: an order's
+    title under a long caption); without such a start everything is the opinion. The opinion's
+    first paragraph keeps the page label it is on; the head's caption set again later (a
+    certificate of service) leaves the opinion too. The same rule for a PDF's paragraphs and for a
+    plain text's (whose caption lines are joined into fewer paragraphs: hence the share of the
+    characters too)."""
     page = None
     total = sum(len(p) for p in paragraphs)
     before = 0
+    caption = True  # every paragraph so far is a caption's short line
     for i, raw in enumerate(paragraphs[:80]):
-        if i > int(0.4 * len(paragraphs)) and before > 0.4 * total:
+        if i > int(0.4 * len(paragraphs)) and before > 0.4 * total and not caption:
             break
+        caption = caption and len(strip_markers(raw)) <= CAPTION_LINE_CHARS
         before += len(raw)
         labels = _MARKER.findall(raw)
         text = strip_markers(raw)

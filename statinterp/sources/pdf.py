@@ -53,6 +53,8 @@ sets as text of its own that PDFium leaves out is put back: :func:`_dropped_spac
   "Introduction", in any case) in the first 40 % of the paragraphs or characters -- is the case's
   ``head_matter`` (caption, syllabus, counsel), as in CAP; without such a start all the text is
   the opinion's (:func:`~statinterp.sources.cleaning.split_head`, the rule plain text uses too).
+  The rest of a caption under the title and an order's closing lines after its last sentence
+  (signature, clerk, "Dated: ...") are head matter too (:func:`~statinterp.sources.cleaning.split_matter`).
 * **Separate opinions**: a concurrence or dissent starts at its author's line ("BARRON, Circuit
   Judge, concurring ...", "JUSTICE THOMAS, dissenting.") and is an opinion of its own
   (:func:`split_opinions`), with the footnotes that stand on its pages.
@@ -92,7 +94,7 @@ from statinterp.sources.cleaning import (
     page_labels,
     page_marker,
     party_caption,
-    split_head,
+    split_matter,
     strip_markers,
 )
 from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
@@ -1105,7 +1107,7 @@ def _note_page(note: str) -> int | None:
 def pdf_case(data: bytes, case_id: str) -> CaseRecord:
     """The case a PDF holds (PdfProblem when it cannot be read)."""
     lay = layout(data)
-    head, body, author = split_head(lay.paragraphs)
+    head, body, author = split_matter(lay.paragraphs)
     notes = [f"{lab} {text}" if lab else text for lab, text in lay.footnotes]
     parts = split_opinions(body, author)
     # a footnote goes with the opinion on whose pages it stands: from a separate opinion's first page

@@ -114,6 +114,8 @@ from spacy.language import Language
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
 
+from statinterp.text.headings import heading_text, is_titled
+
 __all__ = [
     "SEGMENTER_VERSION",
     "LEGAL_ABBREVIATIONS",
@@ -762,31 +764,14 @@ def _line_prefix(doc: Doc, classes: np.ndarray, s: int, max_tokens: int) -> tupl
     return "".join(pieces), ends
 
 
-# Words a heading leaves in lower case ("Motion for Discovery", "Standard of Review").
-_HEADING_SMALL_WORDS = frozenset("a an and as at by de for from in into of on or nor the to v. vs. with".split())
-_HEADING_MAX_WORDS = 12
-_SENTENCE_END_RE = re.compile(r"[.?!:;,][\"'”’)\]]*$")
-
-
-def _is_heading(text: str) -> bool:
-    """Whether ``text`` (a line past its list label) is a heading: at most twelve words, no
-    punctuation at its end, each word capitalised (small words aside) or not a word ("Bank Murders",
-    "Jury Instruction: Malice", "ASSIGNMENTS OF ERROR", "Mitigator (2)(b)")."""
-    words = text.split()
-    if not words or len(words) > _HEADING_MAX_WORDS or _SENTENCE_END_RE.search(words[-1]):
-        return False
-    return all(w.lower() in _HEADING_SMALL_WORDS or not w.lstrip("“\"‘'([")[:1].isalpha()
-               or w.lstrip("“\"‘'([")[:1].isupper() for w in words)
-
-
-_HEADING_LABEL_RE = re.compile(
-    r"(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|[IVXLC]{1,6}\.|[A-Za-z]\.|\d{1,3}\.|¶[ \t]*\d+)[ \t]+")
+# Headings have one home, statinterp.text.headings: the segmenter's numbered-heading rules use the
+# titled test ("(a) Bank Murders", "2. ASSIGNMENTS OF ERROR"), as they always have.
+_is_heading = is_titled
 
 
 def _is_heading_line(line: str) -> bool:
-    """Whether ``line`` is a heading, past a label ("4. ANALYSIS AND RESOLUTION", "(a) Ex Post Facto Claim")."""
-    m = _HEADING_LABEL_RE.match(line)
-    return _is_heading(line[m.end():] if m else line)
+    """Whether ``line`` is a titled heading, past a label ("4. ANALYSIS AND RESOLUTION", "(a) Ex Post Facto Claim")."""
+    return is_titled(heading_text(line))
 
 
 def _line_text(doc: Doc, classes: np.ndarray, s: int) -> str:

@@ -24,9 +24,9 @@ def case(stem: str) -> CaseRecord:
 
 def test_an_orders_caption_and_title_are_head_matter():
     order = case(ORDER)
-    assert order.head_matter.splitlines()[-1] == (
+    assert order.head_matter.splitlines()[-4] == (
         "ORDER GRANTING CONSUMERINFO.COM, INC. dba EXPERIAN CONSUMER SERVICES’ APPLICATION FOR A PRELIMINARY "
-        "INJUNCTION")  # a title over five lines, one paragraph
+        "INJUNCTION")  # a title over five lines, one paragraph (the closing lines follow it)
     assert "ESTEBAN LEON; and DOES 1 through 10, inclusive," in order.head_matter
     body = order.opinions[0].paragraphs
     assert body[0].startswith("On July 13, 2016, the Court issued")  # no stamp's "O" before it
@@ -34,9 +34,13 @@ def test_an_orders_caption_and_title_are_head_matter():
 
 
 def test_a_decree_in_capitals_is_a_line_of_its_own():
-    body = case(ORDER).opinions[0].paragraphs
-    assert "3. The Court finds that no bond is required." in body
-    assert "IT IS SO ORDERED" in body
+    """... of the order's closing matter, with its date and signature (defect 8: "Dated:" was cut
+    from its date), after the order's last sentence."""
+    order = case(ORDER)
+    body = order.opinions[0].paragraphs
+    assert body[-1] == "3. The Court finds that no bond is required."
+    assert order.head_matter.splitlines()[-3:] == [
+        "IT IS SO ORDERED", "Dated: August 5, 2016", "DAVID O. CARTER United States District Judge"]
 
 
 def test_each_item_of_a_list_is_a_line_of_its_own():
