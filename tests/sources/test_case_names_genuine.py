@@ -1,0 +1,30 @@
+"""Case names of the genuine opinions of issue 34's development set (/work/tqset-tqreport), as
+their captions read, cited as a lawyer pastes them. Each name below was cited wrongly before
+(the first party's last word, the relator's given name, an alias, a designation kept).
+
+The captions are the opinions' own (public domain): ncsc-2022-1 (Gift Surplus, 2022-NCSC-1),
+cacd-16-1261, tn-wcc-calderon, the entries of experiments/text_quality_set.json.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from statinterp.corpus.pin_cites import cite_name
+
+
+@pytest.mark.parametrize(("name", "court", "expected"), [
+    # ncsc-2022-1 (PDF caption): a firm is not an individual; the relator by surname
+    ("GIFT SURPLUS, LLC, and SANDHILL AMUSEMENTS, INC. v. STATE OF NORTH CAROLINA, ex rel. ROY COOPER, "
+     "in his official capacity as Governor", "nc", "Gift Surplus, LLC v. State ex rel. Cooper"),
+    ("GIFT SURPLUS, LLC, and SANDHILL AMUSEMENTS, INC. v. STATE OF NORTH CAROLINA, ex rel. ROY COOPER", "",
+     "Gift Surplus, LLC v. State ex rel. Cooper"),
+    # cacd-16-1261 (PDF caption): "dba" and what follows is an alias; a web address is a firm's name
+    ("CONSUMERINFO.COM, INC. dba EXPERIAN CONSUMER SERVICES v. ESTEBAN LEON; and DOES 1 through 10", "cacd",
+     "Consumerinfo.com, Inc. v. Leon"),
+    # tn-wcc-calderon (PDF caption): "Employee", "Employer" are designations; a hyphenated surname
+    ("Leonardo Calderon-Fuentes Employee v. CEVA Logistics U.S. Holdings Employer", "tennworkcompcl",
+     "Calderon-Fuentes v. CEVA Logistics U.S. Holdings"),
+])
+def test_genuine_caption_cited(name: str, court: str, expected: str) -> None:
+    assert cite_name(name, court) == expected
