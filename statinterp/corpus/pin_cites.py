@@ -377,6 +377,8 @@ _ACRONYMS = frozenset(("USA", "SEC", "FBI", "EPA", "IRS", "FCC", "FTC", "INS", "
                        "ERISA", "OSHA", "CIA", "ICE", "DOE", "DOJ", "TSA", "USPS", "UPS", "AMTRAK", "NFL", "NBA",
                        "MLB", "NHL", "ABC", "CBS", "NBC", "CNN", "HBO", "AIG", "AOL", "EMI"))
 _DOMAIN = re.compile(r"[A-Za-z][A-Za-z\-]+\.(?i:com|net|org)")
+#: A surname in capitals after its "Mc" or "Mac" ("McCRIMMON").
+_MC_CAPS = re.compile(r"(Mc|Mac)[A-Z][A-Z'’\-]+")
 _ROMAN = re.compile(r"^(?:I{1,3}|IV|VI{0,3}|IX|XI{0,3})$")
 _SUFFIX = re.compile(r"^(?:Jr\.?|Sr\.?|I{2,3}|IV|V)$", re.IGNORECASE)
 _INITIAL = re.compile(r"^[A-Z]\.$")
@@ -398,7 +400,7 @@ def _letters(word: str) -> str:
 
 def _is_caps(word: str) -> bool:
     letters = _letters(word)
-    return len(letters) >= 2 and letters.isupper()
+    return len(letters) >= 2 and (letters.isupper() or _MC_CAPS.fullmatch(letters) is not None)
 
 
 def _is_acronym(word: str) -> bool:
@@ -423,6 +425,9 @@ def _title(word: str, first: bool = False) -> str:
             return m.group(0)  # the letters after an apostrophe that follows a word: "'s", "'n"
         return m.group(0).capitalize()
 
+    mc = _MC_CAPS.match(word)
+    if mc:  # McCRIMMON -> McCrimmon
+        return mc.group(1) + _title(word[mc.end(1):], True)
     if _DOMAIN.fullmatch(word.strip(",;:()")):
         return low[:1].upper() + low[1:]  # Consumerinfo.com
     return re.sub(r"[a-z]+", run, low)
@@ -553,7 +558,7 @@ def _looks_personal(words: list[str]) -> bool:
     for w in words:
         t = _title(w, True)
         if ("'" in w or "’" in w or w.lower() in _SMALL_WORDS or t in table
-                or not re.fullmatch(r"[A-Z](?:[A-Z\-]+|[a-z]+(?:-[A-Z][a-z]+)*)", w)
+                or not re.fullmatch(r"[A-Z](?:[A-Z\-]+|[a-z]+(?:-[A-Z][a-z]+)*)|Ma?c[A-Z][A-Z\-]+", w)
                 or (_is_caps(w) and _is_acronym(w))
                 or t.rstrip("s") in table or t in _GOVERNMENT or any(t in s.split() for s in states)):
             return False

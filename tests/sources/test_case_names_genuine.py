@@ -8,9 +8,12 @@ cacd-16-1261, tn-wcc-calderon, the entries of experiments/text_quality_set.json.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from statinterp.corpus.pin_cites import cite_name
+from statinterp.sources.cleaning import caption_name
 
 
 @pytest.mark.parametrize(("name", "court", "expected"), [
@@ -27,4 +30,25 @@ from statinterp.corpus.pin_cites import cite_name
      "Calderon-Fuentes v. CEVA Logistics U.S. Holdings"),
 ])
 def test_genuine_caption_cited(name: str, court: str, expected: str) -> None:
+    assert cite_name(name, court) == expected
+
+
+CAPTIONS = Path(__file__).parents[1] / "fixtures" / "genuine" / "case-names" / "captions"
+
+
+@pytest.mark.parametrize(("entry", "court", "expected"), [
+    # pleading paper's line numbers and the right column's title were read as parties
+    ("cacd-16-1261", "cacd", "Consumerinfo.com, Inc. v. Leon"),  # was "16 v. Experian Consumer Servs.’ ..."
+    ("cand-04-98-order", "cand", "Alvarado v. Fedex Corp."),  # was "10 v. Subpoena 11 Fedex Corp."
+    # a role and a docket number in the right column were the first party
+    ("ca2-25-1689-order", "ca2", "Bainbridge Fund LTD v. Republic of Argentina"),
+    # a ":" column: the caption was missed and a sentence of the body cited
+    ("njd-18-16281", "njd", "McCrimmon v. Johnson"),
+    # a ")" column: docket and state file numbers, the judge, inside the name
+    ("tn-wcab-diaz", "tennworkcompapp", "Ruben Diaz v. Create & Construct, LLC"),
+])
+def test_genuine_column_caption(entry: str, court: str, expected: str) -> None:
+    lines = (CAPTIONS / f"{entry}.txt").read_text(encoding="utf-8").split("\n")
+    name = caption_name(lines)
+    assert name is not None
     assert cite_name(name, court) == expected
