@@ -87,6 +87,7 @@ from statinterp.sources.cleaning import (
     SPLIT_MARKER,
     Dehyphenator,
     clean_opinion,
+    column_caption,
     dehyphenate,
     page_labels,
     page_marker,
@@ -944,7 +945,23 @@ def _party(line: _Line) -> str:
 
 def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
     """"X v. Y" from the first page: the lines around a "v." (or "versus") line, the parties'
-    roles ("Plaintiff, Appellant,", "Petitioners") dropped; else "In re ..."; None without one."""
+    roles ("Plaintiff, Appellant,", "Petitioners") dropped; else "In re ..."; None without one.
+    A name that keeps a role or a docket number (a caption set in a ":" column, its right column
+    read into it) is read again by the caption's left column (:func:`column_caption`)."""
+    name = _caption_lines(lines, paragraphs)
+    if name is None or _NOT_A_NAME.search(name):
+        boxed = column_caption([ln.text for ln in lines[:80]])
+        if boxed is not None:
+            return _clean_name(boxed)
+    return name
+
+
+#: What a case's name never holds: a party's role, a docket or case number.
+_NOT_A_NAME = re.compile(r"\b(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|Petitioners?|Respondents?)\b|"
+                         r"\bNo\.\s*\d|\b\d:\d{2}-", re.IGNORECASE)
+
+
+def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
     for i, ln in enumerate(lines[:80]):
         head = _left(ln.text)
         m = re.search(r"(?:^|\s)(?:v\.|vs\.|versus|V\.)(?:\s+(.+))?$", head)

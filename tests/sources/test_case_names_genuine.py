@@ -52,3 +52,22 @@ def test_genuine_column_caption(entry: str, court: str, expected: str) -> None:
     name = caption_name(lines)
     assert name is not None
     assert cite_name(name, court) == expected
+
+
+PDFS = Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("stem", "court", "expected"), [
+    # a ":" column: the role and the docket number were read as the first party
+    ("njd-18-16281-mccrimmon", "njd", "McCrimmon v. Johnson"),  # was "Plaintiff, : Civ. No. 3:18-cv-... v. Johnson"
+    ("nc-2022-ncsc-1-gift-surplus", "nc", "Gift Surplus, LLC v. State ex rel. Cooper"),
+    ("cacd-8-16-cv-01261-experian", "cacd", "Consumerinfo.com, Inc. v. Leon"),
+])
+def test_genuine_pdf_caption_cited(stem: str, court: str, expected: str) -> None:
+    from statinterp.sources.pdf import read_pdf
+    from statinterp.sources.records import CaseRecord
+
+    record = read_pdf(PDFS / f"{stem}.pdf")
+    assert isinstance(record, CaseRecord)
+    assert cite_name(record.name, court) == expected
