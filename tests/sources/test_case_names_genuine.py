@@ -71,3 +71,23 @@ def test_genuine_pdf_caption_cited(stem: str, court: str, expected: str) -> None
     record = read_pdf(PDFS / f"{stem}.pdf")
     assert isinstance(record, CaseRecord)
     assert cite_name(record.name, court) == expected
+
+
+@pytest.mark.slow
+def test_a_pdf_without_a_caption_says_so_and_ingest_warns() -> None:
+    """nysd-12-5708: its first page (the caption) has no text layer: the name says that no name
+    was found (not the bare file id, not empty), and a note names the file."""
+    from statinterp.corpus.pin_cites import format_cite
+    from statinterp.progress import LineReporter, use_reporter
+    from statinterp.sources.pdf import read_pdf
+    from statinterp.sources.records import CaseRecord
+
+    file = PDFS / "nysd-12-5708-hostess.pdf"
+    notes: list[str] = []
+    reporter = LineReporter(notes.append)
+    with use_reporter(reporter):
+        record = read_pdf(file)
+    assert isinstance(record, CaseRecord)
+    assert record.name == "[no case name found: nysd-12-5708-hostess.pdf]"
+    assert format_cite(record.name, "", "nysd", "2013-09-27").startswith("[no case name found: ")
+    assert any(str(file) in n and "no caption" in n for n in notes), notes
