@@ -385,6 +385,8 @@ _INITIAL = re.compile(r"^[A-Z]\.$")
 #: A firm's name that already says it is one: ", Inc." and the like after it are dropped (Bluebook 10.2.1(h)).
 _FIRM_WORD = re.compile(r"\b(?:Co\.|Corp\.|Ass'n|Bros\.|R\.R\.|Ry\.|Ins\.|Bank|Cos\.|Ltd\.)(?=\s|,|$)")
 _FIRM_SUFFIX = re.compile(r",?\s+(?:Inc\.?|Incorporated|Ltd\.|Limited|L\.L\.C\.|LLC|L\.P\.|LP|N\.A\.|P\.C\.|P\.A\.)$")
+#: A firm's form written without its full stop or in capitals, as cited.
+_FIRM_FORMS = {"ltd": "Ltd.", "inc": "Inc.", "corp": "Corp."}
 #: Words of a government's or an institution's name, never an individual's.
 _GOVERNMENT = frozenset("""State States United People Commonwealth County City Town Village Township Borough
     Parish Estate Trust Bank Inc Inc. Llc Commissioner Secretary Director Warden Sheriff Board Court Republic Nation
@@ -594,6 +596,8 @@ def _clean_party(party: str, court: str, all_caps: bool, captioned: bool = False
             before_lower = i + 1 < len(raw) and raw[i + 1][:1].islower()
             words.append(_title(w, i == 0) if _is_caps(w) and not _is_acronym(w) and not re.search(r"\d", w) and (
                 before_lower or _title(w) in _GOVERNMENT) else w)
+    if words and words[-1].rstrip(".").lower() in _FIRM_FORMS:  # Bainbridge Fund LTD -> Ltd.
+        words[-1] = _FIRM_FORMS[words[-1].rstrip(".").lower()]
     party = " ".join(words)
     if party[:4] in ("The ", "the ") and not party.startswith("The King"):  # Bluebook 10.2.1(d)
         party = party[4:]

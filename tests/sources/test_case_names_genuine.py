@@ -40,8 +40,8 @@ CAPTIONS = Path(__file__).parents[1] / "fixtures" / "genuine" / "case-names" / "
     # pleading paper's line numbers and the right column's title were read as parties
     ("cacd-16-1261", "cacd", "Consumerinfo.com, Inc. v. Leon"),  # was "16 v. Experian Consumer Servs.’ ..."
     ("cand-04-98-order", "cand", "Alvarado v. Fedex Corp."),  # was "10 v. Subpoena 11 Fedex Corp."
-    # a role and a docket number in the right column were the first party
-    ("ca2-25-1689-order", "ca2", "Bainbridge Fund LTD v. Republic of Argentina"),
+    # a role and a docket number in the right column were the first party; "LTD" cited "Ltd."
+    ("ca2-25-1689-order", "ca2", "Bainbridge Fund Ltd. v. Republic of Argentina"),
     # a ":" column: the caption was missed and a sentence of the body cited
     ("njd-18-16281", "njd", "McCrimmon v. Johnson"),
     # a ")" column: docket and state file numbers, the judge, inside the name
