@@ -1549,12 +1549,19 @@ def _blocks(lines: Sequence[str]) -> list[list[str]]:
     return blocks
 
 
+#: What a caption never holds and a sentence of the body may: a reporter citation ("515 F.3d 224"),
+#: a section sign, quotation marks, a signal after a full stop (". See ").
+_SENTENCE_NOT_CAPTION = re.compile(r"\b\d+\s+[A-Z][A-Za-z.]*\s?(?:\d?d|\dth)?\s+\d+\b|§|[“”]|\.\s+(?:See|Cf|But)\b")
+
+
 def _versus_block(blocks: list[list[str]]) -> str | None:
     """The first block that reads "X v. Y" (or "In re X"), its stamps and numbers left out."""
     for block in blocks:
         kept = [ln for ln in block if not is_stamp(ln)]
         text = " ".join(kept)
         m = _VERSUS_WITHIN.search(text)
+        if m and _SENTENCE_NOT_CAPTION.search(text):
+            continue  # "... See Phillips v. Cty. of Allegheny, 515 F.3d 224": the body, not a caption
         if m and m.start() > 0 and text[m.end():].strip() and len(text) <= 400:
             return text.rstrip(" ,;:")
         if kept and _MATTER.match(kept[0]) and len(text) <= 300:

@@ -91,3 +91,11 @@ def test_a_pdf_without_a_caption_says_so_and_ingest_warns() -> None:
     assert record.name == "[no case name found: nysd-12-5708-hostess.pdf]"
     assert format_cite(record.name, "", "nysd", "2013-09-27").startswith("[no case name found: ")
     assert any(str(file) in n and "no caption" in n for n in notes), notes
+
+
+def test_a_body_sentence_is_no_caption() -> None:
+    """nysd-12-5708's text (pdftotext of a PDF whose first page has no text layer) has no caption:
+    a short block of the double-spaced body with a "v." in it was its name."""
+    text = (Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-modern" / "nysd-12-5708.txt").read_text(
+        encoding="utf-8")
+    assert caption_name(text.split("\n")) is None
