@@ -332,7 +332,8 @@ def sentence_pin_cite(term: TermData, sentence: Sentence) -> str:
 #: "Defendant and Respondent", "Cross-Petitioner"): dropped from a case name (Bluebook 10.2.1).
 _ROLE_WORD = (r"(?:(?:Cross|Counter|Third[- ]Party)[- ]?)?(?:Plaintiff|Defendant|Appellant|Appellee|Petitioner|"
               r"Respondent|Intervenor|Intervener|Movant|Claimant|Complainant|Relator|Garnishee|Objector|Libellant|"
-              r"Libelant|Cross[- ]Appellant|Cross[- ]Appellee|Real Party in Interest|Real Parties in Interest)s?")
+              r"Libelant|Employee|Employer|Cross[- ]Appellant|Cross[- ]Appellee|Real Party in Interest|"
+              r"Real Parties in Interest)s?")
 _ROLE = re.compile(rf"^(?:{_ROLE_WORD})(?:\s*(?:[-/&]|and|,)\s*(?:{_ROLE_WORD}))*\.?$", re.IGNORECASE)
 #: A designation inside a piece of a caption ("Employer-Appellant", "Additional Party-Respondent",
 #: "Defendants/Cross-Claim Plaintiffs-Respondents"): the party's name ended before it.
@@ -341,7 +342,8 @@ _ROLE_IN = re.compile(rf"(?:^|[\s\-/(])(?:{_ROLE_WORD})(?=$|[\s\-/).,;])", re.IG
 _NOT_NAME_PARENS = re.compile(rf"\s*\((?:[^()]*(?:{_ROLE_WORD}|\bJudge\b|\bJustice\b|dissent|concurr|"
                               r"\b[AFN]/?K/?A\b|\bD/?B/?A\b|known as|\bcases?\b)[^()]*)\)", re.IGNORECASE)
 #: An alias after a party's name ("COBB HOSPITAL, INC. D/B/A WELLSTAR ..."): dropped with what follows.
-_ALIAS_TAIL = re.compile(r",?\s+(?:[adfn]/k/a|d/b/a|[adfn]\.k\.a\.|d\.b\.a\.|formerly known as|now known as)\s.*$",
+_ALIAS_TAIL = re.compile(r",?\s+(?:[adfn]/k/a|d/b/a|[adfn]\.k\.a\.|d\.b\.a\.|dba|aka|fka|formerly known as|"
+                         r"now known as)\s.*$",
                          re.IGNORECASE)
 #: A service member's rank before the name ("Staff Sergeant DYLAN GRIFFIN"): not part of a case name.
 _RANKS = ("Private", "Private First Class", "Specialist", "Corporal", "Lance Corporal", "Sergeant", "Staff Sergeant",
@@ -374,12 +376,17 @@ _ACRONYMS = frozenset(("USA", "SEC", "FBI", "EPA", "IRS", "FCC", "FTC", "INS", "
                        "ACLU", "AFL-CIO", "CIO", "UAW", "NCAA", "NASA", "AT&T", "IBM", "GEICO", "USAA", "BNSF",
                        "ERISA", "OSHA", "CIA", "ICE", "DOE", "DOJ", "TSA", "USPS", "UPS", "AMTRAK", "NFL", "NBA",
                        "MLB", "NHL", "ABC", "CBS", "NBC", "CNN", "HBO", "AIG", "AOL", "EMI"))
+_DOMAIN = re.compile(r"[A-Za-z][A-Za-z\-]+\.(?i:com|net|org)")
+#: A surname in capitals after its "Mc" or "Mac" ("McCRIMMON").
+_MC_CAPS = re.compile(r"(Mc|Mac)[A-Z][A-Z'’\-]+")
 _ROMAN = re.compile(r"^(?:I{1,3}|IV|VI{0,3}|IX|XI{0,3})$")
 _SUFFIX = re.compile(r"^(?:Jr\.?|Sr\.?|I{2,3}|IV|V)$", re.IGNORECASE)
 _INITIAL = re.compile(r"^[A-Z]\.$")
 #: A firm's name that already says it is one: ", Inc." and the like after it are dropped (Bluebook 10.2.1(h)).
 _FIRM_WORD = re.compile(r"\b(?:Co\.|Corp\.|Ass'n|Bros\.|R\.R\.|Ry\.|Ins\.|Bank|Cos\.|Ltd\.)(?=\s|,|$)")
 _FIRM_SUFFIX = re.compile(r",?\s+(?:Inc\.?|Incorporated|Ltd\.|Limited|L\.L\.C\.|LLC|L\.P\.|LP|N\.A\.|P\.C\.|P\.A\.)$")
+#: A firm's form written without its full stop or in capitals, as cited.
+_FIRM_FORMS = {"ltd": "Ltd.", "inc": "Inc.", "corp": "Corp."}
 #: Words of a government's or an institution's name, never an individual's.
 _GOVERNMENT = frozenset("""State States United People Commonwealth County City Town Village Township Borough
     Parish Estate Trust Bank Inc Inc. Llc Commissioner Secretary Director Warden Sheriff Board Court Republic Nation
@@ -395,12 +402,14 @@ def _letters(word: str) -> str:
 
 def _is_caps(word: str) -> bool:
     letters = _letters(word)
-    return len(letters) >= 2 and letters.isupper()
+    return len(letters) >= 2 and (letters.isupper() or _MC_CAPS.fullmatch(letters) is not None)
 
 
 def _is_acronym(word: str) -> bool:
     bare = word.strip(",;:()")
     letters = _letters(bare)
+    if _DOMAIN.fullmatch(bare):  # a firm named by its web address: CONSUMERINFO.COM
+        return False
     return (bare.upper() in _ACRONYMS or bare.rstrip(".").upper() in _ACRONYMS or "." in bare.rstrip(".")
             or bool(_ROMAN.match(bare)) or not any(ch in "AEIOUY" for ch in letters.upper()))
 
@@ -418,6 +427,11 @@ def _title(word: str, first: bool = False) -> str:
             return m.group(0)  # the letters after an apostrophe that follows a word: "'s", "'n"
         return m.group(0).capitalize()
 
+    mc = _MC_CAPS.match(word)
+    if mc:  # McCRIMMON -> McCrimmon
+        return mc.group(1) + _title(word[mc.end(1):], True)
+    if _DOMAIN.fullmatch(word.strip(",;:()")):
+        return low[:1].upper() + low[1:]  # Consumerinfo.com
     return re.sub(r"[a-z]+", run, low)
 
 
@@ -546,7 +560,7 @@ def _looks_personal(words: list[str]) -> bool:
     for w in words:
         t = _title(w, True)
         if ("'" in w or "’" in w or w.lower() in _SMALL_WORDS or t in table
-                or not re.fullmatch(r"[A-Z](?:[A-Z\-]+|[a-z\-]+)", w)
+                or not re.fullmatch(r"[A-Z](?:[A-Z\-]+|[a-z]+(?:-[A-Z][a-z]+)*)|Ma?c[A-Z][A-Z\-]+", w)
                 or (_is_caps(w) and _is_acronym(w))
                 or t.rstrip("s") in table or t in _GOVERNMENT or any(t in s.split() for s in states)):
             return False
@@ -569,9 +583,10 @@ def _clean_party(party: str, court: str, all_caps: bool, captioned: bool = False
     if surname is not None:
         return _title(surname, True) if _is_caps(surname) else surname
     first_piece = party.split(",")[0].split()
-    if "," in party and (all_caps or captioned) and _looks_personal(first_piece):  # GEORGE HERRIN, JR., ...
+    firm_form = _FIRM_SUFFIX.search(party)  # GIFT SURPLUS, LLC: a firm, not an individual
+    if "," in party and (all_caps or captioned) and not firm_form and _looks_personal(first_piece):  # HERRIN, JR.
         return _title(first_piece[-1], True)
-    if (all_caps or captioned) and _looks_personal(raw):  # JOSE LUIS GARCIA, Maryann Gray, Respondent
+    if (all_caps or captioned) and not firm_form and _looks_personal(raw):  # JOSE LUIS GARCIA, Maryann Gray
         return _title(next(w.rstrip(",") for w in reversed(raw) if not _SUFFIX.match(w.strip(","))), True)
     if all_caps:
         words = [w if _is_acronym(w) or re.search(r"\d", w) else _title(w, i == 0) for i, w in enumerate(raw)]
@@ -581,6 +596,8 @@ def _clean_party(party: str, court: str, all_caps: bool, captioned: bool = False
             before_lower = i + 1 < len(raw) and raw[i + 1][:1].islower()
             words.append(_title(w, i == 0) if _is_caps(w) and not _is_acronym(w) and not re.search(r"\d", w) and (
                 before_lower or _title(w) in _GOVERNMENT) else w)
+    if words and words[-1].rstrip(".").lower() in _FIRM_FORMS:  # Bainbridge Fund LTD -> Ltd.
+        words[-1] = _FIRM_FORMS[words[-1].rstrip(".").lower()]
     party = " ".join(words)
     if party[:4] in ("The ", "the ") and not party.startswith("The King"):  # Bluebook 10.2.1(d)
         party = party[4:]
@@ -590,7 +607,7 @@ def _clean_party(party: str, court: str, all_caps: bool, captioned: bool = False
         rest = ""
         if " ex rel. " in place:
             place, rest = place.split(" ex rel. ", 1)
-            rest = " ex rel. " + rest
+            rest = " ex rel. " + _clean_party(rest, court, _all_caps(rest), True)  # ex rel. Cooper
         state = _court_state(court)
         return (kind if state is None or state.lower() == place.lower() else place) + rest
     if party in ("United States of America", "United States Of America"):
@@ -624,7 +641,7 @@ def cite_name(name: str, court: str = "") -> str:
     versus = _VERSUS_SPLIT.search(name)
     if versus and " - " in name[versus.end():]:  # "X v. Y - Adversary Proceeding"
         name = name[:versus.end()] + name[versus.end():].split(" - ")[0]
-    name = re.sub(r"\b(?i:ex rel\.)", "ex rel.", name)
+    name = re.sub(r",?\s+(?i:ex rel\.)", " ex rel.", name)
     prefix = ""
     while (matter := _MATTER.match(name)) is not None:  # "Matter of X v. Y": adversaries, no procedural phrase
         prefix, name = ("" if _VERSUS_SPLIT.search(name) else "In re "), name[matter.end():]

@@ -1650,16 +1650,82 @@ def _blocks(lines: Sequence[str]) -> list[list[str]]:
     return blocks
 
 
+#: What a caption never holds and a sentence of the body may: a reporter citation ("515 F.3d 224"),
+#: a section sign, quotation marks, a signal after a full stop (". See ").
+_SENTENCE_NOT_CAPTION = re.compile(r"\b\d+\s+[A-Z][A-Za-z.]*\s?(?:\d?d|\dth)?\s+\d+\b|§|[“”]|\.\s+(?:See|Cf|But)\b")
+
+
 def _versus_block(blocks: list[list[str]]) -> str | None:
     """The first block that reads "X v. Y" (or "In re X"), its stamps and numbers left out."""
     for block in blocks:
         kept = [ln for ln in block if not is_stamp(ln)]
         text = " ".join(kept)
         m = _VERSUS_WITHIN.search(text)
+        if m and _SENTENCE_NOT_CAPTION.search(text):
+            continue  # "... See Phillips v. Cty. of Allegheny, 515 F.3d 224": the body, not a caption
         if m and m.start() > 0 and text[m.end():].strip() and len(text) <= 400:
             return text.rstrip(" ,;:")
         if kept and _MATTER.match(kept[0]) and len(text) <= 300:
             return text.rstrip(" ,;:")
+    return None
+
+
+#: A line number of pleading paper at a line's start ("  13   CONSUMERINFO.COM, INC."), and the
+#: gutter of a caption set in columns: a ")" or ":" column, or three spaces and more.
+_PLEADING_NUMBER = re.compile(r"^\s*\d{1,2}(?:\s{2,}|$)")
+_GUTTER = re.compile(r"\s+[):\]](?:\s|$)|\s{3,}|\s[):\]]$")
+#: A rule of a caption's box: underscores, dashes or equals signs only.
+_BOX_RULE = re.compile(r"^[_\-=*\s:)]+$")
+
+
+def _left_column(line: str) -> tuple[int, str]:
+    """A layout line's left column and where it starts: no pleading line number, nothing after
+    the gutter; a line holding only the gutter's ")" or ":" is empty."""
+    line = line.replace("\f", " ").rstrip()
+    number = _PLEADING_NUMBER.match(line)
+    start = number.end() if number else 0
+    rest = line[start:]
+    stripped = rest.strip()
+    pos = start + len(rest) - len(rest.lstrip())
+    m = _GUTTER.search(stripped)
+    text = " ".join((stripped[:m.start()] if m else stripped).split())
+    return pos, "" if re.fullmatch(r"[):\]\s]*", text) else text
+
+
+#: How far right of the "v." line a line may start and still be in a caption's left column.
+_RIGHT_COLUMN = 20
+
+
+def column_caption(lines: Sequence[str]) -> str | None:
+    """"X v. Y" from a caption set in columns (PDF-born text kept in its layout): its left column,
+    pleading line numbers, docket numbers and titles in the right column left out; each party the
+    run of lines above and below the "v." line, its roles ("Plaintiff,", "Defendant - Appellant")
+    and stamps left out. None without a "v." line in the head."""
+    cells = [_left_column(ln) for ln in lines[:HEAD_LINES]]
+    for i, (at, ln) in enumerate(cells):
+        if not _VERSUS.match(ln):
+            continue
+        left = [text if pos <= at + _RIGHT_COLUMN else "" for pos, text in cells]
+        j = i - 1
+        while j >= 0 and (not left[j] or _ROLE.match(left[j])):
+            j -= 1
+        before: list[str] = []
+        while j >= 0 and left[j] and not _BOX_RULE.match(left[j]) and not _ROLE.match(left[j]) \
+                and not is_stamp(left[j]) and len(before) < 4:
+            before.insert(0, left[j])
+            j -= 1
+        k = i + 1
+        while k < len(left) and not left[k]:
+            k += 1
+        after: list[str] = []
+        while k < len(left) and left[k] and not _BOX_RULE.match(left[k]) and not _ROLE.match(left[k]) \
+                and not is_stamp(left[k]) and len(after) < 4:
+            after.append(left[k])
+            k += 1
+        first, second = " ".join(before).rstrip(",;: "), " ".join(after).rstrip(",;: ")
+        if first and second and len(first) + len(second) < 300:
+            return f"{first} v. {second}"
+        return None
     return None
 
 
@@ -1668,6 +1734,9 @@ def caption_name(lines: Sequence[str]) -> str | None:
     as written; None when it has none that is not a stamp or a number. See the module docstring."""
     lines = [ln.rstrip("\n") for ln in lines[:HEAD_LINES]]
     text = "\n".join(lines)
+    found = column_caption(lines)
+    if found:
+        return found
     if is_pdf_text(text):
         found = pdf_caption(text)
         if found and _VERSUS_WITHIN.search(found) and not is_stamp(found):

@@ -63,9 +63,11 @@ The decision date ("Filed February 20, 2020", "Decided ...", a date line of its 
 e-filing banner's "Date Filed") and the docket number ("No. 21-50498") come from the first page.
 The case's name comes from the caption on the first page ("X v. Y", parties on lines of their
 own around "v." or "versus", roles such as "Petitioners" dropped), never from a docket stamp or a
-report number; without a caption it is the id. A file with no text layer (a scan) or one PDFium
-cannot open is a skipped record with one line saying so ("no text layer: run OCR first"). Bytes
-before ``%PDF`` (a court download's preamble) are skipped.
+report number; a name that keeps a role or a docket number (a caption in a ":" column) is read
+again by its left column (:func:`~statinterp.sources.cleaning.column_caption`). Without a caption
+the name says so, "[no case name found: ID.pdf]", and ``ingest`` notes the file. A file with no
+text layer (a scan) or one PDFium cannot open is a skipped record with one line saying so ("no
+text layer: run OCR first"). Bytes before ``%PDF`` (a court download's preamble) are skipped.
 
 :func:`read_pdf` reads one file (for studies and tests); the format ``pdf`` is registered for
 ``statinterp ingest``. The thresholds were chosen on the Tax Court memorandum and the First
@@ -82,6 +84,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from statinterp.errors import InputError
+from statinterp.progress import note
 from statinterp.sources.cleaning import (
     MARGIN_SHARE,
     MIN_PLEADING_LINES,
@@ -90,6 +93,7 @@ from statinterp.sources.cleaning import (
     SPLIT_MARKER,
     Dehyphenator,
     clean_opinion,
+    column_caption,
     dehyphenate,
     page_labels,
     page_marker,
@@ -1008,7 +1012,23 @@ def _party(line: _Line) -> str:
 
 def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
     """"X v. Y" from the first page: the lines around a "v." (or "versus") line, the parties'
-    roles ("Plaintiff, Appellant,", "Petitioners") dropped; else "In re ..."; None without one."""
+    roles ("Plaintiff, Appellant,", "Petitioners") dropped; else "In re ..."; None without one.
+    A name that keeps a role or a docket number (a caption set in a ":" column, its right column
+    read into it) is read again by the caption's left column (:func:`column_caption`)."""
+    name = _caption_lines(lines, paragraphs)
+    if name is None or _NOT_A_NAME.search(name):
+        boxed = column_caption([ln.text for ln in lines[:80]])
+        if boxed is not None:
+            return _clean_name(boxed)
+    return name
+
+
+#: What a case's name never holds: a party's role, a docket or case number.
+_NOT_A_NAME = re.compile(r"\b(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|Petitioners?|Respondents?)\b|"
+                         r"\bNo\.\s*\d|\b\d:\d{2}-", re.IGNORECASE)
+
+
+def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
     for i, ln in enumerate(lines[:80]):
         head = _left(ln.text)
         m = re.search(r"(?:^|\s)(?:v\.|vs\.|versus|V\.)(?:\s+(.+))?$", head)
@@ -1124,11 +1144,16 @@ def pdf_case(data: bytes, case_id: str) -> CaseRecord:
         owner.append(at)
     opinions = tuple(clean_opinion(paras, [n for n, o in zip(notes, owner, strict=True) if o == j], kind=kind,
                                    author=who) for j, (kind, who, paras) in enumerate(parts))
-    name = lay.caption or case_id
+    name = lay.caption or nameless_pdf(case_id)
     return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="",
                       decision_date=lay.decision_date, docket_number=lay.docket_number, citations=(), court="",
                       jurisdiction="", head_matter="\n".join(head), judges="", parties="", attorneys="",
                       opinions=opinions or (clean_opinion([], notes, author=author),))
+
+
+def nameless_pdf(case_id: str) -> str:
+    """The name of a PDF's case whose first page has no caption: says so, with the file's id."""
+    return f"[no case name found: {case_id}.pdf]"
 
 
 def read_pdf(path: str | Path) -> CaseRecord | SkippedRecord:
@@ -1149,6 +1174,8 @@ def read_pdf(path: str | Path) -> CaseRecord | SkippedRecord:
         return SkippedRecord(str(file), file.stem, "(pdf)", str(exc))
     if sum(len(line) for op in case.opinions for line in op.lines) > MAX_TEXT_CHARS:
         return SkippedRecord(str(file), file.stem, "(pdf)", f"over the limit of {MAX_TEXT_CHARS} characters")
+    if case.name == nameless_pdf(file.stem):
+        note(f"{file}: no caption (\"X v. Y\") found on its first page; the case is named {case.name!r}")
     return case
 
 

@@ -1,0 +1,101 @@
+"""Case names of the genuine opinions of issue 34's development set (/work/tqset-tqreport), as
+their captions read, cited as a lawyer pastes them. Each name below was cited wrongly before
+(the first party's last word, the relator's given name, an alias, a designation kept).
+
+The captions are the opinions' own (public domain): ncsc-2022-1 (Gift Surplus, 2022-NCSC-1),
+cacd-16-1261, tn-wcc-calderon, the entries of experiments/text_quality_set.json.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from statinterp.corpus.pin_cites import cite_name
+from statinterp.sources.cleaning import caption_name
+
+
+@pytest.mark.parametrize(("name", "court", "expected"), [
+    # ncsc-2022-1 (PDF caption): a firm is not an individual; the relator by surname
+    ("GIFT SURPLUS, LLC, and SANDHILL AMUSEMENTS, INC. v. STATE OF NORTH CAROLINA, ex rel. ROY COOPER, "
+     "in his official capacity as Governor", "nc", "Gift Surplus, LLC v. State ex rel. Cooper"),
+    ("GIFT SURPLUS, LLC, and SANDHILL AMUSEMENTS, INC. v. STATE OF NORTH CAROLINA, ex rel. ROY COOPER", "",
+     "Gift Surplus, LLC v. State ex rel. Cooper"),
+    # cacd-16-1261 (PDF caption): "dba" and what follows is an alias; a web address is a firm's name
+    ("CONSUMERINFO.COM, INC. dba EXPERIAN CONSUMER SERVICES v. ESTEBAN LEON; and DOES 1 through 10", "cacd",
+     "Consumerinfo.com, Inc. v. Leon"),
+    # tn-wcc-calderon (PDF caption): "Employee", "Employer" are designations; a hyphenated surname
+    ("Leonardo Calderon-Fuentes Employee v. CEVA Logistics U.S. Holdings Employer", "tennworkcompcl",
+     "Calderon-Fuentes v. CEVA Logistics U.S. Holdings"),
+])
+def test_genuine_caption_cited(name: str, court: str, expected: str) -> None:
+    assert cite_name(name, court) == expected
+
+
+CAPTIONS = Path(__file__).parents[1] / "fixtures" / "genuine" / "case-names" / "captions"
+
+
+@pytest.mark.parametrize(("entry", "court", "expected"), [
+    # pleading paper's line numbers and the right column's title were read as parties
+    ("cacd-16-1261", "cacd", "Consumerinfo.com, Inc. v. Leon"),  # was "16 v. Experian Consumer Servs.’ ..."
+    ("cand-04-98-order", "cand", "Alvarado v. Fedex Corp."),  # was "10 v. Subpoena 11 Fedex Corp."
+    # a role and a docket number in the right column were the first party; "LTD" cited "Ltd."
+    ("ca2-25-1689-order", "ca2", "Bainbridge Fund Ltd. v. Republic of Argentina"),
+    # a ":" column: the caption was missed and a sentence of the body cited
+    ("njd-18-16281", "njd", "McCrimmon v. Johnson"),
+    # a ")" column: docket and state file numbers, the judge, inside the name
+    ("tn-wcab-diaz", "tennworkcompapp", "Ruben Diaz v. Create & Construct, LLC"),
+])
+def test_genuine_column_caption(entry: str, court: str, expected: str) -> None:
+    lines = (CAPTIONS / f"{entry}.txt").read_text(encoding="utf-8").split("\n")
+    name = caption_name(lines)
+    assert name is not None
+    assert cite_name(name, court) == expected
+
+
+PDFS = Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("stem", "court", "expected"), [
+    # a ":" column: the role and the docket number were read as the first party
+    ("njd-18-16281-mccrimmon", "njd", "McCrimmon v. Johnson"),  # was "Plaintiff, : Civ. No. 3:18-cv-... v. Johnson"
+    ("nc-2022-ncsc-1-gift-surplus", "nc", "Gift Surplus, LLC v. State ex rel. Cooper"),
+    ("cacd-8-16-cv-01261-experian", "cacd", "Consumerinfo.com, Inc. v. Leon"),
+])
+def test_genuine_pdf_caption_cited(stem: str, court: str, expected: str) -> None:
+    from statinterp.sources.pdf import read_pdf
+    from statinterp.sources.records import CaseRecord
+
+    record = read_pdf(PDFS / f"{stem}.pdf")
+    assert isinstance(record, CaseRecord)
+    assert cite_name(record.name, court) == expected
+
+
+@pytest.mark.slow
+def test_a_pdf_without_a_caption_says_so_and_ingest_warns() -> None:
+    """nysd-12-5708: its first page (the caption) has no text layer: the name says that no name
+    was found (not the bare file id, not empty), and a note names the file."""
+    from statinterp.corpus.pin_cites import format_cite
+    from statinterp.progress import LineReporter, use_reporter
+    from statinterp.sources.pdf import read_pdf
+    from statinterp.sources.records import CaseRecord
+
+    file = PDFS / "nysd-12-5708-hostess.pdf"
+    notes: list[str] = []
+    reporter = LineReporter(notes.append)
+    with use_reporter(reporter):
+        record = read_pdf(file)
+    assert isinstance(record, CaseRecord)
+    assert record.name == "[no case name found: nysd-12-5708-hostess.pdf]"
+    assert format_cite(record.name, "", "nysd", "2013-09-27").startswith("[no case name found: ")
+    assert any(str(file) in n and "no caption" in n for n in notes), notes
+
+
+def test_a_body_sentence_is_no_caption() -> None:
+    """nysd-12-5708's text (pdftotext of a PDF whose first page has no text layer) has no caption:
+    a short block of the double-spaced body with a "v." in it was its name."""
+    text = (Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-modern" / "nysd-12-5708.txt").read_text(
+        encoding="utf-8")
+    assert caption_name(text.split("\n")) is None
