@@ -510,7 +510,7 @@ def _find_starts(doc: Doc, join_lines: bool = False,
                                 join_lines and "detached_quote" in rules, join_lines and "dot_leaders" in rules)
     if join_lines:
         for rule, pattern in (("quote_end", _QUOTE_END_RE), ("number_paren", _NUMBER_PAREN_END_RE),
-                              ("lead_word_colon", _LEAD_WORD_COLON_RE)):
+                              ("lead_word_colon", _LEAD_WORD_COLON_RE), ("lead_word_colon", _DATE_LINE_RE)):
             if rule in rules:
                 _regex_starts(doc, pattern, starts)
 
@@ -841,11 +841,18 @@ def _attach_page_lines(doc: Doc, classes: np.ndarray, nl: np.ndarray, starts: np
 # A closing double quote after a word (not after a comma, a colon or final punctuation, nor after a
 # closing single quote that follows one: the punctuation rules decide there, as in '“ ‘strict in theory,
 # but fatal in fact,’ ” Adarand, supra'), before a capitalised word ('... protected under”' | 'Title 17,
-# whereas ...', 'to “deem”' | 'Dowling to have ...', '... known as ‘Wild Horse Valley/ ”' | 'Id.').
-_QUOTE_END_RE = re.compile(r"(?:(?<=[^\s,;:.!?…’'])|(?<=[^\s,;:.!?…][’']))[ \t]?”[ \t]+(?=[A-Z])")
+# whereas ...', 'to “deem”' | 'Dowling to have ...', '... known as ‘Wild Horse Valley/ ”' | 'Id.'); not after
+# a bracketed alteration, which a quoted word in mid-sentence ends with ('... in a way that “tag[s]” Congress').
+_QUOTE_END_RE = re.compile(r"(?:(?<=[^\s,;:.!?…’'\]])|(?<=[^\s,;:.!?…][’']))[ \t]?”[ \t]+(?=[A-Z])")
 # A line that opens with a single word and a colon, before a capitalised word ("Memorandum:" | "This
 # action arises ...", "dissenting:" | "The prevailing opinion ...").
-_LEAD_WORD_COLON_RE = re.compile(r"(?:^|(?<=\n))[A-Za-z]+:[ \t]+(?=[A-Z])")
+# Not before a date: a "Dated: August 5, 2016" line is one line, whole.
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_DATE_LINE_REST = rf"(?:{_MONTHS})[ \t]+\d{{1,2}},[ \t]+\d{{4}}[ \t]*(?:$|(?=\n))"
+_LEAD_WORD_COLON_RE = re.compile(rf"(?:^|(?<=\n))[A-Za-z]+:[ \t]+(?=[A-Z])(?!{_DATE_LINE_REST})")
+# A word, a colon and a date ending a line that goes on from other text start a sentence of their own: a
+# signature's date glued to the order before it ("IT IS SO ORDERED" | "Dated: August 5, 2016").
+_DATE_LINE_RE = re.compile(rf"(?<=[^\s])[ \t]+(?=[A-Z][a-z]+:[ \t]+{_DATE_LINE_REST})")
 # A closing parenthesis after a number, before a capitalised word: the end of a citation or of a numbered
 # label ('... Conant Dep. at 104)' | 'Plaintiffs criticism ...', '“(2)' | 'Does the will ...').
 _NUMBER_PAREN_END_RE = re.compile(r"(?<=[0-9])\)[ \t]+(?=[A-Z][a-z])")
