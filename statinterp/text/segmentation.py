@@ -60,12 +60,13 @@ that sentence ("... threats; or\n“(3)" | "Substantial deterioration ...", "...
 "Those transactions ..."); at a line start a lower-case letter label ("b.") and a footnote's
 number ("3 A service-connected ...") are split off like "(d)". More of the data set's conventions,
 in line-joining mode only: a closing double quote after a word ends a sentence before a capitalised
-word ('... protected under”' | 'Title 17, whereas ...'); so does a colon after a single word opening a
-line ("Memorandum:" | "This action ..."); a closing quote set off by a
-space after final punctuation opens the next sentence ('... owner.... ”' | '” 17 U.S.C. § 1201.'),
-unless a sentence opener follows it; a closing parenthesis after a number ends a sentence before a
-capitalised word ('... Dep. at 104)' | 'Plaintiffs criticism ...'); a label after a comma (", (ii)",
-", or (ii)") continues the sentence; a heading line (ending with a letter) is joined to a numbered
+word ('... protected under”' | 'Title 17, whereas ...'; not after a bracketed alteration: '... that “tag[s]”
+Congress ...' goes on); so does a colon after a single word opening a line ("Memorandum:" | "This action
+..."), but not before a date ("Dated: August 5, 2016" is whole, and a sentence of its own after other
+text); a closing quote set off by a space after final punctuation opens the next sentence ('... owner....
+”' | '” 17 U.S.C. § 1201.'), unless a sentence opener follows it; a closing parenthesis after a number
+ends a sentence before a capitalised word ('... Dep. at 104)' | 'Plaintiffs criticism ...'); a label after
+a comma (", (ii)", ", or (ii)") continues the sentence; a heading line (ending with a letter) is joined to a numbered
 paragraph after it, the number staying with the heading ("... Programs\n72." | "SCC admits ..."), and
 a line ending with a semicolon to a numbered item opening with a gerund (";\n4." | "Using ..."), neither
 to a numbered heading ("2. ASSIGNMENTS OF ERROR"); a numbered heading, a label and at most twelve capitalised
@@ -148,7 +149,8 @@ JOIN_RULES: dict[str, str] = {
     "quote_end": "a closing double quote after a word ends a sentence before a capitalised word",
     "detached_quote": "a closing quote set off by a space after final punctuation opens the next sentence",
     "number_paren": "a closing parenthesis after a number ends a sentence before a capitalised word",
-    "lead_word_colon": "a single word and a colon opening a line end a sentence (\"Memorandum:\")",
+    "lead_word_colon": "a single word and a colon opening a line end a sentence (\"Memorandum:\"), but not before "
+                       "a date ending the line (\"Dated: August 5, 2016\"), which starts a sentence after other text",
     "heading_number": "a heading line (ending with a letter) is joined to a numbered paragraph after it",
     "gerund_item": "a line ending with a semicolon is joined to a numbered item opening with a gerund",
     "colon_lower": "a line ending with a colon is joined to a line starting with a lower-case word",
