@@ -852,9 +852,10 @@ _QUOTE_END_RE = re.compile(r"(?:(?<=[^\s,;:.!?…’'\]])|(?<=[^\s,;:.!?…][’
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _DATE_LINE_REST = rf"(?:{_MONTHS})[ \t]+\d{{1,2}},[ \t]+\d{{4}}[ \t]*(?:$|(?=\n))"
 _LEAD_WORD_COLON_RE = re.compile(rf"(?:^|(?<=\n))[A-Za-z]+:[ \t]+(?=[A-Z])(?!{_DATE_LINE_REST})")
-# A word, a colon and a date ending a line that goes on from other text start a sentence of their own: a
-# signature's date glued to the order before it ("IT IS SO ORDERED" | "Dated: August 5, 2016").
-_DATE_LINE_RE = re.compile(rf"(?<=[^\s])[ \t]+(?=[A-Z][a-z]+:[ \t]+{_DATE_LINE_REST})")
+# A participle ("Dated", "Filed"), a colon and a date ending a line that goes on from other text start a
+# sentence of their own: a signature's date glued to the order before it ("IT IS SO ORDERED" | "Dated: August
+# 5, 2016"; not "Filing Date: June 13, 2011").
+_DATE_LINE_RE = re.compile(rf"(?<=[^\s])[ \t]+(?=[A-Z][a-z]+ed:[ \t]+{_DATE_LINE_REST})")
 # A closing parenthesis after a number, before a capitalised word: the end of a citation or of a numbered
 # label ('... Conant Dep. at 104)' | 'Plaintiffs criticism ...', '“(2)' | 'Does the will ...').
 _NUMBER_PAREN_END_RE = re.compile(r"(?<=[0-9])\)[ \t]+(?=[A-Z][a-z])")

@@ -69,3 +69,8 @@ def test_a_lead_word_and_colon_before_a_sentence_still_end_a_sentence(joined):
 
 def test_the_default_segmentation_keeps_the_dated_line_whole():
     assert "Dated: August 5, 2016" in spans(build_pipeline(), CACD_PDF)
+
+
+def test_a_date_after_a_two_word_label_stays_with_its_label(joined):
+    # the set's nm-ramirez-891689 (CourtListener's text): "Filing Date: June 13, 2011" is one line, whole
+    assert spans(joined, "Filing Date: June 13, 2011\n") == ["Filing Date: June 13, 2011"]
