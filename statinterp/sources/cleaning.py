@@ -12,6 +12,9 @@ page starts (:class:`~statinterp.sources.records.OpinionRecord`):
   as a paragraph of its own ("2") is removed, the footnote's text goes to ``footnotes``
   (after the paragraphs in ``lines``). Glued marks are removed only when they count up like
   footnote marks (1, 2, 3, ...) or name a footnote the opinion has, so "section 1983" stays.
+  Footnotes a plain text appends to its opinion are a block of items labelled 1..k, each perhaps
+  over several paragraphs, proved by the body's marks when not every paragraph is labelled
+  (:func:`_trailing_notes`); a starred note leaves the text when its "*" mark is found.
 * **PDF-born plain text** (pdftotext output: form feeds, running headers, many line-end
   hyphens; :func:`is_pdf_text`) is repaired (:func:`pdf_paragraphs`): running headers and
   footers ("Cite as: 570 U. S. ____ (2013) 11", "2 FISHER v. UNIVERSITY OF TEXAS AT AUSTIN",
