@@ -274,7 +274,8 @@ def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
     that follow it, whatever comes after them (a web copy's "Citation ..." trailer stays in the
     text). Else the footnote block (:func:`_note_block`): the last paragraphs, from a paragraph
     labelled 1 to the end, whose labels count 1, 2, ..., k; a footnote may run on over
-    paragraphs of its own (a quoted statute, "(1) is in military service"). A block of CAP's
+    paragraphs of its own (a quoted statute, "(1) is in military service"; the last footnote's
+    only as :func:`_runs_on` says). A block of CAP's
     ". " notes, or one whose every paragraph opens with a footnote's label, is taken as it is;
     any other block only when the body before it holds the notes' marks (:func:`_body_marks`),
     so an opinion that ends with a numbered list ("1. The ordinance applies.") keeps it.
@@ -333,11 +334,22 @@ def _note_block(paragraphs: list[str]) -> tuple[int, list[str]] | None:
             else:
                 notes[-1].append(p)
                 labelled = False
+        if not _runs_on(notes[-1]):  # the text goes on after its last footnote: no trailing block
+            continue
         strict = labelled and all(note_label(p)[0] for p in paragraphs[start:])
         marks = _body_marks(paragraphs[:start])
         if strict or len(notes) * 0.8 <= marks <= len(notes):
             return start, [" ".join(n) for n in notes]
     return None
+
+
+def _runs_on(note: list[str]) -> bool:
+    """Whether the paragraphs after a last footnote's first are its own: each opens a quotation
+    or a list item ("“[t]he city ...", "(1) is in military service"), follows one, or follows a
+    paragraph ending with a colon ("50 U.S.C. app. § 522(a) provides:"). Text that only follows
+    the notes (a trailer, a note of the copier's) is no footnote's."""
+    return all(before.rstrip().endswith(":") or after[:1] in "“\"‘'(" or before[:1] in "“\"‘'("
+               for before, after in zip(note, note[1:], strict=False))
 
 
 def _body_marks(paragraphs: list[str]) -> int:

@@ -107,3 +107,14 @@ def test_paragraph_numbered_opinions_keep_their_numbers():
                         ("sdill-mccoy-1973.txt", 1), ("nj-angiola-2003.txt", 2)):
         op = clean_plain((GENUINE / "paragraph-numbers" / name).read_text(encoding="utf-8"))
         assert len(op.footnotes) == notes, name
+
+
+def test_text_after_the_last_footnote_is_not_taken_into_it():
+    """Only a quotation, a list item or what a colon opens runs a last footnote on: a line the
+    copier added after CAP's notes leaves the block no trailing block (as before)."""
+    text = ["The ordinance applies.", "1", "It is affirmed.", "1 . The record is silent.",
+            "This is copy number 0."]
+    assert clean_opinion(text).footnotes == ()
+    quoted = text[:-1] + ["“[t]he record is silent.”"]
+    assert clean_opinion(text[:3] + ["1 . The record reads:"] + quoted[-1:]).footnotes == (
+        "The record reads: “[t]he record is silent.”",)
