@@ -118,3 +118,13 @@ def test_text_after_the_last_footnote_is_not_taken_into_it():
     quoted = text[:-1] + ["“[t]he record is silent.”"]
     assert clean_opinion(text[:3] + ["1 . The record reads:"] + quoted[-1:]).footnotes == (
         "The record reads: “[t]he record is silent.”",)
+
+
+def test_a_starred_note_needs_its_mark():
+    """A "*" glued to a word marks a starred note; without a mark a "* ..." paragraph stays, and
+    a "* * *" break is no note."""
+    op = clean_opinion(["Before: SMITH, Judge.*", "* * *", "Text.", "* Sitting by designation."])
+    assert op.footnotes == ("Sitting by designation.",)
+    assert op.paragraphs == ("Before: SMITH, Judge.", "* * *", "Text.")
+    unmarked = ["Before: SMITH, Judge.", "Text.", "* Sitting by designation."]
+    assert clean_opinion(unmarked).paragraphs == tuple(unmarked)
