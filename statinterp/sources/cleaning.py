@@ -293,13 +293,15 @@ def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
             return (paragraphs[:heading] + paragraphs[heading + 1 + run:],
                     paragraphs[heading + 1:heading + 1 + run])
     body, stars = _star_notes(paragraphs)
-    block = _note_block(body)
-    if block is None:
-        return (body, stars) if stars else (paragraphs, [])
-    start, notes = block
-    body = body[:start]
-    if body and _is_notes_heading(body[-1]):
-        body = body[:-1]
+    notes: list[str] = []
+    limit = len(body)
+    while (block := _note_block(body, limit)) is not None:  # from the last opinion's notes back
+        start, end, found = block
+        body, notes, limit = body[:start] + body[end:], found + notes, start
+        if body[:start] and _is_notes_heading(body[start - 1]):
+            body, limit = body[:start - 1] + body[start:], start - 1
+    if not notes and not stars:
+        return paragraphs, []
     return body, stars + notes
 
 
@@ -312,58 +314,65 @@ def _item_label(paragraph: str, dotted: bool) -> tuple[str | None, str]:
     return label, rest
 
 
-def _note_block(paragraphs: list[str]) -> tuple[int, list[str]] | None:
-    """The footnote block at the end of ``paragraphs``: where it starts and its notes ("N . text",
-    the paragraphs a note runs on over joined to it), or None. The latest paragraph labelled 1
-    whose block is acceptable (see :func:`_trailing_notes`) starts it."""
-    # CAP's ". " notes: every paragraph of the run opens with ". ".
-    i = len(paragraphs)
-    while i > 0 and paragraphs[i - 1].startswith(". ") and paragraphs[i - 1][2:].strip():
-        i -= 1
-    if 0 < i < len(paragraphs):
-        return i, paragraphs[i:]
-    for start in range(len(paragraphs) - 1, 0, -1):
-        if _item_label(paragraphs[start], True)[0] != "1":
-            continue
-        notes: list[list[str]] = []
-        labelled = True
-        for k, p in enumerate(paragraphs[start:]):
-            label, rest = _item_label(p, True)
-            if label == str(len(notes) + 1) and rest.strip() and (k == 0 or not _LONE_NUMBER.match(p)):
-                notes.append([f"{label} . {rest}"])
-            else:
-                notes[-1].append(p)
-                labelled = False
-        if not _runs_on(notes[-1]):  # the text goes on after its last footnote: no trailing block
-            continue
-        strict = labelled and all(note_label(p)[0] for p in paragraphs[start:])
-        marks = _body_marks(paragraphs[:start])
-        if strict or len(notes) * 0.8 <= marks <= len(notes):
-            return start, [" ".join(n) for n in notes]
+def _note_block(paragraphs: list[str], limit: int) -> tuple[int, int, list[str]] | None:
+    """The last footnote block of ``paragraphs[:limit]``: where it starts and ends and its notes
+    ("N . text", the paragraphs a note runs on over joined to it), or None. The latest paragraph
+    labelled 1 whose block is acceptable (see :func:`_trailing_notes`) starts it, a block that
+    reaches ``limit`` first; the paragraphs up to the next label are a note's, and the last
+    note's end where :func:`_runs_on` says (the next opinion, after the notes of the one before;
+    a trailer after the text's notes)."""
+    if limit == len(paragraphs):  # CAP's ". " notes: every paragraph of the run opens with ". "
+        i = len(paragraphs)
+        while i > 0 and paragraphs[i - 1].startswith(". ") and paragraphs[i - 1][2:].strip():
+            i -= 1
+        if 0 < i < len(paragraphs):
+            return i, len(paragraphs), paragraphs[i:]
+    starts = [i for i in range(limit - 1, 0, -1) if _item_label(paragraphs[i], True)[0] == "1"]
+    for whole in (True, False):  # a block that reaches the limit first; else the notes between opinions
+        for start in starts:
+            items = [start]
+            for k in range(start + 1, limit):
+                label, rest = _item_label(paragraphs[k], True)
+                if label == str(len(items) + 1) and rest.strip() and not _LONE_NUMBER.match(paragraphs[k]):
+                    items.append(k)
+            end = items[-1] + 1
+            while end < limit and _runs_on(paragraphs[end - 1], paragraphs[end]):
+                end += 1
+            if whole and end < limit:
+                continue
+            notes = [[paragraphs[i] for i in range(a, b)] for a, b in zip(items, [*items[1:], end], strict=True)]
+            notes = [[f"{k + 1} . {_item_label(n[0], True)[1]}", *n[1:]] for k, n in enumerate(notes)]
+            strict = end == len(paragraphs) and all(note_label(p)[0] for p in paragraphs[start:end])
+            if strict or any(len(notes) * 0.8 <= m <= len(notes) for m in _body_marks(paragraphs[:start])):
+                return start, end, [" ".join(n) for n in notes]
     return None
 
 
-def _runs_on(note: list[str]) -> bool:
-    """Whether the paragraphs after a last footnote's first are its own: each opens a quotation
-    or a list item ("“[t]he city ...", "(1) is in military service"), follows one, or follows a
-    paragraph ending with a colon ("50 U.S.C. app. § 522(a) provides:"). Text that only follows
-    the notes (a trailer, a note of the copier's) is no footnote's."""
-    return all(before.rstrip().endswith(":") or after[:1] in "“\"‘'(" or before[:1] in "“\"‘'("
-               for before, after in zip(note, note[1:], strict=False))
+def _runs_on(before: str, after: str) -> bool:
+    """Whether paragraph ``after`` goes on with the last footnote that ``before`` ends: it opens
+    a quotation or a list item ("“[t]he city ...", "(1) is in military service"), follows one, or
+    follows a paragraph ending with a colon ("50 U.S.C. app. § 522(a) provides:"). Other text
+    after the notes (the next opinion, a copier's trailer) is no footnote's."""
+    return before.rstrip().endswith(":") or after[:1] in "“\"‘'(" or before[:1] in "“\"‘'("
 
 
-def _body_marks(paragraphs: list[str]) -> int:
+def _body_marks(paragraphs: list[str]) -> set[int]:
     """How far the footnote marks of a body count up (1, 2, 3, ...; one number may be missing):
     a mark alone in a paragraph ("12", as CAP's text sets them) or glued to a lower-case word
-    ("testimony6"). 0 when the body holds none."""
-    expected = 1
-    for p in paragraphs:
-        found = [int(m.group(1))] if (m := _LONE_NUMBER.match(p)) else (
-            [int(m.group(1)) for m in _WORD_MARK.finditer(p)] if any(c.isdigit() for c in p) else [])
-        for n in found:
-            if expected <= n <= expected + 1:
-                expected = n + 1
-    return expected - 1
+    ("testimony6"). Counted from the start and again from each mark 1 alone in a paragraph
+    (an opinion after another counts its own marks); {0} when the body holds none."""
+    marks = [[int(m.group(1))] if (m := _LONE_NUMBER.match(p)) else (
+        [int(m.group(1)) for m in _WORD_MARK.finditer(p)] if any(c.isdigit() for c in p) else [])
+        for p in paragraphs]
+    counts = {0}
+    for first in [0, *(i for i, p in enumerate(paragraphs) if _LONE_NUMBER.match(p) and marks[i] == [1])]:
+        expected = 1
+        for found in marks[first:]:
+            for n in found:
+                if expected <= n <= expected + 1:
+                    expected = n + 1
+        counts.add(expected - 1)
+    return counts
 
 
 def _star_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
@@ -429,8 +438,8 @@ def _marks_of_notes(text: str) -> bool:
     lone = [int(m.group(1)) for ln in lines if (m := _LONE_NUMBER.match(ln))]
     if not lone or lone != list(range(1, len(lone) + 1)):
         return False
-    block = _note_block(lines)
-    return block is not None and len(block[1]) * 0.8 <= len(lone) <= len(block[1])
+    block = _note_block(lines, len(lines))
+    return block is not None and len(block[2]) * 0.8 <= len(lone) <= len(block[2])
 
 
 def _is_notes_heading(paragraph: str) -> bool:

@@ -111,13 +111,25 @@ def test_paragraph_numbered_opinions_keep_their_numbers():
 
 def test_text_after_the_last_footnote_is_not_taken_into_it():
     """Only a quotation, a list item or what a colon opens runs a last footnote on: a line the
-    copier added after CAP's notes leaves the block no trailing block (as before)."""
+    copier added after the notes stays in the body, and the note is still found by its mark."""
     text = ["The ordinance applies.", "1", "It is affirmed.", "1 . The record is silent.",
             "This is copy number 0."]
-    assert clean_opinion(text).footnotes == ()
-    quoted = text[:-1] + ["“[t]he record is silent.”"]
-    assert clean_opinion(text[:3] + ["1 . The record reads:"] + quoted[-1:]).footnotes == (
-        "The record reads: “[t]he record is silent.”",)
+    op = clean_opinion(text)
+    assert op.footnotes == ("The record is silent.",)
+    assert op.paragraphs == ("The ordinance applies.", "It is affirmed.", "This is copy number 0.")
+    quoted = clean_opinion(text[:3] + ["1 . The record reads:", "“[t]he record is silent.”"])
+    assert quoted.footnotes == ("The record reads: “[t]he record is silent.”",)
+
+
+def test_footnotes_between_two_opinions():
+    """CAP's case text puts each opinion's notes after it: the majority's notes end where the
+    dissent begins, and each opinion's marks count from 1 again."""
+    text = ["The fine stands.", "1", "Affirmed.", "2", "1 . A note.", "2 . Another note.",
+            "SMITH, J., dissenting.", "I would reverse.", "1", "Reversed.", "1 . The dissent's note."]
+    op = clean_opinion(text)
+    assert op.footnotes == ("A note.", "Another note.", "The dissent's note.")
+    assert op.paragraphs == ("The fine stands.", "Affirmed.", "SMITH, J., dissenting.", "I would reverse.",
+                             "Reversed.")
 
 
 def test_a_starred_note_needs_its_mark():
