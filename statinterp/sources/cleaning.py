@@ -295,7 +295,7 @@ def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
     body, stars = _star_notes(paragraphs)
     notes: list[str] = []
     limit = len(body)
-    while (block := _note_block(body, limit)) is not None:  # from the last opinion's notes back
+    while (block := _note_block(body, limit, dotted=not notes)) is not None:  # from the last opinion's notes back
         start, end, found = block
         body, notes, limit = body[:start] + body[end:], found + notes, start
         if body[:start] and _is_notes_heading(body[start - 1]):
@@ -314,25 +314,26 @@ def _item_label(paragraph: str, dotted: bool) -> tuple[str | None, str]:
     return label, rest
 
 
-def _note_block(paragraphs: list[str], limit: int) -> tuple[int, int, list[str]] | None:
+def _note_block(paragraphs: list[str], limit: int, dotted: bool = True) -> tuple[int, int, list[str]] | None:
     """The last footnote block of ``paragraphs[:limit]``: where it starts and ends and its notes
     ("N . text", the paragraphs a note runs on over joined to it), or None. The latest paragraph
     labelled 1 whose block is acceptable (see :func:`_trailing_notes`) starts it, a block that
     reaches ``limit`` first; the paragraphs up to the next label are a note's, and the last
     note's end where :func:`_runs_on` says (the next opinion, after the notes of the one before;
-    a trailer after the text's notes)."""
+    a trailer after the text's notes). ``dotted``: "1. The" items may be notes (the text's last
+    block only: before it, "1. Injury in Fact" is a heading)."""
     if limit == len(paragraphs):  # CAP's ". " notes: every paragraph of the run opens with ". "
         i = len(paragraphs)
         while i > 0 and paragraphs[i - 1].startswith(". ") and paragraphs[i - 1][2:].strip():
             i -= 1
         if 0 < i < len(paragraphs):
             return i, len(paragraphs), paragraphs[i:]
-    starts = [i for i in range(limit - 1, 0, -1) if _item_label(paragraphs[i], True)[0] == "1"]
+    starts = [i for i in range(limit - 1, 0, -1) if _item_label(paragraphs[i], dotted)[0] == "1"]
     for whole in (True, False):  # a block that reaches the limit first; else the notes between opinions
         for start in starts:
             items = [start]
             for k in range(start + 1, limit):
-                label, rest = _item_label(paragraphs[k], True)
+                label, rest = _item_label(paragraphs[k], dotted)
                 if label == str(len(items) + 1) and rest.strip() and not _LONE_NUMBER.match(paragraphs[k]):
                     items.append(k)
             end = items[-1] + 1
@@ -341,7 +342,7 @@ def _note_block(paragraphs: list[str], limit: int) -> tuple[int, int, list[str]]
             if whole and end < limit:
                 continue
             notes = [[paragraphs[i] for i in range(a, b)] for a, b in zip(items, [*items[1:], end], strict=True)]
-            notes = [[f"{k + 1} . {_item_label(n[0], True)[1]}", *n[1:]] for k, n in enumerate(notes)]
+            notes = [[f"{k + 1} . {_item_label(n[0], dotted)[1]}", *n[1:]] for k, n in enumerate(notes)]
             strict = end == len(paragraphs) and all(note_label(p)[0] for p in paragraphs[start:end])
             if strict or any(len(notes) * 0.8 <= m <= len(notes) for m in _body_marks(paragraphs[:start])):
                 return start, end, [" ".join(n) for n in notes]

@@ -140,3 +140,14 @@ def test_a_starred_note_needs_its_mark():
     assert op.paragraphs == ("Before: SMITH, Judge.", "* * *", "Text.")
     unmarked = ["Before: SMITH, Judge.", "Text.", "* Sitting by designation."]
     assert clean_opinion(unmarked).paragraphs == tuple(unmarked)
+
+
+def test_numbered_headings_before_the_notes_are_not_a_block():
+    """Only the text's last block may be "1. The" items: before it, "1. Injury in Fact" and
+    "2. Causation" are headings, even where the body's marks would count as far."""
+    text = ["Standing.", "1", "Harm.", "2", "1. Injury in Fact", "They lost money.", "2. Causation",
+            "The loss was caused.", "1 . A note.", "2 . Another note."]
+    op = clean_opinion(text)
+    assert op.footnotes == ("A note.", "Another note.")
+    assert op.paragraphs == ("Standing.", "Harm.", "1. Injury in Fact", "They lost money.", "2. Causation",
+                             "The loss was caused.")
