@@ -1078,6 +1078,7 @@ def _paragraph_breaks(lines: list[str]) -> list[str]:
     return ["\n".join(p) for p in paras if p]
 
 
+_LOWER_WORD = re.compile(r"[a-z][a-z'’-]*[,.;:]?$")  # a cell that is one word of running text
 _CELL = re.compile(r"\S+(?: {1,2}\S+)*")
 
 
@@ -1096,8 +1097,9 @@ def drop_tables(lines: list[str], min_rows: int = 3) -> list[str]:
     cases): a block of at least ``min_rows`` lines of three or more cells (text runs apart by three or
     more spaces), where one column other than the first starts at the same place (within one
     character) in at least ``min_rows`` of them. Lines between the rows that only hold text starting
-    at one of those columns (a cell's second line) and single blank lines go with the table. A table
-    is no sentence: it is dropped from the text (docs/data-format.md). Rule by layout, chosen on the
+    at one of those columns (a cell's second line) and single blank lines go with the table. Widely
+    justified prose (over a quarter of the cells after a row's first being one lower-case word) is
+    no table. A table is no sentence: it is dropped from the text (docs/data-format.md). Rule by layout, chosen on the
     Tennessee appeals board's certificate of service (tests/sources/test_tables.py)."""
     out: list[str] = []
     i = 0
@@ -1129,7 +1131,9 @@ def drop_tables(lines: list[str], min_rows: int = 3) -> list[str]:
         first = min(c for r in rows for c, _ in r)
         shared = [s for s in starts if s > first + 1
                   and sum(any(abs(c - s) <= 1 for c, _ in r) for r in rows) >= min_rows]
-        if len(rows) >= min_rows and shared:
+        words = [c for r in rows for _, c in r[1:]]
+        prose = sum(bool(_LOWER_WORD.match(c)) for c in words) > 0.25 * len(words)  # justified text
+        if len(rows) >= min_rows and shared and not prose:
             i = end
             continue
         out.append(lines[i])

@@ -48,3 +48,16 @@ def test_caption_column_is_kept():
                "v.                        )      State File No. 9687-2019",
                "Create and Construct, LLC )      Judge One"]
     assert drop_tables(caption) == caption
+
+
+# Genuine excerpt: First Circuit No. 20-1507 (2020), CourtListener plain_text (the study's set,
+# ca1-20-1507): a widely justified block quote, body text that must stay.
+JUSTIFIED = """       grapple    with    the    "dynamic     and    fact-intensive"          considerations
+       involved    in    mounting      an   effective      response.          S.    Bay    United
+       Pentecostal      Church    v.    Newsom,     140    S.   Ct.       1613,    1613    (2020)
+       (Roberts,     C.J.,       concurring).             Carefully        balancing         these"""
+
+
+def test_widely_justified_block_quote_is_kept():
+    lines = JUSTIFIED.splitlines()
+    assert drop_tables(lines) == lines
