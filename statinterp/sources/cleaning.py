@@ -1225,6 +1225,69 @@ def _paragraph_breaks(lines: list[str]) -> list[str]:
     return ["\n".join(p) for p in paras if p]
 
 
+_LOWER_WORD = re.compile(r"[a-z][a-z'’-]*[,.;:]?$")  # a cell that is one word of running text
+_CELL = re.compile(r"\S+(?: {1,2}\S+)*")
+
+
+def _cells(line: str) -> list[tuple[int, str]]:
+    """A layout line's cells: its runs of text split at gaps of three or more spaces, with their columns."""
+    return [(m.start(), m.group()) for m in _CELL.finditer(line)]
+
+
+def _is_row(cells: list[tuple[int, str]]) -> bool:
+    # three or more cells; a caption's ")" column is head matter, not a table
+    return len(cells) >= 3 and not any(c in (")", "§") for _, c in cells)
+
+
+def drop_tables(lines: list[str], min_rows: int = 3) -> list[str]:
+    """Page lines without their tables (a certificate of service's list of recipients, a schedule of
+    cases): a block of at least ``min_rows`` lines of three or more cells (text runs apart by three or
+    more spaces), where one column other than the first starts at the same place (within one
+    character) in at least ``min_rows`` of them. Lines between the rows that only hold text starting
+    at one of those columns (a cell's second line) and single blank lines go with the table. Widely
+    justified prose (over a quarter of the cells after a row's first being one lower-case word) is
+    no table. A table is no sentence: it is dropped from the text (docs/data-format.md). Rule by layout, chosen on the
+    Tennessee appeals board's certificate of service (tests/sources/test_tables.py)."""
+    out: list[str] = []
+    i = 0
+    n = len(lines)
+    while i < n:
+        cells = _cells(lines[i]) if lines[i] != "\f" else []
+        if not _is_row(cells):
+            out.append(lines[i])
+            i += 1
+            continue
+        starts = {c for c, _ in cells}
+        rows = [cells]
+        j = i + 1
+        end = i + 1
+        while j < n and lines[j] != "\f":
+            cur = _cells(lines[j])
+            if not cur:
+                if j + 1 < n and _is_row(_cells(lines[j + 1])):
+                    j += 1
+                    continue
+                break
+            if _is_row(cur):
+                rows.append(cur)
+                starts |= {c for c, _ in cur}
+            elif not all(any(abs(c - s) <= 1 for s in starts) for c, _ in cur) or len(rows) < 1:
+                break
+            j += 1
+            end = j
+        first = min(c for r in rows for c, _ in r)
+        shared = [s for s in starts if s > first + 1
+                  and sum(any(abs(c - s) <= 1 for c, _ in r) for r in rows) >= min_rows]
+        words = [c for r in rows for _, c in r[1:]]
+        prose = sum(bool(_LOWER_WORD.match(c)) for c in words) > 0.25 * len(words)  # justified text
+        if len(rows) >= min_rows and shared and not prose:
+            i = end
+            continue
+        out.append(lines[i])
+        i += 1
+    return out
+
+
 def _join_lines(text: str, fix: Dehyphenator) -> str:
     return " ".join(dehyphenate(text, fix).split())
 
@@ -1340,6 +1403,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
             notes.extend([marker + n[0]] + n[1:] for n in foot if n)
             while lines and not lines[-1].strip():
                 lines.pop()
+        lines = drop_tables(lines)
         while lines and not lines[0].strip():
             lines.pop(0)
         if body and lines:  # a page break is not a paragraph break unless the text says so
