@@ -1,7 +1,7 @@
 """The citation statinterp makes for each opinion of the text study's set, for checking case names
 by hand against each source's caption (issue 34: "every citation shows the full case name").
 
-    python -m experiments.case_names_check [--set /work/tqset-tqreport] [ENTRY ...]
+    python -m experiments.case_names_check --set SET [ENTRY ...]
 
 Prints one tab-separated row per route of each entry: entry, route, the citation
 (:func:`statinterp.corpus.pin_cites.format_cite` of the record's name, first citation, court and
@@ -50,7 +50,8 @@ def rows(root: Path, only: list[str]) -> list[tuple[str, str, str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", type=Path, default=Path("/work/tqset-tqreport"), help="the study's set folder")
+    parser.add_argument("--set", type=Path, required=True,
+                        help="the study's set folder (python -m experiments.text_quality_set --out SET)")
     parser.add_argument("entries", nargs="*", help="only these entries")
     args = parser.parse_args(argv)
     for row in rows(args.set, args.entries):

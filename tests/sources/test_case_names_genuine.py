@@ -1,4 +1,4 @@
-"""Case names of the genuine opinions of issue 34's development set (/work/tqset-tqreport), as
+"""Case names of the genuine opinions of issue 34's development set (experiments/text_quality_set.json), as
 their captions read, cited as a lawyer pastes them. Each name below was cited wrongly before
 (the first party's last word, the relator's given name, an alias, a designation kept).
 
