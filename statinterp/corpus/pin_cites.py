@@ -368,6 +368,8 @@ _ALIAS = re.compile(r"^(?:[adfn]/k/a|d/b/a|a\.k\.a\.|f\.k\.a\.|d\.b\.a\.|aka|fka
 _ET_AL = re.compile(r",?\s+(?:(?i:et\.?\s*al|et\.?\s*ux|et\.?\s*vir)\.?|etc\.|(?i:(?:&|and)\s+(?:others|another))\.?)"
                     r"(?=\s|,|$)")
 _VERSUS_SPLIT = re.compile(r"\s+(?:v\.?|vs\.?|V\.|VS\.?|Vs\.|(?i:versus))\s+")
+#: "v." in lower case: where a name has it, a "V." is a given name's initial ("Casey V. SINGLETON").
+_VERSUS_LOWER = re.compile(r"\s+(?:v\.?|vs\.?|(?i:versus))\s+")
 #: Words kept in lower case inside a name put in title case.
 _SMALL_WORDS = frozenset("a an and as at by de del der for from in into of on or the to upon with ex rel. re".split())
 #: Words in capitals that are acronyms, not surnames, in an all-capitals name (besides words
@@ -384,9 +386,11 @@ _SUFFIX = re.compile(r"^(?:Jr\.?|Sr\.?|I{2,3}|IV|V)$", re.IGNORECASE)
 _INITIAL = re.compile(r"^[A-Z]\.$")
 #: A firm's name that already says it is one: ", Inc." and the like after it are dropped (Bluebook 10.2.1(h)).
 _FIRM_WORD = re.compile(r"\b(?:Co\.|Corp\.|Ass'n|Bros\.|R\.R\.|Ry\.|Ins\.|Bank|Cos\.|Ltd\.)(?=\s|,|$)")
-_FIRM_SUFFIX = re.compile(r",?\s+(?:Inc\.?|Incorporated|Ltd\.|Limited|L\.L\.C\.|LLC|L\.P\.|LP|N\.A\.|P\.C\.|P\.A\.)$")
+#: A firm's form closing its name, in any case ("TYSON FOODS, INC.", "QUICKEN LOANS, INCORPORATED").
+_FIRM_SUFFIX = re.compile(r",?\s+(?:Inc\.?|Incorporated|Ltd\.|Limited|L\.L\.C\.|LLC|L\.P\.|LP|N\.A\.|P\.C\.|P\.A\.)$",
+                          re.IGNORECASE)
 #: A firm's form written without its full stop or in capitals, as cited.
-_FIRM_FORMS = {"ltd": "Ltd.", "inc": "Inc.", "corp": "Corp."}
+_FIRM_FORMS = {"ltd": "Ltd.", "inc": "Inc.", "corp": "Corp.", "incorporated": "Inc."}
 #: Words of a government's or an institution's name, never an individual's.
 _GOVERNMENT = frozenset("""State States United People Commonwealth County City Town Village Township Borough
     Parish Estate Trust Bank Inc Inc. Llc Commissioner Secretary Director Warden Sheriff Board Court Republic Nation
@@ -638,7 +642,8 @@ def cite_name(name: str, court: str = "") -> str:
         name = name[:-1]  # a caption's full stop: PEYTON v. DISTRICT OF COLUMBIA.
     if "; " in name and _VERSUS_SPLIT.search(name.split("; ")[0]):  # consolidated cases: the first
         name = name.split("; ")[0]
-    versus = _VERSUS_SPLIT.search(name)
+    split = _VERSUS_LOWER if _VERSUS_LOWER.search(name) else _VERSUS_SPLIT
+    versus = split.search(name)
     if versus and " - " in name[versus.end():]:  # "X v. Y - Adversary Proceeding"
         name = name[:versus.end()] + name[versus.end():].split(" - ")[0]
     name = re.sub(r",?\s+(?i:ex rel\.)", " ex rel.", name)
@@ -647,7 +652,7 @@ def cite_name(name: str, court: str = "") -> str:
         prefix, name = ("" if _VERSUS_SPLIT.search(name) else "In re "), name[matter.end():]
     if prefix and name[:4] in ("the ", "The "):
         name = name[4:]
-    sides = [_strip_designations(p.split("; ")[0]) for p in _VERSUS_SPLIT.split(name)[:2]]
+    sides = [_strip_designations(p.split("; ")[0]) for p in split.split(name)[:2]]
     # a name in long form (a designation, "State of Indiana"): individuals are named in full
     long_form = any(had or _SOVEREIGN.match(p) or p.startswith("United States of America")
                     or _surname(p.split()) is not None for p, had in sides)

@@ -1883,9 +1883,9 @@ def _versus_block(blocks: list[list[str]]) -> str | None:
 
 
 #: A line number of pleading paper at a line's start ("  13   CONSUMERINFO.COM, INC."), and the
-#: gutter of a caption set in columns: a ")" or ":" column, or three spaces and more.
+#: gutter of a caption set in columns: a ")", ":", "]" or "*" column, or three spaces and more.
 _PLEADING_NUMBER = re.compile(r"^\s*\d{1,2}(?:\s{2,}|$)")
-_GUTTER = re.compile(r"\s+[):\]](?:\s|$)|\s{3,}|\s[):\]]$")
+_GUTTER = re.compile(r"\s+[):\]*](?:\s|$)|\s{3,}|\s[):\]*]$")
 #: A rule of a caption's box: underscores, dashes or equals signs only.
 _BOX_RULE = re.compile(r"^[_\-=*\s:)]+$")
 
@@ -1901,7 +1901,7 @@ def _left_column(line: str) -> tuple[int, str]:
     pos = start + len(rest) - len(rest.lstrip())
     m = _GUTTER.search(stripped)
     text = " ".join((stripped[:m.start()] if m else stripped).split())
-    return pos, "" if re.fullmatch(r"[):\]\s]*", text) else text
+    return pos, "" if re.fullmatch(r"[):\]*\s]*", text) else text
 
 
 #: How far right of the "v." line a line may start and still be in a caption's left column.
@@ -1941,6 +1941,10 @@ def column_caption(lines: Sequence[str]) -> str | None:
     return None
 
 
+#: The longest line of a head written a line a paragraph: a longer line is the opinion's body.
+_HEAD_LINE_CHARS = 200
+
+
 def caption_name(lines: Sequence[str]) -> str | None:
     """The case name at the head of an opinion's text (its lines, in order): its "X v. Y" caption
     as written; None when it has none that is not a stamp or a number. See the module docstring."""
@@ -1955,6 +1959,17 @@ def caption_name(lines: Sequence[str]) -> str | None:
             return found
     blocks = _blocks(lines)
     found = _versus_block(blocks)
+    if found:
+        return found
+    # a head written a line a paragraph, with no blank lines (CAP's text: court, citation, "Dale
+    # CLUKEY, Jr. v. PISCATAQUIS COUNTY ...", date, counsel): each line before the first long one
+    head_lines: list[list[str]] = []
+    for ln in lines:
+        if len(ln.strip()) > _HEAD_LINE_CHARS:
+            break
+        if ln.strip():
+            head_lines.append([ln.strip()])
+    found = _versus_block(head_lines) if len(head_lines) < len(lines) else None
     if found:
         return found
     found = party_caption(text)

@@ -998,11 +998,11 @@ def _join(lines: list[str], fix: Dehyphenator) -> str:
 _HEADING = re.compile(r"^(?:No\.|Nos\.|Docket|Case No|Appeal No|Filed|\d)|\b(?:COURT|Court|CIRCUIT|Circuit|DISTRICT)\b")
 
 
-_COLUMN = re.compile(r"\s[)\]](?:\s|$)|\s[)\]]$")  # a caption set in a table: "JAGELS, ) No. ED108783"
+_COLUMN = re.compile(r"\s[)\]*](?:\s|$)|\s[)\]*]$")  # a caption set in a table: "JAGELS, ) No. ED108783", "Appellee, *"
 
 
 def _left(text: str) -> str:
-    """The left column of a caption line set in a ")" or "]" table."""
+    """The left column of a caption line set in a ")", "]" or "*" table."""
     return _COLUMN.split(" " + text, maxsplit=1)[0].strip()
 
 
