@@ -588,6 +588,10 @@ def _clean_party(party: str, court: str, all_caps: bool, captioned: bool = False
         return _title(surname, True) if _is_caps(surname) else surname
     first_piece = party.split(",")[0].split()
     firm_form = _FIRM_SUFFIX.search(party)  # GIFT SURPLUS, LLC: a firm, not an individual
+    if "," in party and not firm_form:  # "David C. DECK, Traci M. Georgiadis, ...": the first party
+        surname = _surname(first_piece)
+        if surname is not None:
+            return _title(surname, True) if _is_caps(surname) else surname
     if "," in party and (all_caps or captioned) and not firm_form and _looks_personal(first_piece):  # HERRIN, JR.
         return _title(first_piece[-1], True)
     if (all_caps or captioned) and not firm_form and _looks_personal(raw):  # JOSE LUIS GARCIA, Maryann Gray

@@ -50,3 +50,12 @@ def test_a_long_first_line_is_body_not_head():
             "whatever its use, and that the word 'vehicle' is to be read in its ordinary sense, as "
             "the legislature wrote it and as the courts of this state have long read it."] * 3
     assert caption_name(body) is None
+
+
+def test_the_first_of_several_individuals_by_surname():
+    # CAP's captions (the data set's Pennsylvania Superior Court and Army Court of Criminal Appeals
+    # cases, sources in the heads README's repository): more parties and a unit after the first
+    assert cite_name("COMMONWEALTH of Pennsylvania v. David C. DECK, Traci M. Georgiadis, "
+                     "John F. Georgiadis, Jr.") == "Commonwealth v. Deck"
+    assert cite_name("UNITED STATES, Appellee, v. Private Cody W. OWEN, United States Army, Appellant.") \
+        == "United States v. Owen"
