@@ -313,10 +313,12 @@ def _pair_index_is_exact(db: sqlite3.Connection) -> bool:
 
 
 def unpaged(records: list[CaseRecord]) -> list[CaseRecord]:
-    """The records without their page-label lines ("*345"): cases a format-1 collection (written
-    before pages were read) holds as they are."""
+    """The records without their page-label lines ("*345") and footnote lines ("1 . The record
+    ..."): cases a format-1 collection (written before pages and footnotes were read) holds as
+    they are (its paragraphs have no footnote flag to upgrade)."""
     return [dataclasses.replace(r, opinions=tuple(
-        dataclasses.replace(o, paragraphs=tuple(p for p in o.paragraphs if not re.fullmatch(r"\*\d+", p)))
+        dataclasses.replace(o, paragraphs=tuple(p for p in o.paragraphs
+                                                if not re.fullmatch(r"\*\d+", p) and not re.match(r"\d+ \. ", p)))
         for o in r.opinions)) for r in records]
 
 
