@@ -61,6 +61,8 @@ sets as text of its own that PDFium leaves out is put back: :func:`_dropped_spac
 
 The decision date ("Filed February 20, 2020", "Decided ...", a date line of its own, else the
 e-filing banner's "Date Filed") and the docket number ("No. 21-50498") come from the first page.
+So does the court (:func:`_court`): courts-db's id of the court its head names above the caption
+("United States Court of Appeals / For the First Circuit" -> ``ca1``, cited "1st Cir."), else "".
 The case's name comes from the caption on the first page ("X v. Y", parties on lines of their
 own around "v." or "versus", roles such as "Petitioners" dropped), never from a docket stamp or a
 report number; a name that keeps a role or a docket number (a caption in a ":" column) is read

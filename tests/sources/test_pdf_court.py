@@ -14,8 +14,8 @@ import functools
 
 import pytest
 
-from statinterp.corpus.pin_cites import format_cite
-from statinterp.sources.pdf import _court, _Line, read_pdf
+from statinterp.corpus.pin_cites import courts_db_court, format_cite
+from statinterp.sources.pdf import _citable, _court, _Line, read_pdf
 from statinterp.sources.records import CaseRecord
 from tests.support.paths import FIXTURES
 
@@ -86,3 +86,14 @@ def test_lines_side_by_side_are_not_joined() -> None:
     lines = [_line("UNITED STATES DISTRICT COURT", 700), _line("Judge's Chambers", 690, 470, 560),
              _line("FOR THE NORTHERN DISTRICT OF CALIFORNIA", 686)]
     assert _court(lines) == "cand"
+
+
+def test_a_court_without_a_citation_string_is_stored_citable() -> None:
+    """courts-db's Missouri Court of Appeals, Eastern District has no citation string: its parent's
+    id is stored; a court with none up its line is stored by name (cited in full, not as an id)."""
+    eastern = courts_db_court("moctapped")
+    alabama = courts_db_court("alacirct")
+    assert eastern is not None and alabama is not None
+    assert _citable(eastern) == "moctapp"
+    assert _citable(alabama) == "Alabama Circuit Courts"
+    assert format_cite("Doe v. Roe", "", _citable(alabama), "2001-02-03") == "Doe v. Roe (Alabama Circuit Courts 2001)"
