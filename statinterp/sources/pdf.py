@@ -61,6 +61,8 @@ sets as text of its own that PDFium leaves out is put back: :func:`_dropped_spac
 
 The decision date ("Filed February 20, 2020", "Decided ...", a date line of its own, else the
 e-filing banner's "Date Filed") and the docket number ("No. 21-50498") come from the first page.
+So does the court (:func:`_court`): courts-db's id of the court its head names above the caption
+("United States Court of Appeals / For the First Circuit" -> ``ca1``, cited "1st Cir."), else "".
 The case's name comes from the caption on the first page ("X v. Y", parties on lines of their
 own around "v." or "versus", roles such as "Petitioners" dropped), never from a docket stamp or a
 report number; a name that keeps a role or a docket number (a caption in a ":" column) is read
@@ -191,6 +193,7 @@ class PdfLayout:
     dropped: list[str]  # running headers, footers, page numbers, line numbers, stamps
     decision_date: str = ""  # YYYY-MM-DD from the first page ("Filed February 20, 2020"), or ""
     docket_number: str = ""  # from the first page ("No. 21-50498"), or ""
+    court: str = ""  # courts-db's id of the court the first page's head names ("ca8"), or ""
 
 
 class PdfProblem(Exception):
@@ -582,6 +585,7 @@ def _sort_out(pages: list) -> PdfLayout:
     for _, _, lines in pages:
         sideways.extend(" ".join(ln.text.split()) for ln in lines if ln.rotated)
         lines[:] = [ln for ln in lines if not ln.rotated]
+    court = _court(pages[0][2]) if pages else ""
     all_lines = [ln for _, _, lines in pages for ln in lines]
     weights: Counter = Counter()
     for ln in all_lines:  # the size most characters have
@@ -673,7 +677,7 @@ def _sort_out(pages: list) -> PdfLayout:
     caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
     head = "\n".join([" ".join(ln.text.split()) for ln in first[:80]] + dropped[:12])
     return PdfLayout([p for p in paras if p.strip()], [(lab, t) for lab, t in note_texts if t], labels,
-                     caption, dropped + sideways, _decided(head), _docket(head))
+                     caption, dropped + sideways, _decided(head), _docket(head), court)
 
 
 def _line_numbers(lines: list[_Line]) -> set[int]:
@@ -749,6 +753,66 @@ def _decided(head: str) -> str:
                 except ValueError:
                     continue
     return ""
+
+
+#: A line that ends a first page's head: the caption ("X v. Y", "In re ...") or a docket number.
+_HEAD_ENDS = re.compile(r"(?:^|\s)(?:v\.|vs\.|versus)(?:\s|$)|^In re\b", re.IGNORECASE)
+#: A line that may name a court (others are not looked up).
+_COURT_WORD = re.compile(r"\b(?:court|circuit|board|panel|commission|tribunal)\b", re.IGNORECASE)
+_COURT_LEAD = re.compile(r"^(?:in|before)\s+the\s+", re.IGNORECASE)
+#: The most head lines looked at for the court's name.
+COURT_LINES = 20
+
+
+def _court(lines: list[_Line]) -> str:
+    """courts-db's id of the court a first page's head names, or "" (no guessing).
+
+    The head is the page's lines from the top down to the caption or the docket number (an
+    "Appeal from the United States District Court ..." below them is another court). From the
+    top, each line is looked up with the line under it in the same column ("United States Court
+    of Appeals" / "FOR THE EIGHTH CIRCUIT"; "In the Missouri Court of Appeals" / "Eastern
+    District", also read "..., Eastern District"), then alone, a leading "In the" dropped; the
+    first that courts-db's names and patterns recognise is the court
+    (:func:`~statinterp.corpus.pin_cites.courts_db_court`: ambiguous names only when their
+    abbreviations agree), stored by :func:`_citable`."""
+    from statinterp.corpus.pin_cites import courts_db_court
+
+    head: list[_Line] = []
+    for ln in sorted((ln for ln in lines if not ln.rotated and ln.text.strip()), key=lambda ln: -ln.y):
+        text = " ".join(ln.text.split())
+        if _HEAD_ENDS.search(text) or _DOCKET.search(text) or len(head) >= COURT_LINES:
+            break
+        head.append(ln)
+    for i, ln in enumerate(head):
+        text = " ".join(ln.text.split())
+        size = ln.size or 12.0
+        below = next((b for b in head[i + 1:] if 0 < ln.y - b.y < 2.5 * size and b.x0 < ln.x1 and b.x1 > ln.x0), None)
+        tries = []
+        if below is not None:
+            more = " ".join(below.text.split())
+            tries += [f"{text} {more}", f"{text}, {more}"]
+        tries.append(text)
+        for name in tries:
+            name = _COURT_LEAD.sub("", name)
+            if not _COURT_WORD.search(name):
+                continue
+            found = courts_db_court(name)
+            if found is not None:
+                return _citable(found)
+    return ""
+
+
+def _citable(found: dict) -> str:
+    """The id to store for a courts-db court: its own, or its nearest parent's when it has no
+    citation string ("moctapped", Missouri Court of Appeals, Eastern District -> "moctapp",
+    "Mo. Ct. App."); with none up its line, its name (cited in full)."""
+    from statinterp.corpus.pin_cites import courts_db_court
+
+    court: dict | None = found
+    while court is not None and not court.get("citation_string"):
+        parent = court.get("parent")
+        court = courts_db_court(parent) if parent else None
+    return str(court["id"]) if court is not None else str(found["name"])
 
 
 def _docket(head: str) -> str:
@@ -1146,7 +1210,7 @@ def pdf_case(data: bytes, case_id: str) -> CaseRecord:
                                    author=who) for j, (kind, who, paras) in enumerate(parts))
     name = lay.caption or nameless_pdf(case_id)
     return CaseRecord(source="pdf", source_id=case_id, name=name, name_abbreviation="",
-                      decision_date=lay.decision_date, docket_number=lay.docket_number, citations=(), court="",
+                      decision_date=lay.decision_date, docket_number=lay.docket_number, citations=(), court=lay.court,
                       jurisdiction="", head_matter="\n".join(head), judges="", parties="", attorneys="",
                       opinions=opinions or (clean_opinion([], notes, author=author),))
 
