@@ -425,3 +425,19 @@ def test_a_dask_worker_that_dies_mid_run_is_retried_and_find_is_unchanged(exampl
     assert (tmp_path / "died").exists()  # the worker really died once
     assert term_zip_bytes(local.key, tables) == term_zip_bytes(local.key, local.tables)
     assert sentence_case == local.sentence_case
+
+
+def test_against_compares_a_labelled_sentence_without_its_lone_footnote_mark(handmade_collection):
+    # the data set keeps a footnote's mark on a line of its own inside a sentence ("... the
+    # exchanges\n7\nviolated section 4c ..."); the cleaning step takes it out of the stored text
+    from dataclasses import replace
+
+    with Collection.open(handmade_collection) as collection:
+        found = find_term(collection, "preemployment testing").term_data()
+    labelled = found.__class__(**{**found.__dict__})
+    sentence = next(s for s in found.sentences if s.text == "A pre-employment testing program was adopted.")
+    marked = replace(sentence, id="L1", text="A pre-employment testing\n7\nprogram was adopted.", label="high value")
+    glued = replace(sentence, id="L2", text="A pre-employment testing 7 program was adopted.", label="no value")
+    labelled.sentences = [marked, glued]
+    result = compare_with_labelled(found, labelled)
+    assert (result.found_exact, result.found_contained, result.missed) == (1, 1, ["L2"])
