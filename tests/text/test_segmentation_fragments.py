@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from statinterp.sources.cleaning import clean_plain
-from statinterp.text.segmentation import LAYOUT_RULES, build_pipeline, lines_may_join, sentence_spans
+from statinterp.text.segmentation import LAYOUT_RULES, build_pipeline, lines_may_join
 from tests.support.paths import FIXTURES
+from tests.support.segmentation import spans
 
 #: Lines of *State v. Vela*, 777 N.W.2d 266 (Neb. 2010), CAP case HTML, as statinterp's CAP reader
 #: stores them: the table of contents (dot leaders, page numbers), numbered headings, a numbered list.
@@ -25,15 +26,6 @@ CA1 = FIXTURES / "genuine" / "pdf-modern" / "ca1-20-1507.txt"
 @pytest.fixture(scope="module")
 def default():
     return build_pipeline()
-
-
-@pytest.fixture(scope="module")
-def joined():
-    return build_pipeline(join_lines=True)
-
-
-def spans(nlp, text: str) -> list[str]:
-    return [text[s:e] for s, e in sentence_spans(nlp(text))]
 
 
 def vela_lines() -> list[str]:

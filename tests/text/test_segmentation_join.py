@@ -6,17 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
-
-
-@pytest.fixture(scope="module")
-def joined():
-    return build_pipeline(join_lines=True)
-
-
-def spans(nlp, text: str) -> list[str]:
-    return [text[s:e] for s, e in sentence_spans(nlp(text))]
-
+from statinterp.text.segmentation import build_pipeline, lines_may_join
+from tests.support.segmentation import spans
 
 QUOTE_END = ("It covers those who circumvent “a measure that controls access to a work protected under” Title 17, "
              "whereas § 1201(b) does not. The “Act” is the Plaintiffs’ Copyright Act.")

@@ -12,19 +12,8 @@ of the text-quality set (reports/text_quality.md, "Known defects still open"):
 
 from __future__ import annotations
 
-import pytest
-
-from statinterp.text.segmentation import build_pipeline, sentence_spans
-
-
-@pytest.fixture(scope="module")
-def joined():
-    return build_pipeline(join_lines=True)
-
-
-def spans(nlp, text: str) -> list[str]:
-    return [text[s:e] for s, e in sentence_spans(nlp(text))]
-
+from statinterp.text.segmentation import build_pipeline
+from tests.support.segmentation import spans
 
 PREWETT = ("When a statute contains some ambiguity, as this one does, we should not construe it in a way that "
            "“tag[s]” Congress with “a taste for the bizarre.” Cortez Byrd Chips, Inc. v. Bill Harbert Constr. "
