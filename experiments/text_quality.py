@@ -34,8 +34,8 @@ the body's lines as one text, each footnote apart). Then, for every stored sente
 
 Per opinion also: **footnotes recognised** against the footnotes the opinion has (counted by
 hand for PDFs and texts, in the manifest; for CAP HTML the ``<aside class="footnote">`` inside
-its opinions): a footnote is recognised when a stored footnote (``OpinionRecord.footnotes``)
-opens with its opening words (read in the PDF by hand: the manifest's ``footnote_openings``; for
+its opinions): a footnote is recognised when a stored footnote (``OpinionRecord.notes``: a
+footnote stored as several lines counts as one) opens with its opening words (read in the PDF by hand: the manifest's ``footnote_openings``; for
 CAP HTML its first 60 characters; compared with :func:`loose`, 20 characters of slack for a
 label), each stored footnote counting for one footnote only (two run together count once);
 without openings, the stored footnotes up to the number it has. **Footnote text in the body**: footnotes whose
@@ -500,16 +500,16 @@ def measure_route(entry: dict, half: str, home: Path, route: str, repeated: set[
     for record in records:
         for op in record.opinions:
             result.counts["lines"] += len(op.paragraphs)
-            result.counts["footnotes_stored"] += len(op.footnotes)
+            result.counts["footnotes_stored"] += len(op.notes)
             body = loose(" ".join(op.paragraphs))
             if openings:
-                result.counts["footnotes_recognised"] += recognised_footnotes(openings, list(op.footnotes))
+                result.counts["footnotes_recognised"] += recognised_footnotes(openings, list(op.notes))
                 for o in openings:
                     # a short one ("§ 28-105.01(2).") recurs in the body as a citation
                     if len(loose(o)) >= 25 and loose(o) in body:
                         result.note("footnotes_in_body", o)
             else:
-                result.counts["footnotes_recognised"] += min(len(op.footnotes), expected or 0)
+                result.counts["footnotes_recognised"] += min(len(op.notes), expected or 0)
                 for line in footnote_like_lines(list(op.paragraphs), expected or 0):
                     result.note("footnotes_in_body", line)
         result.sentences.extend(segment(record))

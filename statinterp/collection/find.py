@@ -408,7 +408,9 @@ class _PinCites:
         """``pin_page`` (when known) and ``pin_cite`` of a sentence starting at ``offset`` of ``line``."""
         row = self.rows[line]
         page = row.page_at(offset)
-        footnote = line - self.n_paragraphs + 1 if row.footnote else None
+        footnote = None  # the footnote's number it has stored (a footnote of several lines), else its order
+        if row.footnote:
+            footnote = int(row.number) if row.number and row.number.isdigit() else line - self.n_paragraphs + 1
         paragraph = self._paragraph_number(line) if self.neutral and not row.footnote else None
         c = self.case
         cite = format_cite(c.short_name or c.name, c.citation, c.court, c.date,

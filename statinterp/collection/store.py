@@ -9,7 +9,8 @@ Tables (every id an integer given in insertion order, so the same ingest gives t
                     reporter page the line starts on; NULL: unknown), page_starts (JSON ``[[offset, page],
                     ...]``: the pages starting inside it), footnote (1: the line is one of the opinion's
                     footnotes, stored after its paragraphs), number (the number the court gave the
-                    paragraph, "17" for "¶ 17" or "{17}", taken off its text; NULL: none)
+                    paragraph, "17" for "¶ 17" or "{17}", taken off its text; on a footnote's line, the
+                    footnote's number when a footnote has several lines; NULL: none)
 ``paragraphs_fts``  FTS5 index over paragraph text (external content: the text is stored once)
 ``paragraph_pairs`` FTS5 index of each paragraph's adjacent word pairs, rowids only (contentless;
                     :func:`~statinterp.text.term_match.fts_pairs_text`; ``find``'s lookup of terms
@@ -599,7 +600,9 @@ class Reader:
                                          footnotes=tuple(r.text for r in rows if r.footnote),
                                          page_starts=tuple(r.page_starts for r in rows) if row["paged"] else (),
                                          numbers=tuple(r.number or "" for r in rows if not r.footnote)
-                                         if any(r.number for r in rows) else ()))
+                                         if any(r.number for r in rows if not r.footnote) else (),
+                                         note_numbers=tuple(r.number or "" for r in rows if r.footnote)
+                                         if any(r.number for r in rows if r.footnote) else ()))
         return self._case_record(case_id, tuple(ops))
 
     def _case_record(self, case_id: int, opinions: tuple[OpinionRecord, ...] = ()) -> CaseRecord:
@@ -1224,7 +1227,9 @@ class CollectionWriter:
             for j, text in enumerate(op.lines):
                 starts = json.dumps([list(s) for s in op.page_starts[j]] if j < len(op.page_starts) else [],
                                     ensure_ascii=False)
-                number = op.numbers[j] or None if j < len(op.numbers) else None
+                number = ((op.numbers[j] or None if j < len(op.numbers) else None) if j < n_paragraphs else
+                          (op.note_numbers[j - n_paragraphs] or None if j - n_paragraphs < len(op.note_numbers)
+                           else None))
                 pid = db.execute("INSERT INTO paragraphs (case_id, opinion_id, position, text, page, page_starts, "
                                  "footnote, number) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                  (case_id, oid, j, text, pages[i][j], starts, int(j >= n_paragraphs),

@@ -30,6 +30,9 @@ _SPACE_RE = re.compile(r"\s+")
 #: violated section 4c ..."): the cleaning step takes it out of the stored text (docs/data-format.md,
 #: "Cleaning"), so a sentence is also compared without it.
 _LONE_MARK_RE = re.compile(r"\n\d{1,3}\n")
+#: The label CAP's text gives a footnote ("4 .Available at ...", "16 . If some ..."): the cleaning step
+#: stores the footnote without it, so a labelled sentence that opens a footnote is also compared without it.
+_NOTE_LABEL_RE = re.compile(r"^\s*\d{1,3} \.\s*")
 
 
 def normalise(text: str) -> str:
@@ -106,7 +109,9 @@ def compare_with_labelled(found: TermData, labelled: TermData) -> AgainstResult:
     best: dict[str, str] = {}  # found id -> label (exact matches first, then containment)
     exact_of: dict[str, str] = {}
     for s in labelled_sentences:
-        targets = {normalise(s.text), normalise(_LONE_MARK_RE.sub("\n", s.text))}  # with and without a lone mark
+        # as labelled, without a lone mark, and without a footnote's label
+        targets = {normalise(s.text), normalise(_LONE_MARK_RE.sub("\n", s.text)),
+                   normalise(_NOTE_LABEL_RE.sub("", s.text))}
         candidates = found_by_case.get(pair.get(s.case_id) or "", [])
         exact = [fid for fid, text in candidates if text in targets]
         around = [fid for fid, text in candidates if text not in targets

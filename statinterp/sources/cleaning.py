@@ -12,6 +12,9 @@ page starts (:class:`~statinterp.sources.records.OpinionRecord`):
   as a paragraph of its own ("2") is removed, the footnote's text goes to ``footnotes``
   (after the paragraphs in ``lines``). Glued marks are removed only when they count up like
   footnote marks (1, 2, 3, ...) or name a footnote the opinion has, so "section 1983" stays.
+  Footnotes a plain text appends to its opinion are a block of items labelled 1..k, each perhaps
+  over several paragraphs, proved by the body's marks when not every paragraph is labelled
+  (:func:`_trailing_notes`); a starred note leaves the text when its "*" mark is found.
 * **PDF-born plain text** (pdftotext output: form feeds, running headers, many line-end
   hyphens; :func:`is_pdf_text`) is repaired (:func:`pdf_paragraphs`): running headers and
   footers ("Cite as: 570 U. S. ____ (2013) 11", "2 FISHER v. UNIVERSITY OF TEXAS AT AUSTIN",
@@ -94,8 +97,16 @@ _WORD_MARK = re.compile(r"(?<=[a-z][a-z])(\d{1,3})(?=[\s.,;:)]|[—–-](?!\d)|$
 #: A footnote's own text in plain sources: "1 . The record ...", "[2] The ...", "3 The ...", ". Code 1951".
 #: A footnote line appended to a plain text: CAP's "1 . The" and ". The", "[2] The", "3 The" (a capital,
 #: a quote or a bracket next: "1. The" is an enumerated paragraph, not a footnote), "* The".
-_NOTE_START = re.compile(r"^(?:(\d{1,3})\s+\.\s+|\[(\d{1,3})\]\s*|(\d{1,3})\s+(?=[A-Z“\"‘'(\[])"
-                         r"|\*{1,3}\s+|[†‡]\s*|\.\s+)(?=\S)")
+_NOTE_START = re.compile(r"^(?:(\d{1,3})\s+\.(?:\s+|(?=[A-Z“\"‘'(\[]))|\[(\d{1,3})\]\s*"
+                         r"|(\d{1,3})\s+(?=[A-Z“\"‘'(\[])|\*{1,3}\s+|[†‡]\s*|\.\s+)(?=\S)")
+#: An item of a footnote block at the end of a plain text (:func:`_trailing_notes`): a
+#: :data:`_NOTE_START` label, or "1. The" -- an enumerated paragraph unless the body holds its mark.
+_ITEM_START = re.compile(r"^(\d{1,3})\.\s*(?=[A-Z“\"‘'(\[])")
+#: A starred footnote ("* The Honorable ..."): its mark, alone in a paragraph or glued to a word
+#: ("STROM,*"), and its text, a paragraph that opens with the same star.
+_STAR_MARK = re.compile(r"^(\*{1,3}|[†‡])$")
+_STAR_GLUED = re.compile(r"(?<=[A-Za-z.,;:”’\"'])(\*{1,3}|[†‡])(?=\s|$)")
+_STAR_NOTE = re.compile(r"^(\*{1,3}|[†‡])\s*(?=[A-Z“\"‘'(\[])")
 #: The label of a footnote a reader found apart from the text (after a PDF's footnote rule, in markup).
 _LOOSE_NOTE_START = re.compile(r"^(?:\[?(\d{1,3})\]?\s*\.?\s+|\*{1,3}\s*|[†‡]\s*|\.\s+)(?=\S)")
 #: "[2]" after a word or its punctuation, before a space or the end (not "(a)[1]", not "[2]-[3]").
@@ -256,12 +267,21 @@ def _drop_glued_marks(paragraphs: list[str], known: set[int], restarts: int = 0)
     return out
 
 
-def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
-    """Split off the footnotes a plain text appends to its opinion: the last paragraphs that
-    each open with a footnote label ("1 . ...", "[2] ...", ". ..."), numbered labels counting
-    up to the end (a "FOOTNOTES" heading before them goes too); or, after the last "Notes:" /
-    "FOOTNOTES" heading, the labelled paragraphs counting up from 1 that follow it, whatever
-    comes after them (a web copy's "Citation ..." trailer stays in the text)."""
+def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Split off the footnotes a plain text appends to its opinion: each returned as its
+    paragraphs, the first with its label (a footnote's paragraphs stay apart, as the text has them).
+
+    After the last "Notes:" / "FOOTNOTES" heading: the labelled paragraphs counting up from 1
+    that follow it, whatever comes after them (a web copy's "Citation ..." trailer stays in the
+    text). Else the footnote block (:func:`_note_block`): the last paragraphs, from a paragraph
+    labelled 1 to the end, whose labels count 1, 2, ..., k; a footnote may run on over
+    paragraphs of its own (a quoted statute, "(1) is in military service"; the last footnote's
+    only as :func:`_runs_on` says). A block of CAP's
+    ". " notes, or one whose every paragraph opens with a footnote's label, is taken as it is;
+    any other block only when the body before it holds the notes' marks (:func:`_body_marks`),
+    so an opinion that ends with a numbered list ("1. The ordinance applies.") keeps it.
+    Starred footnotes ("* The Honorable ...", whose "*" mark the text holds) come first
+    (:func:`_star_notes`)."""
     heading = next((h for h in range(len(paragraphs) - 1, -1, -1) if _is_notes_heading(paragraphs[h])), None)
     if heading is not None:
         run = 0
@@ -272,31 +292,156 @@ def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
             run += 1
         if run:
             return (paragraphs[:heading] + paragraphs[heading + 1 + run:],
-                    paragraphs[heading + 1:heading + 1 + run])
-    i = len(paragraphs)
-    nums: list[int] = []
-    while i > 0:
-        p = paragraphs[i - 1]
-        label, rest = note_label(p)
-        if label is None or not rest.strip() or _LONE_NUMBER.match(p):
-            break
-        if label:
-            if nums and int(label) != nums[-1] - 1:
-                break
-            nums.append(int(label))
-        elif not p.startswith(".") and nums:  # a starred note inside a numbered run
-            break
-        i -= 1
-    if i == len(paragraphs) or i == 0:
+                    [[p] for p in paragraphs[heading + 1:heading + 1 + run]])
+    body, stars = _star_notes(paragraphs)
+    notes: list[list[str]] = []
+    limit = len(body)
+    while (block := _note_block(body, limit, dotted=not notes)) is not None:  # from the last opinion's notes back
+        start, end, found = block
+        body, notes, limit = body[:start] + body[end:], found + notes, start
+        if body[:start] and _is_notes_heading(body[start - 1]):
+            body, limit = body[:start - 1] + body[start:], start - 1
+    if not notes and not stars:
         return paragraphs, []
-    if nums and nums[-1] != 1:  # numbered notes must start at 1 ...
-        return paragraphs, []
-    if not nums and any(not p.startswith(". ") for p in paragraphs[i:]):  # ... or be CAP's ". " notes
-        return paragraphs, []
-    body = paragraphs[:i]
-    if body and _is_notes_heading(body[-1]):
-        body = body[:-1]
-    return body, paragraphs[i:]
+    return body, [[star] for star in stars] + notes
+
+
+def _item_label(paragraph: str, dotted: bool) -> tuple[str | None, str]:
+    """A footnote block's item: its label and text (:func:`note_label`; with ``dotted`` also
+    "1. The", :data:`_ITEM_START`)."""
+    label, rest = note_label(paragraph)
+    if label is None and dotted and (m := _ITEM_START.match(paragraph)):
+        return m.group(1), paragraph[m.end():]
+    return label, rest
+
+
+def _note_block(paragraphs: list[str], limit: int, dotted: bool = True) -> tuple[int, int, list[list[str]]] | None:
+    """The last footnote block of ``paragraphs[:limit]``: where it starts and ends and its notes
+    (each its paragraphs: "N . text", then those it runs on over), or None. The latest paragraph
+    labelled 1 whose block is acceptable (see :func:`_trailing_notes`) starts it, a block that
+    reaches ``limit`` first; the paragraphs up to the next label are a note's, and the last
+    note's end where :func:`_runs_on` says (the next opinion, after the notes of the one before;
+    a trailer after the text's notes). ``dotted``: "1. The" items may be notes (the text's last
+    block only: before it, "1. Injury in Fact" is a heading)."""
+    if limit == len(paragraphs):  # CAP's ". " notes: every paragraph of the run opens with ". "
+        i = len(paragraphs)
+        while i > 0 and paragraphs[i - 1].startswith(". ") and paragraphs[i - 1][2:].strip():
+            i -= 1
+        if 0 < i < len(paragraphs):
+            return i, len(paragraphs), [[p] for p in paragraphs[i:]]
+    starts = [i for i in range(limit - 1, 0, -1) if _item_label(paragraphs[i], dotted)[0] == "1"]
+    for whole in (True, False):  # a block that reaches the limit first; else the notes between opinions
+        for start in starts:
+            items = [start]
+            for k in range(start + 1, limit):
+                label, rest = _item_label(paragraphs[k], dotted)
+                if label == str(len(items) + 1) and rest.strip() and not _LONE_NUMBER.match(paragraphs[k]):
+                    items.append(k)
+            end = items[-1] + 1
+            while end < limit and _runs_on(paragraphs[end - 1], paragraphs[end]):
+                end += 1
+            if whole and end < limit:
+                continue
+            notes = [[paragraphs[i] for i in range(a, b)] for a, b in zip(items, [*items[1:], end], strict=True)]
+            notes = [[f"{k + 1} . {_item_label(n[0], dotted)[1]}", *n[1:]] for k, n in enumerate(notes)]
+            strict = end == len(paragraphs) and all(note_label(p)[0] for p in paragraphs[start:end])
+            if strict or any(len(notes) * 0.8 <= m <= len(notes) for m in _body_marks(paragraphs[:start])):
+                return start, end, notes
+    return None
+
+
+def _runs_on(before: str, after: str) -> bool:
+    """Whether paragraph ``after`` goes on with the last footnote that ``before`` ends: it opens
+    a quotation or a list item ("“[t]he city ...", "(1) is in military service"), follows one, or
+    follows a paragraph ending with a colon ("50 U.S.C. app. § 522(a) provides:"). Other text
+    after the notes (the next opinion, a copier's trailer) is no footnote's."""
+    return before.rstrip().endswith(":") or after[:1] in "“\"‘'(" or before[:1] in "“\"‘'("
+
+
+def _body_marks(paragraphs: list[str]) -> set[int]:
+    """How far the footnote marks of a body count up (1, 2, 3, ...; one number may be missing):
+    a mark alone in a paragraph ("12", as CAP's text sets them) or glued to a lower-case word
+    ("testimony6"). Counted from the start and again from each mark 1 alone in a paragraph
+    (an opinion after another counts its own marks); {0} when the body holds none."""
+    marks = [[int(m.group(1))] if (m := _LONE_NUMBER.match(p)) else (
+        [int(m.group(1)) for m in _WORD_MARK.finditer(p)] if any(c.isdigit() for c in p) else [])
+        for p in paragraphs]
+    counts = {0}
+    for first in [0, *(i for i, p in enumerate(paragraphs) if _LONE_NUMBER.match(p) and marks[i] == [1])]:
+        expected = 1
+        for found in marks[first:]:
+            for n in found:
+                if expected <= n <= expected + 1:
+                    expected = n + 1
+        counts.add(expected - 1)
+    return counts
+
+
+def _star_notes(paragraphs: list[str]) -> tuple[list[str], list[str]]:
+    """Starred footnotes ("* The Honorable ... sitting by designation.") out of the paragraphs:
+    a paragraph that opens with a star (or a dagger) whose mark an earlier paragraph holds, alone
+    ("*") or glued to a word ("STROM,*"). The mark goes too; the note is returned with its star."""
+    body = list(paragraphs)
+    notes: list[str] = []
+    for j, p in enumerate(paragraphs):
+        m = _STAR_NOTE.match(p)
+        if not m:
+            continue
+        star = m.group(1)
+        mark = next((i for i in range(j - 1, -1, -1) if (lone := _STAR_MARK.match(body[i])) and lone.group(1) == star
+                     or any(g.group(1) == star for g in _STAR_GLUED.finditer(body[i]))), None)
+        if mark is None:
+            continue
+        notes.append(p)
+        body[j] = ""
+        if _STAR_MARK.match(body[mark]):
+            body[mark] = _SENTINEL
+        else:
+            glued = next(g for g in _STAR_GLUED.finditer(body[mark]) if g.group(1) == star)
+            body[mark] = body[mark][:glued.start()] + body[mark][glued.end():]
+    if not notes:
+        return list(paragraphs), []
+    return _join_at_marks(body), notes
+
+
+_RUNS_ON_TEXT = re.compile(r"[^.:;?!”\"’)\]]\s*$")
+_ROMAN_HEAD = re.compile(r"^[ivxl]{1,5}\.\s")  # "v. CONCLUSION": a heading, not a sentence's rest
+
+
+def _join_at_marks(paragraphs: list[str]) -> list[str]:
+    """Paragraphs without the footnote marks that stood alone between them (:data:`_SENTINEL`);
+    a paragraph that a mark cut (the one after opens in lower case and the one before runs on or
+    ends with a closing quote, or the one before ends with a comma) is joined again:
+    "... COLA and specialty pay”" 26 "and perquisites ..."."""
+    out: list[str] = []
+    cut = False
+    for p in paragraphs:
+        if p == _SENTINEL:
+            cut = True
+            continue
+        if not p:
+            continue
+        before, after = strip_markers(out[-1]).rstrip() if out else "", strip_markers(p)
+        lower = after[:1].islower() and not _ROMAN_HEAD.match(after)
+        if cut and before and (_RUNS_ON_TEXT.search(before) and (lower or before.endswith(","))
+                               or before.endswith(("\"", "”")) and lower):
+            out[-1] = f"{out[-1]} {p}"
+        else:
+            out.append(p)
+        cut = False
+    return out
+
+
+def _marks_of_notes(text: str) -> bool:
+    """Whether a plain text's lines that hold only a number are its footnotes' marks, not page
+    numbers: they count 1, 2, ... and the text ends with the footnote block they mark
+    (:func:`_note_block`, its lines taken as paragraphs)."""
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    lone = [int(m.group(1)) for ln in lines if (m := _LONE_NUMBER.match(ln))]
+    if not lone or lone != list(range(1, len(lone) + 1)):
+        return False
+    block = _note_block(lines, len(lines))
+    return block is not None and len(block[2]) * 0.8 <= len(lone) <= len(block[2])
 
 
 def _is_notes_heading(paragraph: str) -> bool:
@@ -319,15 +464,20 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
     given = [n for n in map(normal_form, footnotes) if strip_markers(n)]  # markers kept: a note's pages
     notes = [strip_markers(n) for n in given]
     loose = bool(notes)
+    groups = [[n] for n in given]
     if notes_in_text and not notes:
-        paras, given = _trailing_notes(paras)
+        paras, groups = _trailing_notes(paras)
+        given = [g[0] for g in groups]
         notes = [strip_markers(n) for n in given]
-    paged_notes = [(n, loose) for n in given]
+    paged_notes = [(p, loose and k == 0, k > 0) for g in groups for k, p in enumerate(g)]
+    note_of = [i for i, g in enumerate(groups) for _ in g]
     numbered = [int(lab) for lab, _ in (note_label(n, loose) for n in notes) if lab]
-    labels = set(numbered) | (set(range(1, len(notes) + 1)) if notes and not numbered else set())
+    unstarred = [n for n in notes if not _STAR_NOTE.match(n)]
+    labels = set(numbered) | (set(range(1, len(unstarred) + 1)) if unstarred and not numbered else set())
     paras = _drop_glued_marks(paras, labels, max(0, numbered.count(1) - 1))
-    if labels:  # a footnote's mark standing as its own paragraph
-        paras = [p for p in paras if not ((m := _LONE_NUMBER.match(strip_markers(p))) and int(m.group(1)) in labels)]
+    if labels:  # a footnote's mark standing as its own paragraph; the paragraph it cut joined again
+        paras = _join_at_marks([_SENTINEL if (m := _LONE_NUMBER.match(strip_markers(p))) and int(m.group(1)) in labels
+                                else p for p in paras])
     out: list[str] = []
     starts: list[tuple[PageStart, ...]] = []
     pending: list[str] = []
@@ -341,28 +491,35 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
         pending = tail
         out.append(text)
         starts.append(tuple(dict.fromkeys(here)))  # a text's own "[*4]" and its page break's marker: one start
-    note_lines, note_starts = _note_pages(paged_notes)
+    note_lines, note_starts, kept = _note_pages(paged_notes)
+    numbers = [note_of[k] for k in kept]
+    # a footnote of several paragraphs is several lines: each line says which footnote it is
+    note_numbers = tuple(str(n + 1) for n in numbers) if len(set(numbers)) < len(numbers) else ()
     if not any(starts) and not any(note_starts):
-        return numbered_paragraphs(OpinionRecord(kind, author, tuple(out), tuple(note_lines)))
+        return numbered_paragraphs(OpinionRecord(kind, author, tuple(out), tuple(note_lines),
+                                                 note_numbers=note_numbers))
     return numbered_paragraphs(OpinionRecord(kind, author, tuple(out), tuple(note_lines),
-                                             tuple(starts) + tuple(note_starts)))
+                                             tuple(starts) + tuple(note_starts), note_numbers=note_numbers))
 
 
-def _note_pages(notes: list[tuple[str, bool]]) -> tuple[list[str], list[tuple[PageStart, ...]]]:
-    """Footnotes (their text, page markers kept; whether loosely labelled) -> their text without
-    label or markers, and the pages starting inside each: a marker at a footnote's head is the
-    page it stands on (offset 0), one inside it the page a footnote carried over goes on to."""
+def _note_pages(notes: list[tuple[str, bool, bool]]) -> tuple[list[str], list[tuple[PageStart, ...]], list[int]]:
+    """Footnote lines (their text, page markers kept; whether loosely labelled; whether the line
+    goes on with the footnote before, so has no label) -> their text without label or markers,
+    the pages starting inside each (a marker at a footnote's head is the page it stands on, offset
+    0; one inside it the page a footnote carried over goes on to), and which lines were kept."""
     texts: list[str] = []
     starts: list[tuple[PageStart, ...]] = []
-    for raw, loose in notes:
+    kept: list[int] = []
+    for k, (raw, loose, goes_on) in enumerate(notes):
         text, inside, _ = _split_pages(raw)
         if not text:
             continue
-        rest = " ".join(note_label(text, loose)[1].split()) or text
+        kept.append(k)
+        rest = text if goes_on else " ".join(note_label(text, loose)[1].split()) or text
         cut = len(text) - len(rest) if text.endswith(rest) else 0
         texts.append(rest)
         starts.append(tuple((max(0, at - cut), label) for at, label in inside))
-    return texts, starts
+    return texts, starts, kept
 
 
 # --- paragraph numbers ---------------------------------------------------------------------------
@@ -1322,7 +1479,8 @@ def _plain_paragraphs(text: str) -> tuple[list[str], list[str], bool]:
     text = normal_form(text.replace("\r\n", "\n"))
     if is_pdf_text(text):
         return (*pdf_paragraphs(text), True)
-    text = drop_page_number_lines(text)
+    if not _marks_of_notes(text):  # CAP's "12" mark lines count up too: not page numbers
+        text = drop_page_number_lines(text)
     parts = [p for p in re.split(r"\n[ \t\r\f\v]*\n", text) if p.strip() and not _TEXT_RULE.match(p)]
     if len(parts) <= 1:
         parts = [ln for ln in text.split("\n") if ln.strip()]

@@ -60,6 +60,9 @@ class OpinionRecord:
     entry per paragraph of ``paragraphs``: the number the court gave it ("17" for "¶ 17", "{17}",
     "[¶17]"; :func:`statinterp.sources.cleaning.paragraph_numbers`), taken off its text, or ""
     for a paragraph without one (a heading, a block quotation). Pin cites use it: "¶ 17".
+    ``note_numbers`` is empty when each footnote is one line of ``footnotes`` (footnote k is the
+    k-th line); otherwise it has one entry per line of ``footnotes``: the number of the footnote
+    the line belongs to, so a footnote of several paragraphs keeps them apart ("n.4" pins use it).
     """
 
     type: str
@@ -68,6 +71,17 @@ class OpinionRecord:
     footnotes: tuple[str, ...] = ()
     page_starts: tuple[tuple[PageStart, ...], ...] = ()
     numbers: tuple[str, ...] = ()
+    note_numbers: tuple[str, ...] = ()
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The footnotes, one text each: the lines of a footnote of several paragraphs joined."""
+        if not self.note_numbers:
+            return self.footnotes
+        joined: dict[str, list[str]] = {}
+        for number, line in zip(self.note_numbers, self.footnotes, strict=True):
+            joined.setdefault(number, []).append(line)
+        return tuple(" ".join(lines) for lines in joined.values())
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -104,7 +118,7 @@ class CaseRecord:
         """SHA-256 of the record's canonical JSON (sorted keys, no spaces, UTF-8)."""
         fields = asdict(self)
         for opinion in fields["opinions"]:  # fields added later hash as before while empty
-            for key in ("footnotes", "page_starts", "numbers"):
+            for key in ("footnotes", "page_starts", "numbers", "note_numbers"):
                 if not opinion[key]:
                     del opinion[key]
         raw = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -360,3 +360,22 @@ def test_review_page_shows_the_pin_cite_with_a_copy_button(found_zip, tmp_path, 
     assert "State v. Jones, 2019-NMSC-005, ¶ 22" in html
     sentence = next(s for s in session.term.sentences if s.text == "A motor vehicle without pages.")
     assert session.pin_cite(sentence) == "Doe v. Roe, 203 F.2d 34 (D.C. Cir. 2001)"
+
+
+def test_a_footnote_of_several_lines_keeps_its_number_in_store_and_pin(tmp_path):
+    """A footnote of several paragraphs is stored as several lines (``note_numbers`` says whose):
+    the record round-trips and a sentence of its second paragraph is pinned to its own number,
+    not to its line's order among the footnote lines (the third line is footnote 2's)."""
+    op = OpinionRecord("majority", None, ("The motor vehicle rule applies.",),
+                       ("A first note.", "The code provides:", "(1) a motor vehicle is a car;",
+                        "A motor vehicle note."),
+                       page_starts=(((0, "35"),), (), (), (), ()), note_numbers=("1", "2", "2", "3"))
+    record = replace(UNPAGED, source_id="5", opinions=(op,))
+    assert op.notes == ("A first note.", "The code provides: (1) a motor vehicle is a car;", "A motor vehicle note.")
+    folder = write_collection(tmp_path / "col", [record])
+    with Collection.open(folder) as c:
+        assert c.record(c.case_ids()[0]) == record
+        found = find_term(c, "motor vehicle")
+    got = {s["text"]: s["pin_cite"] for s in found.tables["sentence"].values()}
+    assert got["(1) a motor vehicle is a car;"] == "Doe v. Roe, 203 F.2d 34, 35 n.2 (D.C. Cir. 2001)"
+    assert got["A motor vehicle note."] == "Doe v. Roe, 203 F.2d 34, 35 n.3 (D.C. Cir. 2001)"
