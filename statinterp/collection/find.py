@@ -61,7 +61,7 @@ from statinterp.corpus.dataset import (
 )
 from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
 from statinterp.corpus.provisions import Provision
-from statinterp.text.headings import LABEL_RE, is_heading_line
+from statinterp.text.headings import LABEL_RE, MAX_LINE_CHARS, is_heading_line
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
 from statinterp.text.term_match import (
     fts_exact_query,
@@ -354,7 +354,7 @@ def _is_heading_sentence(lines: list[str], starts: list[int], start: int, end: i
     one after its label: "2." | "General rule")."""
     k = _line_index(starts, start)
     line = lines[k]
-    if end > starts[k] + len(line.rstrip()) or len(line) > 200:
+    if end > starts[k] + len(line.rstrip()) or len(line) > MAX_LINE_CHARS:
         return False  # it goes on past its line, or the line is too long to be a heading
     label = line[:start - starts[k]].strip()
     if label and LABEL_RE.fullmatch(label + " ") is None:
@@ -376,7 +376,8 @@ class _Sections:
             return {}
         if self._headings is None:
             self._headings = [k for k, text in enumerate(self.lines) if not self.rows[k].footnote
-                              and len(text) <= 200 and is_heading_line(text, *_neighbours(self.lines, self.rows, k))]
+                              and len(text) <= MAX_LINE_CHARS
+                              and is_heading_line(text, *_neighbours(self.lines, self.rows, k))]
         at = bisect.bisect_left(self._headings, line) - 1
         return {"section": self.lines[self._headings[at]]} if at >= 0 else {}
 

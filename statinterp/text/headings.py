@@ -22,10 +22,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LABEL_RE", "MAX_WORDS", "SENTENCE_CASE_MAX_WORDS", "heading_text", "is_heading_line", "is_titled"]
+__all__ = ["LABEL_RE", "MAX_LINE_CHARS", "MAX_WORDS", "SENTENCE_CASE_MAX_WORDS", "heading_text", "is_heading_line",
+           "is_titled"]
 
 #: Words a titled heading leaves in lower case ("Motion for Discovery", "Standard of Review").
 SMALL_WORDS = frozenset("a an and as at by de for from in into of on or nor the to v. vs. with".split())
+#: The longest line (in characters) that is a heading, or a line of an opinion's head (its court,
+#: caption, date) written a line a paragraph: a longer line is a paragraph of the body. Used by
+#: ``find``'s headings and sections and by the caption reader
+#: (:func:`statinterp.sources.cleaning.caption_name`).
+MAX_LINE_CHARS = 200
 #: A heading has at most this many words (past its label).
 MAX_WORDS = 12
 #: A heading in sentence case has at most this many words (past its label).
