@@ -36,7 +36,9 @@ How it decides:
 
 - **The name** (:func:`cite_name`, The Bluebook's rule 10.2 simplified): the short name the
   source gives (CAP's, the data set's), else the full name (CourtListener's ``case_name``, a
-  caption), written as cited: designations dropped, capitals in title case, individuals named
+  caption), written as cited: designations dropped, the first party of each side (in a caption
+  that sets it in capitals, a party in mixed case after it is the next one), capitals in title
+  case (small words in lower case), individuals named
   in full in a caption by surname, "State of Indiana" -> "State" in Indiana's courts, the
   words of reporters-db's tables of case-name (T6) and state (T10) abbreviations abbreviated.
 - **Public-domain citations** are written as their courts write them (``2022-NCSC-1``,
