@@ -1839,7 +1839,8 @@ def caption_name(lines: Sequence[str]) -> str | None:
     found = column_caption(lines)
     if found:
         return found
-    if is_pdf_text(text):
+    laid_out = is_pdf_text(text)
+    if laid_out:
         found = pdf_caption(text)
         if found and _VERSUS_WITHIN.search(found) and not is_stamp(found):
             return found
@@ -1849,7 +1850,7 @@ def caption_name(lines: Sequence[str]) -> str | None:
         return found
     # a head written a line a paragraph, with no blank lines (CAP's text: court, citation, "Dale
     # CLUKEY, Jr. v. PISCATAQUIS COUNTY ...", date, counsel): each line before the first long one
-    found = _line_caption(lines, is_pdf_text(text))
+    found = _line_caption(lines, laid_out)
     if found:
         return found
     found = party_caption(text)
