@@ -61,7 +61,7 @@ from statinterp.corpus.dataset import (
 )
 from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
 from statinterp.corpus.provisions import Provision
-from statinterp.text.headings import LABEL_RE, is_heading_line
+from statinterp.text.headings import LABEL_RE, MAX_LINE_CHARS, is_heading_line, table_rows
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
 from statinterp.text.term_match import (
     fts_exact_query,
@@ -267,7 +267,8 @@ def sentences_around(collection: Collection | ShardSet, term: str, opinions: lis
     after each case. ``join_rules``: the segmentation's line-joining rules (names of
     :data:`~statinterp.text.segmentation.JOIN_RULES`; ``None``: the default set, what ``find`` uses).
     A sentence that is a whole heading line (:func:`~statinterp.text.headings.is_heading_line`:
-    "III. Summary Judgment", "General rule") is left out unless ``headings``; each sentence of
+    "III. Summary Judgment", "General rule") is left out unless ``headings``, a sentence in a
+    table's row (:func:`~statinterp.text.headings.table_rows`) always; each sentence of
     the opinion's paragraphs gets the heading it stands under, when it has one, as ``section``."""
     pattern = term_pattern(query_of(term_key(term)))
     nlp = _joining_pipeline(join_rules)
@@ -296,6 +297,7 @@ def sentences_around(collection: Collection | ShardSet, term: str, opinions: lis
                 windows.append((lo, hi, [k]))
         texts = [opinion_text[starts[lo]: starts[hi + 1] - 1] for lo, hi, _ in windows]
         found_here: dict[tuple[int, int], None] = {}
+        rows_of_tables: set[int] | None = None  # the opinion's table rows, found when first asked
         for (lo, _, targets), doc in zip(windows, nlp.pipe(texts, batch_size=32, disable=["lemmatizer"]), strict=True):
             base = starts[lo]
             target_spans = [(starts[k], starts[k + 1] - 1) for k in targets]
@@ -307,6 +309,11 @@ def sentences_around(collection: Collection | ShardSet, term: str, opinions: lis
                     continue
                 if not headings and _is_heading_sentence(lines, starts, start, end, rows):
                     continue
+                if rows_of_tables is None:
+                    rows_of_tables = table_rows(lines)
+                if rows_of_tables and all(k in rows_of_tables for k in range(
+                        _line_index(starts, start), _line_index(starts, end - 1) + 1)):
+                    continue  # it lies in a table's rows: no sentence (text.headings.table_rows)
                 found_here[(start, end)] = None
         if not found_here:
             continue
@@ -354,7 +361,7 @@ def _is_heading_sentence(lines: list[str], starts: list[int], start: int, end: i
     one after its label: "2." | "General rule")."""
     k = _line_index(starts, start)
     line = lines[k]
-    if end > starts[k] + len(line.rstrip()) or len(line) > 200:
+    if end > starts[k] + len(line.rstrip()) or len(line) > MAX_LINE_CHARS:
         return False  # it goes on past its line, or the line is too long to be a heading
     label = line[:start - starts[k]].strip()
     if label and LABEL_RE.fullmatch(label + " ") is None:
@@ -376,7 +383,8 @@ class _Sections:
             return {}
         if self._headings is None:
             self._headings = [k for k, text in enumerate(self.lines) if not self.rows[k].footnote
-                              and len(text) <= 200 and is_heading_line(text, *_neighbours(self.lines, self.rows, k))]
+                              and len(text) <= MAX_LINE_CHARS
+                              and is_heading_line(text, *_neighbours(self.lines, self.rows, k))]
         at = bisect.bisect_left(self._headings, line) - 1
         return {"section": self.lines[self._headings[at]]} if at >= 0 else {}
 

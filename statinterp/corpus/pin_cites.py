@@ -36,7 +36,9 @@ How it decides:
 
 - **The name** (:func:`cite_name`, The Bluebook's rule 10.2 simplified): the short name the
   source gives (CAP's, the data set's), else the full name (CourtListener's ``case_name``, a
-  caption), written as cited: designations dropped, capitals in title case, individuals named
+  caption), written as cited: designations dropped, the first party of each side (in a caption
+  that sets it in capitals, a party in mixed case after it is the next one), capitals in title
+  case (small words in lower case), individuals named
   in full in a caption by surname, "State of Indiana" -> "State" in Indiana's courts, the
   words of reporters-db's tables of case-name (T6) and state (T10) abbreviations abbreviated.
 - **Public-domain citations** are written as their courts write them (``2022-NCSC-1``,
@@ -535,6 +537,13 @@ def _strip_designations(party: str) -> tuple[str, bool]:
     for i, piece in enumerate(pieces):
         if not piece:
             continue
+        if i > 0 and kept and _all_caps(kept[0]) and _another_party(piece):
+            break  # "F & M MARQUETTE NATIONAL BANK, First Mid-America State Bank ...": the next party
+        first, other = _first_in_capitals(piece) if not kept else (piece, False)
+        if other:  # "COUNTY OF LUZERNE and Robert C. Lawton": the first party alone
+            kept.append(first)
+            had = True
+            break
         if i > 0 and (_ROLE.match(piece) or _ROLE_IN.search(piece) or _ALIAS.match(piece)
                       or _CAPACITY.match(piece) or _MORE_PARTIES.match(piece)):
             had = had or not _ALIAS.match(piece)
@@ -549,6 +558,31 @@ def _strip_designations(party: str) -> tuple[str, bool]:
         words.pop()
         had = True
     return " ".join(words).strip(" ,;:"), had
+
+
+#: Where a caption in CAP's style starts a second party after its first in capitals: " and " or
+#: " & " followed by a word that is not in capitals ("COUNTY OF LUZERNE and Robert C. Lawton",
+#: "FRIENDS OF EUGENE and Coalition for ...", "CITY OF EUGENE and PeaceHealth").
+_AND_NEXT = re.compile(r"\s+(?:and|&|AND)\s+(?=\S)")
+
+
+def _another_party(piece: str) -> bool:
+    """Whether a piece of a caption after a party in capitals is another party: it holds a word
+    with a lower-case letter and is no firm's form, suffix or degree ("Inc.", "Jr.", "M.D.")."""
+    words = [w for w in piece.split() if w.lower() not in _SMALL_WORDS]
+    return (bool(words) and any(re.search(r"[a-z]", w) for w in words) and not _FIRM_SUFFIX.match(" " + piece)
+            and not _SUFFIX.match(piece) and not re.fullmatch(r"(?:[A-Z][a-z]?\.){2,}|Esq\.?|Ph\.D\.|J\.D\.", piece))
+
+
+def _first_in_capitals(piece: str) -> tuple[str, bool]:
+    """The first party of a piece whose first party is in capitals and another follows it after
+    "and" in another case (Bluebook 10.2.1(a)), and whether one did; else the piece itself.
+    "JOHNSON AND JOHNSON" and "PROCTER & GAMBLE" (capitals on both sides) stay whole."""
+    for m in _AND_NEXT.finditer(piece):
+        before, after = piece[:m.start()], piece[m.end():]
+        if _all_caps(before) and _another_party(after.split(",")[0].split()[0]):
+            return before, True
+    return piece, False
 
 
 def _looks_personal(words: list[str]) -> bool:
@@ -602,6 +636,9 @@ def _clean_party(party: str, court: str, all_caps: bool, captioned: bool = False
         words = []
         for i, w in enumerate(raw):
             before_lower = i + 1 < len(raw) and raw[i + 1][:1].islower()
+            if i > 0 and w.lower() in _SMALL_WORDS and _is_caps(w) and _is_caps(raw[i - 1]):
+                words.append(w.lower())  # "CITY OF EUGENE and ...": "of" as courts write it
+                continue
             words.append(_title(w, i == 0) if _is_caps(w) and not _is_acronym(w) and not re.search(r"\d", w) and (
                 before_lower or _title(w) in _GOVERNMENT) else w)
     if words and words[-1].rstrip(".").lower() in _FIRM_FORMS:  # Bainbridge Fund LTD -> Ltd.

@@ -74,6 +74,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from statinterp.sources.records import OpinionRecord, PageStart
+from statinterp.text.headings import MAX_LINE_CHARS
 
 #: A page label inside a raw paragraph, as markup readers write it: PAGE_OPEN label PAGE_CLOSE.
 PAGE_OPEN, PAGE_CLOSE = "\ue000", "\ue001"
@@ -1877,15 +1878,16 @@ def _blocks(lines: Sequence[str]) -> list[list[str]]:
 _SENTENCE_NOT_CAPTION = re.compile(r"\b\d+\s+[A-Z][A-Za-z.]*\s?(?:\d?d|\dth)?\s+\d+\b|§|[“”]|\.\s+(?:See|Cf|But)\b")
 
 
-def _versus_block(blocks: list[list[str]]) -> str | None:
-    """The first block that reads "X v. Y" (or "In re X"), its stamps and numbers left out."""
+def _versus_block(blocks: list[list[str]], max_chars: int = 400) -> str | None:
+    """The first block that reads "X v. Y" (or "In re X"), its stamps and numbers left out; an
+    "X v. Y" block is at most ``max_chars`` long."""
     for block in blocks:
         kept = [ln for ln in block if not is_stamp(ln)]
         text = " ".join(kept)
         m = _VERSUS_WITHIN.search(text)
         if m and _SENTENCE_NOT_CAPTION.search(text):
             continue  # "... See Phillips v. Cty. of Allegheny, 515 F.3d 224": the body, not a caption
-        if m and m.start() > 0 and text[m.end():].strip() and len(text) <= 400:
+        if m and m.start() > 0 and text[m.end():].strip() and len(text) <= max_chars:
             return text.rstrip(" ,;:")
         if kept and _MATTER.match(kept[0]) and len(text) <= 300:
             return text.rstrip(" ,;:")
@@ -1951,8 +1953,40 @@ def column_caption(lines: Sequence[str]) -> str | None:
     return None
 
 
-#: The longest line of a head written a line a paragraph: a longer line is the opinion's body.
-_HEAD_LINE_CHARS = 200
+#: The longest caption read from a head's single long line (a bankruptcy case's debtors and its
+#: adversary proceeding's parties, 419 characters in the Minnesota bankruptcy court's head).
+LONG_CAPTION_CHARS = 1000
+#: A long caption line comes after at most this many short lines of the head (court, docket numbers).
+_LONG_CAPTION_AFTER = 6
+
+
+def _line_caption(lines: Sequence[str], laid_out: bool) -> str | None:
+    """The caption of a head written a line a paragraph, read only when a long line (the body) was
+    met or the text is ``laid_out`` (PDF-born, its lines a page's width: pleading paper's "IN RE:
+    Bard IVC Filters Products"): the first of the short lines before it that reads "X v. Y" (or
+    "In re X"); else the long line itself
+    when it reads so, comes after a few short lines (court, docket numbers) and before a stamp
+    (the decision's date): a caption too long for a head line (the Minnesota bankruptcy court's,
+    419 characters)."""
+    head_lines: list[list[str]] = []
+    long_line: str | None = None
+    after: str | None = None
+    for k, ln in enumerate(lines):
+        text = ln.strip()
+        if len(text) > MAX_LINE_CHARS:
+            long_line = text
+            after = next((x.strip() for x in lines[k + 1:] if x.strip()), None)
+            break
+        if text:
+            head_lines.append([text])
+    if long_line is None and not laid_out:  # short lines apart by blank lines (text wrapped at 70
+        return None  # columns): nothing says where a head written a line a paragraph ends
+    found = _versus_block(head_lines)
+    if found:
+        return found
+    if long_line and 0 < len(head_lines) <= _LONG_CAPTION_AFTER and after is not None and is_stamp(after):
+        return _versus_block([[long_line]], max_chars=LONG_CAPTION_CHARS)
+    return None
 
 
 def caption_name(lines: Sequence[str]) -> str | None:
@@ -1963,7 +1997,8 @@ def caption_name(lines: Sequence[str]) -> str | None:
     found = column_caption(lines)
     if found:
         return found
-    if is_pdf_text(text):
+    laid_out = is_pdf_text(text)
+    if laid_out:
         found = pdf_caption(text)
         if found and _VERSUS_WITHIN.search(found) and not is_stamp(found):
             return found
@@ -1973,18 +2008,12 @@ def caption_name(lines: Sequence[str]) -> str | None:
         return found
     # a head written a line a paragraph, with no blank lines (CAP's text: court, citation, "Dale
     # CLUKEY, Jr. v. PISCATAQUIS COUNTY ...", date, counsel): each line before the first long one
-    head_lines: list[list[str]] = []
-    for ln in lines:
-        if len(ln.strip()) > _HEAD_LINE_CHARS:
-            break
-        if ln.strip():
-            head_lines.append([ln.strip()])
-    found = _versus_block(head_lines) if len(head_lines) < len(lines) else None
+    found = _line_caption(lines, laid_out)
     if found:
         return found
     found = party_caption(text)
     if found and not is_stamp(found.split(" v. ")[0]):
         return found
-    if len(blocks) > 0 and len(blocks[0]) == 1 and len(blocks[0][0]) <= 200 and not is_stamp(blocks[0][0]):
+    if len(blocks) > 0 and len(blocks[0]) == 1 and len(blocks[0][0]) <= MAX_LINE_CHARS and not is_stamp(blocks[0][0]):
         return blocks[0][0]
     return None

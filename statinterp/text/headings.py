@@ -16,16 +16,30 @@ The segmenter's numbered-heading rules use :func:`is_titled` (as they always hav
 ``find`` (:mod:`statinterp.collection.find`) leaves out a sentence that is a whole heading line
 (:func:`is_heading_line`) unless asked for headings, and gives each found sentence the heading
 it stands under (its ``section``). Layout only: no court's words.
+
+A *table's row* in plain text (:func:`table_rows`) is no sentence either: a line of at most
+:data:`MAX_LINE_CHARS` characters holding a figure (an amount of money, a number with a thousands
+separator or decimals, a percentage) and ending with no sentence's punctuation, in a run of at
+least :data:`MIN_TABLE_ROWS` such lines ("Base Pay $4,309.50 (subject to both Federal Income Tax
+and FICA)" / "BAS $160.42 (NOT subject to ...)" / ...: a pay table written one row a line).
+``find`` leaves out a sentence that lies in such a row.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-__all__ = ["LABEL_RE", "MAX_WORDS", "SENTENCE_CASE_MAX_WORDS", "heading_text", "is_heading_line", "is_titled"]
+__all__ = ["LABEL_RE", "MAX_LINE_CHARS", "MAX_WORDS", "MIN_TABLE_ROWS", "SENTENCE_CASE_MAX_WORDS", "heading_text",
+           "is_heading_line", "is_table_row", "is_titled", "table_rows"]
 
 #: Words a titled heading leaves in lower case ("Motion for Discovery", "Standard of Review").
 SMALL_WORDS = frozenset("a an and as at by de for from in into of on or nor the to v. vs. with".split())
+#: The longest line (in characters) that is a heading, or a line of an opinion's head (its court,
+#: caption, date) written a line a paragraph: a longer line is a paragraph of the body. Used by
+#: ``find``'s headings and sections and by the caption reader
+#: (:func:`statinterp.sources.cleaning.caption_name`).
+MAX_LINE_CHARS = 200
 #: A heading has at most this many words (past its label).
 MAX_WORDS = 12
 #: A heading in sentence case has at most this many words (past its label).
@@ -90,3 +104,34 @@ def is_heading_line(line: str, previous: str | None = None, following: str | Non
     after = (following or "").strip()
     return ((not before or bool(_ENDS_SENTENCE.search(before)) or is_titled(before) or _sentence_case(before))
             and (not after or bool(_NEXT_OPENS.match(after))))
+
+
+#: A figure in a table's cell: an amount of money, a number with a thousands separator or with
+#: decimals, a percentage (a year or a page number is none).
+_FIGURE = re.compile(r"\$\s?\d|\b\d{1,3}(?:,\d{3})+\b|\b\d+\.\d+\b|\b\d+(?:\.\d+)?\s?%")
+#: A table in plain text has at least this many rows, one after another.
+MIN_TABLE_ROWS = 3
+
+
+def is_table_row(line: str) -> bool:
+    """Whether a stored line may be a row of a table written one row a line: short, holding a
+    figure and ending with no sentence's punctuation ("BAH $745.00 (NOT subject to Federal Income
+    Tax or FICA)"). A row alone is no table: :func:`table_rows`."""
+    text = line.strip()
+    return (0 < len(text) <= MAX_LINE_CHARS and _FIGURE.search(text) is not None
+            and SENTENCE_END_RE.search(text) is None)
+
+
+def table_rows(lines: Sequence[str]) -> set[int]:
+    """The indices of ``lines`` that are a table's rows: runs of at least :data:`MIN_TABLE_ROWS`
+    lines in a row that each pass :func:`is_table_row`."""
+    rows: set[int] = set()
+    run: list[int] = []
+    for k, line in enumerate([*lines, ""]):
+        if k < len(lines) and is_table_row(line):
+            run.append(k)
+            continue
+        if len(run) >= MIN_TABLE_ROWS:
+            rows.update(run)
+        run = []
+    return rows
