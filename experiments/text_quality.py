@@ -35,10 +35,11 @@ the body's lines as one text, each footnote apart). Then, for every stored sente
 Per opinion also: **footnotes recognised** against the footnotes the opinion has (counted by
 hand for PDFs and texts, in the manifest; for CAP HTML the ``<aside class="footnote">`` inside
 its opinions): a footnote is recognised when a stored footnote (``OpinionRecord.notes``: a
-footnote stored as several lines counts as one) opens with its opening words (read in the PDF by hand: the manifest's ``footnote_openings``; for
-CAP HTML its first 60 characters; compared with :func:`loose`, 20 characters of slack for a
-label), each stored footnote counting for one footnote only (two run together count once);
-without openings, the stored footnotes up to the number it has. **Footnote text in the body**: footnotes whose
+footnote stored as several lines counts as one) opens with its opening words (read in the PDF
+by hand: the manifest's ``footnote_openings``; for CAP HTML its first 60 characters; compared
+with :func:`loose`, 20 characters of slack for a label), each stored footnote counting for one
+footnote only (two run together count once); without openings, the stored footnotes up to the
+number it has. **Footnote text in the body**: footnotes whose
 opening words (25 characters or more, spaces aside) stand in the body's paragraphs instead
 (run into a sentence or a paragraph of their own); without openings, body lines that open with
 the number of one of its footnotes (1 .. N) followed by a capital or a quote ("3 The parties
