@@ -295,16 +295,50 @@ def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[list[str]]]:
             return (paragraphs[:heading] + paragraphs[heading + 1 + run:],
                     [[p] for p in paragraphs[heading + 1:heading + 1 + run]])
     body, stars = _star_notes(paragraphs)
+    head, first = _after_head_notes(body)
+    head_notes = [[body[i]] for i in head]
+    body = [p for i, p in enumerate(body) if i not in head]
     notes: list[list[str]] = []
     limit = len(body)
-    while (block := _note_block(body, limit, dotted=not notes)) is not None:  # from the last opinion's notes back
-        start, end, found = block
+    while (block := _note_block(body, limit, dotted=not notes, first=first if not notes else 1)) is not None:
+        start, end, found = block  # from the last opinion's notes back
         body, notes, limit = body[:start] + body[end:], found + notes, start
         if body[:start] and _is_notes_heading(body[start - 1]):
             body, limit = body[:start - 1] + body[start:], start - 1
+    notes = head_notes + notes
     if not notes and not stars:
         return paragraphs, []
     return body, [[star] for star in stars] + notes
+
+
+def _after_head_notes(paragraphs: list[str]) -> tuple[list[int], int]:
+    """Where the notes on the head are (:func:`_head_notes`) and the label the text's last block
+    of notes opens with: m + 1 when that block counts on from the head's m notes, else ([], 1)."""
+    head = _head_notes(paragraphs)
+    if head and _note_block(paragraphs, len(paragraphs)) is None:
+        others = [p for i, p in enumerate(paragraphs) if i not in head]
+        if _note_block(others, len(others), first=len(head) + 1) is not None:
+            return head, len(head) + 1
+    return [], 1
+
+
+#: A footnote's label in CAP's text: "1 . The Hon. ...", a space before the period.
+_CAP_NOTE = re.compile(r"^(\d{1,3}) \.\s*(?=\S)")
+
+
+def _head_notes(paragraphs: list[str]) -> list[int]:
+    """Where CAP's text sets the notes on its head (a judge sitting by designation: "... Judge
+    KELLY" / "1" / "concurred." ... "1 . The Hon. Virginia C. Kelly, a retired judge ..."): in the
+    text's first half, paragraphs labelled 1, 2, ..., m in CAP's form, each after a line holding
+    only its mark. The notes at the text's end then count on from m + 1 (:func:`_trailing_notes`)."""
+    found: list[int] = []
+    marks: set[str] = set()
+    for i, p in enumerate(paragraphs[:len(paragraphs) // 2]):
+        if lone := _LONE_NUMBER.match(p):
+            marks.add(lone.group(1))
+        elif (m := _CAP_NOTE.match(p)) and m.group(1) == str(len(found) + 1) and m.group(1) in marks:
+            found.append(i)
+    return found
 
 
 def _item_label(paragraph: str, dotted: bool) -> tuple[str | None, str]:
@@ -316,27 +350,29 @@ def _item_label(paragraph: str, dotted: bool) -> tuple[str | None, str]:
     return label, rest
 
 
-def _note_block(paragraphs: list[str], limit: int, dotted: bool = True) -> tuple[int, int, list[list[str]]] | None:
+def _note_block(paragraphs: list[str], limit: int, dotted: bool = True,
+                first: int = 1) -> tuple[int, int, list[list[str]]] | None:
     """The last footnote block of ``paragraphs[:limit]``: where it starts and ends and its notes
     (each its paragraphs: "N . text", then those it runs on over), or None. The latest paragraph
     labelled 1 whose block is acceptable (see :func:`_trailing_notes`) starts it, a block that
     reaches ``limit`` first; the paragraphs up to the next label are a note's, and the last
     note's end where :func:`_runs_on` says (the next opinion, after the notes of the one before;
     a trailer after the text's notes). ``dotted``: "1. The" items may be notes (the text's last
-    block only: before it, "1. Injury in Fact" is a heading)."""
+    block only: before it, "1. Injury in Fact" is a heading). ``first``: the label the block
+    opens with (after notes on the head, :func:`_head_notes`)."""
     if limit == len(paragraphs):  # CAP's ". " notes: every paragraph of the run opens with ". "
         i = len(paragraphs)
         while i > 0 and paragraphs[i - 1].startswith(". ") and paragraphs[i - 1][2:].strip():
             i -= 1
         if 0 < i < len(paragraphs):
             return i, len(paragraphs), [[p] for p in paragraphs[i:]]
-    starts = [i for i in range(limit - 1, 0, -1) if _item_label(paragraphs[i], dotted)[0] == "1"]
+    starts = [i for i in range(limit - 1, 0, -1) if _item_label(paragraphs[i], dotted)[0] == str(first)]
     for whole in (True, False):  # a block that reaches the limit first; else the notes between opinions
         for start in starts:
             items = [start]
             for k in range(start + 1, limit):
                 label, rest = _item_label(paragraphs[k], dotted)
-                if label == str(len(items) + 1) and rest.strip() and not _LONE_NUMBER.match(paragraphs[k]):
+                if label == str(len(items) + first) and rest.strip() and not _LONE_NUMBER.match(paragraphs[k]):
                     items.append(k)
             end = items[-1] + 1
             while end < limit and _runs_on(paragraphs[end - 1], paragraphs[end]):
@@ -344,9 +380,10 @@ def _note_block(paragraphs: list[str], limit: int, dotted: bool = True) -> tuple
             if whole and end < limit:
                 continue
             notes = [[paragraphs[i] for i in range(a, b)] for a, b in zip(items, [*items[1:], end], strict=True)]
-            notes = [[f"{k + 1} . {_item_label(n[0], dotted)[1]}", *n[1:]] for k, n in enumerate(notes)]
+            notes = [[f"{k + first} . {_item_label(n[0], dotted)[1]}", *n[1:]] for k, n in enumerate(notes)]
             strict = end == len(paragraphs) and all(note_label(p)[0] for p in paragraphs[start:end])
-            if strict or any(len(notes) * 0.8 <= m <= len(notes) for m in _body_marks(paragraphs[:start])):
+            total = len(notes) + first - 1
+            if strict or any(total * 0.8 <= m <= total for m in _body_marks(paragraphs[:start])):
                 return start, end, notes
     return None
 
@@ -441,8 +478,10 @@ def _marks_of_notes(text: str) -> bool:
     lone = [int(m.group(1)) for ln in lines if (m := _LONE_NUMBER.match(ln))]
     if not lone or lone != list(range(1, len(lone) + 1)):
         return False
-    block = _note_block(lines, len(lines))
-    return block is not None and len(block[2]) * 0.8 <= len(lone) <= len(block[2])
+    head, first = _after_head_notes(lines)
+    others = [ln for i, ln in enumerate(lines) if i not in head]
+    block = _note_block(others, len(others), first=first)
+    return block is not None and (len(block[2]) + len(head)) * 0.8 <= len(lone) <= len(block[2]) + len(head)
 
 
 def _is_notes_heading(paragraph: str) -> bool:

@@ -157,3 +157,24 @@ def test_numbered_headings_before_the_notes_are_not_a_block():
     assert op.notes == ("A note.", "Another note.")
     assert op.paragraphs == ("Standing.", "Harm.", "1. Injury in Fact", "They lost money.", "2. Causation",
                              "The loss was caused.")
+
+
+def test_a_note_on_the_head_and_the_notes_counting_on_after_the_opinion_bap10():
+    """In re Weber (B.A.P. 10th Cir. 2005): CAP sets footnote 1 (a judge sitting by designation)
+    in the head, after its mark line, and footnotes 2-33 after the opinion. Before, the block from
+    2 was not taken (a block had to open with 1) and the mark lines were dropped as page numbers:
+    0 of 33 footnotes."""
+    op = text_case(read("bap10-weber-2005.txt"), "weber").opinions[0]
+    assert len(op.notes) == 33
+    assert op.notes[0].startswith("Honorable Michael E. Romero, United States Bankruptcy Judge")
+    assert op.notes[1] == "11 U.S.C. § 101, et seq."
+    assert not any(LONE.match(p) or LABEL.match(p) for p in op.paragraphs)
+
+
+def test_a_numbered_paragraph_in_the_head_without_its_mark_is_no_note():
+    """"1 . ..." early in a text is a note on the head only after a line holding its mark."""
+    paras = ["Court of Appeals.", "Judge KELLY concurred.", "1 . The Hon. Kelly sits by designation.",
+             "The facts.", "The law.", "More law.", "Text with a mark", "2", "here.", "2 . The note."]
+    assert clean_opinion(paras).notes == ()
+    marked = paras[:1] + ["Judge KELLY", "1", "concurred."] + paras[2:]
+    assert clean_opinion(marked).notes == ("The Hon. Kelly sits by designation.", "The note.")
