@@ -157,3 +157,13 @@ def test_numbered_headings_before_the_notes_are_not_a_block():
     assert op.notes == ("A note.", "Another note.")
     assert op.paragraphs == ("Standing.", "Harm.", "1. Injury in Fact", "They lost money.", "2. Causation",
                              "The loss was caused.")
+
+
+def test_ohios_cite_as_header_line_is_no_text():
+    """Wiebusch v. Wiebusch, 186 Ohio App.3d 237 (CAP's text, statutory-interpretation data set):
+    Ohio's "[Cite as ...]" header above the opinion was kept as a sentence (the fourth held-apart
+    half's one running header); a sentence that cites the same way stays."""
+    lines = ["Court of Appeals of Ohio, Second District.", "186 Ohio App.3d 237",
+             "[Cite as Wiebusch v. Wiebusch, 186 Ohio App.3d 237, 2010-Ohio-504.]",
+             "The court so held [Cite as Wiebusch, at ¶ 3] in passing."]
+    assert clean_plain("\n".join(lines)).paragraphs == (lines[0], lines[1], lines[3])
