@@ -863,6 +863,9 @@ _HEADER_PATTERNS = (
                r".{0,80}\bPage:?\s*\d+.{0,60}$"),
     re.compile(r"^\s*Cite as:\s+\S.{0,90}$"),  # "Cite as: 2022 Ark. 12", "Cite as: 604 U. S. ____ (2025)"
 )
+#: Ohio's header above an opinion's text, a line of its own: "[Cite as Wiebusch v. Wiebusch, 186 Ohio
+#: App.3d 237, 2010-Ohio-504.]" -- a running header, never a sentence.
+_CITE_AS_LINE = re.compile(r"^\s*\[Cite as\s[^\]\n]{5,300}\]\s*$")
 _LINE_HYPHEN = re.compile(r"[A-Za-z]-$")
 _NOTE_LINE = re.compile(r"^\s{0,6}(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)")
 
@@ -1524,6 +1527,7 @@ def _plain_paragraphs(text: str) -> tuple[list[str], list[str], bool]:
     parts = [p for p in re.split(r"\n[ \t\r\f\v]*\n", text) if p.strip() and not _TEXT_RULE.match(p)]
     if len(parts) <= 1:
         parts = [ln for ln in text.split("\n") if ln.strip()]
+    parts = [p for p in parts if not _CITE_AS_LINE.match(p)]
     fix: Dehyphenator | None = None
     out = []
     for p in parts:

@@ -178,3 +178,13 @@ def test_a_numbered_paragraph_in_the_head_without_its_mark_is_no_note():
     assert clean_opinion(paras).notes == ()
     marked = paras[:1] + ["Judge KELLY", "1", "concurred."] + paras[2:]
     assert clean_opinion(marked).notes == ("The Hon. Kelly sits by designation.", "The note.")
+
+
+def test_ohios_cite_as_header_line_is_no_text():
+    """Wiebusch v. Wiebusch, 186 Ohio App.3d 237 (CAP's text, statutory-interpretation data set):
+    Ohio's "[Cite as ...]" header above the opinion was kept as a sentence (the fourth held-apart
+    half's one running header); a sentence that cites the same way stays."""
+    lines = ["Court of Appeals of Ohio, Second District.", "186 Ohio App.3d 237",
+             "[Cite as Wiebusch v. Wiebusch, 186 Ohio App.3d 237, 2010-Ohio-504.]",
+             "The court so held [Cite as Wiebusch, at ¶ 3] in passing."]
+    assert clean_plain("\n".join(lines)).paragraphs == (lines[0], lines[1], lines[3])
