@@ -1038,7 +1038,7 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge:
         return True  # a short line in capitals: "IT IS SO ORDERED", "DISCUSSION" (a title's lines stay one)
     word = len(b.text.split()[0]) if b.text.split() else 0
     short = a.x1 < right - 0.4 * (right - margin)
-    if _TERMINAL.search(prev_text) and right_edge is not None:
+    if _TERMINAL.search(prev_text) and right_edge is not None and not prev_text.endswith((". .", "...", "…")):
         right = max(right, right_edge)  # short lines in a row ("Before ..., Circuit Judges." / "FAY, ...")
     if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or short):
         return True  # the next line's first word would have fit: the line ended its paragraph
