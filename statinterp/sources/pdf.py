@@ -262,6 +262,7 @@ def _page_lines(page, number: int) -> list[_Line]:
             size = max(sizes)
             # footnote marks: digit runs or stars in a smaller font than the line's
             marks: list[tuple[int, int, str]] = []
+            leading = None  # a small mark the PDF writes after the line's text but sets before it
             if _MAY_MARK.search(seg):
                 for mm in _MARK_CHARS.finditer(seg):
                     at = start + mm.start()
@@ -272,10 +273,13 @@ def _page_lines(page, number: int) -> list[_Line]:
                         small = oy.value - y > 0.25 * size
                     if small:
                         marks.append((mm.start(), mm.end(), mm.group(0)))
+                        if at > first and box.right <= x0 + 0.5 and mm.end() >= len(seg.rstrip()):
+                            leading = mm.group(0)  # the Eleventh Circuit's "§ 1328 refers ... 1": label 1
             cuts = [k - start for k in range(first + 1, last + 1) if k in spaced] if spaced else []
             if cuts:
                 seg, marks = _with_spaces(seg, cuts, marks)
             line_text, lead, found = _remove_marks(seg, marks)
+            lead = lead or leading
             if not sizes or not line_text.strip() and not found:
                 continue
             piece = _Line(line_text, x0, x1, y, size, number, lead, found)
@@ -676,8 +680,10 @@ def _sort_out(pages: list) -> PdfLayout:
     first = [ln for ln in body if ln.page == body[0].page] if body else []
     caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
     head = "\n".join([" ".join(ln.text.split()) for ln in first[:80]] + dropped[:12])
+    tail = "\n".join(" ".join(ln.text.split()) for ln in body[-40:])
+    decided = _decided(head, tail, "\n".join(dropped[:12]))
     return PdfLayout([p for p in paras if p.strip()], [(lab, t) for lab, t in note_texts if t], labels,
-                     caption, dropped + sideways, _decided(head), _docket(head), court)
+                     caption, dropped + sideways, decided, _docket(head), court)
 
 
 def _line_numbers(lines: list[_Line]) -> set[int]:
@@ -734,20 +740,29 @@ _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 _DATES = (  # (pattern, strptime formats): the court's own dates first, then a lone date line, then e-filing's
     re.compile(rf"\b(?:Filed|FILED|Decided|Dated|Opinion Filed|Date Filed)[:\s]+({_MONTH} \d{{1,2}}, \d{{4}}"
                rf"|\d{{1,2}} {_MONTH} \d{{4}})"),
-    re.compile(rf"^\[?({_MONTH} \d{{1,2}}, \d{{4}})\]?$", re.MULTILINE),
+    re.compile(rf"^[\[(]?({_MONTH} \d{{1,2}}, \d{{4}})[\])]?$", re.MULTILINE | re.IGNORECASE),
     re.compile(r"\bDate Filed:\s*(\d{1,2}/\d{1,2}/\d{4})"),
 )
+#: An order's closing date ("Dated: August 5, 2016", "DATED this 3rd ..." aside: a month, day and year
+#: or 8/23/05), read from the opinion's last lines when its first page gives none.
+_CLOSING_DATE = re.compile(rf"^(?:Dated|Date|Signed|Entered|Filed)\s*:?\s+({_MONTH} \d{{1,2}}, ?\d{{4}}"
+                           r"|\d{1,2}/\d{1,2}/\d{2,4})", re.MULTILINE | re.IGNORECASE)
+#: An e-filing banner ("Case 1:12-cv-05708-ER Document 11 Filed 09/27/13 Page 1 of 15", the Second
+#: Circuit's "Case: 25-1689, 07/15/2025, DktEntry: 28.1"): the day the order was filed, the last resort.
+_BANNER_DATE = re.compile(r"\b(?:Document\s+\d+(?:-\d+)?\s+Filed\s+|Case:\s*[\w-]+,\s*)(\d{1,2}/\d{1,2}/\d{2,4})\b")
 _DOCKET = re.compile(r"\b(?:Docket |Case |Appeal )?Nos?\.\s+([A-Z]{0,3}\d[\w:–-]*(?:,\s*\d[\w:–-]*)*)")
 
 
-def _decided(head: str) -> str:
-    """The decision date a first page gives, as YYYY-MM-DD, or ""."""
+def _decided(head: str, tail: str = "", banners: str = "") -> str:
+    """The decision date as YYYY-MM-DD, or "": the one the first page (``head``) gives, else an
+    order's closing date among its last lines (``tail``), else the e-filing banner's (``banners``)."""
     import datetime
 
-    for pattern in _DATES:
-        for m in pattern.finditer(head):
-            text = " ".join(m.group(1).replace(".", "").split()).replace("Sept ", "Sep ")
-            for fmt in ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%m/%d/%Y"):
+    for pattern, text_of in [*((p, head) for p in _DATES), (_CLOSING_DATE, tail), (_BANNER_DATE, banners)]:
+        for m in pattern.finditer(text_of):
+            text = " ".join(m.group(1).replace(".", "").split()).replace("Sept ", "Sep ").replace(",", ", ")
+            text = " ".join(text.split())
+            for fmt in ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%m/%d/%Y", "%m/%d/%y"):
                 try:
                     return datetime.datetime.strptime(text, fmt).date().isoformat()
                 except ValueError:
@@ -969,6 +984,8 @@ def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
     gaps = [a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.page == b.page and a.y > b.y]
     usual = _mode(gaps, 0.5) or 14.0
     margin = _mode([ln.x0 for ln in lines], 2.0)
+    ends = sorted(ln.x1 for ln in lines)
+    right_edge = ends[int(0.9 * (len(ends) - 1))]  # where the text's full lines end (ragged or justified)
     paras: list[list[str]] = []
     page = None
     for i, ln in enumerate(lines):
@@ -977,7 +994,7 @@ def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
             continue
         if ln.page != page:
             text = page_marker(labels[ln.page]) + text
-        if not paras or _breaks(lines, i, usual, margin):
+        if not paras or _breaks(lines, i, usual, margin, right_edge):
             paras.append([text])
         else:
             paras[-1].append(text)
@@ -991,8 +1008,8 @@ def _row(line: _Line) -> bool:
     return line.cells >= 3 or line.cells == 2 and re.search(r"\s[):\]](?:\s|$)", line.text) is not None
 
 
-def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
-    """Whether line ``i`` starts a paragraph."""
+def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge: float | None = None) -> bool:
+    """Whether line ``i`` starts a paragraph (``right_edge``: where the text's full lines end)."""
     a, b = lines[i - 1], lines[i]
     if _row(a) or _row(b):
         return True  # each row of a table is a line of its own
@@ -1021,6 +1038,8 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float) -> bool:
         return True  # a short line in capitals: "IT IS SO ORDERED", "DISCUSSION" (a title's lines stay one)
     word = len(b.text.split()[0]) if b.text.split() else 0
     short = a.x1 < right - 0.4 * (right - margin)
+    if _TERMINAL.search(prev_text) and right_edge is not None and not prev_text.endswith((". .", "...", "…")):
+        right = max(right, right_edge)  # short lines in a row ("Before ..., Circuit Judges." / "FAY, ...")
     if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or short):
         return True  # the next line's first word would have fit: the line ended its paragraph
     return (a.x0 > margin + 0.8 * size and abs(before.x0 - a.x0) < 2 and before is not a

@@ -205,7 +205,7 @@ def test_case_names_come_from_the_caption():
         assert "FILED" not in case(stem).name and "Memo" not in case(stem).name
 
 
-def test_dates_and_docket_numbers_come_from_the_first_page():
+def test_dates_and_docket_numbers_come_from_the_first_page_or_the_closing():
     got = {stem: (case(stem).decision_date, case(stem).docket_number) for stem in ALL}
     assert got == {
         "tc-memo-2020-26-bordelon": ("2020-02-20", "19031-13, 27735-13"),  # "Filed February 20, 2020."
@@ -213,7 +213,8 @@ def test_dates_and_docket_numbers_come_from_the_first_page():
         "ca5-21-50498-st-pierre": ("2022-03-16", "21-50498"),  # the clerk's stamp
         "nc-2022-ncsc-1-gift-surplus": ("2022-02-11", "363A14-4"),  # "Filed 11 February 2022"
         "mo-app-ed108783-jagels": ("2021-01-19", "ED108783"),  # "Filed: January 19, 2021"
-        "cacd-8-16-cv-01261-experian": ("", "8:16-cv-1261"),  # "Case No. 8:16-cv-1261 DOC (KESx)"; dated at its end
+        # "Case No. 8:16-cv-1261 DOC (KESx)"; "Dated: August 5, 2016" at its end
+        "cacd-8-16-cv-01261-experian": ("2016-08-05", "8:16-cv-1261"),
         "scotus-11-889-tarrant-pp1-7": ("2013-06-13", "11–889"),  # "[June 13, 2013]"
     }
 

@@ -37,6 +37,7 @@ COURTS = {
     "mo-app-ed108783-jagels": "moctapp",
     "nysd-12-5708-hostess": "",  # page 1 has no text layer
     "tn-wcab-diaz-appeals-board": "",  # a board courts-db does not know
+    "ca11-08-14991-robinson": "ca11",  # IN THE UNITED STATES COURT OF APPEALS / FOR THE ELEVENTH CIRCUIT
 }
 
 
