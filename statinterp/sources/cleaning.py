@@ -867,6 +867,8 @@ _HEADER_PATTERNS = (
 #: App.3d 237, 2010-Ohio-504.]" -- a running header, never a sentence.
 _CITE_AS_LINE = re.compile(r"^\s*\[Cite as\s[^\]\n]{5,300}\]\s*$")
 _LINE_HYPHEN = re.compile(r"[A-Za-z]-$")
+#: A line of slashes only ("///", "////"): pleading paper's sign that the text goes on, no text.
+SLASHES = re.compile(r"^\s*/{3,}\s*$")
 _NOTE_LINE = re.compile(r"^\s{0,6}(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)")
 
 
@@ -1070,6 +1072,7 @@ def _strip_page(page: list[str], repeated: set[str], edges: tuple[list[int], lis
             drop.add(i)
     lines = [x for i, ln in enumerate(page)
              if i not in drop and not any(p.match(ln) for p in _HEADER_PATTERNS) and not _UNDERLINE.match(ln)
+             and not SLASHES.match(ln)
              for x in (("", "") if _BOX_COLUMN.match(ln) else (ln,))]  # a box's row ends a paragraph
     for i, ln in enumerate(lines):
         if not _RULE.match(ln):
@@ -1143,7 +1146,8 @@ _CONTINUED = re.compile(r"\((?:\.{3}\s*)?continued(?:\s*\.{3})?\)", re.IGNORECAS
 CONTINUED = "\ue003"
 
 
-def _page_foot(lines: list[str], next_note: int, continuing: bool = False) -> tuple[list[str], list[list[str]], int]:
+def _page_foot(lines: list[str], next_note: int, continuing: bool = False,
+               spaced: bool = False) -> tuple[list[str], list[list[str]], int]:
     """Footnotes at a page's foot without a rule above them (the Tax Court, the Fifth Circuit, state
     courts): a line that starts with the label of the next footnote (its number, the one after it if
     one was missed, 1 for a new opinion's first, or a star), alone on its line after a blank line or
@@ -1153,7 +1157,9 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False) -> tu
     ``continuing``: the page before ended inside a footnote; its rest, unlabelled, is the page's
     foot after its last gap of two blank lines (:func:`_last_gap`). A note whose first line
     is :data:`CONTINUED` continues the page before's last one (also a Tax Court note's "10" /
-    "(...continued)"). (body, notes, next number)."""
+    "(...continued)"). ``spaced``: the page is double spaced though its blank lines are gone (pleading
+    paper without its line numbers, :func:`_drop_line_numbers`), so a label alone on its line, its
+    text below, needs no blank line above it. (body, notes, next number)."""
     if continuing and not any(_CONTINUED.search(ln) for ln in lines) and (j := _last_gap(lines)) is not None:
         return _foot_notes(lines, j, next_note, [[CONTINUED]])
     for i, ln in enumerate(lines):
@@ -1162,7 +1168,7 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False) -> tu
             continue
         label = m.group(1)
         if lines[i - 1].strip() and not (ln.strip() == label and i + 1 < len(lines) and lines[i + 1].strip()
-                                         and _double_spaced(lines[:i])):
+                                         and (spaced or _double_spaced(lines[:i]))):
             continue  # no blank line above: only a label alone, its text below, under double-spaced body lines
         if ln.strip() != label and lines[i - 2].strip():
             continue  # a label before its text: two blank lines above it
@@ -1236,7 +1242,11 @@ def _double_spaced(lines: Sequence[str]) -> bool:
     return pairs >= 6 and single >= 0.6 * pairs
 
 
-def _paragraph_breaks(lines: list[str]) -> list[str]:
+#: A list item's or heading's head: "2. ", "B. ", "IV. ", "(3) ".
+_ITEM = re.compile(r"^\s*(?:\d{1,3}\.|[A-Z]\.|[IVX]{1,5}\.|\(\w{1,3}\))\s+(?=\S)")
+
+
+def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
     """Body lines -> paragraphs: a blank line or an indented first line starts one, unless the text
     runs on (no closing punctuation, next line starts lower-case). In double-spaced text
     (:func:`_double_spaced`) one blank line is only the spacing: there a paragraph starts at an
@@ -1244,7 +1254,13 @@ def _paragraph_breaks(lines: list[str]) -> list[str]:
     paragraph's last line, a heading). A line indented 12 or more (a centred heading) is a paragraph
     unless it continues a full line's sentence at the same indent (an indented list item). Rule
     chosen on the Tax Court's T.C. Memo. 2020-26 and the Fifth Circuit's No. 21-50498; see
-    tests/sources/test_cleaning_modern.py for the courts it is checked on."""
+    tests/sources/test_cleaning_modern.py for the courts it is checked on. ``spaced``: pleading paper
+    without its line numbers (:func:`_drop_line_numbers`), double spaced with its spacing gone: each
+    blank line left is a gap, and a short line that ends a sentence ends a paragraph there too
+    (chosen on the E.D. Cal. orders, where a heading otherwise ran on from the paragraph above), a
+    short line not ending a sentence (a heading) ends one before an indented line, an indented list
+    item (:data:`_ITEM`) after a sentence's end starts one, and a line under a full line that runs on
+    continues it at any indent (a hanging indent)."""
     margin = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip() and ln != "\f"), default=0)
     double = _double_spaced(lines)
     widths = sorted(len(ln.rstrip()) for ln in lines if ln.strip() and ln != "\f")
@@ -1266,7 +1282,10 @@ def _paragraph_breaks(lines: list[str]) -> list[str]:
         ends = bool(cur) and re.search(r"[.:;?!”\"’)\]]\s*$", cur[-1]) is not None
         runs_on = bool(cur) and not ends and ln.lstrip()[:1].islower()
         gap = blank >= 2 or (prev_short and ends) if double else blank > 0
-        deep = (indent >= 12 or prev_indent >= 12) and not (indent == prev_indent and cur and not ends
+        if spaced:  # a short line ends a sentence or heads an indented paragraph; an item follows an item
+            gap = gap or prev_short and (ends or indent >= 2) or (ends and _ITEM.match(ln) is not None
+                                                                  and (indent >= 2 or len(ln.rstrip()) < 0.75 * full))
+        deep = (indent >= 12 or prev_indent >= 12) and not ((indent == prev_indent or spaced) and cur and not ends
                                                              and not prev_short)
         starts = (gap or (indent >= 2 and prev_indent < 2) or deep) and not runs_on
         if starts and cur:
@@ -1421,7 +1440,10 @@ def _drop_line_numbers(page: list[str]) -> list[str]:
 def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """Paragraphs and footnotes of PDF-born text (see the module's docstring)."""
     text = text.translate(_SUPERSCRIPTS)
-    pages = [_drop_line_numbers(page) for page in _pages(text)]
+    printed = _pages(text)
+    pages = [_drop_line_numbers(page) for page in printed]
+    # pleading paper (its line numbers gone: a page returned anew) is double spaced without blank lines
+    pleading = [page is not raw for page, raw in zip(pages, printed, strict=True)]
     edges = [_edge_lines(page) for page in pages]
     tops: Counter = Counter()
     for page, (top, bottom) in zip(pages, edges, strict=True):
@@ -1438,7 +1460,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     paged = len(pages) > 1 or "\f" in text
     firsts: dict[int, str] = {}  # the index of each page's first text line among the body's -> its label
     text_lines = 0
-    for page, label, edge in zip(pages, labels, edges, strict=True):
+    for page, label, edge, spaced in zip(pages, labels, edges, pleading, strict=True):
         marker = page_marker(label) if paged else ""  # a footnote's page, and the body's
         carried = True  # the page's first note line may go on with the page before's last note
         lines, note_lines = _strip_page(page, repeated, edge,
@@ -1447,7 +1469,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
             lines.pop()
         if not note_lines and paged:  # footnotes at a page's foot without a rule above them (one page too)
             unfinished = bool(notes) and noted and _RUNS_ON.search(notes[-1][-1]) is not None
-            lines, foot, next_note = _page_foot(lines, next_note, unfinished)
+            lines, foot, next_note = _page_foot(lines, next_note, unfinished, spaced)
             noted = bool(foot)
             if foot and foot[0][0] == CONTINUED:
                 if notes and foot[0][1:]:
@@ -1479,7 +1501,7 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
                 notes[-1].append(marker + ln.strip() if carried else ln.strip())
             carried = False
     fix = Dehyphenator(text, extra_words)
-    breaks = _paragraph_breaks(body)
+    breaks = _paragraph_breaks(body, spaced=sum(pleading) * 2 > len(pleading))
     paras = [_join_lines(p, fix) for p in (_mark_pages(breaks, firsts) if firsts else breaks)]
     note_texts = [_join_lines(SPLIT_MARKER.sub(r"\2\1\n", "\n".join(n)), fix) for n in notes]
     return [p for p in paras if p], [n for n in note_texts if n]
@@ -1614,7 +1636,10 @@ def _head_start(paragraphs: list[str], i: int, text: str) -> tuple[int | None, r
     if author or _OPENING.match(text):
         return i, author
     if (_PER_CURIAM.search(text) or _order_title(text)) and len(text) < 200:
-        return i + 1, None
+        j = i + 1  # a second title under the first ("ORDER GRANTING ..." / "ORDER SEALING ...") is head too
+        while j < len(paragraphs) and _order_title(title := strip_markers(paragraphs[j])) and len(title) < 200:
+            j += 1
+        return j, None
     if len(text) < 200 and _COLUMN_TITLE.search(text):  # the rest of the caption's lines go with it
         j = i + 1
         while j < len(paragraphs) and _caption_cell(cell := strip_markers(paragraphs[j])):

@@ -92,6 +92,7 @@ from statinterp.sources.cleaning import (
     MIN_PLEADING_LINES,
     PAGE_CLOSE,
     PAGE_OPEN,
+    SLASHES,
     SPLIT_MARKER,
     Dehyphenator,
     clean_opinion,
@@ -662,7 +663,9 @@ def _sort_out(pages: list) -> PdfLayout:
     notes: list[list] = []  # [label, [lines]]
     had_notes = False
     for (page, height, _), lines in zip(pages, kept_pages, strict=True):
-        start = _notes_start(page, lines, height, body_size, margin, had_notes)
+        closing = notes[-1][1][-1].rstrip() if notes and notes[-1][1] else ""
+        unfinished = not _TERMINAL.search(closing)
+        start = _notes_start(page, lines, height, body_size, margin, had_notes, unfinished)
         page_notes = [ln for ln in lines if start is not None and ln.y <= start + 0.5
                       and not _TEXT_RULE.match(ln.text.strip())]
         body.extend(ln for ln in lines if start is None or ln.y > start + 0.5)
@@ -897,8 +900,10 @@ def _drop_stamp(lines: list[_Line], dropped: list[str]) -> list[_Line]:
 
 
 def _notes_start(page, lines: list[_Line], height: float, body_size: float, margin: float,
-                 carried: bool) -> float | None:
-    """The height from which a page's lines are footnotes, or None."""
+                 carried: bool, unfinished: bool = True) -> float | None:
+    """The height from which a page's lines are footnotes, or None. ``carried``: the page before
+    had footnotes; ``unfinished``: its last one ends inside a sentence (only then does a run of small
+    lines without a mark go on with it: a clerk's file-name stamp under a signature is no note)."""
     marked = [ln.y for ln in lines if ln.lead is not None and ln.text.strip()
               and (ln.y < 0.6 * height or ln.size < NOTE_RATIO * body_size)]
     rules = [ln.y for ln in lines if ln.y < 0.7 * height and _TEXT_RULE.match(ln.text.strip())]
@@ -920,7 +925,8 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
     if 0 < run < len(by_height):
         top = by_height[run - 1].y
         opens = by_height[run - 1]  # a footnote opens with its mark, or goes on from the page before
-        if top < 0.6 * height and (carried or opens.lead is not None or _NOTE_HEAD.match(opens.text.strip())):
+        if top < 0.6 * height and (carried and unfinished or opens.lead is not None
+                                   or _NOTE_HEAD.match(opens.text.strip())):
             start = max(start, top) if start is not None else top
     return start
 
@@ -990,7 +996,7 @@ def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
     page = None
     for i, ln in enumerate(lines):
         text = _STAR_PAGE.sub("", ln.text).strip()
-        if not text:
+        if not text or SLASHES.match(text):  # pleading paper's "////" (the text goes on) is no text
             continue
         if ln.page != page:
             text = page_marker(labels[ln.page]) + text
@@ -1021,9 +1027,13 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge:
         gap = a.y - b.y
         if gap < -0.5 * size or gap > GAP_RATIO * usual:
             return True
-    if _centered(a, right := max(a.x1, b.x1), margin) or _centered(b, right, margin):
-        return True  # a heading, a date line
-    hanging = a.text.lstrip()[:1] in _BULLETS and b.x0 - a.x0 < 3 * size  # a list item's second line
+    if _centered(a, right := max(a.x1, b.x1), margin) or (_centered(b, right, margin) and (
+            _TERMINAL.search(prev_text) or a.x1 < right - 3 * size)):
+        return True  # a heading, a date line (not a sentence's last line under a full line that runs on)
+    # a list item's second line, under its text: after a bullet, or after a number whose line runs on
+    # ("2. The court orders that ... the Declaration of" / "Gerhard P. Dietrich in support ...")
+    hanging = b.x0 - a.x0 < 3 * size and (a.text.lstrip()[:1] in _BULLETS or (
+        _ENUMERATED.match(a.text.lstrip()) is not None and not _TERMINAL.search(prev_text)))
     if b.x0 > a.x0 + 0.8 * size and b.x0 > margin + 0.8 * size and not hanging:
         return True  # an indented first line, or a block quote's start
     if b.x0 < margin - 0.8 * size and b.x0 < a.x0 - 0.8 * size:
@@ -1043,7 +1053,8 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge:
     if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or short):
         return True  # the next line's first word would have fit: the line ended its paragraph
     return (a.x0 > margin + 0.8 * size and abs(before.x0 - a.x0) < 2 and before is not a
-            and b.x0 < a.x0 - 0.8 * size and a.x1 < right - size)  # the end of a block quote
+            and b.x0 < a.x0 - 0.8 * size and a.x1 < right - size
+            and before.x1 > a.x1 - size)  # the end of a block quote (not a paragraph's first line under a heading)
 
 
 def _shouting(line: _Line, right: float) -> bool:

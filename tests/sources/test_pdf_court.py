@@ -28,6 +28,8 @@ COURTS = {
     "azd-mdl-15-2641-bard-remand": "azd",  # IN THE UNITED STATES DISTRICT COURT / FOR THE DISTRICT OF ARIZONA
     "cacd-8-16-cv-01261-experian": "cacd",  # UNITED STATES DISTRICT COURT / CENTRAL DISTRICT OF CALIFORNIA
     "cand-04-0098-alvarado-fedex": "cand",  # IN THE UNITED STATES DISTRICT COURT / FOR THE NORTHERN DISTRICT ...
+    "caed-15-208-crane-order": "caed",  # UNITED STATES DISTRICT COURT / FOR THE EASTERN DISTRICT OF CALIFORNIA
+    "caed-20-1133-mendoza-redaction": "caed",  # the same heading
     "njd-18-16281-mccrimmon": "njd",  # UNITED STATES DISTRICT COURT / DISTRICT OF NEW JERSEY
     "scotus-11-889-tarrant-pp1-7": "scotus",  # SUPREME COURT OF THE UNITED STATES
     "nc-2022-ncsc-1-gift-surplus": "nc",  # IN THE SUPREME COURT OF NORTH CAROLINA
