@@ -166,6 +166,9 @@ def test_headings_are_not_sentences():
     ("Case: 20-16276, 08/05/2020, ID: 11778722, DktEntry: 19, Page 1 of 15", True),
     ("Cite as: 569 U. S. ____ (2013)", True),
     ("The case was filed on 03/16/2022 and decided later.", False),
+    # E.D. Mich. (fourth half, CAP text): a body sentence, no header
+    ("A trier of fact could reasonably view this statement as Satterfield’s suggestion of a legitimate ground "
+     "Futch could cite as a basis for a disciplinary action", False),
 ])
 def test_running_headers(sentence, hits):
     assert bool(tq.header_hits(sentence)) is hits
@@ -184,6 +187,8 @@ def test_repeated_page_lines_are_running_headers():
     ("the text *387 continues", ["*387"]),
     ("2019 WL 123456, at *3 (S.D.N.Y. 2019).", []),
     ("Feliciano, 2020 NY Slip Op 50753(U), *2.", []),
+    # E.D. Mich. (fourth half, CAP text): a Westlaw pin range, no label
+    ("DeMaagd v. City of Southfield, No. 267291, 2006 WL 2312086, at *3-*4 (Mich.Ct.App. Aug. 10, 2006)", []),
     ("and so on - 10 - in the text", ["- 10 -"]),
 ])
 def test_page_labels(sentence, labels):

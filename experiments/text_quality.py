@@ -125,7 +125,7 @@ def fragment_reason(sentence: str) -> str | None:
 
 _ECF = re.compile(
     r"\b(?:Appellate\s+)?Case:?\s*\d[\w:.-]*,?\s+(?:Document|Doc\.?|Page|DktEntry)\b"
-    r"|\bDate\s+Filed:\s*\d|\bDktEntry:\s*\d|\bPage\s?ID\s?#|\bPage\s*\d+\s+of\s+\d+\b|\bCite\s+as:?\s"
+    r"|\bDate\s+Filed:\s*\d|\bDktEntry:\s*\d|\bPage\s?ID\s?#|\bPage\s*\d+\s+of\s+\d+\b|(?-i:\bCite\s+as:?\s)"
     r"|\bEntry\s+ID:\s*\d|\bAppeal:\s*\d+-\d+\s+Doc:",
     re.IGNORECASE)
 
@@ -155,13 +155,13 @@ def header_hits(sentence: str, repeated: set[str] = frozenset()) -> list[str]:  
     return hits
 
 
-_PAGE_LABEL = re.compile(r"\[\s*\*+\s*\d+\s*\]|(?<!at )(?<!, )(?<![\w*\]])\*{1,3}\d{1,4}\b"
+_PAGE_LABEL = re.compile(r"\[\s*\*+\s*\d+\s*\]|(?<!at )(?<!, )(?<![\w*\]])(?<!\d[-–])\*{1,3}\d{1,4}\b"
                          r"|(?:^|(?<=\s))-\s?\d{1,3}\s?-(?=\s|$)")
 EMPTY_BRACKETS = re.compile(r"\[\s*\]")
 
 
 def page_labels(sentence: str) -> list[str]:
-    """Page labels left in ``sentence``: "[*2]", "*2" (not "at *2", ", *2"), "- 2 -". The "[ ]" a
+    """Page labels left in ``sentence``: "[*2]", "*2" (not "at *2", ", *2", "at *3-*4"), "- 2 -". The "[ ]" a
     removed label leaves is counted apart (:func:`bracket_debris`): a quotation has them too."""
     return [m.group(0) for m in _PAGE_LABEL.finditer(sentence)]
 
