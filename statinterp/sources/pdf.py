@@ -130,6 +130,8 @@ WIDE = 0.55
 #: A space the PDF sets apart (:func:`_dropped_spaces`) lies on the baseline of the letters it parts,
 #: within this share of their font size.
 SPACE_DRIFT = 0.2
+#: How far (points) from a space object's place PDFium looks for the letter set there (:func:`_dropped_spaces`).
+SPACE_REACH = 2.0
 #: The most bytes of one PDF file read.
 MAX_PDF_BYTES = 256 * 1024 * 1024
 #: How far into the file ``%PDF`` is looked for.
@@ -323,20 +325,32 @@ def _dropped_spaces(page, raw, text: str) -> set[int]:
         return set()
     box = pdfium_c.FS_RECTF()
     ox, oy = ctypes.c_double(), ctypes.c_double()
-    rows: dict[int, list[tuple[int, float, float, float]]] = {}  # baseline -> (index, left, base, size)
-    for k, ch in enumerate(text):
-        if ch.isspace() or not ch.isprintable():
-            continue
-        pdfium_c.FPDFText_GetLooseCharBox(raw, k, box)
-        pdfium_c.FPDFText_GetCharOrigin(raw, k, ox, oy)
-        rows.setdefault(round(oy.value), []).append((k, box.left, oy.value, box.top - box.bottom))
+    boxes: dict[int, tuple[float, float, float]] = {}
+
+    def letter(k: int) -> tuple[float, float, float] | None:  # (left, baseline, size), or None: no letter
+        if not 0 <= k < len(text) or text[k].isspace() or not text[k].isprintable():
+            return None
+        if k not in boxes:
+            pdfium_c.FPDFText_GetLooseCharBox(raw, k, box)
+            pdfium_c.FPDFText_GetCharOrigin(raw, k, ox, oy)
+            boxes[k] = (box.left, oy.value, box.top - box.bottom)
+        return boxes[k]
+
     out: set[int] = set()
     for x, y in spots:
-        for row in (rows.get(round(y) + d, []) for d in (-1, 0, 1)):
-            for (k0, left0, base0, size0), (k1, left1, base1, size1) in zip(row, row[1:], strict=False):
-                if (k1 == k0 + 1 and left0 < x <= left1 + 0.01
-                        and max(abs(base0 - y), abs(base1 - y)) <= SPACE_DRIFT * max(size0, size1)):
-                    out.add(k1)
+        # the letter PDFium sets where the space starts: the one after it, or the one before it
+        # when the space was moved back over that one's end
+        hit = pdfium_c.FPDFText_GetCharIndexAtPos(raw, x + 0.5, y + 1.0, SPACE_REACH, SPACE_REACH)
+        if hit < 0:
+            continue
+        for k0 in (hit - 1, hit):
+            first, second = letter(k0), letter(k0 + 1)
+            if first is None or second is None:
+                continue
+            (left0, base0, size0), (left1, base1, size1) = first, second
+            if (round(base0) == round(base1) and left0 < x <= left1 + 0.01
+                    and max(abs(base0 - y), abs(base1 - y)) <= SPACE_DRIFT * max(size0, size1)):
+                out.add(k0 + 1)
     return out
 
 
