@@ -124,9 +124,11 @@ def run(files: list[Path], repeat: int) -> str:
             f"highest `{max(ratios)[1]}`, whose PDFium floor alone is "
             f"{floors[max(ratios)[1]]:.2f}× pdftotext). PDFium's own text extraction is {total[2] / total[0]:.2f}× "
             f"of it; the rest ({(total[1] - total[2]) / total[0]:.2f}×) is the reader's Python: a few character "
-            "boxes per line (PDFium calls through ctypes), marks, headers, footnotes, paragraphs, and the shared "
-            "cleaning step (`clean_opinion`). A page's objects are scanned for a footnote rule only on a page "
-            "after one with footnotes where no mark or smaller font shows where they start.", ""]
+            "boxes per line (PDFium calls through ctypes, untyped in the loops over characters and objects), "
+            "marks, headers, footnotes, paragraphs, and the shared cleaning step (`clean_opinion`). Each page's "
+            "objects are scanned once for spaces PDFium left out (only a space moved back over the word before "
+            "it is looked up); for a footnote rule only on a page after one with footnotes where no mark or "
+            "smaller font shows where they start.", ""]
     return "\n".join(head + rows + tail)
 
 

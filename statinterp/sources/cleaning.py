@@ -121,7 +121,8 @@ def _label_digits(m: re.Match) -> str:
 
 
 #: Characters that are never text: zero-width space, non-joiner, joiner, word joiner, BOM.
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+_INVISIBLE_CHARS = "\u200b\u200c\u200d\u2060\ufeff"
+_INVISIBLE = dict.fromkeys(map(ord, _INVISIBLE_CHARS))
 #: A soft hyphen (U+00AD), with the line break a PDF may put after it: the word is joined.
 _SOFT_HYPHEN = re.compile("\u00ad[ \t]*(?:\r?\n[ \t]*)?")
 
@@ -135,7 +136,9 @@ def normal_form(text: str) -> str:
         return text
     if "\u00ad" in text:
         text = _SOFT_HYPHEN.sub("", text)
-    return unicodedata.normalize("NFC", text.translate(_INVISIBLE))
+    if any(c in text for c in _INVISIBLE_CHARS):
+        text = text.translate(_INVISIBLE)
+    return unicodedata.normalize("NFC", text)
 
 
 def page_marker(label: str) -> str:
@@ -196,26 +199,23 @@ def _split_pages(text: str) -> tuple[str, list[PageStart], list[str]]:
     labels = _MARKER.findall(text)
     if not labels:
         return " ".join(text.split()), [], []
-    chars: list[str] = []
-    at: list[int] = []  # where each label was, in ``chars``
-    for ch in " ".join(_MARKER.sub(_SENTINEL, text).split()):
-        if ch == _SENTINEL:
-            at.append(len(chars))
-        else:
-            chars.append(ch)
     out: list[str] = []
-    moved: list[int] = []  # index in ``out`` of each index in ``chars`` (the spaces a label left collapse)
-    for ch in chars:
-        moved.append(len(out))
-        if ch == " " and (not out or out[-1] == " "):
-            continue
-        out.append(ch)
-    moved.append(len(out))
+    at: list[int] = []  # where each label was, in the joined ``out``
+    size = 0
+    after_space = True  # at the start, or after a space: a space here collapses
+    for k, piece in enumerate(" ".join(_MARKER.sub(_SENTINEL, text).split()).split(_SENTINEL)):
+        if k:
+            at.append(size)
+        if after_space and piece.startswith(" "):
+            piece = piece[1:]  # the spaces either side of a label collapse
+        if piece:
+            out.append(piece)
+            size += len(piece)
+            after_space = piece.endswith(" ")
     result = "".join(out).rstrip()
     inside: list[PageStart] = []
     tail: list[str] = []
-    for pos, label in zip(at, labels, strict=True):
-        o = moved[pos]
+    for o, label in zip(at, labels, strict=True):
         while o < len(result) and result[o] == " ":
             o += 1
         if o < len(result):

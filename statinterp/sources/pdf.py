@@ -79,11 +79,13 @@ Circuit opinion of ``tests/fixtures/genuine/pdf/`` and are checked on the other 
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from statinterp.errors import InputError
 from statinterp.progress import note
@@ -205,6 +207,25 @@ class PdfProblem(Exception):
 
 # --- reading the text layer ---------------------------------------------------------------------
 
+@functools.cache
+def _pdfium_function(name: str, restype: Any = ctypes.c_int) -> Any:
+    """PDFium's function ``name`` without pypdfium2's argument types: pointers are passed with
+    ``ctypes.byref``, numbers as they are. The typed function's checks of each argument took over
+    half the time of the loops over every object and character of a page (the Eleventh Circuit's
+    21,482 objects: 36 ms typed, 15 ms untyped). A function object of its own: pypdfium2's typed
+    one is left as it is, and stands in when the library's handle cannot be had."""
+    import pypdfium2.raw as pdfium_c
+
+    try:
+        from pypdfium2_raw.bindings import _libs
+
+        function = _libs["pdfium"][name]
+    except (ImportError, KeyError, AttributeError):  # another build of pypdfium2: its typed function
+        return getattr(pdfium_c, name)
+    function.restype = restype
+    return function
+
+
 def pdf_bytes(raw: bytes) -> bytes:
     """The PDF from ``%PDF`` on (court downloads may carry bytes before it); PdfProblem if none."""
     at = raw.find(b"%PDF", 0, HEADER_SEARCH)
@@ -226,7 +247,9 @@ def _page_lines(page, number: int) -> list[_Line]:
             text = "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, i) or 32) for i in range(count))
         box = pdfium_c.FS_RECTF()
         ox, oy = ctypes.c_double(), ctypes.c_double()
-        get_box, get_origin = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetCharOrigin
+        at_box, at_ox, at_oy = ctypes.byref(box), ctypes.byref(ox), ctypes.byref(oy)
+        get_box = _pdfium_function("FPDFText_GetLooseCharBox")
+        get_origin = _pdfium_function("FPDFText_GetCharOrigin")
         lines: list[_Line] = []
         spans: dict[int, tuple[int, int]] = {}  # each piece's first and last character
         segments = list(_segments(raw, text))
@@ -243,24 +266,24 @@ def _page_lines(page, number: int) -> list[_Line]:
                 if lines and lines[-1].rotated and start > 0 and text[start - 1] not in "\r\n":
                     lines[-1].text += seg  # the next piece of the same sideways line
                 else:
-                    get_box(raw, first, box)
+                    get_box(raw, first, at_box)
                     lines.append(_Line(seg, box.left, box.right, box.bottom, 0.0, number, rotated=True))
                 continue
-            get_box(raw, first, box)
+            get_box(raw, first, at_box)
             x0 = box.left
-            get_origin(raw, first, ox, oy)
+            get_origin(raw, first, at_ox, at_oy)
             y = oy.value
-            get_box(raw, last, box)
+            get_box(raw, last, at_box)
             x1 = box.right
             sizes = []
             for k in (first, (first + last) // 2):  # two letters' sizes (a mark may open the line)
                 if not text[k].isalpha():
                     k = next((j for j in range(k, min(k + 6, last + 1)) if text[j].isalpha()), k)
                 if text[k].isalpha():
-                    get_box(raw, k, box)
+                    get_box(raw, k, at_box)
                     sizes.append(box.top - box.bottom)
             if not sizes:  # digits or punctuation only: the first character's size
-                get_box(raw, first, box)
+                get_box(raw, first, at_box)
                 sizes.append(box.top - box.bottom)
             size = max(sizes)
             # footnote marks: digit runs or stars in a smaller font than the line's
@@ -269,10 +292,10 @@ def _page_lines(page, number: int) -> list[_Line]:
             if _MAY_MARK.search(seg):
                 for mm in _MARK_CHARS.finditer(seg):
                     at = start + mm.start()
-                    get_box(raw, at, box)
+                    get_box(raw, at, at_box)
                     small = box.top - box.bottom < MARK_RATIO * size
                     if not small and at > first:  # a mark in the line's font size, raised ("Curiam:*")
-                        get_origin(raw, at, ox, oy)
+                        get_origin(raw, at, at_ox, at_oy)
                         small = oy.value - y > 0.25 * size
                     if small:
                         marks.append((mm.start(), mm.end(), mm.group(0)))
@@ -306,33 +329,50 @@ def _dropped_spaces(page, raw, text: str) -> set[int]:
     run together ("ofthe") though the gap between them is no wider than one between two letters.
     Such a space is a text object with no ink (an empty box) and no text in PDFium's text: it
     parts the two letters on its baseline (within :data:`SPACE_DRIFT` of the font size) whose
-    boxes lie either side of where it starts (after the first's start, by the second's start)."""
+    boxes lie either side of where it starts (after the first's start, by the second's start).
+
+    Only a space that starts before the right edge of the object set just before it (moved back
+    over the end of the word before it) is looked up: a space after its word's end is one PDFium
+    keeps or writes itself. A page that sets each word as an object of its own has thousands of
+    spaces and a few dozen moved back (the Eleventh Circuit's 17 pages: 3,300 and 108), and the
+    look-up of a letter at a place is PDFium's search over the whole page."""
     import pypdfium2.raw as pdfium_c
 
     page_raw = page.raw
     left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    refs = ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
+    get_object = _pdfium_function("FPDFPage_GetObject", pdfium_c.FPDF_PAGEOBJECT)
+    get_bounds, get_type = _pdfium_function("FPDFPageObj_GetBounds"), _pdfium_function("FPDFPageObj_GetType")
+    text_type = pdfium_c.FPDF_PAGEOBJ_TEXT
     spots: list[tuple[float, float]] = []
+    before_right = before_bottom = before_top = None  # the inked object set just before
     for i in range(pdfium_c.FPDFPage_CountObjects(page_raw)):
-        obj = pdfium_c.FPDFPage_GetObject(page_raw, i)
-        if pdfium_c.FPDFPageObj_GetType(obj) != pdfium_c.FPDF_PAGEOBJ_TEXT:
+        obj = get_object(page_raw, i)
+        get_bounds(obj, *refs)
+        x0, y0 = left.value, bottom.value
+        if right.value - x0 > 0.01 or top.value - y0 > 0.01:  # ink: a glyph (or a rule, an image)
+            before_right, before_bottom, before_top = right.value, y0, top.value
             continue
-        pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
-        if right.value - left.value > 0.01 or top.value - bottom.value > 0.01:
-            continue  # ink: a glyph
-        if pdfium_c.FPDFTextObj_GetText(obj, raw, None, 0) <= 2:  # bytes with the final NUL: no text
-            spots.append((left.value, bottom.value))
+        if (before_right is None or x0 >= before_right - 0.01 or before_bottom is None
+                or before_top is None or not before_bottom - 1.0 <= y0 <= before_top):
+            continue  # not moved back over the word before it on its line
+        if get_type(obj) == text_type and pdfium_c.FPDFTextObj_GetText(obj, raw, None, 0) <= 2:
+            spots.append((x0, y0))  # no ink and no text in PDFium's text (bytes with the final NUL)
     if not spots:
         return set()
     box = pdfium_c.FS_RECTF()
     ox, oy = ctypes.c_double(), ctypes.c_double()
+    at_box, at_ox, at_oy = ctypes.byref(box), ctypes.byref(ox), ctypes.byref(oy)
+    get_box = _pdfium_function("FPDFText_GetLooseCharBox")
+    get_origin = _pdfium_function("FPDFText_GetCharOrigin")
     boxes: dict[int, tuple[float, float, float]] = {}
 
     def letter(k: int) -> tuple[float, float, float] | None:  # (left, baseline, size), or None: no letter
         if not 0 <= k < len(text) or text[k].isspace() or not text[k].isprintable():
             return None
         if k not in boxes:
-            pdfium_c.FPDFText_GetLooseCharBox(raw, k, box)
-            pdfium_c.FPDFText_GetCharOrigin(raw, k, ox, oy)
+            get_box(raw, k, at_box)
+            get_origin(raw, k, at_ox, at_oy)
             boxes[k] = (box.left, oy.value, box.top - box.bottom)
         return boxes[k]
 
@@ -375,9 +415,8 @@ def _turned(raw, text: str, segments: list[tuple[int, int]]) -> set[int]:
     The page's own rotation (a landscape page) turns all its text alike and is no turn."""
     import math
 
-    import pypdfium2.raw as pdfium_c
 
-    angle = pdfium_c.FPDFText_GetCharAngle
+    angle = _pdfium_function("FPDFText_GetCharAngle", ctypes.c_float)
     found: list[tuple[int, float, int]] = []
     for start, end in segments:
         seg = text[start:end]
@@ -429,7 +468,7 @@ def _cells(raw, text: str, first: int, last: int, size: float) -> int:
     import pypdfium2.raw as pdfium_c
 
     box = pdfium_c.FS_RECTF()
-    get_box = pdfium_c.FPDFText_GetLooseCharBox
+    at_box, get_box = ctypes.byref(box), _pdfium_function("FPDFText_GetLooseCharBox")
     cells = 1
     k = first
     while (k := text.find(" ", k + 1, last)) > 0:
@@ -437,9 +476,9 @@ def _cells(raw, text: str, first: int, last: int, size: float) -> int:
         after = k + 1
         while after < last and text[after] == " ":
             after += 1
-        get_box(raw, before, box)
+        get_box(raw, before, at_box)
         right = box.right
-        get_box(raw, after, box)
+        get_box(raw, after, at_box)
         if box.left - right > CELL_GAP * size:
             cells += 1
         k = after
@@ -451,18 +490,19 @@ def _segments(raw, text: str) -> Iterator[tuple[int, int]]:
     goes on after U+FFFE), a line PDFium ran into the next one split where the text goes back left."""
     import pypdfium2.raw as pdfium_c
 
-    get_box = pdfium_c.FPDFText_GetLooseCharBox
+    get_box = _pdfium_function("FPDFText_GetLooseCharBox")
     box = pdfium_c.FS_RECTF()  # its own: the caller's is overwritten between two lines
+    at_box = ctypes.byref(box)
     for m in _SEGMENT.finditer(text):
         seg = m.group(0)
         body = seg.rstrip()
         if len(body) < 2:
             yield m.start(), m.end()
             continue
-        get_box(raw, m.start() + len(body) - 1, box)
+        get_box(raw, m.start() + len(body) - 1, at_box)
         last_bottom = box.bottom
         first = m.start() + len(seg) - len(seg.lstrip())
-        get_box(raw, first, box)
+        get_box(raw, first, at_box)
         if abs(box.bottom - last_bottom) < 0.6 * (box.top - box.bottom):
             yield m.start(), m.end()
             continue
@@ -471,7 +511,7 @@ def _segments(raw, text: str) -> Iterator[tuple[int, int]]:
         for k in range(first + 1, m.start() + len(body)):
             if text[k].isspace():
                 continue
-            get_box(raw, k, box)
+            get_box(raw, k, at_box)
             drop = abs(box.bottom - prev_bottom)
             height = box.top - box.bottom
             if (box.left < prev_left - 20 and drop > 0.3 * height) or drop > 0.9 * height:  # a new line, or a column
@@ -481,10 +521,15 @@ def _segments(raw, text: str) -> Iterator[tuple[int, int]]:
         yield cut, m.end()
 
 
+def _unprivate(text: str) -> str:
+    """PDFium's end-of-line hyphens as hyphens, a Symbol font's bullets as bullets."""
+    return text if text.isascii() else text.replace("\ufffe", "-").translate(_PRIVATE_BULLETS)
+
+
 def _remove_marks(seg: str, marks: list[tuple[int, int, str]]) -> tuple[str, str | None, list[str]]:
     """The segment without its marks; the mark it opens with; all its marks."""
     if not marks:
-        return seg.replace("\ufffe", "-").replace("\x02", "-").translate(_PRIVATE_BULLETS), None, []
+        return _unprivate(seg.replace("\x02", "-")), None, []
     out: list[str] = []
     at = 0
     lead = None
@@ -497,7 +542,7 @@ def _remove_marks(seg: str, marks: list[tuple[int, int, str]]) -> tuple[str, str
             out.append(" ")  # "cite9text" -> "cite text"
         at = end
     out.append(seg[at:])
-    text = "".join(out).replace("\ufffe", "-").replace("\x02", "-").translate(_PRIVATE_BULLETS)
+    text = _unprivate("".join(out).replace("\x02", "-"))
     return text, lead, [label for _, _, label in marks]
 
 
@@ -558,8 +603,11 @@ def _rules(page, margin: float, height: float) -> list[float]:
 
 # --- layout -------------------------------------------------------------------------------------
 
+_DIGITS = re.compile(r"\d+")
+
+
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"\d+", "#", text).split())
+    return " ".join(_DIGITS.sub("#", text).split())
 
 
 def _mode(values: list[float], step: float) -> float:
