@@ -1184,6 +1184,15 @@ _NOT_A_NAME = re.compile(r"\b(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|P
                          r"\bNo\.\s*\d|\b\d:\d{2}-", re.IGNORECASE)
 
 
+#: A docket number set on a caption's "v." line ("v.    17-2543"): no party.
+_DOCKET_ONLY = re.compile(r"(?:(?:Case\s+)?Nos?\.\s*)?\d[\d:]*(?:-[A-Za-z0-9]+)+")
+#: A party set before "v." on its line has at most this many words: more is a sentence that cites
+#: a case across a line's end ("... depends on context. United States v." / "Bonanno, 852 F.2d ...").
+MAX_PARTY_WORDS = 12
+#: A sentence's end inside a line: a word of small letters, its stop, a space and a capital.
+_SENTENCE_INSIDE = re.compile(r"[a-z]{2}[.?!][\"”’)]*\s+[A-Z]")
+
+
 def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
     for i, ln in enumerate(lines[:80]):
         head = _left(ln.text)
@@ -1192,8 +1201,12 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
             continue
         left = _ROLES.sub("", head[:m.start()]).strip(" ,;:")
         after = (m.group(1) or "").strip()
+        if _DOCKET_ONLY.fullmatch(after):
+            after = ""  # the docket number set on the "v." line: the party is on the next
         if after and left and not (left.isupper() and after.isupper()):
             continue  # "See United States v. Detroit Timber ...": a citation, not the caption
+        if left and (len(left.split()) > MAX_PARTY_WORDS or _SENTENCE_INSIDE.search(left)):
+            continue  # a sentence running on to a citation on the next line, not the caption
         up = i - 1
         parts: list[str] = []
         while not left and up >= 0 and i - up <= 4:
@@ -1224,10 +1237,16 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
     name = party_caption("\n".join(ln.text for ln in lines[:80]))
     if name is not None:
         return _clean_name(name)
-    for text in paragraphs[:40]:
+    cells = [_left(p) for p in paragraphs[:40]]  # a caption set in a ")" table: its left column
+    for at, text in enumerate(cells):
+        if re.fullmatch(r"(?:In re|In the Matter of|Matter of|Ex parte)[:\s]*", text, re.IGNORECASE):
+            # "In Re: )" / ")" / "ALLEN HENRY CHOY, LLC, ) Case No. ..." / "Debtor. )": the party below
+            party = next((_ROLES.sub("", c).strip(" ,;:") for c in cells[at + 1:at + 4] if c.strip(" ,;:")), "")
+            if party and not _HEADING.search(party):
+                return _clean_name(f"{text.rstrip(': ')} {party}")
+            continue
         if re.match(r"^(?:In re|In the Matter of|Matter of|Ex parte)[:\s]+\S", text, re.IGNORECASE) and len(text) < 200:
-            at = paragraphs.index(text)
-            following = paragraphs[at + 1] if at + 1 < len(paragraphs) else ""
+            following = cells[at + 1] if at + 1 < len(cells) else ""
             if not _TERMINAL.search(text) and following and len(following) < 80 and not _HEADING.search(following):
                 text = f"{text} {following}"  # "IN RE: Bard IVC Filters Products" / "Liability Litigation,"
             text = re.split(r"\s+(?:No\.|Nos\.|Case No|Docket|ORDER\b|OPINION\b)", text)[0]

@@ -99,3 +99,37 @@ def test_a_body_sentence_is_no_caption() -> None:
     text = (Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-modern" / "nysd-12-5708.txt").read_text(
         encoding="utf-8")
     assert caption_name(text.split("\n")) is None
+
+
+CAPTION_PDFS = Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-captions"
+
+
+@pytest.mark.parametrize(("stem", "expected_name", "expected_cite"), [
+    # a docket number set on the "v." line ("v.    17-2543") was read into the second party
+    ("ca8-17-2543-designation", "Mary Beavers v. Midland Funding LLC",
+     "Mary Beavers v. Midland Funding LLC (8th Cir. 2017)"),  # was "Mary Beavers v. 17-2543 Midland ..."
+    # "In Re: )" in a ")" table, the debtor on a line below: the ")" was the name
+    ("akb-09-429-findings", "In Re ALLEN HENRY CHOY, LLC", "In re Allen Henry Choy, LLC"),
+    # "In re:" alone in its cell, the debtor on the next line: no name was found
+    ("ilnb-18-9232-trustee-report", "In re Marquita A Funches", "In re Funches"),
+])
+def test_genuine_pdf_caption_read(stem: str, expected_name: str, expected_cite: str) -> None:
+    from statinterp.corpus.pin_cites import format_cite
+    from statinterp.sources.pdf import read_pdf
+    from statinterp.sources.records import CaseRecord
+
+    record = read_pdf(CAPTION_PDFS / f"{stem}.pdf")
+    assert isinstance(record, CaseRecord)
+    assert record.name == expected_name
+    assert format_cite(record.name, "", record.court, record.decision_date) == expected_cite
+
+
+def test_a_sentence_citing_a_case_across_a_line_end_is_no_caption() -> None:
+    """cacd-19-595 (page 3 of a minute order, no caption): a body line that ends "... depends on
+    context. United States v." (the case on the next line) was the name, a whole sentence."""
+    from statinterp.sources.pdf import read_pdf
+    from statinterp.sources.records import CaseRecord
+
+    record = read_pdf(CAPTION_PDFS / "cacd-19-595-minutes-p3.pdf")
+    assert isinstance(record, CaseRecord)
+    assert record.name == "[no case name found: cacd-19-595-minutes-p3.pdf]"  # was "release from confinement, ..."
