@@ -1889,7 +1889,7 @@ def decode_text(raw: bytes, encoding: str | None = None) -> tuple[str, str | Non
     return str(best), best.encoding
 
 
-__all__ = ["caption_name", "is_stamp"]
+__all__ = ["caption_name", "is_stamp", "tidy_caption"]
 
 #: How many lines of the text's head are read.
 HEAD_LINES = 200
@@ -1921,7 +1921,7 @@ def is_stamp(line: str) -> bool:
     line = " ".join(line.split())
     if not line or not re.search(r"[A-Za-z]{2}", line):
         return True
-    return _STAMP.match(line) is not None
+    return _STAMP.match(line) is not None or any(p.match(line) for p in _HEADER_PATTERNS)
 
 
 def _blocks(lines: Sequence[str]) -> list[list[str]]:
@@ -1946,6 +1946,13 @@ def _blocks(lines: Sequence[str]) -> list[list[str]]:
 _SENTENCE_NOT_CAPTION = re.compile(r"\b\d+\s+[A-Z][A-Za-z.]*\s?(?:\d?d|\dth)?\s+\d+\b|§|[“”]|\.\s+(?:See|Cf|But)\b")
 
 
+#: Prose before a "v.": three words in small letters, then, with no comma between (a caption parts its
+#: parties with commas: "..., formerly doing business as Weber's Welding, and ..., Debtors."), a
+#: sentence's end and a capital ("Impeachment of a witness is governed by Rules 608 and 609. United
+#: States v. Colbert,"): a body line citing a case.
+_PROSE = re.compile(r"\b[a-z]{2,}\s+[a-z]{2,}\s+[a-z]{2,}\b[^.?!,]*[.?!][\"”’)]*\s+[A-Z]")
+
+
 def _versus_block(blocks: list[list[str]], max_chars: int = 400) -> str | None:
     """The first block that reads "X v. Y" (or "In re X"), its stamps and numbers left out; an
     "X v. Y" block is at most ``max_chars`` long."""
@@ -1953,7 +1960,7 @@ def _versus_block(blocks: list[list[str]], max_chars: int = 400) -> str | None:
         kept = [ln for ln in block if not is_stamp(ln)]
         text = " ".join(kept)
         m = _VERSUS_WITHIN.search(text)
-        if m and _SENTENCE_NOT_CAPTION.search(text):
+        if m and (_SENTENCE_NOT_CAPTION.search(text) or _PROSE.search(text[:m.start()])):
             continue  # "... See Phillips v. Cty. of Allegheny, 515 F.3d 224": the body, not a caption
         if m and m.start() > 0 and text[m.end():].strip() and len(text) <= max_chars:
             return text.rstrip(" ,;:")
@@ -2060,6 +2067,33 @@ def _line_caption(lines: Sequence[str], laid_out: bool) -> str | None:
 def caption_name(lines: Sequence[str]) -> str | None:
     """The case name at the head of an opinion's text (its lines, in order): its "X v. Y" caption
     as written; None when it has none that is not a stamp or a number. See the module docstring."""
+    found = _caption_found(lines)
+    return tidy_caption(found) if found is not None else None
+
+
+#: A label before the parties in a court's letter or notice: "RE:", "Short Title:".
+_NAME_LABEL = re.compile(r"^(?:.*?\b(?:Short\s+Title|Case\s+Title|Title|Case\s+Name|Caption)\s*:|\s*Re\s*:)\s*(?=\S)",
+                         re.IGNORECASE)
+#: A docket number in a name: ", No. MDL 15-02641-PHX-DGC", " Case No.: 17-2678".
+_NAME_DOCKET = re.compile(r",?\s+(?:Case\s+(?:No\.?|Number)|Docket\s+No\.?|Nos?\.)\s*:?\s*(?:MDL\s*)?\d+[-:][\w\-:]*",
+                          re.IGNORECASE)
+#: A page range after the parties, from a table of contents ("LONG vs ABILITY RECOVERY SERVICES 1-4").
+_NAME_PAGES = re.compile(r"\s+\d+\s?[–-]\s?\d+$")
+
+
+def tidy_caption(name: str) -> str:
+    """A caption's name without what a court's letter, notice or table sets around it: a "RE:" or
+    "Short Title:" label before it, a docket number after it ("In re Bard IVC Filters Products
+    Liability Litigation, No. MDL 15-02641-PHX-DGC"), a page range ("... SERVICES 1-4")."""
+    tidy = _NAME_LABEL.sub("", name, count=1)
+    docket = _NAME_DOCKET.search(tidy)
+    if docket is not None:  # what follows it goes too (a letter's "(Arg. & Sub. ...)"), unless a party
+        rest = tidy[docket.end():]
+        tidy = tidy[:docket.start()] + (rest if _VERSUS_WITHIN.search(rest) else "")
+    return _NAME_PAGES.sub("", tidy).strip(" ,;:") or name
+
+
+def _caption_found(lines: Sequence[str]) -> str | None:
     lines = [ln.rstrip("\n") for ln in lines[:HEAD_LINES]]
     text = "\n".join(lines)
     found = column_caption(lines)
@@ -2068,8 +2102,8 @@ def caption_name(lines: Sequence[str]) -> str | None:
     laid_out = is_pdf_text(text)
     if laid_out:
         found = pdf_caption(text)
-        if found and _VERSUS_WITHIN.search(found) and not is_stamp(found):
-            return found
+        if found and _VERSUS_WITHIN.search(found) and not is_stamp(found) and not _SENTENCE_NOT_CAPTION.search(found):
+            return found  # (a footnote's line "1  infringement suit. 17 U.S.C. § 411(a); ... v. Wall-" is none)
     blocks = _blocks(lines)
     found = _versus_block(blocks)
     if found:

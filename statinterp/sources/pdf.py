@@ -105,6 +105,7 @@ from statinterp.sources.cleaning import (
     party_caption,
     split_matter,
     strip_markers,
+    tidy_caption,
 )
 from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
 from statinterp.sources.registry import SourceFormat, register
@@ -1175,8 +1176,8 @@ def _caption(lines: list[_Line], paragraphs: list[str]) -> str | None:
     if name is None or _NOT_A_NAME.search(name):
         boxed = column_caption([ln.text for ln in lines[:80]])
         if boxed is not None:
-            return _clean_name(boxed)
-    return name
+            return tidy_caption(_clean_name(boxed))
+    return tidy_caption(name) if name is not None else None
 
 
 #: What a case's name never holds: a party's role, a docket or case number.

@@ -133,3 +133,31 @@ def test_a_sentence_citing_a_case_across_a_line_end_is_no_caption() -> None:
     record = read_pdf(CAPTION_PDFS / "cacd-19-595-minutes-p3.pdf")
     assert isinstance(record, CaseRecord)
     assert record.name == "[no case name found: cacd-19-595-minutes-p3.pdf]"  # was "release from confinement, ..."
+
+
+@pytest.mark.parametrize(("entry", "expected"), [
+    # a court's letter: "RE:" before the parties, case numbers after them
+    # was "RE: ... Case Number: 17-2678 ..."
+    ("ca3-17-2678-letter", "Christopher Mielo, et al v. Steak N Shake Operations Inc"),
+    # was "Re: ..., No. 22-1801 (Arg. & Sub. - Jan. 12, 2023 ...)."
+    ("ca8-22-1801-letter", "United States v. Haitao Xiang"),
+    # a docket number after an "In re" name
+    ("azd-mdl-15-2641", "In re Bard IVC Filters Products Liability Litigation"),  # was "..., No. MDL 15-02641-PHX-DGC"
+    # a table of contents' page range after the name
+    ("unfilled-rect-contents", "LONG vs ABILITY RECOVERY SERVICES"),  # was "... SERVICES   1-4"
+    # no caption: an e-filing banner, a body line citing a case across its end, a footnote citing one
+    ("cod-21-1061-ecf-banner", None),  # was "Case 1:21-cv-01061-KLM Document 1 Filed 04/16/21 USDC Colorado Page 7 ..."
+    ("cacd-19-595-minutes-p3", None),  # was "Impeachment of a witness is governed by ... United States v. Colbert"
+    ("cand-18-4954-footnote-cite", None),  # was "infringement suit. 17 U.S.C. § 411(a); ... v. Wall-"
+])
+def test_genuine_text_caption_without_stamps_or_prose(entry: str, expected: str | None) -> None:
+    lines = (CAPTIONS / f"{entry}.txt").read_text(encoding="utf-8").split("\n")
+    assert caption_name(lines) == expected
+
+
+def test_a_name_with_a_party_after_its_docket_number_keeps_the_party() -> None:
+    from statinterp.sources.cleaning import tidy_caption
+
+    name = "RITA WEINTRAUB; BARRY WEINTRAUB, Plaintiffs-Appellants, No. 08-2373 v. QUICKEN LOANS, INCORPORATED"
+    assert tidy_caption(name) == "RITA WEINTRAUB; BARRY WEINTRAUB, Plaintiffs-Appellants v. QUICKEN LOANS, INCORPORATED"
+    assert tidy_caption("Denver School District No. 1 v. Smith") == "Denver School District No. 1 v. Smith"
