@@ -860,7 +860,7 @@ _HEADER_PATTERNS = (
     # a federal court's electronic-filing banner: "Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: ...",
     # "Case: 20-16276, 08/05/2020, ID: 11778722, DktEntry: 19, Page 2 of 15", "Appellate Case: 21-1234 ..."
     re.compile(r"^\s*(?:USCA\d+\s+|Appellate\s+)?Case:?\s+[\w\-:./]+.{0,40}?\b(?:Document|DktEntry|Doc\.?|ID)\b"
-               r".{0,80}\bPage:?\s*\d+.{0,60}$"),
+               r".{0,80}\bPages?:?\s*\d+.{0,60}$"),
     re.compile(r"^\s*Cite as:\s+\S.{0,90}$"),  # "Cite as: 2022 Ark. 12", "Cite as: 604 U. S. ____ (2025)"
 )
 #: Ohio's header above an opinion's text, a line of its own: "[Cite as Wiebusch v. Wiebusch, 186 Ohio
@@ -879,6 +879,8 @@ def is_pdf_text(text: str) -> bool:
     if "\f" in text:
         return True
     lines = [ln for ln in text.split("\n") if ln.strip()]
+    if any(p.match(ln) for p in _HEADER_PATTERNS[3:4] for ln in lines[:3]):
+        return True  # an e-filing banner at its head: a court's PDF (a one-page order has no form feed)
     if len(lines) < 20:
         return False
     hyphens = sum(1 for ln in lines if _LINE_HYPHEN.search(ln.rstrip()))
@@ -1618,7 +1620,7 @@ def _order_title(text: str) -> bool:
 #: ends a line of the parties' column -- "Plaintiff, ORDER GRANTING", "STEVE JOHNSON, et al., :
 #: OPINION" -- and the title's run of capital words ends the paragraph.
 _COLUMN_TITLE = re.compile(r"(?:^|\s)(?:(?:[A-Z]{2,}\s+)*ORDER(?:\s+[A-Z]{2,})+|(?:[A-Z]{2,}\s+)+ORDER"
-                           r"|(?<=[:)]\s)(?:MEMORANDUM\s+)?OPINION(?:\s+AND\s+ORDER)?)$")
+                           r"|(?<=[:)]\s)(?:MEMORANDUM\s+)?OPINION(?:\s+AND\s+ORDER)?|(?<=,\s)ORDER)$")
 #: A party's role in a caption's cell ("Plaintiff,", "Defendants. :").
 _CAPTION_ROLE = re.compile(r"\b(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|Petitioners?|Respondents?)\b[,.;:]*")
 
@@ -1673,6 +1675,9 @@ def _without_repeated_caption(body: list[str], head: list[str]) -> list[str]:
     return out
 
 
+#: The gutter of a caption set in a ")" or "]" column, read into one paragraph ("FEDEX GROUND PACKAGE
+#: SYSTEM, ] States District Court for INC. EMPLOYMENT PRACTICES ] the Northern District ...").
+_COLUMN_GUTTER = re.compile(r"\s[)\]]\s")
 #: Caption and closing lines are short: at most this many characters and words.
 CAPTION_LINE_CHARS = 120
 CAPTION_LINE_WORDS = 12
@@ -1782,7 +1787,8 @@ def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]
     for i, raw in enumerate(paragraphs[:80]):
         if i > int(0.4 * len(paragraphs)) and before > 0.4 * total and not caption:
             break
-        caption = caption and len(strip_markers(raw)) <= CAPTION_LINE_CHARS
+        caption = caption and (len(strip_markers(raw)) <= CAPTION_LINE_CHARS
+                               or len(_COLUMN_GUTTER.findall(raw)) >= 2)  # cells of a ")" or "]" caption
         before += len(raw)
         labels = _MARKER.findall(raw)
         text = strip_markers(raw)
