@@ -82,7 +82,7 @@ import ctypes
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -739,7 +739,9 @@ def _sort_out(pages: list) -> PdfLayout:
         for label, _ in notes[before:]:
             if label and not label.isdigit():  # a "*" mark set in the body's font: found by its note
                 _drop_symbol_mark(label, [ln for ln in lines if ln not in page_notes])
-    paragraphs = _paragraphs(body, labels)
+    tables = _table_lines(body)
+    dropped.extend(" ".join(ln.text.split()) for ln in body if id(ln) in tables)
+    paragraphs = _paragraphs(body, labels, tables)
     fix = Dehyphenator("\n".join(ln.text for ln in body))
     paras = [_join(p, fix) for p in paragraphs]
     note_texts = [(label, _join(texts, fix)) for label, texts in notes]
@@ -1046,8 +1048,9 @@ def _next_number(notes: list[list]) -> int:
     return 1
 
 
-def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
-    """Body lines -> paragraphs (lists of lines; a page's first line opens with its page marker)."""
+def _paragraphs(lines: list[_Line], labels: list[str], skip: Set[int] = frozenset()) -> list[list[str]]:
+    """Body lines -> paragraphs (lists of lines; a page's first line opens with its page marker).
+    Lines whose ids are in ``skip`` (a table's) are no text, but still end the paragraph before them."""
     if not lines:
         return []
     gaps = [a.y - b.y for a, b in zip(lines, lines[1:], strict=False) if a.page == b.page and a.y > b.y]
@@ -1059,7 +1062,7 @@ def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
     page = None
     for i, ln in enumerate(lines):
         text = _STAR_PAGE.sub("", ln.text).strip()
-        if not text or SLASHES.match(text):  # pleading paper's "////" (the text goes on) is no text
+        if not text or SLASHES.match(text) or id(ln) in skip:  # pleading paper's "////" (the text goes on) is no text
             continue
         if ln.page != page:
             text = page_marker(labels[ln.page]) + text
@@ -1069,6 +1072,36 @@ def _paragraphs(lines: list[_Line], labels: list[str]) -> list[list[str]]:
             paras[-1].append(text)
         page = ln.page
     return paras
+
+
+#: A table has at least this many rows one after another (as ``cleaning.drop_tables`` counts them).
+MIN_TABLE_ROWS = 3
+
+
+def _table_lines(lines: list[_Line]) -> set[int]:
+    """Ids of the body's lines that are its tables: runs of at least :data:`MIN_TABLE_ROWS` lines
+    of three cells or more (a schedule of cases, a certificate of service's recipients), with a
+    line between two rows that stands inside the table (a cell's second line, indented past the
+    first row's start). A table is no sentence: its lines leave the text (:func:`_paragraphs`), as
+    the plain-text reader drops them (``cleaning.drop_tables``), so CourtListener's text of the
+    same PDF stores the same paragraphs. A caption's ")" rows are no table."""
+    def row(ln: _Line) -> bool:
+        return ln.cells >= 3 and not _COLUMN.search(" " + ln.text)
+
+    found: set[int] = set()
+    i = 0
+    while i < len(lines):
+        if not row(lines[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].page == lines[i].page and (row(lines[j]) or (
+                j + 1 < len(lines) and row(lines[j + 1]) and lines[j].x0 > lines[i].x0 + 2 * (lines[i].size or 12.0))):
+            j += 1
+        if sum(row(ln) for ln in lines[i:j]) >= MIN_TABLE_ROWS:
+            found.update(id(ln) for ln in lines[i:j])
+        i = j
+    return found
 
 
 def _row(line: _Line) -> bool:

@@ -36,13 +36,23 @@ def test_a_running_head_is_dropped_at_whatever_height_it_stands():
     assert "Schedule A – Cases that Should Be Remanded by the Panel" in paras
 
 
-def test_each_row_of_a_table_is_a_line_of_its_own():
+def test_a_table_leaves_the_text_each_row_apart():
+    """A table (three rows or more of three cells or more) is no sentence: it leaves the text, as
+    the plain-text reader drops it (``cleaning.drop_tables``), each row kept apart in ``dropped``;
+    the paragraphs around it stay apart. Before: each row was a paragraph of the opinion."""
+    arizona = lay(ARIZONA)
     paras = paragraphs(ARIZONA)
-    assert "Jessica Parker v. C. R. Bard, Inc. 2:15-cv-01739 Ala. N.D. 5:15-cv-00787" in paras
-    assert "Dean Becker v. C. R. Bard, Inc. 2:15-cv-02155 Cal. C.D. 2:15-cv-07937" in paras
-    tax = paragraphs("tc-memo-2020-26-bordelon")  # the Tax Court's table of deficiencies
-    assert "19031-13 2008 $1,236,414 --- $247,282.80" in tax
-    assert "11905-14 2011 1,350,716 --- 270,143.20" in tax
+    for row in ("Jessica Parker v. C. R. Bard, Inc. 2:15-cv-01739 Ala. N.D. 5:15-cv-00787",
+                "Dean Becker v. C. R. Bard, Inc. 2:15-cv-02155 Cal. C.D. 2:15-cv-07937"):
+        assert row not in paras
+        assert row in arizona.dropped
+    assert "Schedule A – Cases that Should Be Remanded by the Panel" in paras
+    assert "Schedule B – Direct-Filed Cases to Be Transferred" in paras  # not run into the next title
+    tax = lay("tc-memo-2020-26-bordelon")  # the Tax Court's table of deficiencies
+    for row in ("19031-13 2008 $1,236,414 --- $247,282.80", "11905-14 2011 1,350,716 --- 270,143.20"):
+        assert row not in [strip_markers(p) for p in tax.paragraphs]
+        assert row in tax.dropped
+    assert not [p for p in tax.paragraphs if "Deficiency" in p and "6662(a)" in p and len(p) < 80]
 
 
 def test_a_table_in_a_smaller_font_is_no_footnote():
