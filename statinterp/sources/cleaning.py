@@ -1260,7 +1260,8 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
     without its line numbers (:func:`_drop_line_numbers`), double spaced with its spacing gone: each
     blank line left is a gap, and a short line that ends a sentence ends a paragraph there too
     (chosen on the E.D. Cal. orders, where a heading otherwise ran on from the paragraph above), a
-    short line not ending a sentence (a heading) ends one before an indented line, an indented list
+    short line not ending a sentence (a heading) ends one before an indented line (so in double-spaced
+    text when that line is the whole paragraph so far), an indented list
     item (:data:`_ITEM`) after a sentence's end starts one, and a line under a full line that runs on
     continues it at any indent (a hanging indent)."""
     margin = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip() and ln != "\f"), default=0)
@@ -1284,6 +1285,8 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
         ends = bool(cur) and re.search(r"[.:;?!”\"’)\]]\s*$", cur[-1]) is not None
         runs_on = bool(cur) and not ends and ln.lstrip()[:1].islower()
         gap = blank >= 2 or (prev_short and ends) if double else blank > 0
+        if double and prev_short and not ends and indent >= 2 and len(cur) == 1:
+            gap = True  # a heading's one short line ("B.   Application to the Many Loan"), a paragraph under it
         if spaced:  # a short line ends a sentence or heads an indented paragraph; an item follows an item
             gap = gap or prev_short and (ends or indent >= 2) or (ends and _ITEM.match(ln) is not None
                                                                   and (indent >= 2 or len(ln.rstrip()) < 0.75 * full))
