@@ -1248,6 +1248,15 @@ def _double_spaced(lines: Sequence[str]) -> bool:
 _ITEM = re.compile(r"^\s*(?:\d{1,3}\.|[A-Z]\.|[IVX]{1,5}\.|\(\w{1,3}\))\s+(?=\S)")
 
 
+#: A paragraph number at a layout line's start, its text set apart by a gap ("¶1         Gift ...",
+#: "{17}     The ...", "[¶17]    The ..."): the number stands in the margin.
+_MARGIN_PARAGRAPH_MARK = re.compile(r"^\s*(?:¶\s*\d{1,4}\.?|\{¶?\s*\d{1,4}\}|\[¶\s*\d{1,4}\.?\])\s{2,}(?=\S)")
+
+
+#: A page's left margin is an indent at least this many of its lines share (:func:`_paragraph_breaks`).
+MARGIN_LINES = 3
+
+
 def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
     """Body lines -> paragraphs: a blank line or an indented first line starts one, unless the text
     runs on (no closing punctuation, next line starts lower-case). In double-spaced text
@@ -1264,7 +1273,26 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
     text when that line is the whole paragraph so far), an indented list
     item (:data:`_ITEM`) after a sentence's end starts one, and a line under a full line that runs on
     continues it at any indent (a hanging indent)."""
-    margin = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip() and ln != "\f"), default=0)
+    # a paragraph number set in the margin ("¶1         Gift Surplus, LLC, ... sued Governor" over
+    # "     Roy Cooper and ...") stands apart: the line's indent is its text's, after the number
+    text_at = {k: m.end() for k, ln in enumerate(lines) if (m := _MARGIN_PARAGRAPH_MARK.match(ln))}
+    # each page's own left margin: pdftotext sets a page's text from its leftmost line, so the body
+    # of one page may start at column 0, of the next at 7 (a page whose paragraph numbers jut out).
+    # A page's margin is its smallest indent when at least :data:`MARGIN_LINES` of its lines share it;
+    # else (a title over a table's rows, a list under one line) the text's smallest indent.
+    indents = {k: text_at.get(k, len(ln) - len(ln.lstrip())) for k, ln in enumerate(lines) if ln.strip() and ln != "\f"}
+    least = min(indents.values(), default=0)
+    margins: list[int] = []
+    page: list[int] = []
+    for k, ln in enumerate([*lines, "\f"]):
+        if ln == "\f":
+            counts = Counter(indents[j] for j in page)
+            low = min(counts, default=least)
+            here = low if sum(counts[low + d] for d in (0, 1)) >= MARGIN_LINES else least
+            margins.extend([here] * (k - len(margins)))  # the page's lines and its form feed
+            page = []
+        elif k in indents:
+            page.append(k)
     double = _double_spaced(lines)
     widths = sorted(len(ln.rstrip()) for ln in lines if ln.strip() and ln != "\f")
     full = widths[int(0.9 * (len(widths) - 1))] if widths else 0
@@ -1272,7 +1300,7 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
     prev_indent = 0
     prev_short = False
     blank = 0
-    for ln in lines:
+    for k, ln in enumerate(lines):
         if ln == "\f":  # a page break: the next page's first line starts a paragraph if indented
             prev_indent = 0
             blank = 0
@@ -1280,7 +1308,7 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
         if not ln.strip():
             blank += 1
             continue
-        indent = len(ln) - len(ln.lstrip()) - margin
+        indent = text_at.get(k, len(ln) - len(ln.lstrip())) - margins[k]
         cur = paras[-1]
         ends = bool(cur) and re.search(r"[.:;?!”\"’)\]]\s*$", cur[-1]) is not None
         runs_on = bool(cur) and not ends and ln.lstrip()[:1].islower()
