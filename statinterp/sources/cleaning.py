@@ -71,7 +71,7 @@ import functools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from statinterp.sources.records import OpinionRecord, PageStart
 from statinterp.text.headings import MAX_LINE_CHARS
@@ -1663,11 +1663,22 @@ def _caption_cell(text: str) -> bool:
                                 or text.rstrip().endswith((" :", " )")))
 
 
+#: The opinion's first numbered paragraph ("¶ 1 ...", "¶1 ...", "{1} ...", "[¶1] ..."): an opinion
+#: that numbers its paragraphs starts at its paragraph 1 (the Colorado Court of Appeals' cover page,
+#: caption, panel and counsel, stands before it).
+_PARAGRAPH_ONE = re.compile(r"^(?:¶\s*1|\{¶?\s*1\}|\[¶\s*1\.?\])\s+\S")
+#: The panel line's author: "Opinion by JUDGE PAWAR" (a cover page's).
+_OPINION_BY = re.compile(r"\bOpinion\s+by\s+(?:CHIEF\s+)?(?:JUDGE|JUSTICE)\s+([A-Z][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*)")
+
+
 def _head_start(paragraphs: list[str], i: int, text: str) -> tuple[int | None, re.Match | None]:
     """Where the opinion starts if its head matter ends at paragraph ``i`` (None: not there)."""
     author = _AUTHOR.match(text)
     if author or _OPENING.match(text):
         return i, author
+    if i > 0 and _PARAGRAPH_ONE.match(text):
+        by = next((m for p in paragraphs[:i] if (m := _OPINION_BY.search(strip_markers(p)))), None)
+        return i, by
     if (_PER_CURIAM.search(text) or _order_title(text)) and len(text) < 200:
         j = i + 1  # a second title under the first ("ORDER GRANTING ..." / "ORDER SEALING ...") is head too
         while j < len(paragraphs) and _order_title(title := strip_markers(paragraphs[j])) and len(title) < 200:
@@ -1800,6 +1811,22 @@ def split_matter(paragraphs: list[str]) -> tuple[list[str], list[str], str | Non
     return head + closing, body, author
 
 
+def _head_zone(paragraphs: list[str]) -> Iterator[int]:
+    """The indices of the paragraphs where the head matter may end: the first 80, while within the
+    first 40 % of the paragraphs or of the characters, or while every one so far is a caption's
+    short line (:func:`split_head`)."""
+    total = sum(len(p) for p in paragraphs)
+    before = 0
+    caption = True  # every paragraph so far is a caption's short line
+    for i, raw in enumerate(paragraphs[:80]):
+        if i > int(0.4 * len(paragraphs)) and before > 0.4 * total and not caption:
+            return
+        caption = caption and (len(strip_markers(raw)) <= CAPTION_LINE_CHARS
+                               or len(_COLUMN_GUTTER.findall(raw)) >= 2)  # cells of a ")" or "]" caption
+        before += len(raw)
+        yield i
+
+
 def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]:
     """(head matter, opinion, author): the paragraphs before the opinion's start (its author's
     line, an opening heading, after a "Per Curiam:" line or an order's title, or after a
@@ -1812,17 +1839,17 @@ def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]
     plain text's (whose caption lines are joined into fewer paragraphs: hence the share of the
     characters too)."""
     page = None
-    total = sum(len(p) for p in paragraphs)
-    before = 0
-    caption = True  # every paragraph so far is a caption's short line
-    for i, raw in enumerate(paragraphs[:80]):
-        if i > int(0.4 * len(paragraphs)) and before > 0.4 * total and not caption:
-            break
-        caption = caption and (len(strip_markers(raw)) <= CAPTION_LINE_CHARS
-                               or len(_COLUMN_GUTTER.findall(raw)) >= 2)  # cells of a ")" or "]" caption
-        before += len(raw)
+    heads = list(_head_zone(paragraphs))
+    # an opinion that numbers its paragraphs starts at its paragraph 1: a title inside the caption
+    # above it ("APPEAL DISMISSED IN PART, ORDER REVERSED,") starts nothing
+    one = next((i for i in heads if i > 0 and _PARAGRAPH_ONE.match(strip_markers(paragraphs[i]))), None)
+    for i in heads:
+        raw = paragraphs[i]
         labels = _MARKER.findall(raw)
         text = strip_markers(raw)
+        if one is not None and i < one and not (_AUTHOR.match(text) or _OPENING.match(text)):
+            page = labels[-1] if labels else page
+            continue
         start, author = _head_start(paragraphs, i, text)
         if start is not None and 0 < start < len(paragraphs):
             body = list(paragraphs[start:])

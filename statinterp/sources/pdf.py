@@ -653,7 +653,8 @@ def _sort_out(pages: list) -> PdfLayout:
     for _, _, lines in pages:
         sideways.extend(" ".join(ln.text.split()) for ln in lines if ln.rotated)
         lines[:] = [ln for ln in lines if not ln.rotated]
-    court = _court(pages[0][2]) if pages else ""
+    # the court its first page names (a published opinion's summary page may come first: then its second)
+    court = next((named for _, _, lines in pages[:2] if (named := _court(lines))), "")
     all_lines = [ln for _, _, lines in pages for ln in lines]
     weights: Counter = Counter()
     for ln in all_lines:  # the size most characters have
@@ -745,8 +746,13 @@ def _sort_out(pages: list) -> PdfLayout:
     fix = Dehyphenator("\n".join(ln.text for ln in body))
     paras = [_join(p, fix) for p in paragraphs]
     note_texts = [(label, _join(texts, fix)) for label, texts in notes]
+    caption = None
+    for page_no in sorted({ln.page for ln in body})[:2]:  # a published opinion's summary page may come first
+        first = [ln for ln in body if ln.page == page_no]
+        caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
+        if caption is not None:
+            break
     first = [ln for ln in body if ln.page == body[0].page] if body else []
-    caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
     head = "\n".join([" ".join(ln.text.split()) for ln in first[:80]] + dropped[:12])
     tail = "\n".join(" ".join(ln.text.split()) for ln in body[-40:])
     decided = _decided(head, tail, "\n".join(dropped[:12]))
@@ -806,7 +812,7 @@ def _printed(found: list[tuple[int, _Line]], width: float, expected: int) -> int
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 _DATES = (  # (pattern, strptime formats): the court's own dates first, then a lone date line, then e-filing's
-    re.compile(rf"\b(?:Filed|FILED|Decided|Dated|Opinion Filed|Date Filed)[:\s]+({_MONTH} \d{{1,2}}, \d{{4}}"
+    re.compile(rf"\b(?:Filed|FILED|Decided|Dated|Opinion Filed|Date Filed|Announced)[:\s]+({_MONTH} \d{{1,2}}, \d{{4}}"
                rf"|\d{{1,2}} {_MONTH} \d{{4}})"),
     re.compile(rf"^[\[(]?({_MONTH} \d{{1,2}}, \d{{4}})[\])]?$", re.MULTILINE | re.IGNORECASE),
     re.compile(r"\bDate Filed:\s*(\d{1,2}/\d{1,2}/\d{4})"),
@@ -979,6 +985,9 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
         if rules:
             top = max(rules)
             start = max(start, top - 1) if start is not None else top - 1
+    star = _star_note(lines, height)
+    if star is not None:
+        start = max(start, star) if start is not None else star
     # a run of lines in a smaller font at the foot of the page
     by_height = sorted(lines, key=lambda ln: ln.y)
     run = 0
@@ -994,6 +1003,25 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
                                    or _NOTE_HEAD.match(opens.text.strip())):
             start = max(start, top) if start is not None else top
     return start
+
+
+#: A note labelled with stars, the label glued to its first word ("*Sitting by assignment ...").
+_STAR_NOTE = re.compile(r"^(\*{1,3})[A-Z]")
+
+
+def _star_note(lines: list[_Line], height: float) -> float | None:
+    """The height of a note labelled with stars in the text's own font, at the foot of the page
+    (its lowest third), whose stars a line above sets after a word ("Gomez and Graham*, JJ.,
+    concur" / "*Sitting by assignment of the Chief Justice ..."): a cover page set in one size, where
+    neither a small font nor a small mark tells the note apart. None without one."""
+    for ln in sorted(lines, key=lambda ln: -ln.y):
+        m = _STAR_NOTE.match(ln.text.strip())
+        if m is None or ln.y > height / 3:
+            continue
+        glued = re.compile(r"\w" + re.escape(m.group(1)) + r"(?![*\w])")
+        if any(above.y > ln.y and glued.search(above.text) for above in lines):
+            return ln.y
+    return None
 
 
 def _gap_below(lines: list[_Line], height: float) -> bool:
