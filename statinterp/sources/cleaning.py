@@ -74,7 +74,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
 from statinterp.sources.records import OpinionRecord, PageStart
-from statinterp.text.headings import MAX_LINE_CHARS
+from statinterp.text.headings import MAX_LINE_CHARS, ends_open
 
 #: A page label inside a raw paragraph, as markup readers write it: PAGE_OPEN label PAGE_CLOSE.
 PAGE_OPEN, PAGE_CLOSE = "\ue000", "\ue001"
@@ -1311,7 +1311,7 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
         indent = text_at.get(k, len(ln) - len(ln.lstrip())) - margins[k]
         cur = paras[-1]
         ends = bool(cur) and re.search(r"[.:;?!”\"’)\]]\s*$", cur[-1]) is not None
-        runs_on = bool(cur) and not ends and ln.lstrip()[:1].islower()
+        runs_on = bool(cur) and not ends and (ln.lstrip()[:1].islower() or ends_open(cur[-1]) and not _ITEM.match(ln))
         gap = blank >= 2 or (prev_short and ends) if double else blank > 0
         if double and prev_short and not ends and indent >= 2 and len(cur) == 1:
             gap = True  # a heading's one short line ("B.   Application to the Many Loan"), a paragraph under it

@@ -110,6 +110,7 @@ from statinterp.sources.cleaning import (
 from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
 from statinterp.sources.registry import SourceFormat, register
 from statinterp.text import MAX_TEXT_CHARS
+from statinterp.text.headings import ends_open
 
 #: A mark is a digit (or star) in a font under this share of its line's size.
 MARK_RATIO = 0.8
@@ -1145,6 +1146,9 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge:
         return True  # each row of a table is a line of its own
     size = b.size or 12.0
     prev_text = a.text.rstrip()
+    if (ends_open(prev_text) and a.page == b.page and 0 < a.y - b.y <= GAP_RATIO * usual
+            and not _ENUMERATED.match(b.text.lstrip())):  # (a list's next item starts anew)
+        return False  # "D.  Hill Is Inapplicable to APR Orders Outside of a Dissolution of" / "Marriage Proceeding"
     if not _TERMINAL.search(prev_text) and b.text.lstrip(" “\"‘'[(")[:1].islower():
         return False  # the sentence runs on
     if a.page == b.page:

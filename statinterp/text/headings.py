@@ -30,8 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["LABEL_RE", "MAX_LINE_CHARS", "MAX_WORDS", "MIN_TABLE_ROWS", "SENTENCE_CASE_MAX_WORDS", "heading_text",
-           "is_heading_line", "is_table_row", "is_titled", "table_rows"]
+__all__ = ["LABEL_RE", "MAX_LINE_CHARS", "MAX_WORDS", "MIN_TABLE_ROWS", "SENTENCE_CASE_MAX_WORDS", "ends_open",
+           "heading_text", "is_heading_line", "is_table_row", "is_titled", "table_rows"]
 
 #: Words a titled heading leaves in lower case ("Motion for Discovery", "Standard of Review").
 SMALL_WORDS = frozenset("a an and as at by de for from in into of on or nor the to v. vs. with".split())
@@ -55,6 +55,13 @@ _OPEN_WORDS = frozenset("a an and as at by for from in into of on or nor the to 
 _NEXT_OPENS = re.compile(r"^[\"“‘'(\[¶§]?[A-Z0-9]")
 #: A sentence's end on the line before a heading (closing quotes and a footnote number allowed).
 _ENDS_SENTENCE = re.compile(r"""[.?!:…][\"”’')\]]*\d{0,3}$""")
+
+
+def ends_open(line: str) -> bool:
+    """Whether a line ends with a word no sentence nor heading ends with ("... Outside of a
+    Dissolution of"): the next line goes on with it, whatever its indent."""
+    words = line.split()
+    return bool(words) and words[-1] in _OPEN_WORDS
 
 
 def _bare(word: str) -> str:

@@ -58,3 +58,21 @@ def test_a_caption_after_a_summary_page_names_the_case():
     assert wpas.name.startswith("In re the Parental Responsibilities Concerning W.P.A.S., a Child")
     assert format_cite(wpas.name, "", wpas.court, wpas.decision_date).startswith(
         "In re Parental Responsibilities Concerning W.P.A.S.")  # before: "[no case name found: ...]"
+
+
+def test_a_heading_wrapped_after_an_open_word_is_one_paragraph():
+    """"D.    Hill Is Inapplicable to APR Orders Outside of a Dissolution of" over a centred
+    "Marriage Proceeding": two paragraphs (so a fragment ending "of") on the PDF route and in its
+    text, before."""
+    heading = "D. Hill Is Inapplicable to APR Orders Outside of a Dissolution of Marriage Proceeding"
+    assert heading in _read("coloctapp-wpas-2026.pdf").opinions[0].paragraphs
+
+
+def test_a_sentence_wrapped_after_an_open_word_runs_on_in_pdf_text():
+    """The First Circuit's text: "... erupted at 8:30 p.m. on" / "May 4, at which time ..." was cut
+    (the next line's capital read as a paragraph's start); a list's next item still starts anew."""
+    from statinterp.sources.cleaning import clean_plain, strip_markers
+
+    text = (FIXTURES / "genuine" / "pdf-modern" / "ca1-20-1507.txt").read_text(encoding="utf-8")
+    paragraphs = [strip_markers(p) for p in clean_plain(text).paragraphs]
+    assert any("erupted at 8:30 p.m. on May 4, at which time the Chapel" in p for p in paragraphs)

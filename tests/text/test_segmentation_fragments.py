@@ -73,8 +73,16 @@ def test_a_numbered_heading_keeps_its_number(joined, default):
 
 def test_a_line_cut_after_a_word_no_sentence_ends_with_is_joined_in_find(joined, default):
     paragraphs = list(clean_plain(CA1.read_text("utf-8")).paragraphs)
-    cut = next(k for k, p in enumerate(paragraphs) if p.endswith("erupted at 8:30 p.m. on"))
-    caption = next(k for k, p in enumerate(paragraphs) if p.endswith("official capacity as Governor of the"))
+    # the cleaning step now runs the line on (it ends with "on"); a text stored cut there, as it
+    # was before, is still joined by find's segmentation
+    whole = next(k for k, p in enumerate(paragraphs) if "erupted at 8:30 p.m. on May 4" in p)
+    first, _, rest = paragraphs[whole].partition("8:30 p.m. on ")
+    paragraphs[whole:whole + 1] = [first + "8:30 p.m. on", rest]
+    cut = whole
+    whole = next(k for k, p in enumerate(paragraphs) if p.endswith("as Governor of the State of Maine,"))
+    paragraphs[whole:whole + 1] = [paragraphs[whole].removesuffix(" State of Maine,"), "State of Maine,"]
+    cut = paragraphs.index(first + "8:30 p.m. on")
+    caption = whole
     text = "\n".join(paragraphs)
     got = [" ".join(s.split()) for s in spans(joined, text)]
     # before: "The dispute between the parties erupted at 8:30 p.m. on" was a sentence, "May 4, ..." another
