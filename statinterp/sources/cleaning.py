@@ -295,31 +295,38 @@ def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[list[str]]]:
             return (paragraphs[:heading] + paragraphs[heading + 1 + run:],
                     [[p] for p in paragraphs[heading + 1:heading + 1 + run]])
     body, stars = _star_notes(paragraphs)
-    head, first = _after_head_notes(body)
+    head, block = _after_head_notes(body)
     head_notes = [[body[i]] for i in head]
     body = [p for i, p in enumerate(body) if i not in head]
     notes: list[list[str]] = []
-    limit = len(body)
-    while (block := _note_block(body, limit, dotted=not notes, first=first if not notes else 1)) is not None:
+    while block is not None:
         start, end, found = block  # from the last opinion's notes back
         body, notes, limit = body[:start] + body[end:], found + notes, start
         if body[:start] and _is_notes_heading(body[start - 1]):
             body, limit = body[:start - 1] + body[start:], start - 1
+        block = _note_block(body, limit, dotted=False)  # before the text's last block: "1." items are headings
     notes = head_notes + notes
     if not notes and not stars:
         return paragraphs, []
     return body, [[star] for star in stars] + notes
 
 
-def _after_head_notes(paragraphs: list[str]) -> tuple[list[int], int]:
-    """Where the notes on the head are (:func:`_head_notes`) and the label the text's last block
-    of notes opens with: m + 1 when that block counts on from the head's m notes, else ([], 1)."""
+NoteBlock = tuple[int, int, list[list[str]]]  # a footnote block's start, end and notes (:func:`_note_block`)
+
+
+def _after_head_notes(paragraphs: list[str]) -> tuple[list[int], NoteBlock | None]:
+    """Where the notes on the head are (:func:`_head_notes`) and the text's last block of notes
+    (:func:`_note_block`, searched once here; None when there is none). When the head holds m notes
+    and no block opening with label 1 ends the text, the block that counts on from m + 1 in the
+    paragraphs without the head's notes: the head's notes are returned with it (its start and end
+    index those paragraphs). Else ([], the block opening with label 1 in ``paragraphs``)."""
     head = _head_notes(paragraphs)
-    if head and _note_block(paragraphs, len(paragraphs)) is None:
+    block = _note_block(paragraphs, len(paragraphs))
+    if head and block is None:
         others = [p for i, p in enumerate(paragraphs) if i not in head]
-        if _note_block(others, len(others), first=len(head) + 1) is not None:
-            return head, len(head) + 1
-    return [], 1
+        if (after := _note_block(others, len(others), first=len(head) + 1)) is not None:
+            return head, after
+    return [], block
 
 
 #: A footnote's label in CAP's text: "1 . The Hon. ...", a space before the period.
@@ -350,8 +357,7 @@ def _item_label(paragraph: str, dotted: bool) -> tuple[str | None, str]:
     return label, rest
 
 
-def _note_block(paragraphs: list[str], limit: int, dotted: bool = True,
-                first: int = 1) -> tuple[int, int, list[list[str]]] | None:
+def _note_block(paragraphs: list[str], limit: int, dotted: bool = True, first: int = 1) -> NoteBlock | None:
     """The last footnote block of ``paragraphs[:limit]``: where it starts and ends and its notes
     (each its paragraphs: "N . text", then those it runs on over), or None. The latest paragraph
     labelled 1 whose block is acceptable (see :func:`_trailing_notes`) starts it, a block that
@@ -478,9 +484,7 @@ def _marks_of_notes(text: str) -> bool:
     lone = [int(m.group(1)) for ln in lines if (m := _LONE_NUMBER.match(ln))]
     if not lone or lone != list(range(1, len(lone) + 1)):
         return False
-    head, first = _after_head_notes(lines)
-    others = [ln for i, ln in enumerate(lines) if i not in head]
-    block = _note_block(others, len(others), first=first)
+    head, block = _after_head_notes(lines)
     return block is not None and (len(block[2]) + len(head)) * 0.8 <= len(lone) <= len(block[2]) + len(head)
 
 
