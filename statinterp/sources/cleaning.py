@@ -295,31 +295,38 @@ def _trailing_notes(paragraphs: list[str]) -> tuple[list[str], list[list[str]]]:
             return (paragraphs[:heading] + paragraphs[heading + 1 + run:],
                     [[p] for p in paragraphs[heading + 1:heading + 1 + run]])
     body, stars = _star_notes(paragraphs)
-    head, first = _after_head_notes(body)
+    head, block = _after_head_notes(body)
     head_notes = [[body[i]] for i in head]
     body = [p for i, p in enumerate(body) if i not in head]
     notes: list[list[str]] = []
-    limit = len(body)
-    while (block := _note_block(body, limit, dotted=not notes, first=first if not notes else 1)) is not None:
+    while block is not None:
         start, end, found = block  # from the last opinion's notes back
         body, notes, limit = body[:start] + body[end:], found + notes, start
         if body[:start] and _is_notes_heading(body[start - 1]):
             body, limit = body[:start - 1] + body[start:], start - 1
+        block = _note_block(body, limit, dotted=False)  # before the text's last block: "1." items are headings
     notes = head_notes + notes
     if not notes and not stars:
         return paragraphs, []
     return body, [[star] for star in stars] + notes
 
 
-def _after_head_notes(paragraphs: list[str]) -> tuple[list[int], int]:
-    """Where the notes on the head are (:func:`_head_notes`) and the label the text's last block
-    of notes opens with: m + 1 when that block counts on from the head's m notes, else ([], 1)."""
+NoteBlock = tuple[int, int, list[list[str]]]  # a footnote block's start, end and notes (:func:`_note_block`)
+
+
+def _after_head_notes(paragraphs: list[str]) -> tuple[list[int], NoteBlock | None]:
+    """Where the notes on the head are (:func:`_head_notes`) and the text's last block of notes
+    (:func:`_note_block`, searched once here; None when there is none). When the head holds m notes
+    and no block opening with label 1 ends the text, the block that counts on from m + 1 in the
+    paragraphs without the head's notes: the head's notes are returned with it (its start and end
+    index those paragraphs). Else ([], the block opening with label 1 in ``paragraphs``)."""
     head = _head_notes(paragraphs)
-    if head and _note_block(paragraphs, len(paragraphs)) is None:
+    block = _note_block(paragraphs, len(paragraphs))
+    if head and block is None:
         others = [p for i, p in enumerate(paragraphs) if i not in head]
-        if _note_block(others, len(others), first=len(head) + 1) is not None:
-            return head, len(head) + 1
-    return [], 1
+        if (after := _note_block(others, len(others), first=len(head) + 1)) is not None:
+            return head, after
+    return [], block
 
 
 #: A footnote's label in CAP's text: "1 . The Hon. ...", a space before the period.
@@ -350,8 +357,7 @@ def _item_label(paragraph: str, dotted: bool) -> tuple[str | None, str]:
     return label, rest
 
 
-def _note_block(paragraphs: list[str], limit: int, dotted: bool = True,
-                first: int = 1) -> tuple[int, int, list[list[str]]] | None:
+def _note_block(paragraphs: list[str], limit: int, dotted: bool = True, first: int = 1) -> NoteBlock | None:
     """The last footnote block of ``paragraphs[:limit]``: where it starts and ends and its notes
     (each its paragraphs: "N . text", then those it runs on over), or None. The latest paragraph
     labelled 1 whose block is acceptable (see :func:`_trailing_notes`) starts it, a block that
@@ -478,9 +484,7 @@ def _marks_of_notes(text: str) -> bool:
     lone = [int(m.group(1)) for ln in lines if (m := _LONE_NUMBER.match(ln))]
     if not lone or lone != list(range(1, len(lone) + 1)):
         return False
-    head, first = _after_head_notes(lines)
-    others = [ln for i, ln in enumerate(lines) if i not in head]
-    block = _note_block(others, len(others), first=first)
+    head, block = _after_head_notes(lines)
     return block is not None and (len(block[2]) + len(head)) * 0.8 <= len(lone) <= len(block[2]) + len(head)
 
 
@@ -500,7 +504,7 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
     footnote's head gives the page it stands on, one inside it the page it goes on to). With
     ``notes_in_text`` and no ``footnotes`` given, footnotes appended at the end of the text
     ("1 . The record ...") are found here. Every text is put in :func:`normal_form` first."""
-    paras = _star_labels([p for p in map(normal_form, paragraphs) if p.strip()])
+    paras = _star_labels(_without_running_headers([p for p in map(normal_form, paragraphs) if p.strip()]))
     given = [n for n in map(normal_form, footnotes) if strip_markers(n)]  # markers kept: a note's pages
     notes = [strip_markers(n) for n in given]
     loose = bool(notes)
@@ -540,6 +544,19 @@ def clean_opinion(paragraphs: Iterable[str], footnotes: Iterable[str] = (), note
                                                  note_numbers=note_numbers))
     return numbered_paragraphs(OpinionRecord(kind, author, tuple(out), tuple(note_lines),
                                              tuple(starts) + tuple(note_starts), note_numbers=note_numbers))
+
+
+def _without_running_headers(paragraphs: list[str]) -> list[str]:
+    """The paragraphs without those that are a running header (:func:`is_running_header`, their page
+    markers aside); a page marker such a paragraph held stays, as a paragraph of its own."""
+    out: list[str] = []
+    for p in paragraphs:
+        if is_running_header(strip_markers(p)):
+            if markers := "".join(m.group(0) for m in _MARKER.finditer(p)):
+                out.append(markers)
+        else:
+            out.append(p)
+    return out
 
 
 def _note_pages(notes: list[tuple[str, bool, bool]]) -> tuple[list[str], list[tuple[PageStart, ...]], list[int]]:
@@ -862,14 +879,22 @@ _HEADER_PATTERNS = (
     re.compile(r"^\s*(?:USCA\d+\s+|Appellate\s+)?Case:?\s+[\w\-:./]+.{0,40}?\b(?:Document|DktEntry|Doc\.?|ID)\b"
                r".{0,80}\bPages?:?\s*\d+.{0,60}$"),
     re.compile(r"^\s*Cite as:\s+\S.{0,90}$"),  # "Cite as: 2022 Ark. 12", "Cite as: 604 U. S. ____ (2025)"
+    # Ohio's header above an opinion's text, a line of its own: "[Cite as Wiebusch v. Wiebusch, 186 Ohio
+    # App.3d 237, 2010-Ohio-504.]"; a sentence that cites "[Cite as ...]" inside it is no header
+    re.compile(r"^\s*\[Cite as\s[^\]\n]{5,300}\]\s*$"),
 )
-#: Ohio's header above an opinion's text, a line of its own: "[Cite as Wiebusch v. Wiebusch, 186 Ohio
-#: App.3d 237, 2010-Ohio-504.]" -- a running header, never a sentence.
-_CITE_AS_LINE = re.compile(r"^\s*\[Cite as\s[^\]\n]{5,300}\]\s*$")
 _LINE_HYPHEN = re.compile(r"[A-Za-z]-$")
 #: A line of slashes only ("///", "////"): pleading paper's sign that the text goes on, no text.
 SLASHES = re.compile(r"^\s*/{3,}\s*$")
 _NOTE_LINE = re.compile(r"^\s{0,6}(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)")
+
+
+def is_running_header(line: str) -> bool:
+    """Whether a line (or a whole paragraph) is a running header or banner, never text: a slip
+    opinion's "Cite as: 570 U. S. ____ (2013)", an e-filing banner, Ohio's "[Cite as ...]"
+    (:data:`_HEADER_PATTERNS`). Every route drops them: PDF-born text from its pages' lines, the
+    PDF reader from its lines, and :func:`clean_opinion` a paragraph that is one."""
+    return any(p.match(line) for p in _HEADER_PATTERNS)
 
 
 def is_pdf_text(text: str) -> bool:
@@ -890,7 +915,7 @@ def is_pdf_text(text: str) -> bool:
     if (widths[int(0.9 * (len(widths) - 1))] <= 130 and _double_spaced(text.split("\n"))
             and sum(1 for ln in lines if _RUNS_ON.search(ln)) >= 0.3 * len(lines)):
         return True  # double spaced, lines of a page's width wrapped inside sentences: a PDF's page layout
-    return sum(1 for ln in lines if any(p.match(ln) for p in _HEADER_PATTERNS)) >= 3
+    return sum(1 for ln in lines if is_running_header(ln)) >= 3
 
 
 def _norm_header(line: str) -> str:
@@ -949,7 +974,7 @@ def _is_page_number(page: list[str], i: int, top: list[int], repeated: set[str])
     text below it is a footnote's label)."""
     return i in top or not any(
         page[j].strip() and _norm_header(page[j]) not in repeated
-        and not any(p.match(page[j]) for p in _HEADER_PATTERNS) for j in range(i + 1, len(page)))
+        and not is_running_header(page[j]) for j in range(i + 1, len(page)))
 
 
 def _printed_number(page: list[str], repeated: set[str], edges: tuple[list[int], list[int]]) -> int | None:
@@ -1068,12 +1093,12 @@ def _strip_page(page: list[str], repeated: set[str], edges: tuple[list[int], lis
     for i in top + bottom:
         ln = page[i]
         if not _PAGE_NUMBER.match(ln):
-            if _norm_header(ln) in repeated or any(p.match(ln) for p in _HEADER_PATTERNS):
+            if _norm_header(ln) in repeated or is_running_header(ln):
                 drop.add(i)
         elif _is_page_number(page, i, top, repeated):
             drop.add(i)
     lines = [x for i, ln in enumerate(page)
-             if i not in drop and not any(p.match(ln) for p in _HEADER_PATTERNS) and not _UNDERLINE.match(ln)
+             if i not in drop and not is_running_header(ln) and not _UNDERLINE.match(ln)
              and not SLASHES.match(ln)
              for x in (("", "") if _BOX_COLUMN.match(ln) else (ln,))]  # a box's row ends a paragraph
     for i, ln in enumerate(lines):
@@ -1582,7 +1607,6 @@ def _plain_paragraphs(text: str) -> tuple[list[str], list[str], bool]:
     parts = [p for p in re.split(r"\n[ \t\r\f\v]*\n", text) if p.strip() and not _TEXT_RULE.match(p)]
     if len(parts) <= 1:
         parts = [ln for ln in text.split("\n") if ln.strip()]
-    parts = [p for p in parts if not _CITE_AS_LINE.match(p)]
     fix: Dehyphenator | None = None
     out = []
     for p in parts:
@@ -1878,7 +1902,7 @@ def pdf_caption(text: str) -> str | None:
     lines that follow it; else its running header's caption."""
     lines = [ln.strip() for ln in text.replace("\f", "\n").split("\n")[:200]]
     for i, ln in enumerate(lines):
-        if _CAPS_CAPTION.match(ln) and not any(p.match(ln) for p in _HEADER_PATTERNS) and not ln.startswith(
+        if _CAPS_CAPTION.match(ln) and not is_running_header(ln) and not ln.startswith(
                 ("CERTIORARI", "ON WRIT", "ON PETITION", "APPEAL")):
             parts = [ln]
             for nxt in lines[i + 1:i + 4]:
@@ -1985,7 +2009,7 @@ def is_stamp(line: str) -> bool:
     line = " ".join(line.split())
     if not line or not re.search(r"[A-Za-z]{2}", line):
         return True
-    return _STAMP.match(line) is not None or any(p.match(line) for p in _HEADER_PATTERNS)
+    return _STAMP.match(line) is not None or is_running_header(line)
 
 
 def _blocks(lines: Sequence[str]) -> list[list[str]]:

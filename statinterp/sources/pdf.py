@@ -100,6 +100,7 @@ from statinterp.sources.cleaning import (
     clean_opinion,
     column_caption,
     dehyphenate,
+    is_running_header,
     page_labels,
     page_marker,
     party_caption,
@@ -711,7 +712,7 @@ def _sort_out(pages: list) -> PdfLayout:
                 continue
             running = (norms[id(ln)], round(ln.y / 4)) in repeated or _running_head(
                 norms[id(ln)], heads[len(printed)].get(id(ln)), running_heads)
-            if running or any(p.match(t) for p in _BANNERS):
+            if running or any(p.match(t) for p in _BANNERS) or is_running_header(t):
                 for p in _PRINTED_PAGE:
                     pm = p.match(t)
                     if pm and edge:

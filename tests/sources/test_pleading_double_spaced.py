@@ -18,27 +18,14 @@ structural (blank lines, indents, line widths, punctuation), with no court's tex
 
 from __future__ import annotations
 
-from pathlib import Path
+from statinterp.sources.cleaning import split_matter, strip_markers
+from statinterp.sources.records import OpinionRecord
+from tests.support.genuine import GENUINE, pdf_opinion, text_opinion
 
-from statinterp.sources.cleaning import clean_plain, split_matter, strip_markers
-from statinterp.sources.pdf import read_pdf
-from statinterp.sources.records import CaseRecord, OpinionRecord
-
-GENUINE = Path(__file__).resolve().parents[1] / "fixtures" / "genuine"
 CRANE_TEXT = GENUINE / "pdf-modern" / "caed-15-208.txt"
 CRANE_PDF = GENUINE / "pdf" / "caed-15-208-crane-order.pdf"
 MENDOZA_TEXT = GENUINE / "pdf-modern" / "caed-20-1133.txt"
 MENDOZA_PDF = GENUINE / "pdf" / "caed-20-1133-mendoza-redaction.pdf"
-
-
-def _text(path: Path) -> OpinionRecord:
-    return clean_plain(path.read_text(encoding="utf-8"), head=[])
-
-
-def _pdf(path: Path) -> OpinionRecord:
-    record = read_pdf(path)
-    assert isinstance(record, CaseRecord), record
-    return record.opinions[0]
 
 
 def _body(op: OpinionRecord) -> list[str]:
@@ -46,7 +33,7 @@ def _body(op: OpinionRecord) -> list[str]:
 
 
 def test_pleading_text_footnotes_at_the_page_foot_leave_the_body():
-    op = _text(CRANE_TEXT)
+    op = text_opinion(CRANE_TEXT)
     notes = [strip_markers(n) for n in op.footnotes]
     assert len(notes) == 2
     assert notes[0].startswith("Defendant Weeks is represented by separate counsel.")
@@ -57,14 +44,14 @@ def test_pleading_text_footnotes_at_the_page_foot_leave_the_body():
     assert "for in-camera review. (ECF No. 206.)" in body  # "review.1": the mark is gone
     assert "filed six days too late." in body and "late.2" not in body
 
-    other = _text(MENDOZA_TEXT)  # the label on an unnumbered line between pleading lines 27 and 28
+    other = text_opinion(MENDOZA_TEXT)  # the label on an unnumbered line between pleading lines 27 and 28
     assert [strip_markers(n) for n in other.footnotes] == [
         "Citation to this unpublished Ninth Circuit opinion is appropriate pursuant to Ninth Circuit Rule 36-3(b)."]
     assert "Citation to this unpublished" not in " ".join(_body(other))
 
 
 def test_pleading_text_headings_and_items_are_paragraphs_of_their_own():
-    body = _body(_text(CRANE_TEXT))
+    body = _body(text_opinion(CRANE_TEXT))
     for heading in ("I. Plaintiff’s Allegations", "II. In Camera Review", "A. Personnel Records",
                     "C. Confidential Memos", "IV. Further Scheduling"):
         assert heading in body, heading
@@ -75,14 +62,14 @@ def test_pleading_text_headings_and_items_are_paragraphs_of_their_own():
 
 
 def test_pleading_pdf_lines_stay_in_their_sentences():
-    body = _body(_pdf(CRANE_PDF))
+    body = _body(pdf_opinion(CRANE_PDF))
     assert any(p.startswith("The undersigned reviewed the documents from the personnel records of defendants "
                             "Robinette and Probst") for p in body)
     assert "////" not in body
-    notes = [strip_markers(n) for n in _pdf(CRANE_PDF).footnotes]
+    notes = [strip_markers(n) for n in pdf_opinion(CRANE_PDF).footnotes]
     assert notes[-1].endswith("to file a request for extension of time.")  # no file-name stamp after it
 
-    items = _body(_pdf(MENDOZA_PDF))
+    items = _body(pdf_opinion(MENDOZA_PDF))
     item = "2. The court orders that the unredacted and redacted versions of the Declaration of Gerhard P. Dietrich"
     assert any(p.startswith(item) and p.endswith("for filing under seal on the docket.") for p in items)
 

@@ -22,27 +22,16 @@ court's text in them.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from statinterp.sources.cleaning import _drop_line_numbers, clean_plain, strip_markers
-from statinterp.sources.pdf import _Line, _line_numbers, _printed, layout, read_pdf
-from statinterp.sources.records import CaseRecord, OpinionRecord
+from statinterp.sources.pdf import _Line, _line_numbers, _printed, layout
+from statinterp.sources.records import OpinionRecord
+from tests.support.genuine import GENUINE, pdf_opinion, text_opinion
 
-GENUINE = Path(__file__).resolve().parents[1] / "fixtures" / "genuine"
 CAND_PDF = GENUINE / "pdf" / "cand-04-0098-alvarado-fedex.pdf"
 CAND_TEXT = GENUINE / "pdf-modern" / "cand-04-0098.txt"
 CA10_PDF = GENUINE / "pdf" / "ca10-21-800-liebowitz.pdf"
 CA10_TEXT = GENUINE / "pdf-modern" / "ca10-21-800.txt"
-
-
-def _pdf(path: Path) -> OpinionRecord:
-    record = read_pdf(path)
-    assert isinstance(record, CaseRecord), record
-    return record.opinions[0]
-
-
-def _text(path: Path) -> OpinionRecord:
-    return clean_plain(path.read_text(encoding="utf-8"), head=[])
 
 
 def _page_of(op: OpinionRecord, quote: str) -> str | None:
@@ -63,7 +52,7 @@ def _page_of(op: OpinionRecord, quote: str) -> str | None:
 def test_pleading_line_numbers_are_never_the_page_number():
     lay = layout(CAND_PDF.read_bytes())
     assert lay.page_labels == ["1", "2"]  # before: ["28", "2"]
-    op = _pdf(CAND_PDF)
+    op = pdf_opinion(CAND_PDF)
     assert _page_of(op, "defendant seeks an order quashing a subpoena") == "1"
     assert _page_of(op, "FedEx seeks to quash the subpoena") == "1"
     assert _page_of(op, "The Court agrees with plaintiff that") == "2"
@@ -84,7 +73,7 @@ def test_text_set_sideways_in_the_margin_leaves_the_body():
 
 
 def test_footnote_of_the_pleading_pdf_is_stored_apart():
-    op = _pdf(CAND_PDF)
+    op = pdf_opinion(CAND_PDF)
     assert len(op.footnotes) == 1 and op.footnotes[0].startswith("Defendant’s letter brief dated July 14, 2005")
     assert "By letter briefs, defendant seeks" in "\n".join(op.paragraphs)
 
@@ -120,7 +109,7 @@ def test_the_page_number_goes_on_from_the_page_before_else_is_centred():
 # --- CourtListener's text of the PDF (pdftotext -layout) ------------------------------------------
 
 def test_line_numbers_in_column_74_leave_the_text():
-    op = _text(CAND_TEXT)
+    op = text_opinion(CAND_TEXT)
     body = "\n".join(op.paragraphs)
     assert not re.search(r"(?:^|\s)\d{1,2}\s+\d{1,2}\s", body)  # before: "13 14 By letter briefs,1 ..."
     assert not any(re.fullmatch(r"[\d\s]+", p) for p in op.paragraphs)
@@ -130,7 +119,7 @@ def test_line_numbers_in_column_74_leave_the_text():
 
 
 def test_footnote_of_the_pleading_text_is_recognised_and_its_mark_leaves():
-    op = _text(CAND_TEXT)
+    op = text_opinion(CAND_TEXT)
     body = "\n".join(op.paragraphs)
     assert "By letter briefs, defendant seeks an order quashing a subpoena" in body  # before: "briefs,1"
     assert len(op.footnotes) == 1 and op.footnotes[0].startswith("Defendant’s letter brief dated July 14, 2005")
@@ -138,7 +127,7 @@ def test_footnote_of_the_pleading_text_is_recognised_and_its_mark_leaves():
 
 
 def test_pages_of_the_pleading_text_agree_with_the_pdf():
-    text, pdf = _text(CAND_TEXT), _pdf(CAND_PDF)
+    text, pdf = text_opinion(CAND_TEXT), pdf_opinion(CAND_PDF)
     for quote, page in (("FedEx seeks to quash the subpoena", "1"), ("The Court agrees with plaintiff that", "2"),
                         ("in the Satchell case", "2")):
         assert _page_of(text, quote) == _page_of(pdf, quote) == page
@@ -166,7 +155,7 @@ def test_numbers_of_a_short_list_are_no_line_numbers():
 
 def test_a_one_page_text_is_page_1_as_its_pdf_is():
     quote = "This court has been advised by order of the United States District Court"
-    text, pdf = _text(CA10_TEXT), _pdf(CA10_PDF)
+    text, pdf = text_opinion(CA10_TEXT), pdf_opinion(CA10_PDF)
     assert _page_of(pdf, quote) == "1"
     assert _page_of(text, quote) == "1"  # before: None (a text of one page had no page)
 
