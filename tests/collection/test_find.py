@@ -427,6 +427,7 @@ def test_a_dask_worker_that_dies_mid_run_is_retried_and_find_is_unchanged(exampl
     assert sentence_case == local.sentence_case
 
 
+@pytest.mark.slow  # 3.2 CPU s on CI's fresh clone (the fast-loop budget is 3)
 def test_against_compares_a_labelled_sentence_without_its_lone_footnote_mark(handmade_collection):
     # the data set keeps a footnote's mark on a line of its own inside a sentence ("... the
     # exchanges\n7\nviolated section 4c ..."); the cleaning step takes it out of the stored text
