@@ -74,7 +74,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
 from statinterp.sources.records import OpinionRecord, PageStart
-from statinterp.text.headings import MAX_LINE_CHARS, ends_open
+from statinterp.text.headings import MAX_LINE_CHARS, MIN_TABLE_ROWS, ends_open
 
 #: A page label inside a raw paragraph, as markup readers write it: PAGE_OPEN label PAGE_CLOSE.
 PAGE_OPEN, PAGE_CLOSE = "\ue000", "\ue001"
@@ -584,7 +584,8 @@ def _note_pages(notes: list[tuple[str, bool, bool]]) -> tuple[list[str], list[tu
 #: A paragraph number marked as one at a paragraph's head: "¶ 17" (North Carolina, Wisconsin,
 #: Washington ...), "¶17." (Mississippi), "{17}" (New Mexico), "{¶ 17}" (Ohio), "[¶17]" (North
 #: Dakota, Maine), "[¶17.]" (South Dakota).
-_PARAGRAPH_MARK = re.compile(r"(?:\{¶?[ \t]*(\d{1,4})\}|\[¶[ \t]*(\d{1,4})\.?\]|¶[ \t]*(\d{1,4})\.?)[ \t]+(?=\S)")
+_PARAGRAPH_LABEL = r"\{¶?[ \t]*(\d{1,4})\}|\[¶[ \t]*(\d{1,4})\.?\]|¶[ \t]*(\d{1,4})\.?"
+_PARAGRAPH_MARK = re.compile(rf"(?:{_PARAGRAPH_LABEL})[ \t]+(?=\S)")
 #: A bare number and a period at a paragraph's head ("17. The trial court ..."): a paragraph number only
 #: where the opinion numbers its paragraphs (:func:`paragraph_numbers`).
 _PARAGRAPH_ORDINAL = re.compile(r"(\d{1,3})\.[ \t]+(?=[“\"‘'(\[]?[A-Z])")
@@ -870,14 +871,15 @@ _UNDERLINE = re.compile(r"^\s{4,}_{5,}\s*$")  # a slip opinion's separators arou
 #: A line of a caption box holding only its ":" or ")" column (or its bottom rule and the column): no text.
 _BOX_COLUMN = re.compile(r"^[\s_—─]*[:)]\s*$")
 _PAGE_NUMBER = re.compile(r"^\s*(?:-\s*)?\d{1,4}(?:\s*-)?\s*$")
+#: A federal court's electronic-filing banner: "Case: 21-50498 Document: 00516242060 Page: 7 Date Filed:
+#: ...", "Case: 20-16276, 08/05/2020, ID: 11778722, DktEntry: 19, Page 2 of 15", "Appellate Case: 21-1234 ...".
+_EFILING_BANNER = re.compile(r"^\s*(?:USCA\d+\s+|Appellate\s+)?Case:?\s+[\w\-:./]+.{0,40}?"
+                             r"\b(?:Document|DktEntry|Doc\.?|ID)\b.{0,80}\bPages?:?\s*\d+.{0,60}$")
 _HEADER_PATTERNS = (
     re.compile(r"^\s*\(Slip Opinion\)\s+OCTOBER TERM,\s+\d{4}\s+\d*\s*$"),
     re.compile(r"^\s*Cite as:\s+\d+\s+U\.\s?S\.\s.*$"),
     re.compile(r"^\s*\d{1,4}\s{2,}[A-Z][A-Z0-9 .,'’&\-]* v\. [A-Z0-9 .,'’&\-]+$"),  # "2   FISHER v. UNIVERSITY ..."
-    # a federal court's electronic-filing banner: "Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: ...",
-    # "Case: 20-16276, 08/05/2020, ID: 11778722, DktEntry: 19, Page 2 of 15", "Appellate Case: 21-1234 ..."
-    re.compile(r"^\s*(?:USCA\d+\s+|Appellate\s+)?Case:?\s+[\w\-:./]+.{0,40}?\b(?:Document|DktEntry|Doc\.?|ID)\b"
-               r".{0,80}\bPages?:?\s*\d+.{0,60}$"),
+    _EFILING_BANNER,
     re.compile(r"^\s*Cite as:\s+\S.{0,90}$"),  # "Cite as: 2022 Ark. 12", "Cite as: 604 U. S. ____ (2025)"
     # Ohio's header above an opinion's text, a line of its own: "[Cite as Wiebusch v. Wiebusch, 186 Ohio
     # App.3d 237, 2010-Ohio-504.]"; a sentence that cites "[Cite as ...]" inside it is no header
@@ -904,7 +906,7 @@ def is_pdf_text(text: str) -> bool:
     if "\f" in text:
         return True
     lines = [ln for ln in text.split("\n") if ln.strip()]
-    if any(p.match(ln) for p in _HEADER_PATTERNS[3:4] for ln in lines[:3]):
+    if any(_EFILING_BANNER.match(ln) for ln in lines[:3]):
         return True  # an e-filing banner at its head: a court's PDF (a one-page order has no form feed)
     if len(lines) < 20:
         return False
@@ -1275,7 +1277,7 @@ _ITEM = re.compile(r"^\s*(?:\d{1,3}\.|[A-Z]\.|[IVX]{1,5}\.|\(\w{1,3}\))\s+(?=\S)
 
 #: A paragraph number at a layout line's start, its text set apart by a gap ("¶1         Gift ...",
 #: "{17}     The ...", "[¶17]    The ..."): the number stands in the margin.
-_MARGIN_PARAGRAPH_MARK = re.compile(r"^\s*(?:¶\s*\d{1,4}\.?|\{¶?\s*\d{1,4}\}|\[¶\s*\d{1,4}\.?\])\s{2,}(?=\S)")
+_MARGIN_PARAGRAPH_MARK = re.compile(rf"^[ \t]*(?:{_PARAGRAPH_LABEL})[ \t]{{2,}}(?=\S)")
 
 
 #: A page's left margin is an indent at least this many of its lines share (:func:`_paragraph_breaks`).
@@ -1369,7 +1371,7 @@ def _is_row(cells: list[tuple[int, str]]) -> bool:
     return len(cells) >= 3 and not any(c in (")", "§") for _, c in cells)
 
 
-def drop_tables(lines: list[str], min_rows: int = 3) -> list[str]:
+def drop_tables(lines: list[str], min_rows: int = MIN_TABLE_ROWS) -> list[str]:
     """Page lines without their tables (a certificate of service's list of recipients, a schedule of
     cases): a block of at least ``min_rows`` lines of three or more cells (text runs apart by three or
     more spaces), where one column other than the first starts at the same place (within one
@@ -1687,10 +1689,14 @@ def _caption_cell(text: str) -> bool:
                                 or text.rstrip().endswith((" :", " )")))
 
 
-#: The opinion's first numbered paragraph ("¶ 1 ...", "¶1 ...", "{1} ...", "[¶1] ..."): an opinion
-#: that numbers its paragraphs starts at its paragraph 1 (the Colorado Court of Appeals' cover page,
-#: caption, panel and counsel, stands before it).
-_PARAGRAPH_ONE = re.compile(r"^(?:¶\s*1|\{¶?\s*1\}|\[¶\s*1\.?\])\s+\S")
+def _paragraph_one(text: str) -> bool:
+    """Whether a paragraph opens with the mark of paragraph 1 ("¶ 1 ...", "{1} ...", "[¶1] ...",
+    :data:`_PARAGRAPH_MARK`): an opinion that numbers its paragraphs starts there (the Colorado
+    Court of Appeals' cover page, caption, panel and counsel, stands before it)."""
+    m = _PARAGRAPH_MARK.match(text)
+    return m is not None and next(g for g in m.groups() if g) == "1"
+
+
 #: The panel line's author: "Opinion by JUDGE PAWAR" (a cover page's).
 _OPINION_BY = re.compile(r"\bOpinion\s+by\s+(?:CHIEF\s+)?(?:JUDGE|JUSTICE)\s+([A-Z][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*)")
 
@@ -1700,7 +1706,7 @@ def _head_start(paragraphs: list[str], i: int, text: str) -> tuple[int | None, r
     author = _AUTHOR.match(text)
     if author or _OPENING.match(text):
         return i, author
-    if i > 0 and _PARAGRAPH_ONE.match(text):
+    if i > 0 and _paragraph_one(text):
         by = next((m for p in paragraphs[:i] if (m := _OPINION_BY.search(strip_markers(p)))), None)
         return i, by
     if (_PER_CURIAM.search(text) or _order_title(text)) and len(text) < 200:
@@ -1866,7 +1872,7 @@ def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]
     heads = list(_head_zone(paragraphs))
     # an opinion that numbers its paragraphs starts at its paragraph 1: a title inside the caption
     # above it ("APPEAL DISMISSED IN PART, ORDER REVERSED,") starts nothing
-    one = next((i for i in heads if i > 0 and _PARAGRAPH_ONE.match(strip_markers(paragraphs[i]))), None)
+    one = next((i for i in heads if i > 0 and _paragraph_one(strip_markers(paragraphs[i]))), None)
     for i in heads:
         raw = paragraphs[i]
         labels = _MARKER.findall(raw)

@@ -111,7 +111,7 @@ from statinterp.sources.cleaning import (
 from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
 from statinterp.sources.registry import SourceFormat, register
 from statinterp.text import MAX_TEXT_CHARS
-from statinterp.text.headings import ends_open
+from statinterp.text.headings import MIN_TABLE_ROWS, ends_open
 
 #: A mark is a digit (or star) in a font under this share of its line's size.
 MARK_RATIO = 0.8
@@ -348,16 +348,15 @@ def _dropped_spaces(page, raw, text: str) -> set[int]:
     get_bounds, get_type = _pdfium_function("FPDFPageObj_GetBounds"), _pdfium_function("FPDFPageObj_GetType")
     text_type = pdfium_c.FPDF_PAGEOBJ_TEXT
     spots: list[tuple[float, float]] = []
-    before_right = before_bottom = before_top = None  # the inked object set just before
+    before: tuple[float, float, float] | None = None  # the inked object set just before: right, bottom, top
     for i in range(pdfium_c.FPDFPage_CountObjects(page_raw)):
         obj = get_object(page_raw, i)
         get_bounds(obj, *refs)
         x0, y0 = left.value, bottom.value
         if right.value - x0 > 0.01 or top.value - y0 > 0.01:  # ink: a glyph (or a rule, an image)
-            before_right, before_bottom, before_top = right.value, y0, top.value
+            before = right.value, y0, top.value
             continue
-        if (before_right is None or x0 >= before_right - 0.01 or before_bottom is None
-                or before_top is None or not before_bottom - 1.0 <= y0 <= before_top):
+        if before is None or x0 >= before[0] - 0.01 or not before[1] - 1.0 <= y0 <= before[2]:
             continue  # not moved back over the word before it on its line
         if get_type(obj) == text_type and pdfium_c.FPDFTextObj_GetText(obj, raw, None, 0) <= 2:
             spots.append((x0, y0))  # no ink and no text in PDFium's text (bytes with the final NUL)
@@ -1104,10 +1103,6 @@ def _paragraphs(lines: list[_Line], labels: list[str], skip: Set[int] = frozense
     return paras
 
 
-#: A table has at least this many rows one after another (as ``cleaning.drop_tables`` counts them).
-MIN_TABLE_ROWS = 3
-
-
 def _table_lines(lines: list[_Line]) -> set[int]:
     """Ids of the body's lines that are its tables: runs of at least :data:`MIN_TABLE_ROWS` lines
     of three cells or more (a schedule of cases, a certificate of service's recipients), with a
@@ -1251,6 +1246,8 @@ _NOT_A_NAME = re.compile(r"\b(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|P
                          r"\bNo\.\s*\d|\b\d:\d{2}-", re.IGNORECASE)
 
 
+#: How a caption without a "v." opens: "In re", "In the Matter of", "Matter of", "Ex parte".
+_MATTER_HEAD = r"(?:In re|In the Matter of|Matter of|Ex parte)"
 #: A docket number set on a caption's "v." line ("v.    17-2543"): no party.
 _DOCKET_ONLY = re.compile(r"(?:(?:Case\s+)?Nos?\.\s*)?\d[\d:]*(?:-[A-Za-z0-9]+)+")
 #: A party set before "v." on its line has at most this many words: more is a sentence that cites
@@ -1306,13 +1303,13 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
         return _clean_name(name)
     cells = [_left(p) for p in paragraphs[:40]]  # a caption set in a ")" table: its left column
     for at, text in enumerate(cells):
-        if re.fullmatch(r"(?:In re|In the Matter of|Matter of|Ex parte)[:\s]*", text, re.IGNORECASE):
+        if re.fullmatch(rf"{_MATTER_HEAD}[:\s]*", text, re.IGNORECASE):
             # "In Re: )" / ")" / "ALLEN HENRY CHOY, LLC, ) Case No. ..." / "Debtor. )": the party below
             party = next((_ROLES.sub("", c).strip(" ,;:") for c in cells[at + 1:at + 4] if c.strip(" ,;:")), "")
             if party and not _HEADING.search(party):
                 return _clean_name(f"{text.rstrip(': ')} {party}")
             continue
-        if re.match(r"^(?:In re|In the Matter of|Matter of|Ex parte)[:\s]+\S", text, re.IGNORECASE) and len(text) < 200:
+        if re.match(rf"^{_MATTER_HEAD}[:\s]+\S", text, re.IGNORECASE) and len(text) < 200:
             following = cells[at + 1] if at + 1 < len(cells) else ""
             if not _TERMINAL.search(text) and following and len(following) < 80 and not _HEADING.search(following):
                 text = f"{text} {following}"  # "IN RE: Bard IVC Filters Products" / "Liability Litigation,"
