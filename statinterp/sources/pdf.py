@@ -978,6 +978,7 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
     lines without a mark go on with it: a clerk's file-name stamp under a signature is no note)."""
     marked = [ln.y for ln in lines if ln.lead is not None and ln.text.strip()
               and (ln.y < 0.6 * height or ln.size < NOTE_RATIO * body_size)]
+    marked += _ruled_high_notes(page, lines, height, body_size, margin)
     rules = [ln.y for ln in lines if ln.y < 0.7 * height and _TEXT_RULE.match(ln.text.strip())]
     start = max(marked + [y - 0.6 for y in rules], default=None)  # a rule of dashes is no footnote
     if carried and start is None and _gap_below(lines, height):  # a footnote carried over, without a mark: its rule
@@ -1004,6 +1005,21 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
                                    or _NOTE_HEAD.match(opens.text.strip())):
             start = max(start, top) if start is not None else top
     return start
+
+
+def _ruled_high_notes(page, lines: list[_Line], height: float, body_size: float, margin: float) -> list[float]:
+    """Heights of lines in the text's own size, high on the page (its upper 40 %), that open with a
+    footnote mark right under a footnote rule (:func:`_rules`; no line between, the gap under three
+    lines' height): a long footnote that fills most of its page, set in the body's size. A marked
+    line that high without a rule over it is a numbered paragraph, not a note. The page's objects
+    are only scanned for rules when such a line is there."""
+    high = [ln for ln in lines if ln.lead is not None and ln.text.strip()
+            and ln.y >= 0.6 * height and ln.size >= NOTE_RATIO * body_size]
+    if not high:
+        return []
+    rules = _rules(page, margin, height)
+    return [ln.y for ln in high
+            if any(0 < r - ln.y < 3 * ln.size and not any(ln.y < o.y < r for o in lines) for r in rules)]
 
 
 #: A note labelled with stars, the label glued to its first word ("*Sitting by assignment ...").

@@ -1,0 +1,27 @@
+"""A genuine tentative ruling of the California Superior Court (Santa Clara County, department 16,
+March 2026; pages 13-15 of judgemind/judgemind's fixture, tests/fixtures/genuine/README.md): its
+footnote 2 is set in the body's size, opens right under a short footnote rule high on page 14 and
+fills the page, going on over page 15. The sixth held-apart half of the text-quality study, judged
+blind (the note was stored as body text), then looked at for this rule of
+``statinterp.sources.pdf`` (``_ruled_high_notes``), so in-sample for it."""
+
+from pathlib import Path
+
+from statinterp.sources.pdf import read_pdf
+from statinterp.sources.records import CaseRecord
+
+PDF = Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-calsuperct" / "santaclara-dept16-pages13-15.pdf"
+
+
+def test_a_long_note_under_a_rule_high_on_its_page_is_a_footnote():
+    record = read_pdf(PDF)
+    assert isinstance(record, CaseRecord)
+    (opinion,) = record.opinions
+    notes = [n for n in opinion.notes if "Reply brief" in n]
+    assert len(notes) == 1
+    assert notes[0].startswith("The Court notes that Plaintiff’s Reply brief, signed by")
+    assert "these cases do not appear to exist" in notes[0]  # page 14, from its rule to its foot
+    assert notes[0].endswith("(imposing monetary sanctions for citing nonexistent opinions).")  # page 15
+    body = " ".join(opinion.paragraphs)
+    assert "Reply brief, signed" not in body and "AI hallucinations" not in body
+    assert "Hence, Defendant fails to demonstrate the existence of a triable issue" in body
