@@ -182,6 +182,16 @@ def test_repeated_page_lines_are_running_headers():
     assert not tq.header_hits("The opinion of this court is plain.", repeated)
 
 
+def test_so_ordered_at_the_foot_of_several_rulings_is_no_running_footer():
+    """A calendar of tentative rulings (Santa Clara, the sixth half) ends several rulings with "SO
+    ORDERED." near a page's foot: the court's words, not a footer."""
+    pages = [f"Ruling {i}\nThe motion is granted.\nSO ORDERED.\n{i}" for i in range(4)]
+    repeated = tq.repeated_page_lines(pages)
+    assert not any("ORDERED" in ln for ln in repeated)
+    assert not tq.header_hits("SO ORDERED.", repeated)
+    assert "The motion is granted." in repeated  # any other line repeated at the edges still counts
+
+
 @pytest.mark.parametrize(("sentence", "labels"), [
     ("retired [*2] members", ["[*2]"]),
     ("the text *387 continues", ["*387"]),

@@ -137,13 +137,18 @@ def _masked(text: str) -> str:
 def repeated_page_lines(pages: list[str], edge: int = 3, min_pages: int = 3) -> set[str]:
     """Lines (digits masked, whitespace collapsed) of at least two words that stand among the
     first or last ``edge`` non-blank lines of at least ``min_pages`` pages: running headers and
-    footers, repeated captions."""
+    footers, repeated captions; not "SO ORDERED." (:data:`_CLOSING`)."""
     seen: Counter[str] = Counter()
     for page in pages:
         lines = [ln for ln in page.splitlines() if ln.strip()]
         here = {_masked(ln) for ln in lines[:edge] + lines[-edge:]}
-        seen.update(ln for ln in here if len(ln.split()) >= 2 and len(ln) >= 8)
+        seen.update(ln for ln in here if len(ln.split()) >= 2 and len(ln) >= 8 and not _CLOSING.match(ln))
     return {ln for ln, n in seen.items() if n >= min_pages}
+
+
+#: The court's own closing words, which end each of several rulings of one document near a page's foot
+#: (a calendar of tentative rulings): no running footer, however often they stand at a page's edge.
+_CLOSING = re.compile(r"(?:IT\s+IS\s+)?SO\s+ORDERED\.?$", re.IGNORECASE)
 
 
 def header_hits(sentence: str, repeated: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]

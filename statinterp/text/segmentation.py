@@ -516,7 +516,8 @@ def _find_starts(doc: Doc, join_lines: bool = False,
         for rule, pattern in (("quote_end", _QUOTE_END_RE), ("number_paren", _NUMBER_PAREN_END_RE),
                               ("lead_word_colon", _LEAD_WORD_COLON_RE), ("lead_word_colon", _DATE_LINE_RE)):
             if rule in rules:
-                _regex_starts(doc, pattern, starts)
+                _regex_starts(doc, pattern, starts,
+                              _COMMA_LABEL_RE if rule == "number_paren" and "label_after_comma" in rules else None)
 
     # 4. Star-page-marker lines ("*457", "[*12]") never form a sentence of their own.
     if (classes == _STAR).any():
@@ -847,6 +848,9 @@ _DATE_LINE_RE = re.compile(rf"(?<=[^\s])[ \t]+(?=[A-Z][a-z]+ed:[ \t]+{_DATE_LINE
 # A closing parenthesis after a number, before a capitalised word: the end of a citation or of a numbered
 # label ('... Conant Dep. at 104)' | 'Plaintiffs criticism ...', '“(2)' | 'Does the will ...').
 _NUMBER_PAREN_END_RE = re.compile(r"(?<=[0-9])\)[ \t]+(?=[A-Z][a-z])")
+# ... but a numbered label after a comma goes on with the list it is in (rule ``label_after_comma``: "... to
+# (1) Joric Pang, (2) Lily Pang, and (3) Campbell Land Company ..."): the text before the closing parenthesis.
+_COMMA_LABEL_RE = re.compile(r",(?:[ \t]+(?:or|and))?[ \t]+[“\"‘']?\(\d{1,3}$")
 # Closing quotes that open the next sentence when a space sets them off from a sentence's final punctuation.
 _DETACHED_QUOTES = frozenset(["”", "’", "’’", "''", '"', "'"])
 
@@ -952,9 +956,14 @@ def _line_citation_spans(line: str) -> tuple[tuple[int, int], ...]:
     return tuple((c.start, c.end) for c in cached_stored_citations(line))
 
 
-def _regex_starts(doc: Doc, pattern: re.Pattern[str], starts: np.ndarray) -> None:
-    """A sentence starts at the end of each match of ``pattern`` in the text (when a token starts there)."""
-    _starts_at(doc, [m.end() for m in pattern.finditer(doc.text)], starts)
+def _regex_starts(doc: Doc, pattern: re.Pattern[str], starts: np.ndarray,
+                  unless_before: re.Pattern[str] | None = None) -> None:
+    """A sentence starts at the end of each match of ``pattern`` in the text (when a token starts there),
+    but not where ``unless_before`` matches the text just before the match (it ends there)."""
+    text = doc.text
+    _starts_at(doc, [m.end() for m in pattern.finditer(text)
+                     if unless_before is None or not unless_before.search(text, max(0, m.start() - 24), m.start())],
+               starts)
 
 
 def _starts_at(doc: Doc, offsets: list[int], starts: np.ndarray) -> None:

@@ -63,3 +63,18 @@ def test_the_default_segmentation_keeps_the_dated_line_whole():
 def test_a_date_after_a_two_word_label_stays_with_its_label(joined):
     # the set's nm-ramirez-891689 (CourtListener's text): "Filing Date: June 13, 2011" is one line, whole
     assert spans(joined, "Filing Date: June 13, 2011\n") == ["Filing Date: June 13, 2011"]
+
+
+def test_numbered_labels_after_commas_go_on_with_their_list(joined):
+    """Santa Clara Superior Court (the text-quality study's sixth half): "(2)" after a comma went on
+    the sentence before and cut the list into "Joric Pang, (2)" | "Lily Pang, and (3)"."""
+    text = ("The Clerk rejected the motions against Cross-Defendants (1) Joric Pang, (2) Lily Pang, "
+            "and (3) Campbell Land Company, L.P., for errors in the filing.")
+    sents = [s.text for s in joined(text).sents]
+    assert sents[-1] == ("Joric Pang, (2) Lily Pang, and (3) Campbell Land Company, L.P., for errors in the "
+                         "filing.")
+    # the data set's conventions stay: a label opening a list inside a sentence ends it, and a
+    # closing parenthesis after a number without a comma before its label still ends a sentence
+    assert sents[0].endswith("Cross-Defendants (1)")
+    assert [s.text for s in joined("See Conant Dep. at 104) Plaintiffs criticism is wrong.").sents] == [
+        "See Conant Dep. at 104)", "Plaintiffs criticism is wrong."]
