@@ -1180,6 +1180,9 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge:
         return True  # a paragraph number in the margin ("¶ 16 Plaintiffs ...")
     before = lines[i - 2] if i >= 2 and lines[i - 2].page == a.page else a
     right = max(a.x1, b.x1, before.x1)
+    if (a.page != b.page and a.x0 > margin + 0.45 * (max(right, right_edge or 0.0) - margin)
+            and b.x0 < a.x0 - 4 * size):
+        return True  # a page's last line set right of the middle (a signature: "Hon. Vincent I. Parrett")
     if (_TERMINAL.search(prev_text) and _ENUMERATED.match(b.text.lstrip())
             and (prev_text.endswith(":") or _ENUMERATED.match(a.text.lstrip()))):
         return True  # a list's next item ("b. A video bingo game." / "c. A video craps game.")
