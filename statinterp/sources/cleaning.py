@@ -891,6 +891,25 @@ SLASHES = re.compile(r"^\s*/{3,}\s*$")
 _NOTE_LINE = re.compile(r"^\s{0,6}(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)")
 
 
+#: Banners of a page's physical line that :data:`_HEADER_PATTERNS` leaves to a line's context, as
+#: their forms are looser: e-filing stamps ("Appeal: 17-2218 Doc: 17 Filed: 10/31/2017 Pg: 1 of 1",
+#: "Case 15-11680 Doc 1 Filed 03/31/15 Entered 03/31/15 16:49:55 Desc Main"), any "Cite as:" line and a
+#: slip opinion's "(Slip Opinion)" line. Matched on a PDF's lines and on the edge lines of a PDF-born
+#: text's pages (:func:`is_banner_line`), never on a paragraph.
+_LINE_BANNERS = (
+    re.compile(r"^\s*(?:Appellate\s+|USCA\d*\s+)?(?:Case|Appeal)[:\s#]+[\w:.\-–]*\d[\w:.\-–]*,?\s.*"
+               r"\b(?:Document|Doc|DktEntry|Page|Filed)\b", re.IGNORECASE),
+    re.compile(r"^\s*Cite as:\s", re.IGNORECASE),
+    re.compile(r"^\s*\(Slip Opinion\)", re.IGNORECASE),
+)
+
+
+def is_banner_line(line: str) -> bool:
+    """Whether one printed line (of a PDF's page, or at the head or foot of a PDF-born text's page)
+    is a running header or banner: :func:`is_running_header`, or one of :data:`_LINE_BANNERS`."""
+    return is_running_header(line) or any(p.match(line) for p in _LINE_BANNERS)
+
+
 def is_running_header(line: str) -> bool:
     """Whether a line (or a whole paragraph) is a running header or banner, never text: a slip
     opinion's "Cite as: 570 U. S. ____ (2013)", an e-filing banner, Ohio's "[Cite as ...]"
@@ -1095,7 +1114,7 @@ def _strip_page(page: list[str], repeated: set[str], edges: tuple[list[int], lis
     for i in top + bottom:
         ln = page[i]
         if not _PAGE_NUMBER.match(ln):
-            if _norm_header(ln) in repeated or is_running_header(ln):
+            if _norm_header(ln) in repeated or is_banner_line(ln):
                 drop.add(i)
         elif _is_page_number(page, i, top, repeated):
             drop.add(i)

@@ -100,7 +100,7 @@ from statinterp.sources.cleaning import (
     clean_opinion,
     column_caption,
     dehyphenate,
-    is_running_header,
+    is_banner_line,
     page_labels,
     page_marker,
     party_caption,
@@ -147,14 +147,6 @@ _MAY_MARK = re.compile(r"[\d*†‡]")
 _MARK_CHARS = re.compile(r"\d{1,3}|[*†‡]{1,3}")
 _NUMBER_LINE = re.compile(r"^(?:-\s*)?(?:Page\s+)?(\d{1,4})(?:\s*-)?(?:\s+of\s+\d{1,4})?$", re.IGNORECASE)
 _NUMBER_COLUMN = re.compile(r"^(?:\d{1,2}\s+)+\d{1,2}$")
-_BANNERS = (
-    # e-filing stamps of the federal courts: "Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: 03/16/2022",
-    # "Case 8:16-cv-01261-DOC-KES Document 40 Filed 08/05/16 Page 1 of 4 Page ID #:365", "Appeal: 17-2218 Doc: 17"
-    re.compile(r"^(?:Appellate\s+|USCA\d*\s+)?(?:Case|Appeal)[:\s#]+[\w:.\-–]*\d[\w:.\-–]*,?\s.*"
-               r"\b(?:Document|Doc|DktEntry|Page|Filed)\b", re.IGNORECASE),
-    re.compile(r"^Cite as:\s", re.IGNORECASE),
-    re.compile(r"^\(Slip Opinion\)", re.IGNORECASE),
-)
 _PRINTED_PAGE = (re.compile(r"^Cite as:.*\s(\d{1,4})$"), re.compile(r"^(\d{1,4})\s+\S.* v\. .*$"),
                  re.compile(r"^\(Slip Opinion\).*\s(\d{1,4})$"))
 _STAR_PAGE = re.compile(r"\[\*\d{1,5}\]\s*")  # the Tax Court's own "[*4]" page labels: the page is known
@@ -711,7 +703,7 @@ def _sort_out(pages: list) -> PdfLayout:
                 continue
             running = (norms[id(ln)], round(ln.y / 4)) in repeated or _running_head(
                 norms[id(ln)], heads[len(printed)].get(id(ln)), running_heads)
-            if running or any(p.match(t) for p in _BANNERS) or is_running_header(t):
+            if running or is_banner_line(t):
                 for p in _PRINTED_PAGE:
                     pm = p.match(t)
                     if pm and edge:

@@ -92,3 +92,22 @@ def test_a_pdf_drops_the_cite_as_line(tmp_path):
     assert CITE_AS in got.dropped
     for sentence in QUOTING:
         assert sentence in stored
+
+
+def test_loose_banners_are_dropped_as_printed_lines_never_as_paragraphs():
+    """One home for banners: the looser e-filing stamps (a Fourth Circuit "Appeal: ... Doc: ... Pg:",
+    a bankruptcy court's "Case ... Doc 1 Filed ... Desc Main"), any "Cite as:" line and "(Slip
+    Opinion)" are banners as a page's printed line (the PDF reader, the edge lines of PDF-born text),
+    but a paragraph that opens that way is text."""
+    from statinterp.sources.cleaning import is_banner_line
+
+    for line in ("Appeal: 17-2218 Doc: 17 Filed: 10/31/2017 Pg: 1 of 1",
+                 "Case 15-11680 Doc 1 Filed 03/31/15 Entered 03/31/15 16:49:55 Desc Main",
+                 "  Cite as: 2022 Ark. 12, at 4 (Wood, J., dissenting), with a parenthetical that runs on "
+                 "well past the ninety characters",
+                 "(Slip Opinion) Page 3"):
+        assert is_banner_line(line), line
+        assert not is_running_header(line), line
+    for line in ("Case law holds otherwise; the court filed its order.", "The Appeal was docketed."):
+        assert not is_banner_line(line), line
+    assert is_banner_line("Case: 21-50498 Document: 00516242060 Page: 7 Date Filed: 03/16/2022")
