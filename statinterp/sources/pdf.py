@@ -1117,10 +1117,8 @@ def _table_lines(lines: list[_Line]) -> set[int]:
     line between two rows that stands inside the table (a cell's second line, indented past the
     first row's start). A table is no sentence: its lines leave the text (:func:`_paragraphs`), as
     the plain-text reader drops them (``cleaning.drop_tables``), so CourtListener's text of the
-    same PDF stores the same paragraphs. A caption's ")" rows are no table."""
-    def row(ln: _Line) -> bool:
-        return ln.cells >= 3 and not _COLUMN.search(" " + ln.text)
-
+    same PDF stores the same paragraphs. A caption's ")" rows are no table (:func:`_table_row`)."""
+    row = _table_row
     found: set[int] = set()
     i = 0
     while i < len(lines):
@@ -1137,16 +1135,24 @@ def _table_lines(lines: list[_Line]) -> set[int]:
     return found
 
 
-def _row(line: _Line) -> bool:
-    """Whether a line is a table's row: three cells or more, or two beside a caption's column of
-    ")" or ":" ("Ruben Diaz ) Docket No. ...")."""
+def _table_row(line: _Line) -> bool:
+    """Whether a line is a row of a table that leaves the text (:func:`_table_lines`): three cells
+    or more, not beside a caption's column of ")", "]" or "*"."""
+    return line.cells >= 3 and not _COLUMN.search(" " + line.text)
+
+
+def _line_apart(line: _Line) -> bool:
+    """Whether a line is a paragraph of its own (:func:`_breaks`), being a row: three cells or more
+    (a table's row, or a caption's row beside its column), or two beside a caption's column of ")"
+    or ":" ("Ruben Diaz ) Docket No. ..."). Wider than :func:`_table_row`: a caption's rows stay in
+    the text, each a line of its own."""
     return line.cells >= 3 or line.cells == 2 and re.search(r"\s[):\]](?:\s|$)", line.text) is not None
 
 
 def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge: float | None = None) -> bool:
     """Whether line ``i`` starts a paragraph (``right_edge``: where the text's full lines end)."""
     a, b = lines[i - 1], lines[i]
-    if _row(a) or _row(b):
+    if _line_apart(a) or _line_apart(b):
         return True  # each row of a table is a line of its own
     size = b.size or 12.0
     prev_text = a.text.rstrip()
