@@ -740,7 +740,10 @@ def _sort_out(pages: list) -> PdfLayout:
     paras = [_join(p, fix) for p in paragraphs]
     note_texts = [(label, _join(texts, fix)) for label, texts in notes]
     caption = None
-    for page_no in sorted({ln.page for ln in body})[:2]:  # a published opinion's summary page may come first
+    # the caption is read from the first page's own paragraphs (a published opinion's summary page may
+    # come first: then the second's), laid out again on that page alone, so that its last paragraph
+    # does not run on into the next page's text (one or two pages: a small share of the layout's time)
+    for page_no in sorted({ln.page for ln in body})[:2]:
         first = [ln for ln in body if ln.page == page_no]
         caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
         if caption is not None:
