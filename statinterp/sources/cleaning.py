@@ -1328,17 +1328,13 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
     # else (a title over a table's rows, a list under one line) the text's smallest indent.
     indents = {k: text_at.get(k, len(ln) - len(ln.lstrip())) for k, ln in enumerate(lines) if ln.strip() and ln != "\f"}
     least = min(indents.values(), default=0)
-    margins: list[int] = []
-    page: list[int] = []
-    for k, ln in enumerate([*lines, "\f"]):
-        if ln == "\f":
-            counts = Counter(indents[j] for j in page)
-            low = min(counts, default=least)
-            here = low if sum(counts[low + d] for d in (0, 1)) >= MARGIN_LINES else least
-            margins.extend([here] * (k - len(margins)))  # the page's lines and its form feed
-            page = []
-        elif k in indents:
-            page.append(k)
+    margins = [least] * len(lines)  # margins[k]: the left margin of line k's page
+    start = 0  # a page's lines run from the form feed before it (or the text's start) to the next one
+    for end in [k for k, ln in enumerate(lines) if ln == "\f"] + [len(lines)]:
+        counts = Counter(indents[j] for j in range(start, end) if j in indents)
+        low = min(counts, default=least)
+        margins[start:end] = [low if sum(counts[low + d] for d in (0, 1)) >= MARGIN_LINES else least] * (end - start)
+        start = end
     double = _double_spaced(lines)
     widths = sorted(len(ln.rstrip()) for ln in lines if ln.strip() and ln != "\f")
     full = widths[int(0.9 * (len(widths) - 1))] if widths else 0
