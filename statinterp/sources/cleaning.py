@@ -889,6 +889,9 @@ _LINE_HYPHEN = re.compile(r"[A-Za-z]-$")
 #: A line of slashes only ("///", "////"): pleading paper's sign that the text goes on, no text.
 SLASHES = re.compile(r"^\s*/{3,}\s*$")
 _NOTE_LINE = re.compile(r"^\s{0,6}(\d{1,3}|\*{1,3}|[†‡])\s+(?=\S)")
+#: A footnote's label glued to its first word ("   26Except, MERRIAM-WEBSTER ..."): one only when it is the
+#: next label expected.
+_GLUED_NOTE_LINE = re.compile(r"^\s{0,6}(\d{1,3})(?=[A-Z“\"‘'(\[][a-z])")
 
 
 #: Banners of a page's physical line that :data:`_HEADER_PATTERNS` leaves to a line's context, as
@@ -1566,9 +1569,14 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
         for ln in note_lines:
             if not ln.strip():
                 continue
+            glued = _GLUED_NOTE_LINE.match(ln)
+            if glued and int(glued.group(1)) == next_note and (ln[:1] in " \t" or not indented):
+                ln = ln[:glued.end(1)] + " " + ln[glued.end(1):]  # "26Except, ...": glued to an italic word
             m = _NOTE_LINE.match(ln)
             if m and indented and ln[:1] not in " \t":
                 m = None  # pdftotext -layout indents a footnote's first line, not its continuation
+            if m and indented and m.group(1).isdigit() and int(m.group(1)) == next_note + 1:
+                next_note += 1  # one label lost (read as its note's text): the notes go on from the next
             if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) in (next_note, 1))):  # 1: next opinion
                 notes.append([marker + ln.strip()])
                 next_note = int(m.group(1)) + 1 if m and m.group(1).isdigit() else next_note

@@ -121,3 +121,16 @@ def test_html_with_citations_of_the_sdny_text_gives_the_same_lines_and_footnotes
     markup = clean_markup((GENUINE / "pdf-modern/nysd-12-5708.html_with_citations.html").read_text("utf-8"))
     assert markup.paragraphs == plain.paragraphs
     assert markup.footnotes == plain.footnotes and len(markup.footnotes) == 7
+
+
+def test_a_footnote_label_glued_to_its_first_word_opens_the_next_note():
+    """Utah's New Star v. Dumar, 2025 UT 14 (pages 10-12 as pdftotext -layout gives them; the
+    text-quality study's seventh held-apart half, judged blind, then looked at): footnote 26's label
+    is glued to its italic first word ("   26Except, MERRIAM-WEBSTER"), so it was read as note 25's
+    text and, the next label expected being 26, every later note was run into note 25."""
+    op = _plain("pdf-modern/utah-2025-ut-14-pages10-12.txt")
+    notes = [" ".join(n.split()) for n in op.notes]
+    assert any(n.startswith("Except, MERRIAM-WEBSTER") for n in notes)
+    assert "Id. § 38-1a-501(2)(c)." in notes  # note 25, alone
+    assert "Id. at 744." in notes and "2012 UT 89, ¶ 20." in notes and "Id. ¶ 36." in notes  # 32-34
+    assert not any(re.search(r"\b2[6-9] See\b|\b3\d Id\.", n) for n in notes)  # no label inside a note
