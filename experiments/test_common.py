@@ -17,8 +17,9 @@ STUDIES = {"alignment": "segmentation", "citation_agreement": "citation_agreemen
            "find_segmentation": "find_segmentation", "find_target": "find", "learned_alternatives":
            "learned_alternatives", "learned_limits": "learned_limits", "text_quality": "text_quality"}
 #: Modules with a ``main`` that are checking tools, not studies: they print a table to be read by
-#: hand and write no report (case_names_check: the citation of every route of the text study's set).
-TOOLS = {"case_names_check"}
+#: hand and write no report (case_names_check: the citation of every route of the text study's set;
+#: route_dump: what readers store, dumped and compared before and after a change).
+TOOLS = {"case_names_check", "route_dump"}
 
 
 def parse(*argv: str) -> argparse.Namespace:
