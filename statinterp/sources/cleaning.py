@@ -1147,13 +1147,15 @@ def _mark_pattern(label: str) -> re.Pattern:
     bracket or quote ("cite9", "6662(a)2", "Loan15"), after a word's punctuation ("the parties,3",
     "BORDELON,1", "465(b)(2)(A).10"), after a year's full stop before a new sentence ("the end of
     2011.5 Tax") or an amount's comma ("$550,000,14 which"), or spaced after punctuation
-    ("_____.” 1 The form"); a star glued to a word."""
+    ("_____.” 1 The form"), in brackets after a quotation's end ("1121-22 (1st Cir. 1993).[7]": the
+    court's own note in a quotation); a star glued to a word."""
     if not label.isdigit():
         return re.compile(rf"(?<=[A-Za-z.,;:)”’\"']){re.escape(label)}(?!\*)")
     return re.compile(rf"(?<=[A-Za-z)\]”’\"']){label}(?=[\s.,;:)—–]|-(?!\d)|$)"
                       rf"|(?<=[A-Za-z)\]”’\"'][.,;:]){label}(?=[\s)—–]|$)"
                       rf"|(?<=\d\.){label}(?=\s+[A-Z“\"]|\s*$)|(?<=\d{{3}},){label}(?=\s)"
-                      rf"|(?<=[.,;:”’\"')] ){label}(?=\s+[A-Z“\"(]|\s*$)")
+                      rf"|(?<=[.,;:”’\"')] ){label}(?=\s+[A-Z“\"(]|\s*$)"
+                      rf"|(?<=[A-Za-z.,;:)”’\"'])\[{label}\](?=[\s.,;:)]|$)")  # "(1993).[7]": a bracketed mark
 
 
 #: Words a number after them refers to ("Rule 7 requires", "Local 37 members"): no footnote mark.
@@ -1213,6 +1215,8 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False,
     text below, needs no blank line above it. (body, notes, next number)."""
     if continuing and not any(_CONTINUED.search(ln) for ln in lines) and (j := _last_gap(lines)) is not None:
         return _foot_notes(lines, j, next_note, [[CONTINUED]])
+    if continuing and (j := _rest_before_label(lines, next_note)) is not None:
+        return _foot_notes(lines, j, next_note, [[CONTINUED]])
     for i, ln in enumerate(lines):
         m = _FOOT_LABEL.match(ln)
         if not m or i < 2:
@@ -1234,6 +1238,28 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False,
             continue
         return _foot_notes(lines, i, int(label) if label.isdigit() else next_note, [])
     return lines, [], next_note
+
+
+def _rest_before_label(lines: list[str], next_note: int) -> int | None:
+    """Where the rest of the page before's last footnote starts, on a page whose foot is that rest,
+    after one blank line, and then the next footnote's label, indented as pdftotext sets a note's
+    first line, its mark in the body above (a Washington Court of Appeals opinion: "... forum non
+    conveniens”)." / "        7 In Coastal Steel Corp., ..."): the first line of the unbroken run of
+    lines that ends with that label's line. None without one, or when the run is over 40 % of the
+    page's lines."""
+    for i, ln in enumerate(lines):
+        m = _FOOT_LABEL.match(ln)
+        if m is None or m.group(1) != str(next_note) or ln.strip() == m.group(1) or not lines[i - 1].strip():
+            continue
+        j = i
+        while j > 0 and lines[j - 1].strip():
+            j -= 1
+        indent = len(ln) - len(ln.lstrip())
+        if (j >= 3 and i - j >= 2 and len(lines) - j <= 0.4 * len(lines)
+                and indent >= min(len(x) - len(x.lstrip()) for x in lines[j:i]) + 4
+                and _find_mark(lines[:j], m.group(1)) is not None):
+            return j
+    return None
 
 
 def _last_gap(lines: list[str]) -> int | None:

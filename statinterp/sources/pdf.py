@@ -530,6 +530,8 @@ def _remove_marks(seg: str, marks: list[tuple[int, int, str]]) -> tuple[str, str
     for start, end, label in marks:
         if not seg[:start].strip():
             lead = label
+        if seg[start - 1:start] == "[" and seg[end:end + 1] == "]":
+            start, end = start - 1, end + 1  # a court's note in a quotation, bracketed: "(1993).[7]"
         out.append(seg[at:start])
         nxt = seg[end:end + 1]
         if out[-1] and not out[-1][-1].isspace() and nxt and nxt.isalnum():
@@ -1194,7 +1196,8 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge:
     short = a.x1 < right - 0.4 * (right - margin)
     if _TERMINAL.search(prev_text) and right_edge is not None and not prev_text.endswith((". .", "...", "…")):
         right = max(right, right_edge)  # short lines in a row ("Before ..., Circuit Judges." / "FAY, ...")
-    if a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or short):
+    if (a.x1 + (word + 2) * 0.5 * size < right and (_TERMINAL.search(prev_text) or short)
+            and prev_text.count("(") <= prev_text.count(")")):  # "... (1st Cir." / "1993).": a citation runs on
         return True  # the next line's first word would have fit: the line ended its paragraph
     return (a.x0 > margin + 0.8 * size and abs(before.x0 - a.x0) < 2 and before is not a
             and b.x0 < a.x0 - 0.8 * size and a.x1 < right - size

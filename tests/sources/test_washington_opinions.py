@@ -1,0 +1,43 @@
+"""Genuine Washington Court of Appeals text (tests/fixtures/genuine/README.md): *Culinary Ventures,
+Ltd. v. Microsoft Corp.*, No. 83486-0-I, its PDF's pages 9-11 and pdftotext's text of pages 1-11.
+The text-quality study's seventh held-apart half, judged blind, then looked at for these rules of
+``statinterp.sources.cleaning`` and ``statinterp.sources.pdf``, so in-sample for them.
+
+* The court set its own note's mark in brackets after a block quotation ("(1st Cir. 1993).[7]"): the
+  PDF reader left "[]" in the sentence, and the plain-text reader found no mark, so no note 7.
+* On page 9 the foot is the rest of note 6, set single after one blank line, and then note 7's
+  label: the plain-text reader wanted two blank lines before such a rest, lost note 7 and so every
+  later note (CourtListener's text: 6 of 13).
+* Without the bracketed mark, the PDF's line "1993)." after "... (1st Cir." began a paragraph of
+  its own: a line with a parenthesis still open ends no paragraph."""
+
+from pathlib import Path
+
+from statinterp.sources.cleaning import clean_plain
+from statinterp.sources.pdf import read_pdf
+from statinterp.sources.records import CaseRecord
+
+GENUINE = Path(__file__).resolve().parents[1] / "fixtures" / "genuine"
+QUOTE_END = "Lambert v. Kysar, 983 F.2d 1110, 1121-22 (1st Cir. 1993)."
+
+
+def test_the_pdf_drops_a_bracketed_mark_and_keeps_the_citation_whole():
+    record = read_pdf(GENUINE / "pdf-washington" / "washctapp-83486-culinary-pages9-11.pdf")
+    assert isinstance(record, CaseRecord)
+    (opinion,) = record.opinions
+    ends = [p for p in opinion.paragraphs if "1121-22" in p]
+    assert len(ends) == 1 and ends[0].endswith(QUOTE_END)
+    assert not any("[]" in p for p in opinion.paragraphs)
+    assert any(n.startswith("In Coastal Steel Corp., the relevant contract clause") for n in opinion.notes)
+
+
+def test_the_text_finds_a_note_after_the_rest_of_the_last_one():
+    text = (GENUINE / "pdf-modern" / "washctapp-83486-culinary-pages1-11.txt").read_text(encoding="utf-8")
+    opinion = clean_plain(text)
+    notes = [" ".join(n.split()) for n in opinion.notes]
+    assert len(notes) == 8
+    assert notes[5].startswith("See Alliance Commc’ns") and notes[5].endswith("forum non conveniens”).")
+    assert notes[6].startswith("In Coastal Steel Corp., the relevant contract clause stated")
+    assert notes[7].startswith("Moreover, the Lambert court applied Washington law")
+    ends = [p for p in opinion.paragraphs if "1121-22" in p]
+    assert len(ends) == 1 and ends[0].endswith(QUOTE_END)  # the bracketed mark left with its note
