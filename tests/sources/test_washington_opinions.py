@@ -1,4 +1,4 @@
-"""Genuine Washington Court of Appeals text (tests/fixtures/genuine/README.md): *Culinary Ventures,
+"""Genuine Washington text (tests/fixtures/genuine/README.md). The Court of Appeals: *Culinary Ventures,
 Ltd. v. Microsoft Corp.*, No. 83486-0-I, its PDF's pages 9-11 and pdftotext's text of pages 1-11.
 The text-quality study's seventh held-apart half, judged blind, then looked at for these rules of
 ``statinterp.sources.cleaning`` and ``statinterp.sources.pdf``, so in-sample for them.
@@ -41,3 +41,15 @@ def test_the_text_finds_a_note_after_the_rest_of_the_last_one():
     assert notes[7].startswith("Moreover, the Lambert court applied Washington law")
     ends = [p for p in opinion.paragraphs if "1121-22" in p]
     assert len(ends) == 1 and ends[0].endswith(QUOTE_END)  # the bracketed mark left with its note
+
+
+def test_a_spaced_mark_after_an_acronym_at_a_lines_end():
+    """Washington Supreme Court, *John Doe P v. Thurston County*, No. 102976-4 (pages 1-3 as
+    pdftotext gives them; seventh held-apart half, judged blind, then looked at): note 1's mark
+    stands spaced after an acronym at a line's end ("The underlying case is a PRA 1"), so the note,
+    its label alone on a line at page 2's foot, was not found."""
+    text = (GENUINE / "pdf-modern" / "wash-102976-4-doe-p-pages1-3.txt").read_text(encoding="utf-8")
+    opinion = clean_plain(text)
+    notes = [" ".join(n.split()) for n in opinion.notes]
+    assert notes[0] == "Public Records Act, ch. 42.56 RCW."
+    assert any("The underlying case is a PRA injunction action" in p for p in opinion.paragraphs)
