@@ -300,6 +300,12 @@ def _page_lines(page, number: int) -> list[_Line]:
             if cuts:
                 seg, marks = _with_spaces(seg, cuts, marks)
             line_text, lead, found = _remove_marks(seg, marks)
+            if lead and marks:  # a raised mark opens the piece: its baseline is the text's after it
+                k = start + marks[0][1]
+                while k < last and text[k].isspace():
+                    k += 1
+                get_origin(raw, k, at_ox, at_oy)
+                y = oy.value
             lead = lead or leading
             if not sizes or not line_text.strip() and not found:
                 continue

@@ -53,3 +53,19 @@ def test_a_spaced_mark_after_an_acronym_at_a_lines_end():
     notes = [" ".join(n.split()) for n in opinion.notes]
     assert notes[0] == "Public Records Act, ch. 42.56 RCW."
     assert any("The underlying case is a PRA injunction action" in p for p in opinion.paragraphs)
+
+
+def test_a_line_whose_end_opens_with_a_raised_mark_stays_one_body_line():
+    """*In re DVPO for Montesi*, No. 85858-1-I, pages 12-13 of the court's PDF (seventh held-apart
+    half, judged blind, then looked at): page 13's last body line is written end first, "5 The
+    statute now provides immunity for individuals" (the raised mark 5 opening the piece), then
+    "issue raised in Flannery." on the same baseline. Its baseline was read from the raised mark,
+    so the two pieces stayed apart, the piece that opens with a mark was taken for a footnote, and
+    the line's start went with it."""
+    record = read_pdf(GENUINE / "pdf-washington" / "washctapp-85858-montesi-pages12-13.pdf")
+    assert isinstance(record, CaseRecord)
+    (opinion,) = record.opinions
+    assert len(opinion.notes) == 2
+    assert opinion.notes[1].startswith("In his reply brief, Brandon claims for the first time")
+    assert any("issue raised in Flannery. The statute now provides immunity for individuals" in p
+               for p in opinion.paragraphs)
