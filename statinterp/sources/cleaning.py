@@ -1142,18 +1142,22 @@ _FOOT_LABEL = re.compile(r"^\s*(\d{1,3}|\*{1,3}|[†‡])(?:\s*$|\s+(?=\S)|(?=[A
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 
 
-def _mark_pattern(label: str) -> re.Pattern:
+def _mark_pattern(label: str, glued_only: bool = False) -> re.Pattern:
     """Where footnote ``label``'s mark stands in a page's body: glued to a word or a closing
     bracket or quote ("cite9", "6662(a)2", "Loan15"), after a word's punctuation ("the parties,3",
     "BORDELON,1", "465(b)(2)(A).10"), after a year's full stop before a new sentence ("the end of
     2011.5 Tax") or an amount's comma ("$550,000,14 which"), or spaced after punctuation
     ("_____.” 1 The form"), in brackets after a quotation's end ("1121-22 (1st Cir. 1993).[7]": the
-    court's own note in a quotation); a star glued to a word."""
+    court's own note in a quotation); a star glued to a word. ``glued_only``: only a mark glued to a
+    word or after its punctuation, never one set apart by a space (what may be a number of the text:
+    "Compact, 1 App. 7-51", "94 Stat. 12 (")."""
     if not label.isdigit():
         return re.compile(rf"(?<=[A-Za-z.,;:)”’\"']){re.escape(label)}(?!\*)")
-    return re.compile(rf"(?<=[A-Za-z)\]”’\"']){label}(?=[\s.,;:)—–]|-(?!\d)|$)"
-                      rf"|(?<=[A-Za-z)\]”’\"'][.,;:]){label}(?=[\s)—–]|$)"
-                      rf"|(?<=\d\.){label}(?=\s+[A-Z“\"]|\s*$)|(?<=\d{{3}},){label}(?=\s)"
+    glued = (rf"(?<=[A-Za-z)\]”’\"']){label}(?=[\s.,;:)—–]|-(?!\d)|$)"
+             rf"|(?<=[A-Za-z)\]”’\"'][.,;:]){label}(?=[\s)—–]|$)")
+    if glued_only:
+        return re.compile(glued)
+    return re.compile(glued + rf"|(?<=\d\.){label}(?=\s+[A-Z“\"]|\s*$)|(?<=\d{{3}},){label}(?=\s)"
                       rf"|(?<=[.,;:”’\"')] ){label}(?=\s+[A-Z“\"(]|\s*$)"
                       rf"|(?<=[A-Za-z.,;:)”’\"'])\[{label}\](?=[\s.,;:)]|$)")  # "(1993).[7]": a bracketed mark
 
@@ -1177,14 +1181,16 @@ def _spaced_word_mark(label: str) -> re.Pattern:
     return re.compile(rf"(?<=[a-z] ){label}(?= [a-z]|\s*$)|(?<=[A-Z]{{2}} ){label}(?=\s*$)")
 
 
-def _find_mark(lines: Sequence[str], label: str, start: tuple[int, int] = (0, 0)) -> tuple[int, int, int] | None:
-    """The first mark of footnote ``label`` at or after ``start`` (line, column): (line, start, end)."""
-    pattern = _mark_pattern(label)
+def _find_mark(lines: Sequence[str], label: str, start: tuple[int, int] = (0, 0),
+               glued_only: bool = False) -> tuple[int, int, int] | None:
+    """The first mark of footnote ``label`` at or after ``start`` (line, column): (line, start, end);
+    ``glued_only``: see :func:`_mark_pattern`."""
+    pattern = _mark_pattern(label, glued_only)
     for i in range(start[0], len(lines)):
         m = pattern.search(lines[i], start[1] if i == start[0] else 0)
         if m:
             return i, m.start(), m.end()
-    if not label.isdigit():
+    if not label.isdigit() or glued_only:
         return None
     spaced = _spaced_word_mark(label)
     for i in range(start[0], len(lines)):
@@ -1289,10 +1295,15 @@ def _foot_notes(lines: list[str], i: int, n: int, notes: list[list[str]],
             n = n + 1 if lab.isdigit() else n
         elif notes:
             notes[-1].append(x.strip())
-    body = list(lines[:i])
+    return _without_marks(list(lines[:i]), labels), notes, n
+
+
+def _without_marks(body: list[str], labels: list[str], glued_only: bool = False) -> list[str]:
+    """A page's body lines without the marks of the notes ``labels`` (in their order, each found
+    after the one before: :func:`_find_mark`); a spaced mark's space goes too."""
     at = (0, 0)
     for lab in labels:
-        found = _find_mark(body, lab, at)
+        found = _find_mark(body, lab, at, glued_only)
         if found is None:
             continue
         row, a, b = found
@@ -1302,7 +1313,7 @@ def _foot_notes(lines: list[str], i: int, n: int, notes: list[list[str]],
         else:
             body[row] = line[:a] + line[b:]
         at = (row, a)
-    return body, notes, n
+    return body
 
 
 def _double_spaced(lines: Sequence[str]) -> bool:
@@ -1591,7 +1602,9 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
         if marker and any(ln.strip() for ln in lines):
             firsts[text_lines] = label
         text_lines += sum(1 for ln in lines if ln.strip())
+        page_start = len(body)
         body.extend(lines)
+        ruled: list[str] = []  # the labels of the notes under this page's rule: their marks leave its body
         indented = any(ln[:1] in " \t" for ln in note_lines if ln.strip())
         for ln in note_lines:
             if not ln.strip():
@@ -1607,9 +1620,13 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
             if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) in (next_note, 1))):  # 1: next opinion
                 notes.append([marker + ln.strip()])
                 next_note = int(m.group(1)) + 1 if m and m.group(1).isdigit() else next_note
+                if m and m.group(1).isdigit():
+                    ruled.append(m.group(1))
             else:
                 notes[-1].append(marker + ln.strip() if carried else ln.strip())
             carried = False
+        if ruled:
+            body[page_start:] = _without_marks(body[page_start:], ruled, glued_only=True)
     fix = Dehyphenator(text, extra_words)
     breaks = _paragraph_breaks(body, spaced=sum(pleading) * 2 > len(pleading))
     paras = [_join_lines(p, fix) for p in (_mark_pages(breaks, firsts) if firsts else breaks)]

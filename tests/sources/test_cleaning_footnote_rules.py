@@ -134,3 +134,6 @@ def test_a_footnote_label_glued_to_its_first_word_opens_the_next_note():
     assert "Id. § 38-1a-501(2)(c)." in notes  # note 25, alone
     assert "Id. at 744." in notes and "2012 UT 89, ¶ 20." in notes and "Id. ¶ 36." in notes  # 32-34
     assert not any(re.search(r"\b2[6-9] See\b|\b3\d Id\.", n) for n in notes)  # no label inside a note
+    # the marks glued to words of notes under a rule leave the body (they stayed: "to be paid.31 We")
+    body = " ".join(" ".join(p.split()) for p in op.paragraphs)
+    assert "laborers to be paid. We applied a fact-specific analysis" in body
