@@ -128,7 +128,8 @@ def run(files: list[Path], repeat: int) -> str:
             "marks, headers, footnotes, paragraphs, and the shared cleaning step (`clean_opinion`). Each page's "
             "objects are scanned once for spaces PDFium left out (only a space moved back over the word before "
             "it is looked up); for a footnote rule only on a page after one with footnotes where no mark or "
-            "smaller font shows where they start.", ""]
+            "smaller font shows where they start, or on a page where a line in the body's size opens with a "
+            "mark high on the page.", ""]
     return "\n".join(head + rows + tail)
 
 
