@@ -1619,8 +1619,8 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
                 next_note += 1  # one label lost (read as its note's text): the notes go on from the next
             if not notes or (m and (not m.group(1).isdigit() or int(m.group(1)) in (next_note, 1))):  # 1: next opinion
                 notes.append([marker + ln.strip()])
-                next_note = int(m.group(1)) + 1 if m and m.group(1).isdigit() else next_note
                 if m and m.group(1).isdigit():
+                    next_note = int(m.group(1)) + 1
                     ruled.append(m.group(1))
             else:
                 notes[-1].append(marker + ln.strip() if carried else ln.strip())

@@ -1129,18 +1129,18 @@ def _table_lines(lines: list[_Line]) -> set[int]:
     first row's start). A table is no sentence: its lines leave the text (:func:`_paragraphs`), as
     the plain-text reader drops them (``cleaning.drop_tables``), so CourtListener's text of the
     same PDF stores the same paragraphs. A caption's ")" rows are no table (:func:`_table_row`)."""
-    row = _table_row
     found: set[int] = set()
     i = 0
     while i < len(lines):
-        if not row(lines[i]):
+        if not _table_row(lines[i]):
             i += 1
             continue
         j = i + 1
-        while j < len(lines) and lines[j].page == lines[i].page and (row(lines[j]) or (
-                j + 1 < len(lines) and row(lines[j + 1]) and lines[j].x0 > lines[i].x0 + 2 * (lines[i].size or 12.0))):
+        while j < len(lines) and lines[j].page == lines[i].page and (_table_row(lines[j]) or (
+                j + 1 < len(lines) and _table_row(lines[j + 1])
+                and lines[j].x0 > lines[i].x0 + 2 * (lines[i].size or 12.0))):
             j += 1
-        if sum(row(ln) for ln in lines[i:j]) >= MIN_TABLE_ROWS:
+        if sum(_table_row(ln) for ln in lines[i:j]) >= MIN_TABLE_ROWS:
             found.update(id(ln) for ln in lines[i:j])
         i = j
     return found

@@ -850,7 +850,7 @@ _DATE_LINE_RE = re.compile(rf"(?<=[^\s])[ \t]+(?=[A-Z][a-z]+ed:[ \t]+{_DATE_LINE
 _NUMBER_PAREN_END_RE = re.compile(r"(?<=[0-9])\)[ \t]+(?=[A-Z][a-z])")
 # ... but a numbered label after a comma goes on with the list it is in (rule ``label_after_comma``: "... to
 # (1) Joric Pang, (2) Lily Pang, and (3) Campbell Land Company ..."): the text before the closing parenthesis.
-_COMMA_LABEL_RE = re.compile(r",(?:[ \t]+(?:or|and))?[ \t]+[“\"‘']?\(\d{1,3}$")
+_COMMA_LABEL_RE = re.compile(_AFTER_COMMA_RE.pattern.removesuffix("$") + r"[ \t]+[“\"‘']?\(\d{1,3}$")
 # Closing quotes that open the next sentence when a space sets them off from a sentence's final punctuation.
 _DETACHED_QUOTES = frozenset(["”", "’", "’’", "''", '"', "'"])
 
