@@ -904,6 +904,7 @@ _LINE_BANNERS = (
                r"\b(?:Document|Doc|DktEntry|Page|Filed)\b", re.IGNORECASE),
     re.compile(r"^\s*Cite as:\s", re.IGNORECASE),
     re.compile(r"^\s*\(Slip Opinion\)", re.IGNORECASE),
+    re.compile(r"^\s*En\s+Banc\s*$", re.IGNORECASE),  # a caption's cell set apart ("En Banc"), never text
 )
 
 
@@ -1707,6 +1708,21 @@ def _take_head(paras: list[str], head: list[str], author: str | None) -> tuple[l
 
 # --- head matter -------------------------------------------------------------------------------
 
+#: A state court's author line opening the opinion's first paragraph, a dash after the justice's
+#: title: "MADSEN, J.—In 2022, ...", "SMITH, J. — ...", "GORDON McCLOUD, C.J.—" (the name is group 1).
+CAPITALS_NAME = r"([A-ZÀ-Þ][A-Za-zÀ-ÿ'’\-]*[A-ZÀ-Þ](?:\s[A-ZÀ-Þ][A-Za-zÀ-ÿ'’\-]*[A-ZÀ-Þ])?)"  # "GORDON McCLOUD"
+JUSTICE_TITLE = r",\s*(?:[A-Z]\.\s?)*J\."  # ", J.", ", C.J.", ", A.C.J."
+INLINE_AUTHOR = re.compile(CAPITALS_NAME + JUSTICE_TITLE + r"\s?[—–]\s*")
+
+
+def author_name(name: str) -> str:
+    """A judge's name from an author line in capitals, as the court writes it in text: "GONZÁLEZ"
+    -> "González", "MONTOYA-LEWIS" -> "Montoya-Lewis", "GORDON McCLOUD" -> "Gordon McCloud" (a
+    prefix in small letters kept)."""
+    def word(w: str) -> str:
+        lower = max((k for k, c in enumerate(w) if c.islower()), default=-1)
+        return w[:lower + 1] + w[lower + 1:].title() if lower >= 0 else w.title()
+    return " ".join(word(w) for w in name.split())
 #: Where an opinion starts after its caption, syllabus and counsel: its author's line
 #: ("SELYA, Circuit Judge.", "GUSTAFSON, Judge:", "HUDSON, Justice.", "JUSTICE SOTOMAYOR delivered
 #: the opinion of the Court."), or a heading that opens it ("OPINION", "Introduction").
@@ -1715,7 +1731,8 @@ _AUTHOR = re.compile(r"^(?:(?:Chief\s+)?JUSTICE\s+([A-Z][A-Za-z'’\-]+)\s+deliv
                      r"(?:Circuit\s+|District\s+|Magistrate\s+|Special\s+Trial\s+)?(?:Judge|Justice)\b[.:]"
                      r"(?!.{0,40}\b(?:concurring|dissenting))"
                      r"|([A-Z][A-Z'’\-]+),\s+(?:CHIEF\s+|SENIOR\s+)?(?:CIRCUIT\s+|DISTRICT\s+|MAGISTRATE\s+)?"
-                     r"(?:JUDGE|JUSTICE)[.:]?$)")  # "MARTINOTTI, DISTRICT JUDGE", a line of its own
+                     r"(?:JUDGE|JUSTICE)[.:]?$"  # "MARTINOTTI, DISTRICT JUDGE", a line of its own
+                     rf"|{INLINE_AUTHOR.pattern})")  # "MADSEN, J.—In 2022, ...": the opinion's first words follow
 _OPENING = re.compile(r"^(?:Opinion|Memorandum Opinion|Opinion and Order|Memorandum Opinion and Order|Introduction)$",
                       re.IGNORECASE)
 _PER_CURIAM = re.compile(r"(?:^|[.:]\s)(?:PER CURIAM|Per Curiam)[.:]?$")
@@ -1954,7 +1971,9 @@ def split_head(paragraphs: list[str]) -> tuple[list[str], list[str], str | None]
                 page = (_MARKER.findall(head_para) or [page])[-1]
             if page is not None and not body[0].startswith(PAGE_OPEN):
                 body[0] = page_marker(page) + body[0]
-            name = (author.group(1) or author.group(2) or author.group(3)).title() if author else None
+            name = author_name(next(g for g in author.groups() if g)) if author else None
+            if author is not None and author.re is _AUTHOR and author.group(4):  # the author's words leave the text
+                body[0] = body[0].replace(author.group(0), "", 1)
             head = [strip_markers(p) for p in paragraphs[:start]]
             return head, _without_repeated_caption(body, head), name
         if start is not None:

@@ -90,6 +90,8 @@ from typing import Any
 from statinterp.errors import InputError
 from statinterp.progress import note
 from statinterp.sources.cleaning import (
+    CAPITALS_NAME,
+    JUSTICE_TITLE,
     MARGIN_SHARE,
     MIN_PLEADING_LINES,
     PAGE_CLOSE,
@@ -97,6 +99,7 @@ from statinterp.sources.cleaning import (
     SLASHES,
     SPLIT_MARKER,
     Dehyphenator,
+    author_name,
     clean_opinion,
     column_caption,
     dehyphenate,
@@ -688,6 +691,7 @@ def _sort_out(pages: list) -> PdfLayout:
     running_heads = {k for k, c in placed.items() if c >= min(half, 3) and len(k[0]) >= 4} if len(pages) >= 3 else set()
     printed: list[int | None] = []
     kept_pages: list[list[_Line]] = []
+    running_lines: Counter = Counter()  # the running headers' lines dropped, and on how many pages
     for (page, _height, lines), edge_ids, line_ids in zip(pages, edges, numbered, strict=True):
         found: list[tuple[int, _Line]] = []  # the page's printed number, where it may be
         kept = []
@@ -712,6 +716,8 @@ def _sort_out(pages: list) -> PdfLayout:
             running = (norms[id(ln)], round(ln.y / 4)) in repeated or _running_head(
                 norms[id(ln)], heads[len(printed)].get(id(ln)), running_heads)
             if running or is_banner_line(t):
+                if running:
+                    running_lines[t] += 1
                 for p in _PRINTED_PAGE:
                     pm = p.match(t)
                     if pm and edge:
@@ -721,7 +727,10 @@ def _sort_out(pages: list) -> PdfLayout:
             kept.append(ln)
         last = next((p for p in reversed(printed) if p is not None), None)
         printed.append(_printed(found, page.get_size()[0], last + 1 if last is not None else len(printed) + 1))
-        kept_pages.append(_drop_stamp(kept, dropped))
+        kept = _drop_stamp(kept, dropped)
+        late = _late_stamp(kept, _height)
+        dropped.extend(" ".join(ln.text.split()) for ln in kept if id(ln) in late)
+        kept_pages.append(_late_cells([ln for ln in kept if id(ln) not in late] if late else kept, _height))
     labels = page_labels(printed)
     # footnotes
     body: list[_Line] = []
@@ -756,6 +765,9 @@ def _sort_out(pages: list) -> PdfLayout:
         caption = _caption(first, [strip_markers(" ".join(p)) for p in _paragraphs(first, labels)])
         if caption is not None:
             break
+    # the name the court cites the case by, its running head's ("State v. Lewis, No. 102910-1"), before
+    # the caption's parties (a caption set in a ")" table is read wrong: "No. 102976-4 v. THURSTON ...")
+    caption = _running_name(running_lines) or caption
     first = [ln for ln in body if ln.page == body[0].page] if body else []
     head = "\n".join([" ".join(ln.text.split()) for ln in first[:80]] + dropped[:12])
     tail = "\n".join(" ".join(ln.text.split()) for ln in body[-40:])
@@ -913,6 +925,22 @@ def _docket(head: str) -> str:
     return m.group(1).rstrip(",.;") if m else ""
 
 
+#: A running head that names the case as the court cites it, perhaps with its docket number: "State v.
+#: Lewis, No. 102910-1", "Cockrum v. C.H. Murphy/Clark-Ullman, Inc.", "In re Bard IVC ..., No. MDL ...".
+_RUNNING_NAME = re.compile(r"^((?:\S.*?\sv\.\s|In re\s).*?)(?:,\s*(?:Nos?\.|Case No\.)\s*\S+)?$")
+
+
+def _running_name(running: Counter) -> str | None:
+    """The case's name from its running head (on two pages or more) in capitals and small letters,
+    as the court cites it: not a head in capitals ("NEW STAR v. DUMAR", a short form) nor a page
+    number's line ("2 TARRANT REGIONAL WATER DIST. v. HERRMANN")."""
+    for line, count in running.most_common():
+        m = _RUNNING_NAME.match(line)
+        if count >= 2 and m and not line[:1].isdigit() and re.search(r"[a-z]{2}", line):
+            return tidy_caption(m.group(1))
+    return None
+
+
 def _edges(lines: list[_Line], height: float) -> set[int]:
     """Ids of a page's edge lines: its three highest and two lowest, and any in the page's top or
     bottom :data:`EDGE_SHARE` (a slip opinion's small text block sits far from the paper's edge)."""
@@ -957,6 +985,42 @@ def _running_head(norm: str, where: str | None, running: set[tuple[str, str]]) -
 
 def _edge(ln: _Line, height: float) -> bool:
     return ln.y > (1 - EDGE_SHARE) * height or ln.y < EDGE_SHARE * height
+
+
+#: At most this many lines come after the first page's lowest line as a caption's cells written
+#: after the text (Washington's clerk's stamp and a caption's "Respondent,": ten).
+LATE_LINES = 12
+
+
+def _late_stamp(lines: list[_Line], height: float) -> set[int]:
+    """Ids of the lines set above the first page's first line of text (in the text's order, high on
+    the page) that come after it: a stamp put on the page after its text was set (a clerk's "FILE /
+    IN CLERK'S OFFICE / THIS OPINION WAS FILED FOR RECORD ...", "JS-6"), never part of the text's
+    flow. Later pages keep such lines (a heading a word processor sets last)."""
+    if len(lines) < 2 or lines[0].page > 0 or lines[0].y < height / 2:
+        return set()
+    first = lines[0]
+    return {id(ln) for ln in lines[1:] if ln.y > first.y + max(first.size, ln.size)}
+
+
+def _late_cells(lines: list[_Line], height: float) -> list[_Line]:
+    """The first page's lines in reading order again when a few lines (at most :data:`LATE_LINES`)
+    come after its lowest line (in the second half of the text's order, in the page's lowest
+    quarter: the text's last line) and all stand well above it: a caption's cells written after
+    the text ("Respondent,", a right column "ORDER GRANTING ..."), put back, in their order,
+    before the first line below them all (a column after the column beside it), not run into the
+    page's last sentence."""
+    if len(lines) < 2 or lines[0].page > 0:
+        return lines
+    low = min(range(len(lines)), key=lambda k: lines[k].y)
+    after = lines[low + 1:]
+    if not (2 * low >= len(lines) and lines[low].y < height / 4 and 0 < len(after) <= LATE_LINES
+            and all(ln.y > lines[low].y + 2 * lines[low].size for ln in after)):
+        return lines
+    out = lines[:low + 1]
+    bottom = min(ln.y - 0.5 * ln.size for ln in after)
+    at = next(k for k, o in enumerate(out) if o.y < bottom)
+    return out[:at] + after + out[at:]
 
 
 def _drop_stamp(lines: list[_Line], dropped: list[str]) -> list[_Line]:
@@ -1356,10 +1420,12 @@ def _clean_name(name: str) -> str:
 
 
 #: A separate opinion's opening: "BARRON, Circuit Judge, concurring in part ...", "JUSTICE THOMAS,
-#: dissenting.", "Justice BERGER dissenting."
-_SEPARATE = re.compile(r"^(?:(?:Chief\s+)?(?:JUSTICE|Justice)\s+([A-Z][A-Za-z'’\-]+)"
+#: dissenting.", "Justice BERGER dissenting.", "MADSEN, J. (dissenting)—..."
+_SEPARATE = re.compile(r"^(?:(?:(?:Chief\s+)?(?:JUSTICE|Justice)\s+([A-Z][A-Za-z'’\-]+)"
                        r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
-                       r"(?:Circuit\s+|District\s+|Magistrate\s+)?(?:Judge|Justice))\s*,?\s+(concurring|dissenting)\b")
+                       r"(?:Circuit\s+|District\s+|Magistrate\s+)?(?:Judge|Justice))\s*,?\s+(concurring|dissenting)\b"
+                       rf"|{CAPITALS_NAME}{JUSTICE_TITLE}\s?\((concurring|dissenting)\b"
+                       r"[^)]*\)\s?[—–]\s*)")  # "MADSEN, J. (dissenting)—Washington's ...": the text follows
 #: The line a court sets between opinions: "— Concurring Opinion Follows —", "- Dissenting Opinion Follows -".
 _FOLLOWS = re.compile(r"^[—–\-\s]*(?:Concurring|Dissenting)(?:\s+and\s+\w+)?\s+Opinions?\s+Follows?[—–\-\s]*$",
                       re.IGNORECASE)
@@ -1380,8 +1446,10 @@ def split_opinions(body: list[str], author: str | None) -> list[tuple[str, str |
             continue
         m = _SEPARATE.match(text) if i > 0 else None
         if m:
-            kind = "concurrence" if m.group(3) == "concurring" else "dissent"
-            out.append((kind, (m.group(1) or m.group(2)).title(), [raw]))
+            kind = "concurrence" if "concurring" in (m.group(3), m.group(5)) else "dissent"
+            if m.group(4):  # the author's words open the first paragraph: they leave its text
+                raw = raw.replace(m.group(0), "", 1)
+            out.append((kind, author_name(m.group(1) or m.group(2) or m.group(4)), [raw]))
         else:
             out[-1][2].append(raw)
     return [o for o in out if o[2]]

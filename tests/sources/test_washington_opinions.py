@@ -13,8 +13,9 @@ The text-quality study's seventh held-apart half, judged blind, then looked at f
 
 from pathlib import Path
 
-from statinterp.sources.cleaning import clean_plain
-from statinterp.sources.pdf import read_pdf
+from statinterp.sources.cleaning import clean_plain, is_banner_line, split_head
+from statinterp.sources.pdf import read_pdf, split_opinions
+from statinterp.sources.plaintext import text_case
 from statinterp.sources.records import CaseRecord
 
 GENUINE = Path(__file__).resolve().parents[1] / "fixtures" / "genuine"
@@ -69,3 +70,80 @@ def test_a_line_whose_end_opens_with_a_raised_mark_stays_one_body_line():
     assert opinion.notes[1].startswith("In his reply brief, Brandon claims for the first time")
     assert any("issue raised in Flannery. The statute now provides immunity for individuals" in p
                for p in opinion.paragraphs)
+
+
+LEWIS = GENUINE / "pdf-washington" / "wash-102910-1-lewis-pages1-2-13.pdf"
+
+
+def test_the_clerks_stamp_written_after_the_text_leaves_the_first_sentence():
+    """*State v. Lewis*, No. 102910-1 (Wash. 2025), the court's PDF, pages 1, 2 and 13 (seventh
+    held-apart half, judged blind, then looked at). The clerk's stamp at page 1's top ("FILE / IN
+    CLERK'S OFFICE / ... THIS OPINION WAS FILED FOR RECORD AT 8 A.M. ON ...") and one caption cell
+    ("Respondent,") are written after the page's text: they were read after its last line, inside
+    the sentence that runs on to page 2."""
+    record = read_pdf(LEWIS)
+    assert isinstance(record, CaseRecord)
+    text = "\n".join(p for o in record.opinions for p in o.paragraphs)
+    for stamp in ("FILE", "CLERK", "FOR RECORD", "PENDLETON"):
+        assert stamp not in text
+    assert not any(p.strip() == "Respondent," for o in record.opinions for p in o.paragraphs)
+    assert "Respondent," in record.head_matter  # the caption's cell stays in the caption
+
+
+def test_an_author_line_with_a_dash_opens_the_opinion_and_leaves_its_text():
+    """Washington's opinions open "GONZÁLEZ, J.—Our legislature ..." (here with no space after the
+    comma) under a caption set in a ")" table: no head matter was found, the caption was the
+    opinion's first paragraphs and "GONZÁLEZ,J.—" the first sentence's start. A separate opinion
+    opens the same way, "JOHNSON, J. (concurring)—I concur ...", and was part of the majority's."""
+    record = read_pdf(LEWIS)
+    assert isinstance(record, CaseRecord)
+    majority, concurrence = record.opinions
+    assert (majority.type, majority.author) == ("majority", "González")
+    assert majority.paragraphs[0].startswith("Our legislature has enacted a detailed felony sentencing system")
+    assert record.head_matter.startswith("IN THE SUPREME COURT OF THE STATE OF WASHINGTON")
+    assert (concurrence.type, concurrence.author) == ("concurrence", "Johnson")
+    assert concurrence.paragraphs[0].startswith("I concur with the majority that Matthew Lewis is entitled")
+
+
+def test_the_case_is_named_by_its_running_head():
+    """The caption, in a ")" table, was read as "STATE OF WASHINGTON v. MATTHEW ADAM LEWIS" (in other
+    opinions of the court "JEFFERY L. COCKRUM ) v. ) EN BANC C.H. MURPHY ...", "No. 102976-4 v.
+    THURSTON COUNTY ..."); the running head names the case as the court cites it: "State v. Lewis,
+    No. 102910-1"."""
+    record = read_pdf(LEWIS)
+    assert isinstance(record, CaseRecord)
+    assert record.name == "State v. Lewis"
+
+
+def test_the_author_line_with_a_dash_in_plain_text():
+    """The same rule on pdftotext's text of *John Doe P v. Thurston County* (pages 1-3): "YU, J. —
+    This case involves ..." opens the opinion; the caption above it is head matter."""
+    text = (GENUINE / "pdf-modern" / "wash-102976-4-doe-p-pages1-3.txt").read_text(encoding="utf-8")
+    record = text_case(text, "wash-102976-4-doe-p")
+    (opinion,) = record.opinions
+    assert opinion.author == "Yu"
+    assert opinion.paragraphs[0].startswith("This case involves a postdismissal challenge")
+    assert record.head_matter.rstrip().endswith("Petitioners. )")
+
+
+def test_author_lines_of_the_courts_dissents_and_majorities():
+    """Genuine opening lines of *Branson v. Wash. Fine Wine & Spirits* and *Cockrum v. C.H.
+    Murphy/Clark-Ullman* (Wash. 2025): a name with small letters ("McCLOUD"), a hyphenated one."""
+    caption = ["IN THE SUPREME COURT OF THE STATE OF WASHINGTON", "JEFFERY L. COCKRUM )", "Petitioner, )",
+               "v. )", "Respondent. ) ______________________________ )"]
+    first = "MONTOYA-LEWIS, J.—Jeffrey Cockrum developed mesothelioma after decades of working for Alcoa Inc."
+    head, body, author = split_head([*caption, first, "It is undisputed that Alcoa knowingly exposed its employees."])
+    assert (head, author) == (caption, "Montoya-Lewis")
+    assert body[0].startswith("Jeffrey Cockrum developed mesothelioma")
+    dissent = ("GORDON McCLOUD, J. (dissenting)—Washington’s Equal Pay and Opportunities Act (EPOA) requires "
+               "every employer")
+    majority = "In 2022, the legislature amended the Washington Equal Pay and Opportunities Act."
+    parts = split_opinions([majority, dissent], "Madsen")
+    assert [(kind, who) for kind, who, _ in parts] == [("majority", "Madsen"), ("dissent", "Gordon McCloud")]
+    assert parts[1][2] == ["Washington’s Equal Pay and Opportunities Act (EPOA) requires every employer"]
+
+
+def test_en_banc_alone_on_a_line_is_a_caption_cell():
+    """"En Banc", a Washington caption's cell, was left in the sentence the page's text ran on with."""
+    assert is_banner_line("En Banc") and is_banner_line("EN BANC")
+    assert not is_banner_line("The court heard the case en banc.")
