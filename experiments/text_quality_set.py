@@ -63,6 +63,8 @@ def load_manifest(path: Path = MANIFEST) -> dict:
 def git_show(mirrors: Path, repo: str, commit: str, path: str) -> bytes:
     """The bytes of ``path`` at ``commit`` in the mirror of ``repo`` (``OWNER+NAME/repo``)."""
     git_dir = mirrors / repo.replace("/", "+") / "repo"
+    if (git_dir / ".git").is_dir():  # a mirror with a work tree
+        git_dir = git_dir / ".git"
     if not git_dir.is_dir():
         raise SystemExit(f"error: {git_dir}: no mirror of {repo} (fetch it first)")
     done = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True)
