@@ -162,11 +162,15 @@ JOIN_RULES: dict[str, str] = {
 #: Layout rules of line-joining mode (on in ``find``; ``build_pipeline(join_lines=True, layout_rules=...)``):
 #: what a heading or a table of contents is, not a sentence convention of the data set, so not among the
 #: :data:`JOIN_RULES` the ablation on the labelled sentences chooses from (issue 34's fragments; their cost
-#: on the data set: one labelled sentence of 1,993, the number "3." of a heading, found whole instead).
+#: on the data set: one labelled sentence of 1,993, the number "3." of a heading, found whole instead; and
+#: ``list_in_sentence`` seven more, whose annotators ended a sentence with the next item's label "...; (2)",
+#: found whole instead: exact 1,844 -> 1,837 of 1,993, found 1,983 -> 1,984; reports/find_segmentation.md).
 LAYOUT_RULES: dict[str, str] = {
     "numbered_heading": "a label opening a heading line (\"(a) Bank Murders\", \"2. ASSIGNMENTS OF ERROR\") stays "
                         "with it, and no line is joined to a heading line through its label",
     "dot_leaders": "a table of contents' dot leaders before a page number end no sentence",
+    "list_in_sentence": "a numbered label after a semicolon or a colon inside a line (\"...; and (2) New Star's ...\", "
+                        "\"...: (1) ...\") continues the sentence: a lawyer pastes the list whole, not \"...; (2)\"",
 }
 DEFAULT_LAYOUT_RULES: frozenset[str] = frozenset(LAYOUT_RULES)
 #: The rules ``find`` uses: the ones the held-apart procedure of ``experiments.find_segmentation``
@@ -501,7 +505,8 @@ def _find_starts(doc: Doc, join_lines: bool = False,
             _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _ATTACH_LABEL_RE, headings)
             _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _PARAGRAPH_NUMBER_RE, headings)
         if "midline_labels" in rules:
-            _midline_label_boundaries(doc, starts, "label_after_comma" in rules, "dot_leaders" in rules)
+            _midline_label_boundaries(doc, starts, "label_after_comma" in rules, "dot_leaders" in rules,
+                                      "list_in_sentence" in rules)
     else:
         heads = line_starts[(codes[line_starts] & _LIST_HEAD) != 0]
         if len(heads):
@@ -516,8 +521,10 @@ def _find_starts(doc: Doc, join_lines: bool = False,
         for rule, pattern in (("quote_end", _QUOTE_END_RE), ("number_paren", _NUMBER_PAREN_END_RE),
                               ("lead_word_colon", _LEAD_WORD_COLON_RE), ("lead_word_colon", _DATE_LINE_RE)):
             if rule in rules:
-                _regex_starts(doc, pattern, starts,
-                              _COMMA_LABEL_RE if rule == "number_paren" and "label_after_comma" in rules else None)
+                unless = [p for on, p in (("label_after_comma", _COMMA_LABEL_RE),
+                                          ("list_in_sentence", _SEMICOLON_LABEL_RE))
+                          if rule == "number_paren" and on in rules]
+                _regex_starts(doc, pattern, starts, *unless)
 
     # 4. Star-page-marker lines ("*457", "[*12]") never form a sentence of their own.
     if (classes == _STAR).any():
@@ -630,6 +637,8 @@ _MIDLINE_LABEL_RE = re.compile(
 # A label after a comma (", (ii)", ", or (ii)") continues a list inside the sentence ("... based on the
 # participant's (i) final average compensation, (ii) Social Security benefit, and (iii) ...").
 _AFTER_COMMA_RE = re.compile(r",(?:[ \t]+(?:or|and))?$")
+# ... and, by the layout rule ``list_in_sentence``, after a semicolon or a colon ("...; and (2) New Star's ...").
+_AFTER_SEMICOLON_RE = re.compile(r"[;:](?:[ \t]+(?:or|and))?$")
 # A line ending a heading (with a letter) followed by a numbered paragraph ("... Toner Loading Programs\n72.
 # SCC admits ...") is joined, the number staying with the heading ("... Programs 72." | "SCC admits ...");
 # so is a line ending with a colon followed by a lower-case word ("The statute defines a mask work as:\na
@@ -687,12 +696,15 @@ _LEADER_PAGE_RE = re.compile(r"\.{5}[ \t]*\d{1,4}$")
 
 
 def _midline_label_boundaries(doc: Doc, starts: np.ndarray, comma_continues: bool = True,
-                              leaders: bool = False) -> None:
+                              leaders: bool = False, semicolon_continues: bool = False) -> None:
     """A sentence starts after each list label inside a line (:data:`_MIDLINE_LABEL_RE`), but after a
-    comma when ``comma_continues`` (:data:`_AFTER_COMMA_RE`)."""
+    comma when ``comma_continues`` (:data:`_AFTER_COMMA_RE`), after a semicolon or a colon when
+    ``semicolon_continues`` (:data:`_AFTER_SEMICOLON_RE`)."""
     text = doc.text
     _starts_at(doc, [m.end() for m in _MIDLINE_LABEL_RE.finditer(text)
                      if not (comma_continues and _AFTER_COMMA_RE.search(text, max(0, m.start() - 8), m.start()))
+                     and not (semicolon_continues
+                              and _AFTER_SEMICOLON_RE.search(text, max(0, m.start() - 8), m.start()))
                      and not (leaders and _LEADER_PAGE_RE.search(text, max(0, m.start() - 16), m.start()))],
                starts)
 
@@ -851,6 +863,7 @@ _NUMBER_PAREN_END_RE = re.compile(r"(?<=[0-9])\)[ \t]+(?=[A-Z][a-z])")
 # ... but a numbered label after a comma goes on with the list it is in (rule ``label_after_comma``: "... to
 # (1) Joric Pang, (2) Lily Pang, and (3) Campbell Land Company ..."): the text before the closing parenthesis.
 _COMMA_LABEL_RE = re.compile(_AFTER_COMMA_RE.pattern.removesuffix("$") + r"[ \t]+[“\"‘']?\(\d{1,3}$")
+_SEMICOLON_LABEL_RE = re.compile(_AFTER_SEMICOLON_RE.pattern.removesuffix("$") + r"[ \t]+[“\"‘']?\(\d{1,3}$")
 # Closing quotes that open the next sentence when a space sets them off from a sentence's final punctuation.
 _DETACHED_QUOTES = frozenset(["”", "’", "’’", "''", '"', "'"])
 
@@ -956,13 +969,12 @@ def _line_citation_spans(line: str) -> tuple[tuple[int, int], ...]:
     return tuple((c.start, c.end) for c in cached_stored_citations(line))
 
 
-def _regex_starts(doc: Doc, pattern: re.Pattern[str], starts: np.ndarray,
-                  unless_before: re.Pattern[str] | None = None) -> None:
+def _regex_starts(doc: Doc, pattern: re.Pattern[str], starts: np.ndarray, *unless_before: re.Pattern[str]) -> None:
     """A sentence starts at the end of each match of ``pattern`` in the text (when a token starts there),
-    but not where ``unless_before`` matches the text just before the match (it ends there)."""
+    but not where one of ``unless_before`` matches the text just before the match (it ends there)."""
     text = doc.text
     _starts_at(doc, [m.end() for m in pattern.finditer(text)
-                     if unless_before is None or not unless_before.search(text, max(0, m.start() - 24), m.start())],
+                     if not any(u.search(text, max(0, m.start() - 24), m.start()) for u in unless_before)],
                starts)
 
 

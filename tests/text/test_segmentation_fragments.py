@@ -101,6 +101,31 @@ def test_a_line_cut_after_a_word_no_sentence_ends_with_is_joined_in_find(joined,
 
 
 def test_the_layout_rules_are_named_and_checked():
-    assert set(LAYOUT_RULES) == {"numbered_heading", "dot_leaders"}
+    assert set(LAYOUT_RULES) == {"numbered_heading", "dot_leaders", "list_in_sentence"}
     with pytest.raises(ValueError, match="unknown layout rule.*no_such_rule"):
         build_pipeline(join_lines=True, layout_rules=["no_such_rule"])
+
+
+def test_a_numbered_list_after_a_semicolon_or_a_colon_stays_in_its_sentence():
+    """Genuine sentences of *New Star v. Dumar*, 2025 UT 14, and *In re Bradshaw*, S282314 (Cal.
+    2025): ``find`` cut them after each numbered label ("... for three reasons: (1)" | "New Star's
+    first ...; (2)" | ...), the annotators' convention on the data set, leaving sentences a lawyer
+    cannot paste. The layout rule ``list_in_sentence`` keeps the list whole; without it the old cut
+    comes back."""
+    utah = ("On appeal, Dumar argues that the lien was invalid for three reasons: (1) New Star’s first preliminary "
+            "notices, filed before New Star began sitework, were too broad to support New Star’s lien against "
+            "Building C; (2) New Star’s second preliminary notices were inadequate because they failed to identify "
+            "Dumar’s units by the correct parcel numbers; and (3) even if one or both sets of preliminary notices "
+            "were valid, New Star’s lien was excessive.")
+    cal = ("According to a declaration Bradshaw submitted to the probate court, Bay Construction performed the "
+           "following repairs on Gosey’s home: (1) Replaced the roof.")
+    joined = build_pipeline(join_lines=True)
+    assert spans(joined, utah + " In addition, Dumar argues.") == [utah, "In addition, Dumar argues."]
+    assert spans(joined, cal) == [cal]
+    old = build_pipeline(join_lines=True, layout_rules=["numbered_heading", "dot_leaders"])
+    assert spans(old, utah)[:2] == ["On appeal, Dumar argues that the lien was invalid for three reasons: (1)",
+                                    "New Star’s first preliminary notices, filed before New Star began sitework, "
+                                    "were too broad to support New Star’s lien against Building C; (2)"]
+    # a label after a full stop still ends the sentence after it (the data set's convention)
+    assert spans(joined, "It held that (1) the lien was valid. (2) The notice was late.") == [
+        "It held that (1) the lien was valid.", "(2)", "The notice was late."]
