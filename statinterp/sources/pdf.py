@@ -183,6 +183,7 @@ class _Line:
     marks: list[str] = field(default_factory=list)
     cells: int = 1  # pieces set apart by a gap wider than :data:`CELL_GAP` (a table's row)
     rotated: bool = False  # set at another angle than the page's text (a margin's vertical court name)
+    column: int = 0  # 1: in a two-column page's right column (moved left over the gutter: :func:`_columns`)
 
 
 @dataclass
@@ -659,6 +660,7 @@ def _sort_out(pages: list) -> PdfLayout:
         lines[:] = [ln for ln in lines if not ln.rotated]
     # the court its first page names (a published opinion's summary page may come first: then its second)
     court = next((named for _, _, lines in pages[:2] if (named := _court(lines))), "")
+    two_columns = {page_no for page_no, (page, _, lines) in enumerate(pages) if _columns(lines, page.get_size()[0])}
     all_lines = [ln for _, _, lines in pages for ln in lines]
     weights: Counter = Counter()
     for ln in all_lines:  # the size most characters have
@@ -728,18 +730,21 @@ def _sort_out(pages: list) -> PdfLayout:
         last = next((p for p in reversed(printed) if p is not None), None)
         printed.append(_printed(found, page.get_size()[0], last + 1 if last is not None else len(printed) + 1))
         kept = _drop_stamp(kept, dropped)
-        late = _late_stamp(kept, _height)
+        late = _late_stamp(kept, _height) if len(kept_pages) not in two_columns else set()
         dropped.extend(" ".join(ln.text.split()) for ln in kept if id(ln) in late)
-        kept_pages.append(_late_cells([ln for ln in kept if id(ln) not in late] if late else kept, _height))
+        kept = [ln for ln in kept if id(ln) not in late] if late else kept
+        kept_pages.append(kept if len(kept_pages) in two_columns else _late_cells(kept, _height))
     labels = page_labels(printed)
     # footnotes
     body: list[_Line] = []
     notes: list[list] = []  # [label, [lines]]
     had_notes = False
-    for (page, height, _), lines in zip(pages, kept_pages, strict=True):
+    parts = [(page, height, part, len(split) > 1) for (page, height, _), kept in zip(pages, kept_pages, strict=True)
+             for split in [_by_column(kept)] for part in split]  # a two-column page's notes stand under each column
+    for page, height, lines, in_column in parts:
         closing = notes[-1][1][-1].rstrip() if notes and notes[-1][1] else ""
         unfinished = not _TERMINAL.search(closing)
-        start = _notes_start(page, lines, height, body_size, margin, had_notes, unfinished)
+        start = _notes_start(page, lines, height, body_size, margin, had_notes, unfinished, in_column)
         page_notes = [ln for ln in lines if start is not None and ln.y <= start + 0.5
                       and not _TEXT_RULE.match(ln.text.strip())]
         body.extend(ln for ln in lines if start is None or ln.y > start + 0.5)
@@ -987,6 +992,48 @@ def _edge(ln: _Line, height: float) -> bool:
     return ln.y > (1 - EDGE_SHARE) * height or ln.y < EDGE_SHARE * height
 
 
+#: A page is set in two columns when at least this many lines stand on each side of its middle and
+#: no more than :data:`COLUMN_ACROSS` of its lines cross it.
+COLUMN_MIN_LINES = 8
+COLUMN_ACROSS = 0.15
+#: ... and at least three lines on each side are a column's full lines: this share of the page's width.
+COLUMN_WIDTH = 0.3
+
+
+def _columns(lines: list[_Line], width: float) -> bool:
+    """Whether a page is set in two columns (an NLRB decision); if so its right column's lines are
+    marked (``column`` 1) and moved left over the gutter, so that margins, indents and line ends
+    read as in one column (its text follows the left column's, as the PDF writes it). Lines on
+    each side of the middle, few crossing it (a single column's lines all do; a caption's ")"
+    column, a signature block or a table is no second column), at least three of them full lines
+    of a column on each side (:data:`COLUMN_WIDTH`), and half the left side's lines reaching its
+    right edge, as a column's lines do."""
+    mid = width / 2
+    text = [ln for ln in lines if len(ln.text.strip()) > 3]
+    left = [ln for ln in text if ln.x1 <= mid + 2]
+    right = [ln for ln in text if ln.x0 >= mid - 2]
+    if (min(len(left), len(right)) < COLUMN_MIN_LINES or len(text) - len(left) - len(right) > COLUMN_ACROSS * len(text)
+            or any(sum(ln.x1 - ln.x0 >= COLUMN_WIDTH * width for ln in side) < 3 for side in (left, right))):
+        return False
+    edge, start = max(ln.x1 for ln in left), min(ln.x0 for ln in left)
+    if sum(ln.x1 >= edge - 0.1 * (edge - start) for ln in left) < 0.5 * len(left):
+        return False  # the left side's lines do not fill a column (a calendar's cells: "9:00", "v.", names)
+    shift = min(ln.x0 for ln in right if ln.x1 - ln.x0 >= COLUMN_WIDTH * width) - min(
+        ln.x0 for ln in left if ln.x1 - ln.x0 >= COLUMN_WIDTH * width)  # each column's left edge
+    for ln in right:
+        ln.column = 1
+        ln.x0 -= shift
+        ln.x1 -= shift
+    return True
+
+
+def _by_column(lines: list[_Line]) -> list[list[_Line]]:
+    """A page's lines as one part, or a two-column page's as two: the left column (with any line
+    across both) and the right column, each in the text's order."""
+    right = [ln for ln in lines if ln.column]
+    return [[ln for ln in lines if not ln.column], right] if right else [lines]
+
+
 #: At most this many lines come after the first page's lowest line as a caption's cells written
 #: after the text (Washington's clerk's stamp and a caption's "Respondent,": ten).
 LATE_LINES = 12
@@ -1039,10 +1086,12 @@ def _drop_stamp(lines: list[_Line], dropped: list[str]) -> list[_Line]:
 
 
 def _notes_start(page, lines: list[_Line], height: float, body_size: float, margin: float,
-                 carried: bool, unfinished: bool = True) -> float | None:
+                 carried: bool, unfinished: bool = True, column: bool = False) -> float | None:
     """The height from which a page's lines are footnotes, or None. ``carried``: the page before
     had footnotes; ``unfinished``: its last one ends inside a sentence (only then does a run of small
-    lines without a mark go on with it: a clerk's file-name stamp under a signature is no note)."""
+    lines without a mark go on with it: a clerk's file-name stamp under a signature is no note);
+    ``column``: the lines are a column of a two-column page (whose notes go on at the next column's
+    foot, however high, a new paragraph of the note or not)."""
     marked = [ln.y for ln in lines if ln.lead is not None and ln.text.strip()
               and (ln.y < 0.6 * height or ln.size < NOTE_RATIO * body_size)]
     marked += _ruled_high_notes(page, lines, height, body_size, margin)
@@ -1068,8 +1117,9 @@ def _notes_start(page, lines: list[_Line], height: float, body_size: float, marg
     if 0 < run < len(by_height):
         top = by_height[run - 1].y
         opens = by_height[run - 1]  # a footnote opens with its mark, or goes on from the page before
-        if top < 0.6 * height and (carried and unfinished or opens.lead is not None
-                                   or _NOTE_HEAD.match(opens.text.strip())):
+        prose = all(ln.cells == 1 for ln in by_height[:run])  # ("(SEAL)   NATIONAL LABOR RELATIONS BOARD": no note)
+        if carried and (unfinished or column and prose) or top < 0.6 * height and (
+                opens.lead is not None or _NOTE_HEAD.match(opens.text.strip())):
             start = max(start, top) if start is not None else top
     return start
 
@@ -1236,7 +1286,7 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge:
         return False  # "D.  Hill Is Inapplicable to APR Orders Outside of a Dissolution of" / "Marriage Proceeding"
     if not _TERMINAL.search(prev_text) and b.text.lstrip(" “\"‘'[(")[:1].islower():
         return False  # the sentence runs on
-    if a.page == b.page:
+    if a.page == b.page and a.column == b.column:  # (the next column goes on like the next page)
         gap = a.y - b.y
         if gap < -0.5 * size or gap > GAP_RATIO * usual:
             return True

@@ -1,0 +1,51 @@
+"""A decision set in two columns (tests/fixtures/genuine/README.md): *Sequel of New Mexico, LLC d/b/a
+Bernalillo Academy*, 361 NLRB No. 127 (2014), the Board's PDF, three pages, unchanged. The text-quality
+study's eighth held-apart half, judged blind (found fragments 7 of 73 on this PDF), then looked at.
+
+The PDF writes the left column, its notes, then the right column and its notes. The notes of both
+columns were taken from one height on the page and sorted by height, so their lines were interleaved
+("... the hearing officer cited Notre All employees, unit and nonunit, were invited to attend Hills
+Medical Services ..."), the right column's lines below the left column's notes went into the notes,
+and every right-column line (set at the gutter, far right of the page's margin) opened a paragraph."""
+
+from pathlib import Path
+
+import pytest
+
+from statinterp.sources.pdf import read_pdf
+from statinterp.sources.records import CaseRecord
+
+PDF = Path(__file__).resolve().parents[1] / "fixtures" / "genuine" / "pdf-agency" / "nlrb-361-127-bernalillo.pdf"
+
+
+@pytest.fixture(scope="module")
+def record() -> CaseRecord:
+    case = read_pdf(PDF)
+    assert isinstance(case, CaseRecord)
+    return case
+
+
+def test_each_columns_notes_are_read_apart(record):
+    (opinion,) = record.opinions
+    notes = [" ".join(n.split()) for n in opinion.notes]
+    assert len(notes) == 8
+    assert notes[4].startswith("See also Lamar Advertising of Janesville, 340 NLRB 979, 980 (2003)")
+    assert notes[4].endswith("123 NLRB 86, 87–88 (1959).")
+    # note 8 stands at the foot of page 2's right column and goes on at page 3's left column's foot
+    assert notes[7].startswith("In upholding Objection 1, the hearing officer cited Notre Dame Hills Medical Services")
+    assert "In Lou Taylor, the day before the election the employer promised" in notes[7]
+    assert notes[7].endswith("not paid for attending the party as a new holiday benefit.")
+    assert not any("(SEAL)" in n for n in notes)
+
+
+def test_a_columns_lines_are_one_paragraph(record):
+    (opinion,) = record.opinions
+    text = opinion.paragraphs
+    assert any(p.startswith("After carefully considering all relevant factors, we find that the Union has not met "
+                            "its burden on the specific facts of this case.") and p.endswith("B & D Plastics factor.")
+               for p in text)
+    # the right column of page 1 goes on from the left column's last line ("... to attend" / "the holiday party.")
+    assert any("All employees, unit and nonunit, were invited to attend the holiday party. Attendance was voluntary"
+               in p for p in text)
+    assert not any("Notre Dame" in p for p in text)  # note text stays out of the body
+    assert any("AFSCME, AFL–" in p and "CIO, and that it is not the exclusive representative" in p for p in text)
