@@ -1577,7 +1577,14 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     paged = len(pages) > 1 or "\f" in text
     firsts: dict[int, str] = {}  # the index of each page's first text line among the body's -> its label
     text_lines = 0
+    # a page set in two columns is read as two pages of one label: the left column, then the right,
+    # each with its footnotes at its foot
+    units = []
     for page, label, edge, spaced in zip(pages, labels, edges, pleading, strict=True):
+        columns = text_columns(page)
+        units.extend([(column, label, _edge_lines(column), spaced) for column in columns] if columns
+                     else [(page, label, edge, spaced)])
+    for page, label, edge, spaced in units:
         marker = page_marker(label) if paged else ""  # a footnote's page, and the body's
         carried = True  # the page's first note line may go on with the page before's last note
         lines, note_lines = _strip_page(page, repeated, edge,
@@ -1633,6 +1640,54 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     paras = [_join_lines(p, fix) for p in (_mark_pages(breaks, firsts) if firsts else breaks)]
     note_texts = [_join_lines(SPLIT_MARKER.sub(r"\2\1\n", "\n".join(n)), fix) for n in notes]
     return [p for p in paras if p], [n for n in note_texts if n]
+
+
+#: A PDF-born text's page is set in two columns when at least this share of its lines have text
+#: starting at one position after a gap of two spaces or more (the gutter), at most
+#: :data:`COLUMN_ACROSS_SHARE` of them cross it, and the columns' lines fill them (:data:`COLUMN_FILL`).
+COLUMN_START_SHARE = 0.4
+COLUMN_ACROSS_SHARE = 0.1
+#: ... and at least this share of the left column's lines start at its margin (or 4 spaces in), and of
+#: the right column's reach its right edge (chosen on the NLRB's decision and on the pages of the rules
+#: half that passed the tests above: a schedule of cases, a calendar, Washington's ")" captions).
+COLUMN_FILL = 0.7
+_GAP_THEN_TEXT = re.compile(r" {2,}(?=\S)")
+
+
+def text_columns(page: list[str]) -> tuple[list[str], list[str]] | None:
+    """The left and right columns of a PDF-born text's page set in two columns (``pdftotext
+    -layout`` sets them side by side: an NLRB decision), or None. The right column keeps its
+    indents (a paragraph's first line) measured from the gutter."""
+    lines = [ln for ln in page if ln.strip()]
+    if len(lines) < 16:
+        return None
+    width = max(len(ln.rstrip()) for ln in lines)
+    starts = Counter(m.end() for ln in lines for m in _GAP_THEN_TEXT.finditer(ln) if m.end() > 0.3 * width)
+    if not starts:
+        return None
+    gutter = starts.most_common(1)[0][0]
+    if sum(starts[gutter + d] for d in (-1, 0, 1)) < COLUMN_START_SHARE * len(lines):
+        return None
+    if sum(len(ln) > gutter and ln[gutter - 1] != " " and ln[gutter] != " " for ln in lines) > (
+            COLUMN_ACROSS_SHARE * len(lines)):
+        return None
+    def crosses(ln: str) -> bool:  # a line across both columns (a running head) stays whole, in the left one
+        return len(ln) > gutter and ln[gutter - 1] != " " and ln[gutter] != " "
+
+    left = [ln.rstrip() if crosses(ln) else ln[:gutter].rstrip() for ln in page]
+    right = [ln[gutter:].rstrip() if len(ln) > gutter and not crosses(ln) else "" for ln in page]
+    if sum(1 for ln in right if ln.strip()) < 8 or not (_fills_column(left) and _fills_column(right, COLUMN_FILL)):
+        return None  # a table's cells, a caption's ")" column, a schedule of cases
+    indents = [len(ln) - len(ln.lstrip()) for ln in left if ln.strip()]
+    if sum(k <= min(indents) + 4 for k in indents) < COLUMN_FILL * len(indents):
+        return None  # the left side's lines do not start at one margin (a calendar's time, number, "v.")
+    return left, right
+
+
+def _fills_column(lines: list[str], share: float = 0.5) -> bool:
+    """Whether ``share`` of a column's lines reach its right edge (85 % of its 75th percentile line)."""
+    ends = sorted(len(ln) for ln in lines if ln.strip())
+    return bool(ends) and sum(e >= 0.85 * ends[int(0.75 * (len(ends) - 1))] for e in ends) >= share * len(ends)
 
 
 _TEXT_RULE = re.compile(r"^\s*[-—–_=~]{5,}\s*$")  # a separator line ("---------"): no text

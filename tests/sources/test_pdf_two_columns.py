@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from statinterp.sources.cleaning import clean_plain, text_columns
 from statinterp.sources.pdf import read_pdf
 from statinterp.sources.records import CaseRecord
 
@@ -49,3 +50,34 @@ def test_a_columns_lines_are_one_paragraph(record):
                in p for p in text)
     assert not any("Notre Dame" in p for p in text)  # note text stays out of the body
     assert any("AFSCME, AFL–" in p and "CIO, and that it is not the exclusive representative" in p for p in text)
+
+
+def test_the_same_decision_as_pdftotext_sets_it_reads_column_after_column():
+    """``pdftotext -layout`` (CourtListener's text of a PDF) sets the two columns side by side on each
+    line: the text route stored "... publication in the approved a Stipulated Election Agreement
+    scheduling the bound volumes ..." and found none of the 8 notes. A page whose lines have text
+    starting at one position after a gap (the gutter) is read as its left column, then its right,
+    each with its notes at its foot."""
+    text = PDF.with_suffix(".txt").read_text(encoding="utf-8")
+    opinion = clean_plain(text)
+    notes = [" ".join(n.split()) for n in opinion.notes]
+    assert len(notes) == 8
+    assert notes[0].startswith("In the absence of exceptions, we adopt pro forma the hearing officer’s")
+    assert notes[7].startswith("In upholding Objection 1, the hearing officer cited Notre Dame Hills Medical Services")
+    assert any(p.startswith("NOTICE: This opinion is subject to formal revision before publication in the bound "
+                            "volumes of NLRB decisions.") for p in opinion.paragraphs)
+    assert any(p.startswith("After carefully considering all relevant factors, we find that the Union has not met "
+                            "its burden on the specific facts of this case.") for p in opinion.paragraphs)
+    assert any("All employees, unit and nonunit, were invited to attend the holiday party. Attendance was voluntary"
+               in p for p in opinion.paragraphs)
+
+
+def test_a_caption_table_or_a_calendar_is_no_second_column():
+    """Side-by-side text that is no column: a caption's ")" cells (Washington) and a calendar's rows."""
+    caption = ["JEFFERY L. COCKRUM,              )", "                                  )     No. 102881-4",
+               "           Petitioner,            )", "                                  )     EN BANC"] * 5
+    assert text_columns(caption) is None
+    calendar = ["9:00      24CV448974 Wells Fargo Bank, N.A.      Order on Motion for Summary Judgment of",
+                " 1                  v.                           Plaintiff Wells Fargo Bank, N.A. See Line 1",
+                "                    Peggy Bagdriwicz             below for complete tentative ruling and order."] * 6
+    assert text_columns(calendar) is None
