@@ -1212,7 +1212,8 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False,
     """Footnotes at a page's foot without a rule above them (the Tax Court, the Fifth Circuit, state
     courts): a line that starts with the label of the next footnote (its number, the one after it if
     one was missed, 1 for a new opinion's first, or a star), alone on its line after a blank line or
-    before its text after two, whose mark the body above shows (:func:`_find_mark`); from there to
+    before its text after two (or one, above a foot of notes: :func:`_labelled_foot`), whose mark
+    the body above shows (:func:`_find_mark`); from there to
     the page's end are footnotes, a new one at each label that counts on. Each footnote's mark
     leaves the body (a number there is a mark only when its footnote is on that page).
     ``continuing``: the page before ended inside a footnote; its rest, unlabelled, is the page's
@@ -1233,8 +1234,8 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False,
         if lines[i - 1].strip() and not (ln.strip() == label and i + 1 < len(lines) and lines[i + 1].strip()
                                          and (spaced or _double_spaced(lines[:i]))):
             continue  # no blank line above: only a label alone, its text below, under double-spaced body lines
-        if ln.strip() != label and lines[i - 2].strip():
-            continue  # a label before its text: two blank lines above it
+        if ln.strip() != label and lines[i - 2].strip() and not _labelled_foot(lines, i, label):
+            continue  # a label before its text: two blank lines above it, or one above a foot of notes
         after = next((x for x in lines[i + 1:] if x.strip()), "")
         continued = label == str(next_note - 1) and _CONTINUED.match(after.strip() if ln.strip() == label else
                                                                       ln.strip()[len(label):].strip()) is not None
@@ -1246,6 +1247,23 @@ def _page_foot(lines: list[str], next_note: int, continuing: bool = False,
             continue
         return _foot_notes(lines, i, int(label) if label.isdigit() else next_note, [])
     return lines, [], next_note
+
+
+def _labelled_foot(lines: list[str], i: int, label: str) -> bool:
+    """Whether the page's lines from ``i`` (a label before its text after one blank line) are a foot
+    of notes: at most 40 % of the page, each later run of lines after a blank one opening with the
+    next label (DOHA's "2 Applicant's response to the SOR; ..." / "3 Tr. at 14-16, ..."), never a
+    numbered paragraph of the body with more text after it."""
+    if not label.isdigit() or len(lines) - i > 0.4 * len(lines):
+        return False
+    expect = int(label) + 1
+    for k in range(i + 1, len(lines)):
+        if lines[k].strip() and not lines[k - 1].strip():
+            m = _FOOT_LABEL.match(lines[k])
+            if m is None or m.group(1) != str(expect):
+                return False
+            expect += 1
+    return True
 
 
 def _rest_before_label(lines: list[str], next_note: int) -> int | None:

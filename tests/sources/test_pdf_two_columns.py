@@ -81,3 +81,17 @@ def test_a_caption_table_or_a_calendar_is_no_second_column():
                 " 1                  v.                           Plaintiff Wells Fargo Bank, N.A. See Line 1",
                 "                    Peggy Bagdriwicz             below for complete tentative ruling and order."] * 6
     assert text_columns(calendar) is None
+
+
+def test_a_note_label_before_its_text_after_one_blank_line_above_a_foot_of_notes():
+    """DOHA, ISCR Case No. 16-03770 (2019), pages 1-2 as pdftotext sets them (eighth held-apart half,
+    judged blind, then looked at): page 2's foot opens with note 2 after one blank line ("2
+    Applicant's response to the SOR; ..."), notes 3 and 4 after two: note 2 was read as the body's
+    and ran into the next paragraph (CourtListener's text: 8 of 10 notes). One blank line is
+    enough when every later run of the page's lines opens with the next label."""
+    text = (PDF.parent / "doha-iscr-16-03770-pages1-2.txt").read_text(encoding="utf-8")
+    opinion = clean_plain(text)
+    notes = [" ".join(n.split()) for n in opinion.notes]
+    assert len(notes) == 4
+    assert notes[1].startswith("Applicant’s response to the SOR; Tr. at 6-7, 10-11")
+    assert not any("response to the SOR; Tr. at" in p for p in opinion.paragraphs)
