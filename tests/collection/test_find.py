@@ -97,18 +97,18 @@ def test_join_lines_label_opening_an_item_after_an_unfinished_line_ends_the_sent
 
 def test_join_lines_labels_inside_a_line_and_footnote_numbers_at_a_line_start():
     nlp = build_pipeline(join_lines=True)
-    # the data set's convention (the join rules alone): a label inside a line ends the sentence after it
-    convention = build_pipeline(join_lines=True, layout_rules=["numbered_heading", "dot_leaders"])
-    assert spans(convention, MIDLINE_LABELS) == [
+    # the data set's convention (find's default): a label inside a line ends the sentence after it
+    assert spans(nlp, MIDLINE_LABELS) == [
         "Petitioner overlooks two facts: (1)", "Those transactions were elsewhere; and (2)",
         "Rosen was not the broker.", "Section 1201(a)(1) (A) applies."]
-    assert spans(convention, "It was so; and (ii) The court (1)(A) No person shall (b) rule.") == [
+    assert spans(nlp, "It was so; and (ii) The court (1)(A) No person shall (b) rule.") == [
         "It was so; and (ii)", "The court (1)(A)", "No person shall (b) rule."]
-    # find's layout rule list_in_sentence: after a colon or a semicolon the list stays in its sentence
-    assert spans(nlp, MIDLINE_LABELS) == [
+    # the layout rule list_in_sentence (off in find): after a colon or a semicolon the list stays whole
+    whole = build_pipeline(join_lines=True, layout_rules=["numbered_heading", "dot_leaders", "list_in_sentence"])
+    assert spans(whole, MIDLINE_LABELS) == [
         "Petitioner overlooks two facts: (1) Those transactions were elsewhere; and (2) Rosen was not the broker.",
         "Section 1201(a)(1) (A) applies."]
-    assert spans(nlp, "It was so; and (ii) The court (1)(A) No person shall (b) rule.") == [
+    assert spans(whole, "It was so; and (ii) The court (1)(A) No person shall (b) rule.") == [
         "It was so; and (ii) The court (1)(A)", "No person shall (b) rule."]
     assert spans(nlp, FOOTNOTE_TEXT) == [
         "It is likely to be permanent.", "3", "A service-connected retirement compensates the member.", "4",
