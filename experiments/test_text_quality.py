@@ -131,6 +131,11 @@ def test_a_pdf_without_a_reader_is_reported_not_measured(tmp_path):
     ("e.g., the rule applies here.", None),
     ("He said, “It is done.”3", None),
     ("The Court agrees:", None),
+    # a list item's label opens it: DOHA's quotation of a guideline (eighth held-apart half)
+    ("(a) contact, regardless of method, with a foreign family member;", None),
+    ("(ii) would receive a paid holiday the following day.", None),
+    ("(a) the behavior happened so long ago;\n(b) the con", "open end"),
+    ("members (a) of the Board were present.", "lowercase start"),
 ])
 def test_fragment_reasons(sentence, reason):
     assert tq.fragment_reason(sentence) == reason

@@ -12,10 +12,10 @@ registered, else the route is reported as "no reader"), and its stored lines are
 the body's lines as one text, each footnote apart). Then, for every stored sentence:
 
 * **fragment** -- one of: *short* (no word of two letters or more and no "§": "1", "¶ 2", "(2)", "O 4"),
-  *lowercase start* (its first letter, after opening quotes and brackets, is lower-case, and it
-  does not open with "e.g.", "i.e.", "id.", "cf." or "ibid."), *open end* (it does not end with
-  ``. ? ! : ; …``, closing quotes and brackets, each after at most one space (".’ ”"), and a
-  footnote number allowed after it). A *heading*
+  *lowercase start* (its first letter, after opening quotes and brackets and a list item's label
+  "(a)", is lower-case, and it does not open with "e.g.", "i.e.", "id.", "cf." or "ibid."),
+  *open end* (it does not end with ``. ? ! : ; …``, closing quotes and brackets, each after at
+  most one space (".’ ”"), and a footnote number allowed after it). A *heading*
   is left out of the count (not a sentence): a whole stored line (or all of it after an
   enumerator: "2.", "A.", "(a)", "IV.", "¶ 3") of at most 12 words, with no ``. ? !`` at its end,
   whose words all start with a capital, a digit or a bracket, small words (of, the, and ...) aside.
@@ -91,6 +91,9 @@ from experiments.common import add_output_options, out_options, output_path
 # ---------------------------------------------------------------------------------------------
 
 _LOWER_OPENERS = ("e.g.", "i.e.", "id.", "cf.", "ibid.")
+#: A list item's label before its words: "(a) contact, regardless of method, ..." opens an item of a
+#: list (a statute's, a guideline's), not a sentence cut in the middle.
+_ITEM_LABEL = re.compile(r"^[\"“‘']?\((?:[a-z]|[ivx]{1,5}|\d{1,3})\)\s+")
 _SMALL_WORDS = frozenset("a an and as at by de for in of on or the to v v. vs vs. with".split())
 #: A sentence's end: its mark, then closing quotes and brackets, each after at most one space (a
 #: quotation within a quotation closes as ".’ ”"), then perhaps a footnote number.
@@ -116,7 +119,8 @@ def fragment_reason(sentence: str) -> str | None:
         return "short"
     opening = text.lstrip("\"“‘'([«—-– ")
     first = next((c for c in opening if c.isalpha()), "")
-    if opening[:1].isalpha() and first.islower() and not opening.lower().startswith(_LOWER_OPENERS):
+    if (opening[:1].isalpha() and first.islower() and not opening.lower().startswith(_LOWER_OPENERS)
+            and not _ITEM_LABEL.match(text)):  # a list item's words may start lower-case: "(a) contact, ..."
         return "lowercase start"
     if not _END.search(text):
         return "open end"
