@@ -1177,9 +1177,12 @@ def _spaced_word_mark(label: str) -> re.Pattern:
     """A mark set apart by spaces after a word, before a word of the sentence or the line's end
     ("Three of the CBAs 7 lack the provision", a heading's "Memorandum Opinion 1": pdftotext's
     rendering of a raised mark with a gap before it), or after an acronym at the line's end ("The
-    underlying case is a PRA 1"): tried only when :func:`_mark_pattern` finds none, and not after a
-    word a number refers to (:data:`_NUMBERED_THING`)."""
-    return re.compile(rf"(?<=[a-z] ){label}(?= [a-z]|\s*$)|(?<=[A-Z]{{2}} ){label}(?=\s*$)")
+    underlying case is a PRA 1"), or after a comma that follows a word, a bracket or a number of
+    three digits or more, before a lower-case word ("S.B. 5761, 4 the 2022 bill", "Alcoa), 1
+    claiming": not "Sections 8, 9 and 13"): tried only when :func:`_mark_pattern` finds none, and not
+    after a word a number refers to (:data:`_NUMBERED_THING`)."""
+    return re.compile(rf"(?<=[a-z] ){label}(?= [a-z]|\s*$)|(?<=[A-Z]{{2}} ){label}(?=\s*$)"
+                      rf"|(?:(?<=[A-Za-z)\]”’\"], )|(?<=\d{{3}}, )){label}(?= [a-z])")
 
 
 def _find_mark(lines: Sequence[str], label: str, start: tuple[int, int] = (0, 0),

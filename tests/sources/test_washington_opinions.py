@@ -13,7 +13,7 @@ The text-quality study's seventh held-apart half, judged blind, then looked at f
 
 from pathlib import Path
 
-from statinterp.sources.cleaning import clean_plain, is_banner_line, split_head
+from statinterp.sources.cleaning import _find_mark, _page_foot, clean_plain, is_banner_line, split_head
 from statinterp.sources.pdf import read_pdf, split_opinions
 from statinterp.sources.plaintext import text_case
 from statinterp.sources.records import CaseRecord
@@ -147,3 +147,21 @@ def test_en_banc_alone_on_a_line_is_a_caption_cell():
     """"En Banc", a Washington caption's cell, was left in the sentence the page's text ran on with."""
     assert is_banner_line("En Banc") and is_banner_line("EN BANC")
     assert not is_banner_line("The court heard the case en banc.")
+
+
+def test_a_spaced_mark_after_a_comma_before_a_lower_case_word():
+    """CourtListener's text (pdftotext) of *Branson* (its dissent's page 13, PDF page 30) and *Cockrum*
+    (Wash. 2025; seventh half, rules half now): "S.B. 5761, 4 the 2022 bill", "Alcoa), 1 claiming".
+    The mark was not found, so note 4 at the page's foot stayed in the body, between "meaning real"
+    and the next page's "applicants, ...": that sentence was stored in two, and pinned to page 14."""
+    pages = (GENUINE / "pdf-modern" / "wash-103394-0-branson-pages30-31.txt").read_text(encoding="utf-8")
+    page = pages.split("\f")[0].split("\n")
+    while not page[-1].strip():
+        page.pop()
+    body, notes, after = _page_foot(page, 4)
+    assert len(notes) == 1  # (the page's number, which the full reader drops first, is still under it here)
+    assert " ".join(" ".join(notes[0]).split()).startswith("4 S.B. 5761, 67th Leg., Reg. Sess. (Wash. 2022).")
+    assert after == 5
+    assert any("S.B. 5761, the 2022 bill" in ln for ln in body)  # the mark left the body
+    assert _find_mark(["corporate successor to Alcoa), 1 claiming his employer deliberately intended"], "1")
+    assert _find_mark(["under Sections 8, 9 and 13 of the Act"], "9") is None  # a list of numbers: no mark
