@@ -1601,9 +1601,11 @@ def pdf_paragraphs(text: str, extra_words: Iterable[str] = ()) -> tuple[list[str
     # a page set in two columns is read as two pages of one label: the left column, then the right,
     # each with its footnotes at its foot
     units = []
+    gutter = None  # the gutter of the page before, set in two columns
     for page, label, edge, spaced in zip(pages, labels, edges, pleading, strict=True):
-        columns = text_columns(page)
-        units.extend([(column, label, _edge_lines(column), spaced) for column in columns] if columns
+        columns = text_columns(page, gutter)
+        gutter = columns[2] if columns else None
+        units.extend([(column, label, _edge_lines(column), spaced) for column in columns[:2]] if columns
                      else [(page, label, edge, spaced)])
     for page, label, edge, spaced in units:
         marker = page_marker(label) if paged else ""  # a footnote's page, and the body's
@@ -1675,13 +1677,37 @@ COLUMN_FILL = 0.7
 _GAP_THEN_TEXT = re.compile(r" {2,}(?=\S)")
 
 
-def text_columns(page: list[str]) -> tuple[list[str], list[str]] | None:
+def text_columns(page: list[str], after: int | None = None) -> tuple[list[str], list[str], int] | None:
     """The left and right columns of a PDF-born text's page set in two columns (``pdftotext
-    -layout`` sets them side by side: an NLRB decision), or None. The right column keeps its
-    indents (a paragraph's first line) measured from the gutter."""
+    -layout`` sets them side by side: an NLRB decision) and the gutter's position, or None. The right
+    column keeps its indents (a paragraph's first line) measured from the gutter. ``after``: the
+    gutter of the page before, set in two columns: a page whose lines leave a gap near it (but for
+    :data:`COLUMN_ACROSS_SHARE` of them: a running head), a quarter of them with text on both sides,
+    is set in two columns too (a decision's last page, its right column a signature block)."""
     lines = [ln for ln in page if ln.strip()]
-    if len(lines) < 16:
+    if len(lines) < 8:
         return None
+    gutter = _gutter(lines) if len(lines) >= 16 else None
+    if gutter is None and after is not None:
+        both = [g for g in range(after + 2, after - 12, -1)
+                if sum(bool(ln[g - 1:g + 1].strip()) for ln in lines) <= COLUMN_ACROSS_SHARE * len(lines)
+                and sum(bool(ln[:g].strip() and ln[g:].strip()) for ln in lines) >= 0.25 * len(lines)]
+        return _split_columns(page, both[0]) if both else None
+    if gutter is None:
+        return None
+    split = _split_columns(page, gutter)
+    left, right, _ = split
+    if sum(1 for ln in right if ln.strip()) < 8 or not (_fills_column(left) and _fills_column(right, COLUMN_FILL)):
+        return None  # a table's cells, a caption's ")" column, a schedule of cases
+    indents = [len(ln) - len(ln.lstrip()) for ln in left if ln.strip()]
+    if sum(k <= min(indents) + 4 for k in indents) < COLUMN_FILL * len(indents):
+        return None  # the left side's lines do not start at one margin (a calendar's time, number, "v.")
+    return split
+
+
+def _gutter(lines: list[str]) -> int | None:
+    """Where the right column's lines start, when at least :data:`COLUMN_START_SHARE` of a page's
+    lines have text there after a gap of two spaces or more and few cross it."""
     width = max(len(ln.rstrip()) for ln in lines)
     starts = Counter(m.end() for ln in lines for m in _GAP_THEN_TEXT.finditer(ln) if m.end() > 0.3 * width)
     if not starts:
@@ -1692,17 +1718,19 @@ def text_columns(page: list[str]) -> tuple[list[str], list[str]] | None:
     if sum(len(ln) > gutter and ln[gutter - 1] != " " and ln[gutter] != " " for ln in lines) > (
             COLUMN_ACROSS_SHARE * len(lines)):
         return None
-    def crosses(ln: str) -> bool:  # a line across both columns (a running head) stays whole, in the left one
+    return gutter
+
+
+def _split_columns(page: list[str], gutter: int) -> tuple[list[str], list[str], int]:
+    """A page's lines cut at ``gutter`` into its left and right columns (each line in both, blank where
+    it has no text: the blank lines are the cues of paragraphs and notes); a line across both (a
+    running head) stays whole in the left one."""
+    def crosses(ln: str) -> bool:
         return len(ln) > gutter and ln[gutter - 1] != " " and ln[gutter] != " "
 
     left = [ln.rstrip() if crosses(ln) else ln[:gutter].rstrip() for ln in page]
     right = [ln[gutter:].rstrip() if len(ln) > gutter and not crosses(ln) else "" for ln in page]
-    if sum(1 for ln in right if ln.strip()) < 8 or not (_fills_column(left) and _fills_column(right, COLUMN_FILL)):
-        return None  # a table's cells, a caption's ")" column, a schedule of cases
-    indents = [len(ln) - len(ln.lstrip()) for ln in left if ln.strip()]
-    if sum(k <= min(indents) + 4 for k in indents) < COLUMN_FILL * len(indents):
-        return None  # the left side's lines do not start at one margin (a calendar's time, number, "v.")
-    return left, right
+    return left, right, gutter
 
 
 def _fills_column(lines: list[str], share: float = 0.5) -> bool:

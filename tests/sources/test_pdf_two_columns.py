@@ -70,6 +70,15 @@ def test_the_same_decision_as_pdftotext_sets_it_reads_column_after_column():
                             "its burden on the specific facts of this case.") for p in opinion.paragraphs)
     assert any("All employees, unit and nonunit, were invited to attend the holiday party. Attendance was voluntary"
                in p for p in opinion.paragraphs)
+    # the last page's right column is a signature block: read after the left column (the gutter of the
+    # page before), not line by line beside it
+    last = ("Under the circumstances of this case, we find that the party did not constitute objectionable "
+            "conduct that warrants setting aside the election.")
+    assert any(p.startswith(last) for p in opinion.paragraphs)
+    # (the rest of note 8 at the left column's foot, without a label, stays in the body here: a limit)
+    assert any(p.endswith("CIO, and that it is not the exclusive representative of these bargaining-unit employees.")
+               for p in opinion.paragraphs)
+    assert "Mark Gaston Pearce, Chairman" in opinion.paragraphs
 
 
 def test_a_caption_table_or_a_calendar_is_no_second_column():
