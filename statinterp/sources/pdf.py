@@ -1392,6 +1392,7 @@ _NOT_A_NAME = re.compile(r"\b(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|P
 #: How a caption without a "v." opens: "In re", "In the Matter of", "Matter of", "Ex parte".
 _MATTER_HEAD = r"(?:In re|In the Matter of|Matter of|Ex parte)"
 #: A docket number set on a caption's "v." line ("v.    17-2543"): no party.
+_COURT_BEFORE_MATTER = re.compile(rf"^[A-Z][A-Z .,'’]*\bCOURT\b[A-Z .,'’]*\s+(?={_MATTER_HEAD}\s)")
 _DOCKET_ONLY = re.compile(r"(?:(?:Case\s+)?Nos?\.\s*)?\d[\d:]*(?:-[A-Za-z0-9]+)+")
 #: A party set before "v." on its line has at most this many words: more is a sentence that cites
 #: a case across a line's end ("... depends on context. United States v." / "Bonanno, 852 F.2d ...").
@@ -1445,6 +1446,9 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
     if name is not None:
         return _clean_name(name)
     cells = [_left(p) for p in paragraphs[:40]]  # a caption set in a ")" table: its left column
+    # a court's name in capitals set on the caption's first line ("IN THE COURT OF APPEALS OF THE STATE
+    # OF WASHINGTON In the Matter of the Domestic Violence"): the caption starts after it
+    cells = [_COURT_BEFORE_MATTER.sub("", c, count=1) for c in cells]
     for at, text in enumerate(cells):
         if re.fullmatch(rf"{_MATTER_HEAD}[:\s]*", text, re.IGNORECASE):
             # "In Re: )" / ")" / "ALLEN HENRY CHOY, LLC, ) Case No. ..." / "Debtor. )": the party below

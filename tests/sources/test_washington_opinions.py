@@ -13,6 +13,7 @@ The text-quality study's seventh held-apart half, judged blind, then looked at f
 
 from pathlib import Path
 
+from statinterp.corpus.pin_cites import cite_name
 from statinterp.sources.cleaning import _find_mark, _page_foot, clean_plain, is_banner_line, split_head
 from statinterp.sources.pdf import read_pdf, split_opinions
 from statinterp.sources.plaintext import text_case
@@ -165,3 +166,14 @@ def test_a_spaced_mark_after_a_comma_before_a_lower_case_word():
     assert any("S.B. 5761, the 2022 bill" in ln for ln in body)  # the mark left the body
     assert _find_mark(["corporate successor to Alcoa), 1 claiming his employer deliberately intended"], "1")
     assert _find_mark(["under Sections 8, 9 and 13 of the Act"], "9") is None  # a list of numbers: no mark
+
+
+def test_a_matter_caption_after_the_courts_name_on_one_line():
+    """*In re DVPO for Montesi*, No. 85858-1-I (Wash. Ct. App. 2025), the court's PDF, page 1: the
+    court's name in capitals and the caption's first words stand on one line ("IN THE COURT OF
+    APPEALS OF THE STATE OF WASHINGTON In the Matter of the Domestic Violence"), so no caption was
+    found and every citation of the case read "[no case name found: ...]"."""
+    record = read_pdf(GENUINE / "pdf-washington" / "washctapp-85858-montesi-page1.pdf")
+    assert isinstance(record, CaseRecord)
+    assert record.name == "In the Matter of the Domestic Violence Protection Order for JESSICA DIANE MONTESI"
+    assert cite_name(record.name, "washctapp") == "In re Domestic Violence Prot. Order for JESSICA DIANE MONTESI"
