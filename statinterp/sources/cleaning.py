@@ -1715,21 +1715,22 @@ def _gutter(lines: list[str]) -> int | None:
     gutter = starts.most_common(1)[0][0]
     if sum(starts[gutter + d] for d in (-1, 0, 1)) < COLUMN_START_SHARE * len(lines):
         return None
-    if sum(len(ln) > gutter and ln[gutter - 1] != " " and ln[gutter] != " " for ln in lines) > (
-            COLUMN_ACROSS_SHARE * len(lines)):
+    if sum(_crosses(ln, gutter) for ln in lines) > COLUMN_ACROSS_SHARE * len(lines):
         return None
     return gutter
+
+
+def _crosses(line: str, gutter: int) -> bool:
+    """Whether a line's text runs across the gutter (a word on both sides of it: a running head)."""
+    return len(line) > gutter and line[gutter - 1] != " " and line[gutter] != " "
 
 
 def _split_columns(page: list[str], gutter: int) -> tuple[list[str], list[str], int]:
     """A page's lines cut at ``gutter`` into its left and right columns (each line in both, blank where
     it has no text: the blank lines are the cues of paragraphs and notes); a line across both (a
     running head) stays whole in the left one."""
-    def crosses(ln: str) -> bool:
-        return len(ln) > gutter and ln[gutter - 1] != " " and ln[gutter] != " "
-
-    left = [ln.rstrip() if crosses(ln) else ln[:gutter].rstrip() for ln in page]
-    right = [ln[gutter:].rstrip() if len(ln) > gutter and not crosses(ln) else "" for ln in page]
+    left = [ln.rstrip() if _crosses(ln, gutter) else ln[:gutter].rstrip() for ln in page]
+    right = [ln[gutter:].rstrip() if len(ln) > gutter and not _crosses(ln, gutter) else "" for ln in page]
     return left, right, gutter
 
 
@@ -1812,10 +1813,12 @@ def _take_head(paras: list[str], head: list[str], author: str | None) -> tuple[l
 
 # --- head matter -------------------------------------------------------------------------------
 
+#: A judge's name in capitals (a group): "MADSEN", "MONTOYA-LEWIS", "GONZÁLEZ", "GORDON McCLOUD".
+CAPITALS_NAME = r"([A-ZÀ-Þ][A-Za-zÀ-ÿ'’\-]*[A-ZÀ-Þ](?:\s[A-ZÀ-Þ][A-Za-zÀ-ÿ'’\-]*[A-ZÀ-Þ])?)"
+#: A state court justice's title after the name: ", J.", ", C.J.", ", A.C.J.".
+JUSTICE_TITLE = r",\s*(?:[A-Z]\.\s?)*J\."
 #: A state court's author line opening the opinion's first paragraph, a dash after the justice's
 #: title: "MADSEN, J.—In 2022, ...", "SMITH, J. — ...", "GORDON McCLOUD, C.J.—" (the name is group 1).
-CAPITALS_NAME = r"([A-ZÀ-Þ][A-Za-zÀ-ÿ'’\-]*[A-ZÀ-Þ](?:\s[A-ZÀ-Þ][A-Za-zÀ-ÿ'’\-]*[A-ZÀ-Þ])?)"  # "GORDON McCLOUD"
-JUSTICE_TITLE = r",\s*(?:[A-Z]\.\s?)*J\."  # ", J.", ", C.J.", ", A.C.J."
 INLINE_AUTHOR = re.compile(CAPITALS_NAME + JUSTICE_TITLE + r"\s?[—–]\s*")
 
 
@@ -1827,6 +1830,8 @@ def author_name(name: str) -> str:
         lower = max((k for k, c in enumerate(w) if c.islower()), default=-1)
         return w[:lower + 1] + w[lower + 1:].title() if lower >= 0 else w.title()
     return " ".join(word(w) for w in name.split())
+
+
 #: Where an opinion starts after its caption, syllabus and counsel: its author's line
 #: ("SELYA, Circuit Judge.", "GUSTAFSON, Judge:", "HUDSON, Justice.", "JUSTICE SOTOMAYOR delivered
 #: the opinion of the Court."), or a heading that opens it ("OPINION", "Introduction").

@@ -730,10 +730,11 @@ def _sort_out(pages: list) -> PdfLayout:
         last = next((p for p in reversed(printed) if p is not None), None)
         printed.append(_printed(found, page.get_size()[0], last + 1 if last is not None else len(printed) + 1))
         kept = _drop_stamp(kept, dropped)
-        late = _late_stamp(kept, _height) if len(kept_pages) not in two_columns else set()
-        dropped.extend(" ".join(ln.text.split()) for ln in kept if id(ln) in late)
-        kept = [ln for ln in kept if id(ln) not in late] if late else kept
-        kept_pages.append(kept if len(kept_pages) in two_columns else _late_cells(kept, _height))
+        if len(kept_pages) not in two_columns:  # the first page's lines written after its text
+            late = _late_stamp(kept, _height)
+            dropped.extend(" ".join(ln.text.split()) for ln in kept if id(ln) in late)
+            kept = _late_cells([ln for ln in kept if id(ln) not in late], _height)
+        kept_pages.append(kept)
     labels = page_labels(printed)
     # footnotes
     body: list[_Line] = []
@@ -1035,7 +1036,8 @@ def _by_column(lines: list[_Line]) -> list[list[_Line]]:
 
 
 #: At most this many lines come after the first page's lowest line as a caption's cells written
-#: after the text (Washington's clerk's stamp and a caption's "Respondent,": ten).
+#: after the text (Washington's "Respondent,": one; a stamp above the page's first line goes first,
+#: :func:`_late_stamp`).
 LATE_LINES = 12
 
 
@@ -1391,8 +1393,10 @@ _NOT_A_NAME = re.compile(r"\b(?:Plaintiffs?|Defendants?|Appellants?|Appellees?|P
 
 #: How a caption without a "v." opens: "In re", "In the Matter of", "Matter of", "Ex parte".
 _MATTER_HEAD = r"(?:In re|In the Matter of|Matter of|Ex parte)"
-#: A docket number set on a caption's "v." line ("v.    17-2543"): no party.
+#: A court's name in capitals before a "Matter" caption on one line ("IN THE COURT OF APPEALS OF THE
+#: STATE OF WASHINGTON In the Matter of the Domestic Violence"): the caption starts after it.
 _COURT_BEFORE_MATTER = re.compile(rf"^[A-Z][A-Z .,'’]*\bCOURT\b[A-Z .,'’]*\s+(?={_MATTER_HEAD}\s)")
+#: A docket number set on a caption's "v." line ("v.    17-2543"): no party.
 _DOCKET_ONLY = re.compile(r"(?:(?:Case\s+)?Nos?\.\s*)?\d[\d:]*(?:-[A-Za-z0-9]+)+")
 #: A party set before "v." on its line has at most this many words: more is a sentence that cites
 #: a case across a line's end ("... depends on context. United States v." / "Bonanno, 852 F.2d ...").
@@ -1445,10 +1449,8 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
     name = party_caption("\n".join(ln.text for ln in lines[:80]))
     if name is not None:
         return _clean_name(name)
-    cells = [_left(p) for p in paragraphs[:40]]  # a caption set in a ")" table: its left column
-    # a court's name in capitals set on the caption's first line ("IN THE COURT OF APPEALS OF THE STATE
-    # OF WASHINGTON In the Matter of the Domestic Violence"): the caption starts after it
-    cells = [_COURT_BEFORE_MATTER.sub("", c, count=1) for c in cells]
+    # a caption set in a ")" table: its left column, without a court's name before its first words
+    cells = [_COURT_BEFORE_MATTER.sub("", _left(p), count=1) for p in paragraphs[:40]]
     for at, text in enumerate(cells):
         if re.fullmatch(rf"{_MATTER_HEAD}[:\s]*", text, re.IGNORECASE):
             # "In Re: )" / ")" / "ALLEN HENRY CHOY, LLC, ) Case No. ..." / "Debtor. )": the party below
