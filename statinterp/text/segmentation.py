@@ -177,7 +177,8 @@ LAYOUT_RULES: dict[str, str] = {
 #: ``find`` uses them all but ``list_in_sentence``: the annotators of the data set end a sentence with the
 #: next item's label ("...; and (2)" | "Rosen was not the broker."), and keeping such lists whole costs 7
 #: exact labelled sentences (1,844 -> 1,837 of 1,993; held apart 1,837 -> 1,830, under issue 17's 92 %),
-#: while it lowers issue 34's found fragments on the held-apart courts by about a third (reports/text_quality.md).
+#: while it lowers issue 34's found fragments on the held-apart courts by about a quarter (reports/text_quality.md
+#: at commit c51c142, where it was on, against the blind run in experiments/text_quality_notes.md).
 DEFAULT_LAYOUT_RULES: frozenset[str] = frozenset(LAYOUT_RULES) - {"list_in_sentence"}
 #: The rules ``find`` uses: the ones the held-apart procedure of ``experiments.find_segmentation``
 #: picks on the 14 shared terms (reports/find_segmentation.md).
