@@ -1477,10 +1477,11 @@ def _clean_name(name: str) -> str:
 
 #: A separate opinion's opening: "BARRON, Circuit Judge, concurring in part ...", "JUSTICE THOMAS,
 #: dissenting.", "Justice BERGER dissenting.", "MADSEN, J. (dissenting)—..."
-_SEPARATE = re.compile(r"^(?:(?:(?:Chief\s+)?(?:JUSTICE|Justice)\s+([A-Z][A-Za-z'’\-]+)"
-                       r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
-                       r"(?:Circuit\s+|District\s+|Magistrate\s+)?(?:Judge|Justice))\s*,?\s+(concurring|dissenting)\b"
-                       rf"|{CAPITALS_NAME}{JUSTICE_TITLE}\s?\((concurring|dissenting)\b"
+_SEPARATE = re.compile(r"^(?:(?:(?:Chief\s+)?(?:JUSTICE|Justice)\s+(?P<justice>[A-Z][A-Za-z'’\-]+)"
+                       r"|(?P<judge>[A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
+                       r"(?:Circuit\s+|District\s+|Magistrate\s+)?(?:Judge|Justice))\s*,?\s+"
+                       r"(?P<kind>concurring|dissenting)\b"
+                       rf"|(?P<inline>{CAPITALS_NAME}){JUSTICE_TITLE}\s?\((?P<inline_kind>concurring|dissenting)\b"
                        r"[^)]*\)\s?[—–]\s*)")  # "MADSEN, J. (dissenting)—Washington's ...": the text follows
 #: The line a court sets between opinions: "— Concurring Opinion Follows —", "- Dissenting Opinion Follows -".
 _FOLLOWS = re.compile(r"^[—–\-\s]*(?:Concurring|Dissenting)(?:\s+and\s+\w+)?\s+Opinions?\s+Follows?[—–\-\s]*$",
@@ -1502,10 +1503,10 @@ def split_opinions(body: list[str], author: str | None) -> list[tuple[str, str |
             continue
         m = _SEPARATE.match(text) if i > 0 else None
         if m:
-            kind = "concurrence" if "concurring" in (m.group(3), m.group(5)) else "dissent"
-            if m.group(4):  # the author's words open the first paragraph: they leave its text
-                raw = raw.replace(m.group(0), "", 1)
-            out.append((kind, author_name(m.group(1) or m.group(2) or m.group(4)), [raw]))
+            kind = "concurrence" if "concurring" in (m["kind"], m["inline_kind"]) else "dissent"
+            if m["inline"]:  # the author's words open the first paragraph: they leave its text
+                raw = raw.replace(m[0], "", 1)
+            out.append((kind, author_name(m["justice"] or m["judge"] or m["inline"]), [raw]))
         else:
             out[-1][2].append(raw)
     return [o for o in out if o[2]]

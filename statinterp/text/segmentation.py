@@ -512,8 +512,7 @@ def _find_starts(doc: Doc, join_lines: bool = False,
             _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _ATTACH_LABEL_RE, headings)
             _enumerator_boundaries(doc, classes, joined_starts.tolist(), starts, _PARAGRAPH_NUMBER_RE, headings)
         if "midline_labels" in rules:
-            _midline_label_boundaries(doc, starts, "label_after_comma" in rules, "dot_leaders" in rules,
-                                      "list_in_sentence" in rules)
+            _midline_label_boundaries(doc, starts, _list_goes_on(rules), "dot_leaders" in rules)
     else:
         heads = line_starts[(codes[line_starts] & _LIST_HEAD) != 0]
         if len(heads):
@@ -528,9 +527,8 @@ def _find_starts(doc: Doc, join_lines: bool = False,
         for rule, pattern in (("quote_end", _QUOTE_END_RE), ("number_paren", _NUMBER_PAREN_END_RE),
                               ("lead_word_colon", _LEAD_WORD_COLON_RE), ("lead_word_colon", _DATE_LINE_RE)):
             if rule in rules:
-                unless = [p for on, p in (("label_after_comma", _COMMA_LABEL_RE),
-                                          ("list_in_sentence", _SEMICOLON_LABEL_RE))
-                          if rule == "number_paren" and on in rules]
+                goes_on = _list_goes_on(rules) if rule == "number_paren" else ""
+                unless = [re.compile(rf"[{goes_on}]{_LIST_CONJUNCTION}{_LABEL_BEFORE_PAREN}")] if goes_on else []
                 _regex_starts(doc, pattern, starts, *unless)
 
     # 4. Star-page-marker lines ("*457", "[*12]") never form a sentence of their own.
@@ -642,10 +640,18 @@ _MIDLINE_LABEL_RE = re.compile(
 
 
 # A label after a comma (", (ii)", ", or (ii)") continues a list inside the sentence ("... based on the
-# participant's (i) final average compensation, (ii) Social Security benefit, and (iii) ...").
-_AFTER_COMMA_RE = re.compile(r",(?:[ \t]+(?:or|and))?$")
-# ... and, by the layout rule ``list_in_sentence``, after a semicolon or a colon ("...; and (2) New Star's ...").
-_AFTER_SEMICOLON_RE = re.compile(r"[;:](?:[ \t]+(?:or|and))?$")
+# participant's (i) final average compensation, (ii) Social Security benefit, and (iii) ...": layout rule
+# ``label_after_comma``); so does one after a semicolon or a colon by the rule ``list_in_sentence`` ("...;
+# and (2) New Star's ..."). The punctuation each rule lets a list go on after:
+_LIST_PUNCTUATION = (("label_after_comma", ","), ("list_in_sentence", ";:"))
+_LIST_CONJUNCTION = r"(?:[ \t]+(?:or|and))?"
+
+
+def _list_goes_on(rules: frozenset[str]) -> str:
+    """The punctuation after which a list label goes on with its sentence under ``rules`` ("", ",", ";:", ",;:")."""
+    return "".join(chars for rule, chars in _LIST_PUNCTUATION if rule in rules)
+
+
 # A line ending a heading (with a letter) followed by a numbered paragraph ("... Toner Loading Programs\n72.
 # SCC admits ...") is joined, the number staying with the heading ("... Programs 72." | "SCC admits ...");
 # so is a line ending with a colon followed by a lower-case word ("The statute defines a mask work as:\na
@@ -702,16 +708,13 @@ def _colon_then_lower(line: str, next_line: str) -> bool:
 _LEADER_PAGE_RE = re.compile(r"\.{5}[ \t]*\d{1,4}$")
 
 
-def _midline_label_boundaries(doc: Doc, starts: np.ndarray, comma_continues: bool = True,
-                              leaders: bool = False, semicolon_continues: bool = False) -> None:
-    """A sentence starts after each list label inside a line (:data:`_MIDLINE_LABEL_RE`), but after a
-    comma when ``comma_continues`` (:data:`_AFTER_COMMA_RE`), after a semicolon or a colon when
-    ``semicolon_continues`` (:data:`_AFTER_SEMICOLON_RE`)."""
+def _midline_label_boundaries(doc: Doc, starts: np.ndarray, goes_on: str = ",", leaders: bool = False) -> None:
+    """A sentence starts after each list label inside a line (:data:`_MIDLINE_LABEL_RE`), but not after one of
+    the characters ``goes_on`` (:func:`_list_goes_on`: "," and, by the rule ``list_in_sentence``, ";" and ":")."""
     text = doc.text
+    before = re.compile(rf"[{goes_on}]{_LIST_CONJUNCTION}$") if goes_on else None
     _starts_at(doc, [m.end() for m in _MIDLINE_LABEL_RE.finditer(text)
-                     if not (comma_continues and _AFTER_COMMA_RE.search(text, max(0, m.start() - 8), m.start()))
-                     and not (semicolon_continues
-                              and _AFTER_SEMICOLON_RE.search(text, max(0, m.start() - 8), m.start()))
+                     if not (before and before.search(text, max(0, m.start() - 8), m.start()))
                      and not (leaders and _LEADER_PAGE_RE.search(text, max(0, m.start() - 16), m.start()))],
                starts)
 
@@ -868,9 +871,9 @@ _DATE_LINE_RE = re.compile(rf"(?<=[^\s])[ \t]+(?=[A-Z][a-z]+ed:[ \t]+{_DATE_LINE
 # label ('... Conant Dep. at 104)' | 'Plaintiffs criticism ...', '“(2)' | 'Does the will ...').
 _NUMBER_PAREN_END_RE = re.compile(r"(?<=[0-9])\)[ \t]+(?=[A-Z][a-z])")
 # ... but a numbered label after a comma goes on with the list it is in (rule ``label_after_comma``: "... to
-# (1) Joric Pang, (2) Lily Pang, and (3) Campbell Land Company ..."): the text before the closing parenthesis.
-_COMMA_LABEL_RE = re.compile(_AFTER_COMMA_RE.pattern.removesuffix("$") + r"[ \t]+[“\"‘']?\(\d{1,3}$")
-_SEMICOLON_LABEL_RE = re.compile(_AFTER_SEMICOLON_RE.pattern.removesuffix("$") + r"[ \t]+[“\"‘']?\(\d{1,3}$")
+# (1) Joric Pang, (2) Lily Pang, and (3) Campbell Land Company ..."; :func:`_list_goes_on`): the text before
+# the closing parenthesis ends with the label's opening.
+_LABEL_BEFORE_PAREN = r"[ \t]+[“\"‘']?\(\d{1,3}$"
 # Closing quotes that open the next sentence when a space sets them off from a sentence's final punctuation.
 _DETACHED_QUOTES = frozenset(["”", "’", "’’", "''", '"', "'"])
 
