@@ -398,7 +398,7 @@ _GOVERNMENT = frozenset("""State States United People Commonwealth County City T
     Parish Estate Trust Bank Inc Inc. Llc Commissioner Secretary Director Warden Sheriff Board Court Republic Nation
     Tribe Office Attorney General Governor Mayor Council School University College Hospital Church Union Company
     Corporation Partners Group""".split())
-_MATTER = re.compile(r"^(?:In the Matter of(?: the)?|Matter of|In re:?)\s+", re.IGNORECASE)
+_MATTER = re.compile(r"^(?:In the Matter of(?: the)?|Matter of|In re):?\s+", re.IGNORECASE)
 _SOVEREIGN = re.compile(r"^(State|Commonwealth|People|Territory)\s+of\s+(?:the\s+State\s+of\s+)?(.+)$", re.IGNORECASE)
 
 

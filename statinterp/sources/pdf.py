@@ -838,6 +838,7 @@ _DATES = (  # (pattern, strptime formats): the court's own dates first, then a l
                rf"|\d{{1,2}} {_MONTH} \d{{4}})"),
     re.compile(rf"^[\[(]?({_MONTH} \d{{1,2}}, \d{{4}})[\])]?$", re.MULTILINE | re.IGNORECASE),
     re.compile(r"\bDate Filed:\s*(\d{1,2}/\d{1,2}/\d{4})"),
+    re.compile(r"^[\[(]?(\d{1,2}/\d{1,2}/\d{4})[\])]?$", re.MULTILINE),  # a date line in figures ("05/10/2019")
 )
 #: An order's closing date ("Dated: August 5, 2016", "DATED this 3rd ..." aside: a month, day and year
 #: or 8/23/05), read from the opinion's last lines when its first page gives none.
@@ -845,8 +846,9 @@ _CLOSING_DATE = re.compile(rf"^(?:Dated|Date|Signed|Entered|Filed)\s*:?\s+({_MON
                            r"|\d{1,2}/\d{1,2}/\d{2,4})", re.MULTILINE | re.IGNORECASE)
 #: An e-filing banner ("Case 1:12-cv-05708-ER Document 11 Filed 09/27/13 Page 1 of 15", the Second
 #: Circuit's "Case: 25-1689, 07/15/2025, DktEntry: 28.1"): the day the order was filed, the last resort.
-_BANNER_DATE = re.compile(r"\b(?:Document\s+\d+(?:-\d+)?\s+Filed\s+|Case:\s*[\w-]+,\s*)(\d{1,2}/\d{1,2}/\d{2,4})\b")
-_DOCKET = re.compile(r"\b(?:Docket |Case |Appeal )?Nos?\.\s+([A-Z]{0,3}\d[\w:–-]*(?:,\s*\d[\w:–-]*)*)")
+_BANNER_DATE = re.compile(r"(?:\b(?:Document|Doc)\s*#?:?\s*\d+(?:-\d+)?\s+Filed:?\s+|\bCase:\s*[\w-]+,\s*)"
+                          r"(\d{1,2}/\d{1,2}/\d{2,4})\b")  # (E.D. Ky.: "Doc #: 64 Filed: 10/28/19")
+_DOCKET = re.compile(r"\b(?:Docket |Case |Appeal )?(?:Nos?|NOS?)\.\s+([A-Z]{0,3}\d[\w:–-]*(?:,\s*\d[\w:–-]*)*)")
 
 
 def _decided(head: str, tail: str = "", banners: str = "") -> str:
@@ -1398,6 +1400,8 @@ _MATTER_HEAD = r"(?:In re|In the Matter of|Matter of|Ex parte)"
 _COURT_BEFORE_MATTER = re.compile(rf"^[A-Z][A-Z .,'’]*\bCOURT\b[A-Z .,'’]*\s+(?={_MATTER_HEAD}\s)")
 #: A docket number set on a caption's "v." line ("v.    17-2543"): no party.
 _DOCKET_ONLY = re.compile(r"(?:(?:Case\s+)?Nos?\.\s*)?\d[\d:]*(?:-[A-Za-z0-9]+)+")
+#: ... or the paper's title set in the caption's middle column ("VS.      ORDER"): no party either.
+_TITLE_ONLY = re.compile(r"(?:MEMORANDUM\s+)?(?:OPINION|ORDER|DECISION|JUDGMENT)(?:\s+(?:AND|&)\s+(?:OPINION|ORDER))?")
 #: A party set before "v." on its line has at most this many words: more is a sentence that cites
 #: a case across a line's end ("... depends on context. United States v." / "Bonanno, 852 F.2d ...").
 MAX_PARTY_WORDS = 12
@@ -1408,13 +1412,13 @@ _SENTENCE_INSIDE = re.compile(r"[a-z]{2}[.?!][\"”’)]*\s+[A-Z]")
 def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
     for i, ln in enumerate(lines[:80]):
         head = _left(ln.text)
-        m = re.search(r"(?:^|\s)(?:v\.|vs\.|versus|V\.)(?:\s+(.+))?$", head)
+        m = re.search(r"(?:^|\s)(?:v\.|vs\.|versus|V\.|VS\.|VERSUS)(?:\s+(.+))?$", head)
         if not m:
             continue
         left = _ROLES.sub("", head[:m.start()]).strip(" ,;:")
         after = (m.group(1) or "").strip()
-        if _DOCKET_ONLY.fullmatch(after):
-            after = ""  # the docket number set on the "v." line: the party is on the next
+        if _DOCKET_ONLY.fullmatch(after) or _TITLE_ONLY.fullmatch(after):
+            after = ""  # the docket number or the title set on the "v." line: the party is on the next
         if after and left and not (left.isupper() and after.isupper()):
             continue  # "See United States v. Detroit Timber ...": a citation, not the caption
         if left and (len(left.split()) > MAX_PARTY_WORDS or _SENTENCE_INSIDE.search(left)):
@@ -1454,7 +1458,7 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
     for at, text in enumerate(cells):
         if re.fullmatch(rf"{_MATTER_HEAD}[:\s]*", text, re.IGNORECASE):
             # "In Re: )" / ")" / "ALLEN HENRY CHOY, LLC, ) Case No. ..." / "Debtor. )": the party below
-            party = next((_ROLES.sub("", c).strip(" ,;:") for c in cells[at + 1:at + 4] if c.strip(" ,;:")), "")
+            party = next((_ROLES.sub("", c).strip(" ,;:") for c in cells[at + 1:at + 6] if c.strip(" ,;:")), "")
             if party and not _HEADING.search(party):
                 return _clean_name(f"{text.rstrip(': ')} {party}")
             continue
@@ -1464,7 +1468,19 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
                 text = f"{text} {following}"  # "IN RE: Bard IVC Filters Products" / "Liability Litigation,"
             text = re.split(r"\s+(?:No\.|Nos\.|Case No|Docket|ORDER\b|OPINION\b)", text)[0]
             return _clean_name(text.rstrip(" ,;:"))
+    # a board's caption: its parties joined by "and", then the case number ("Sequel of New Mexico LLC,
+    # d/b/a Bernalillo Academy and Andrea E. Baumgartner and District 1199NM, ... Case 28–RD–093404"):
+    # the case is named by its first party, as the board cites it
+    for text in cells[:8]:
+        m = _PARTIES_THEN_CASE.match(text)
+        if m:
+            first = m["parties"].split(" and ")[0].rstrip(" ,;:.")
+            return _clean_name(re.sub(r"(?<=[a-z])- (?=[a-z])", "", first))  # "Acade- my": a line's end
     return None
+
+
+#: Parties, then an NLRB-style case number ("Case 28–RD–093404", "Cases 07–CA–123456 and ...").
+_PARTIES_THEN_CASE = re.compile(r"(?P<parties>[A-Z][^\n]{3,400}?)\s+Cases?\s+\d{1,2}[–-][A-Z]{1,2}[–-]\d{4,}")
 
 
 def _clean_name(name: str) -> str:

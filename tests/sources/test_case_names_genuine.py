@@ -28,6 +28,8 @@ from statinterp.sources.cleaning import caption_name
     # tn-wcc-calderon (PDF caption): "Employee", "Employer" are designations; a hyphenated surname
     ("Leonardo Calderon-Fuentes Employee v. CEVA Logistics U.S. Holdings Employer", "tennworkcompcl",
      "Calderon-Fuentes v. CEVA Logistics U.S. Holdings"),
+    # energyoha-psh-25-0145 (PDF caption): a colon after "In the Matter of" kept the phrase
+    ("In the Matter of: Personnel Security Hearing", "", "In re Pers. Sec. Hearing"),
 ])
 def test_genuine_caption_cited(name: str, court: str, expected: str) -> None:
     assert cite_name(name, court) == expected
@@ -109,9 +111,17 @@ CAPTION_PDFS = Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-caption
     ("ca8-17-2543-designation", "Mary Beavers v. Midland Funding LLC",
      "Mary Beavers v. Midland Funding LLC (8th Cir. 2017)"),  # was "Mary Beavers v. 17-2543 Midland ..."
     # "In Re: )" in a ")" table, the debtor on a line below: the ")" was the name
-    ("akb-09-429-findings", "In Re ALLEN HENRY CHOY, LLC", "In re Allen Henry Choy, LLC"),
+    # (the year from the bankruptcy court's banner, "Doc 83 Filed 03/09/10")
+    ("akb-09-429-findings", "In Re ALLEN HENRY CHOY, LLC", "In re Allen Henry Choy, LLC (2010)"),
     # "In re:" alone in its cell, the debtor on the next line: no name was found
-    ("ilnb-18-9232-trustee-report", "In re Marquita A Funches", "In re Funches"),
+    ("ilnb-18-9232-trustee-report", "In re Marquita A Funches", "In re Funches (2019)"),
+    # "VS." in capitals with the paper's title beside it ("VS.      ORDER"), the parties' roles at the right
+    # margin; the date from the banner's "Doc #: 64 Filed: 10/28/19": no name, no date were found
+    ("kyed-19-19-sandmann-page1", "NICHOLAS SANDMANN v. WP COMPANY LLC, d/b/a THE WASHINGTON POST",
+     "Sandmann v. WP Co. LLC (E.D. Ky. 2019)"),
+    # "In the matter of:" in a ")" table, the party four cells below; the date a line of figures ("05/10/2019")
+    ("doha-iscr-16-03770-page1", "In the matter of Applicant for Security Clearance",
+     "In re Applicant for Sec. Clearance (2019)"),
 ])
 def test_genuine_pdf_caption_read(stem: str, expected_name: str, expected_cite: str) -> None:
     from statinterp.corpus.pin_cites import format_cite
@@ -161,3 +171,17 @@ def test_a_name_with_a_party_after_its_docket_number_keeps_the_party() -> None:
     name = "RITA WEINTRAUB; BARRY WEINTRAUB, Plaintiffs-Appellants, No. 08-2373 v. QUICKEN LOANS, INCORPORATED"
     assert tidy_caption(name) == "RITA WEINTRAUB; BARRY WEINTRAUB, Plaintiffs-Appellants v. QUICKEN LOANS, INCORPORATED"
     assert tidy_caption("Denver School District No. 1 v. Smith") == "Denver School District No. 1 v. Smith"
+
+
+def test_a_boards_caption_names_its_first_party() -> None:
+    """The NLRB's caption joins its parties with "and" before the case number ("Sequel of New Mexico LLC,
+    d/b/a Bernalillo Acade-" / "my and Andrea E. Baumgartner and District 1199NM, ... Case 28–RD–093404"):
+    the Board cites the case by its first party. No name was found."""
+    from statinterp.corpus.pin_cites import format_cite
+    from statinterp.sources.pdf import read_pdf
+    from statinterp.sources.records import CaseRecord
+
+    record = read_pdf(Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-agency" / "nlrb-361-127-bernalillo.pdf")
+    assert isinstance(record, CaseRecord)
+    assert record.name == "Sequel of New Mexico LLC, d/b/a Bernalillo Academy"
+    assert format_cite(record.name, "", record.court, record.decision_date) == "Sequel of N.M. LLC (2014)"
