@@ -85,6 +85,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from experiments.common import add_output_options, out_options, output_path
+from statinterp.text.headings import PAREN_LABEL
 
 # ---------------------------------------------------------------------------------------------
 # The measures (pure functions of a text: tested in experiments/test_text_quality.py)
@@ -93,7 +94,7 @@ from experiments.common import add_output_options, out_options, output_path
 _LOWER_OPENERS = ("e.g.", "i.e.", "id.", "cf.", "ibid.")
 #: A list item's label before its words: "(a) contact, regardless of method, ..." opens an item of a
 #: list (a statute's, a guideline's), not a sentence cut in the middle.
-_ITEM_LABEL = re.compile(r"^[\"“‘']?\((?:[a-z]|[ivx]{1,5}|\d{1,3})\)\s+")
+_ITEM_LABEL = re.compile(rf"^[\"“‘']?{PAREN_LABEL}\s+")
 _SMALL_WORDS = frozenset("a an and as at by de for in of on or the to v v. vs vs. with".split())
 #: A sentence's end: its mark, then closing quotes and brackets, each after at most one space (a
 #: quotation within a quotation closes as ".’ ”"), then perhaps a footnote number.
@@ -101,7 +102,7 @@ _END = re.compile(r"""(?:[.?!:;…]|\.\s?\.\s?\.)(?:\s?["”’'»)\]])*(?:\d{1,
 _WORD = re.compile(r"[^\W_]+")
 
 
-_ENUMERATOR = re.compile(r"(?:(?:[IVXLC]+|[A-Za-z]|\d{1,3})[.)]?|\(\w{1,4}\)|¶\s?\d+)?")
+_ENUMERATOR = re.compile(rf"(?:(?:[IVXLC]+|[A-Za-z]|\d{{1,3}})[.)]?|{PAREN_LABEL}|¶\s?\d+)?")
 
 
 def is_heading(sentence: str, whole_line: bool) -> bool:

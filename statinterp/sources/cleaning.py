@@ -74,7 +74,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
 from statinterp.sources.records import OpinionRecord, PageStart
-from statinterp.text.headings import MAX_LINE_CHARS, MIN_TABLE_ROWS, ends_open
+from statinterp.text.headings import MAX_LINE_CHARS, MIN_TABLE_ROWS, PAREN_LABEL, ends_open
 
 #: A page label inside a raw paragraph, as markup readers write it: PAGE_OPEN label PAGE_CLOSE.
 PAGE_OPEN, PAGE_CLOSE = "\ue000", "\ue001"
@@ -1354,7 +1354,7 @@ def _double_spaced(lines: Sequence[str]) -> bool:
 
 
 #: A list item's or heading's head: "2. ", "B. ", "IV. ", "(3) ".
-_ITEM = re.compile(r"^\s*(?:\d{1,3}\.|[A-Z]\.|[IVX]{1,5}\.|\(\w{1,3}\))\s+(?=\S)")
+_ITEM = re.compile(rf"^\s*(?:\d{{1,3}}\.|[A-Z]\.|[IVX]{{1,5}}\.|{PAREN_LABEL})\s+(?=\S)")
 
 
 #: A paragraph number at a layout line's start, its text set apart by a gap ("¶1         Gift ...",

@@ -46,8 +46,10 @@ MAX_WORDS = 12
 SENTENCE_CASE_MAX_WORDS = 6
 #: Punctuation that ends a sentence or leaves one open (a heading ends with none of it).
 SENTENCE_END_RE = re.compile(r"[.?!:;,][\"'”’)\]]*$")
+#: A list label in brackets: "(a)", "(12)", "(iv)", "(B)" (the segmenter's, the cleaning's and the study's one pattern).
+PAREN_LABEL = r"\((?:\d{1,3}|[A-Za-z]{1,4})\)"
 #: A list label opening a heading line ("4. ", "(a) ", "IV. ", "B. ", "¶ 3 ").
-LABEL_RE = re.compile(r"(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)|[IVXLC]{1,6}\.|[A-Za-z]\.|\d{1,3}\.|¶[ \t]*\d+)[ \t]+")
+LABEL_RE = re.compile(rf"(?:{PAREN_LABEL}|[IVXLC]{{1,6}}\.|[A-Za-z]\.|\d{{1,3}}\.|¶[ \t]*\d+)[ \t]+")
 #: Words no sentence (nor heading) ends with: a line ending with one goes on.
 _OPEN_WORDS = frozenset("a an and as at by for from in into of on or nor the to that with which who whose its "
                         "their his her our your this these those is are was were be been than".split())

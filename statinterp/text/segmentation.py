@@ -116,7 +116,7 @@ from spacy.language import Language
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
 
-from statinterp.text.headings import heading_text, is_titled
+from statinterp.text.headings import PAREN_LABEL, heading_text, is_titled
 
 __all__ = [
     "SEGMENTER_VERSION",
@@ -373,7 +373,7 @@ _PAGE_LINE_RE = re.compile(r"\[?\*+\d+(?:-\*?\d+)?\]?(?:\s+\[?\*+\d+(?:-\*?\d+)?
 # "(d) In cases ...", "(1) (A) The ...", "3. The ...", "¶16 In ...".  (Lettered
 # headings such as "A. Was An Effective ..." are left whole.)
 _ENUMERATOR_RE = re.compile(
-    r"(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)[ \t]+)+"
+    rf"(?:(?:{PAREN_LABEL}[ \t]+)+"
     r"|\d{1,3}\.[ \t]+"
     r"|[\[{]?¶[ \t]*\d+[\]}]?[ \t]+)"
     r"(?=[“\"‘']?[A-Z])"
@@ -561,7 +561,7 @@ _CONTINUATION_RE = re.compile(
     r"[“\"‘'«\[(]*"
 )
 _FOOTNOTE_LINE_RE = re.compile(r"\d{1,3}")
-_GLUED_LABEL_RE = re.compile(r"[“\"‘'«]*\((?:\d{1,3}|[A-Za-z]{1,4})\)[A-Z]")
+_GLUED_LABEL_RE = re.compile(rf"[“\"‘'«]*{PAREN_LABEL}[A-Z]")
 
 
 def _continues(line: str, after_footnote: bool, rules: frozenset[str] = _ALL_JOIN_RULES) -> bool:
@@ -617,7 +617,7 @@ def lines_may_join(line: str, next_line: str, rules: Iterable[str] | None = None
 # "A. Background" is a heading; and so do quoted labels, "“(d) In cases ...", which the data set
 # keeps whole after a finished sentence.)
 _JOIN_ENUMERATOR_RE = re.compile(
-    r"(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)[ \t]+)+"
+    rf"(?:(?:{PAREN_LABEL}[ \t]+)+"
     r"|\d{1,3}\.[ \t]+"
     r"|[\[{]?¶[ \t]*\d+[\]}]?[ \t]+"
     r"|[a-z]\.[ \t]+"
@@ -631,7 +631,7 @@ _JOIN_ENUMERATOR_RE = re.compile(
 # This is the annotators’ convention, not a defect to fix here: 26 labelled sentences of the data set end
 # with the next item's label ("...; or\n“(3)", "... equity: (1) ..., (2)"), and taking ``attach_label``,
 # ``line_start_labels`` or ``midline_labels`` out loses 15, 7 and 3 exact sentences (reports/find_segmentation.md).
-_ATTACH_LABEL_RE = re.compile(r"[“\"‘']*(?:(?:\((?:\d{1,3}|[A-Za-z]{1,4})\)[ \t]+)+|[a-z]\.[ \t]+)(?=[“\"‘']?[A-Z])")
+_ATTACH_LABEL_RE = re.compile(rf"[“\"‘']*(?:(?:{PAREN_LABEL}[ \t]+)+|[a-z]\.[ \t]+)(?=[“\"‘']?[A-Z])")
 # The same inside a line: parenthesised labels (a number, a letter or a Roman numeral; "(1)(A)")
 # between words, before a capitalised word, end the sentence after the label ("... spreads: (1)" |
 # "Those transactions ...", "...; and (2)" | "Dillinger has ...").
