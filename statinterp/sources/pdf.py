@@ -102,6 +102,7 @@ from statinterp.sources.cleaning import (
     author_name,
     clean_opinion,
     column_caption,
+    column_start,
     dehyphenate,
     is_banner_line,
     page_labels,
@@ -110,6 +111,7 @@ from statinterp.sources.cleaning import (
     split_matter,
     strip_markers,
     tidy_caption,
+    two_columns,
 )
 from statinterp.sources.records import CaseRecord, SkippedRecord, SourceItem
 from statinterp.sources.registry import SourceFormat, register
@@ -183,7 +185,7 @@ class _Line:
     marks: list[str] = field(default_factory=list)
     cells: int = 1  # pieces set apart by a gap wider than :data:`CELL_GAP` (a table's row)
     rotated: bool = False  # set at another angle than the page's text (a margin's vertical court name)
-    column: int = 0  # 1: in a two-column page's right column (moved left over the gutter: :func:`_columns`)
+    column: int = 0  # 1: in a two-column page's right column (moved left over the gutter: :func:`_move_right_column`)
 
 
 @dataclass
@@ -660,7 +662,11 @@ def _sort_out(pages: list) -> PdfLayout:
         lines[:] = [ln for ln in lines if not ln.rotated]
     # the court its first page names (a published opinion's summary page may come first: then its second)
     court = next((named for _, _, lines in pages[:2] if (named := _court(lines))), "")
-    two_columns = {page_no for page_no, (page, _, lines) in enumerate(pages) if _columns(lines, page.get_size()[0])}
+    two_columns = set()  # the pages set in two columns: their right column's lines marked and moved
+    for page_no, (page, _, lines) in enumerate(pages):
+        if (shift := _columns(lines, width := page.get_size()[0])) is not None:
+            _move_right_column(lines, width, shift)
+            two_columns.add(page_no)
     all_lines = [ln for _, _, lines in pages for ln in lines]
     weights: Counter = Counter()
     for ln in all_lines:  # the size most characters have
@@ -995,39 +1001,36 @@ def _edge(ln: _Line, height: float) -> bool:
     return ln.y > (1 - EDGE_SHARE) * height or ln.y < EDGE_SHARE * height
 
 
-#: A page is set in two columns when at least this many lines stand on each side of its middle and
-#: no more than :data:`COLUMN_ACROSS` of its lines cross it.
-COLUMN_MIN_LINES = 8
-COLUMN_ACROSS = 0.15
-#: ... and at least three lines on each side are a column's full lines: this share of the page's width.
-COLUMN_WIDTH = 0.3
-
-
-def _columns(lines: list[_Line], width: float) -> bool:
-    """Whether a page is set in two columns (an NLRB decision); if so its right column's lines are
-    marked (``column`` 1) and moved left over the gutter, so that margins, indents and line ends
-    read as in one column (its text follows the left column's, as the PDF writes it). Lines on
-    each side of the middle, few crossing it (a single column's lines all do; a caption's ")"
-    column, a signature block or a table is no second column), at least three of them full lines
-    of a column on each side (:data:`COLUMN_WIDTH`), and half the left side's lines reaching its
-    right edge, as a column's lines do."""
+def _sides(lines: list[_Line], width: float) -> tuple[list[_Line], list[_Line], int]:
+    """A page's text lines left and right of its middle, and how many cross it (on neither side)."""
     mid = width / 2
     text = [ln for ln in lines if len(ln.text.strip()) > 3]
     left = [ln for ln in text if ln.x1 <= mid + 2]
     right = [ln for ln in text if ln.x0 >= mid - 2]
-    if (min(len(left), len(right)) < COLUMN_MIN_LINES or len(text) - len(left) - len(right) > COLUMN_ACROSS * len(text)
-            or any(sum(ln.x1 - ln.x0 >= COLUMN_WIDTH * width for ln in side) < 3 for side in (left, right))):
-        return False
-    edge, start = max(ln.x1 for ln in left), min(ln.x0 for ln in left)
-    if sum(ln.x1 >= edge - 0.1 * (edge - start) for ln in left) < 0.5 * len(left):
-        return False  # the left side's lines do not fill a column (a calendar's cells: "9:00", "v.", names)
-    shift = min(ln.x0 for ln in right if ln.x1 - ln.x0 >= COLUMN_WIDTH * width) - min(
-        ln.x0 for ln in left if ln.x1 - ln.x0 >= COLUMN_WIDTH * width)  # each column's left edge
-    for ln in right:
+    return left, right, len(text) - len(left) - len(right)
+
+
+def _columns(lines: list[_Line], width: float) -> float | None:
+    """How far a page's right column stands right of its left column (the shift of its left edge)
+    when the page is set in two columns (an NLRB decision), or None: the lines on each side of the
+    page's middle tested by :func:`~statinterp.sources.cleaning.two_columns` (a single column's
+    lines cross the middle; a caption's ")" column, a signature block, a calendar or a table is
+    no second column). Pure: :func:`_move_right_column` acts on it."""
+    left, right, across = _sides(lines, width)
+    left_spans, right_spans = ([(ln.x0, ln.x1) for ln in side] for side in (left, right))
+    if not two_columns(left_spans, right_spans, across):
+        return None
+    return column_start(right_spans) - column_start(left_spans)
+
+
+def _move_right_column(lines: list[_Line], width: float, shift: float) -> None:
+    """Mark a two-column page's right column's lines (``column`` 1) and move them left over the
+    gutter by ``shift`` (:func:`_columns`), so that margins, indents and line ends read as in one
+    column (its text follows the left column's, as the PDF writes it)."""
+    for ln in _sides(lines, width)[1]:
         ln.column = 1
         ln.x0 -= shift
         ln.x1 -= shift
-    return True
 
 
 def _by_column(lines: list[_Line]) -> list[list[_Line]]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from statinterp.sources.cleaning import clean_plain, text_columns
-from statinterp.sources.pdf import read_pdf
+from statinterp.sources.cleaning import clean_plain, text_columns, two_columns
+from statinterp.sources.pdf import _columns, _Line, _move_right_column, read_pdf
 from statinterp.sources.records import CaseRecord
 
 PDF = Path(__file__).resolve().parents[1] / "fixtures" / "genuine" / "pdf-agency" / "nlrb-361-127-bernalillo.pdf"
@@ -104,3 +104,38 @@ def test_a_note_label_before_its_text_after_one_blank_line_above_a_foot_of_notes
     assert len(notes) == 4
     assert notes[1].startswith("Applicant’s response to the SOR; Tr. at 6-7, 10-11")
     assert not any("response to the SOR; Tr. at" in p for p in opinion.paragraphs)
+
+
+def test_the_column_test_moves_nothing_and_its_caller_moves_the_right_column():
+    """``_columns`` only tells the right column's shift (it used to move the lines as it decided);
+    ``_move_right_column`` marks and moves them. A page of ten justified lines a side, a
+    paragraph's first line indented in each column."""
+    lines = []
+    for i in range(10):
+        lines.append(_Line("left column text " * 3, 54 + 18 * (i == 0), 300, 700 - 12 * i, 10, 0))
+        lines.append(_Line("right column text " * 3, 312 + 18 * (i == 5), 558, 700 - 12 * i, 10, 0))
+    before = [(ln.x0, ln.x1, ln.column) for ln in lines]
+    shift = _columns(lines, 612.0)
+    assert shift == 258.0  # the right column's left edge (312) over the left column's (54)
+    assert [(ln.x0, ln.x1, ln.column) for ln in lines] == before
+    _move_right_column(lines, 612.0, shift)
+    assert [(ln.x0, ln.x1, ln.column) for ln in lines if ln.text.startswith("right")] == (
+        [(54.0, 300.0, 1)] * 5 + [(72.0, 300.0, 1)] + [(54.0, 300.0, 1)] * 4)
+    assert [(ln.x0, ln.x1, ln.column) for ln in lines if ln.text.startswith("left")] == before[::2]
+    assert _columns(lines[::2], 612.0) is None  # one column only
+
+
+def test_one_test_decides_two_columns_in_points_and_in_characters():
+    """The PDF reader's sides (points) and the text reader's (characters) go through one test: the
+    same page's spans decide alike in either unit. A column's lines make two columns; a calendar's
+    cells ("9:00", "1 v.", a name), seven lines, or three lines of 21 across the gutter do not."""
+    prose = [(0, 45)] * 7 + [(4, 45), (0, 30)]
+    cells = [(0, 4), (1, 3), (0, 30)] * 3
+    for unit in (1.0, 6.0):
+        def scaled(spans, unit=unit):
+            return [(start * unit, end * unit) for start, end in spans]
+        assert two_columns(scaled(prose), scaled(prose), 0)
+        assert not two_columns(scaled(cells), scaled(prose), 0)
+        assert not two_columns(scaled(prose), scaled(cells), 0)
+        assert not two_columns(scaled(prose), scaled(prose), 3)
+        assert not two_columns(scaled(prose[:7]), scaled(prose), 0)
