@@ -1889,9 +1889,11 @@ def author_name(name: str) -> str:
 #: the opinion of the Court."), or a heading that opens it ("OPINION", "Introduction").
 _AUTHOR = re.compile(r"^(?:(?:Chief\s+)?JUSTICE\s+([A-Z][A-Za-z'’\-]+)\s+delivered\b"
                      r"|([A-Z][A-Z'’\-]+(?:\s[A-Z][A-Z'’\-]+)?),\s+(?:Chief\s+|Senior\s+)?"
+                     r"(?:(?:U\.\s?S\.|United\s+States)\s+)?"  # "BECKERMAN, U.S. Magistrate Judge."
                      r"(?:Circuit\s+|District\s+|Magistrate\s+|Special\s+Trial\s+)?(?:Judge|Justice)\b[.:]"
                      r"(?!.{0,40}\b(?:concurring|dissenting))"
-                     r"|([A-Z][A-Z'’\-]+),\s+(?:CHIEF\s+|SENIOR\s+)?(?:CIRCUIT\s+|DISTRICT\s+|MAGISTRATE\s+)?"
+                     r"|([A-Z][A-Z'’\-]+),\s+(?:CHIEF\s+|SENIOR\s+)?(?:(?:U\.\s?S\.|UNITED\s+STATES)\s+)?"
+                     r"(?:CIRCUIT\s+|DISTRICT\s+|MAGISTRATE\s+)?"
                      r"(?:JUDGE|JUSTICE)[.:]?$"  # "MARTINOTTI, DISTRICT JUDGE", a line of its own
                      rf"|{INLINE_AUTHOR.pattern})")  # "MADSEN, J.—In 2022, ...": the opinion's first words follow
 _OPENING = re.compile(r"^(?:Opinion|Memorandum Opinion|Opinion and Order|Memorandum Opinion and Order|Introduction)$",

@@ -115,3 +115,21 @@ def test_the_caption_set_again_over_a_certificate_of_service_leaves_the_opinion(
              page_marker("4") + "TENNESSEE BUREAU OF WORKERS’ COMPENSATION", "Plaintiff,", "End."]
     head, body, _ = split_head(paras)
     assert head == paras[:2] and body == ["OPINION", "The text.", page_marker("4"), "Plaintiff,", "End."]
+
+
+def test_a_district_judges_author_line_with_us_ends_the_head_matter():
+    """D. Or.'s findings and recommendation (ninth held-apart half of the text-quality study, judged
+    blind, then looked at): "BECKERMAN, U.S. Magistrate Judge." under a caption whose title ("FINDINGS
+    AND RECOMMENDATION") is no order's: the caption was stored as the opinion's first sentences
+    ("TYLER ALLEN LOFALL,", "STATE OF OREGON et al.,") on every route. The same from the PDF."""
+    from statinterp.sources.pdf import read_pdf
+
+    pdf = read_pdf(PDF_TEXT / "ord-24-839-doc9-pages1-2.pdf")
+    assert isinstance(pdf, CaseRecord)
+    for case in (case_of("ord-24-839-doc9-pages1-2"), pdf):
+        op = case.opinions[0]
+        assert op.author == "Beckerman"
+        assert op.paragraphs[0] == "BECKERMAN, U.S. Magistrate Judge."
+        assert op.paragraphs[1].startswith("Plaintiff Tyler Allen Lofall (“Lofall”), a self-represented litigant")
+        assert "STATE OF OREGON et al.," in case.head_matter
+        assert not any("LOFALL," in p or "OREGON et al." in p for p in op.paragraphs)
