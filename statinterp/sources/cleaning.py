@@ -1354,7 +1354,7 @@ def _double_spaced(lines: Sequence[str]) -> bool:
 
 
 #: A list item's or heading's head: "2. ", "B. ", "IV. ", "(3) ".
-_ITEM = re.compile(rf"^\s*(?:\d{{1,3}}\.|[A-Z]\.|[IVX]{{1,5}}\.|{PAREN_LABEL})\s+(?=\S)")
+LIST_ITEM = re.compile(rf"^\s*(?:\d{{1,3}}\.|[A-Z]\.|[IVX]{{1,5}}\.|{PAREN_LABEL})\s+(?=\S)")
 
 
 #: A paragraph number at a layout line's start, its text set apart by a gap ("¶1         Gift ...",
@@ -1380,7 +1380,7 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
     (chosen on the E.D. Cal. orders, where a heading otherwise ran on from the paragraph above), a
     short line not ending a sentence (a heading) ends one before an indented line (so in double-spaced
     text when that line is the whole paragraph so far), an indented list
-    item (:data:`_ITEM`) after a sentence's end starts one, and a line under a full line that runs on
+    item (:data:`LIST_ITEM`) after a sentence's end starts one, and a line under a full line that runs on
     continues it at any indent (a hanging indent)."""
     # a paragraph number set in the margin ("¶1         Gift Surplus, LLC, ... sued Governor" over
     # "     Roy Cooper and ...") stands apart: the line's indent is its text's, after the number
@@ -1405,10 +1405,12 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
     prev_indent = 0
     prev_short = False
     blank = 0
+    page_top = False  # the line is a page's first
     for k, ln in enumerate(lines):
         if ln == "\f":  # a page break: the next page's first line starts a paragraph if indented
             prev_indent = 0
             blank = 0
+            page_top = True
             continue
         if not ln.strip():
             blank += 1
@@ -1416,22 +1418,27 @@ def _paragraph_breaks(lines: list[str], spaced: bool = False) -> list[str]:
         indent = text_at.get(k, len(ln) - len(ln.lstrip())) - margins[k]
         cur = paras[-1]
         ends = bool(cur) and re.search(r"[.:;?!”\"’)\]]\s*$", cur[-1]) is not None
-        runs_on = bool(cur) and not ends and (ln.lstrip()[:1].islower() or ends_open(cur[-1]) and not _ITEM.match(ln))
+        runs_on = bool(cur) and not ends and (ln.lstrip()[:1].islower()
+                                              or ends_open(cur[-1]) and not LIST_ITEM.match(ln))
         gap = blank >= 2 or (prev_short and ends) if double else blank > 0
         if double and prev_short and not ends and indent >= 2 and len(cur) == 1:
             gap = True  # a heading's one short line ("B.   Application to the Many Loan"), a paragraph under it
         if spaced:  # a short line ends a sentence or heads an indented paragraph; an item follows an item
-            gap = gap or prev_short and (ends or indent >= 2) or (ends and _ITEM.match(ln) is not None
+            gap = gap or prev_short and (ends or indent >= 2) or (ends and LIST_ITEM.match(ln) is not None
                                                                   and (indent >= 2 or len(ln.rstrip()) < 0.75 * full))
         deep = (indent >= 12 or prev_indent >= 12) and not ((indent == prev_indent or spaced) and cur and not ends
                                                              and not prev_short)
-        starts = (gap or (indent >= 2 and prev_indent < 2) or deep) and not runs_on
+        # a label at a page's head after a sentence's end: a heading's or a list item's ("B. Original
+        # Contributions of Major Significance"), its gap above lost in the page break
+        top_item = page_top and ends and LIST_ITEM.match(ln) is not None
+        starts = (gap or (indent >= 2 and prev_indent < 2) or deep or top_item) and not runs_on
         if starts and cur:
             paras.append([])
         paras[-1].append(ln.strip())
         prev_indent = indent
         prev_short = len(ln.rstrip()) < 0.75 * full
         blank = 0
+        page_top = False
     return ["\n".join(p) for p in paras if p]
 
 

@@ -92,6 +92,7 @@ from statinterp.progress import note
 from statinterp.sources.cleaning import (
     CAPITALS_NAME,
     JUSTICE_TITLE,
+    LIST_ITEM,
     MARGIN_SHARE,
     MIN_PLEADING_LINES,
     PAGE_CLOSE,
@@ -1316,6 +1317,8 @@ def _breaks(lines: list[_Line], i: int, usual: float, margin: float, right_edge:
     if (_TERMINAL.search(prev_text) and _ENUMERATED.match(b.text.lstrip())
             and (prev_text.endswith(":") or _ENUMERATED.match(a.text.lstrip()))):
         return True  # a list's next item ("b. A video bingo game." / "c. A video craps game.")
+    if a.page != b.page and _TERMINAL.search(prev_text) and LIST_ITEM.match(b.text):
+        return True  # a heading's or an item's label at a page's head after a sentence's end ("B. Original ...")
     if ((_TERMINAL.search(prev_text) and _shouting(b, right))
             or (_shouting(a, right) and b.text.lstrip()[:1].isupper() and not _capitals(b.text))):
         return True  # a short line in capitals: "IT IS SO ORDERED", "DISCUSSION" (a title's lines stay one)

@@ -36,3 +36,24 @@ def test_a_sentence_wrapped_under_an_indented_first_line_runs_on() -> None:
     paragraphs = clean_plain((PDF_TEXT / "tax-court-memo-2020-26.txt").read_text(encoding="utf-8")).paragraphs
     text = " ".join(strip_markers(p) for p in paragraphs)
     assert "With regard to the Many LLC deductions, the Commissioner contends that the personal guarantee" in text
+
+
+AGENCY = FIXTURES / "genuine" / "pdf-agency"
+
+
+def test_a_heading_at_a_pages_head_after_a_sentences_end_stands_apart() -> None:
+    """The USCIS Administrative Appeals Office's decision (ninth held-apart half of the text-quality
+    study, judged blind, then looked at): page 2 ends a paragraph with "... § 204.5(h)(3)(v).", page 3
+    opens with the heading "B. Original Contributions of Major Significance"; the page break hides the
+    gap above it, and the heading ran into the paragraph before, in the PDF and in its text alike."""
+    from statinterp.sources.pdf import read_pdf
+    from statinterp.sources.records import CaseRecord
+
+    record = read_pdf(AGENCY / "aao-eb1a-contributions-2025-pages2-3.pdf")
+    assert isinstance(record, CaseRecord)
+    text = (AGENCY / "aao-eb1a-contributions-2025-pages2-3.txt").read_text(encoding="utf-8")
+    for paragraphs in ([strip_markers(p) for p in record.opinions[0].paragraphs],
+                       [strip_markers(p) for p in clean_plain(text).paragraphs]):
+        at = paragraphs.index("B. Original Contributions of Major Significance")
+        assert paragraphs[at - 1].endswith("See 8 C.F.R. § 204.5(h)(3)(v).")
+        assert paragraphs[at + 1].startswith("This criterion requires")
