@@ -217,6 +217,8 @@ def test_page_labels(sentence, labels):
     ("WIS. STAT. § 66.0217(14)(b)1., which provides", []),
     ("see 42 U.S.C. § 1983 and Rule 12(b)(6) at 5", []),
     ("in 570 U.S. 297, 301 (2013) and F.3d 12", []),
+    # N.D. Ala. (ninth half): the court writes a table's number after "tbl." with no space
+    ("Id. at 27–28 tbl.2. See id. at 38 tbl.6.", []),
 ])
 def test_glued_marks(sentence, marks):
     assert [m.split(" ")[-1] for m in tq.glued_marks(sentence)] == marks
