@@ -839,10 +839,11 @@ def _printed(found: list[tuple[int, _Line]], width: float, expected: int) -> int
     return centred[0] if centred else found[-1][0]
 
 
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_MONTH = (r"(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"  # also in capitals: "MAR. 05, 2025"
+          r"|(?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|SEPT|OCT|NOV|DEC)[A-Z]*\.?)")
 _DATES = (  # (pattern, strptime formats): the court's own dates first, then a lone date line, then e-filing's
-    re.compile(rf"\b(?:Filed|FILED|Decided|Dated|Opinion Filed|Date Filed|Announced)[:\s]+({_MONTH} \d{{1,2}}, \d{{4}}"
-               rf"|\d{{1,2}} {_MONTH} \d{{4}})"),
+    re.compile(rf"\b(?:Filed|FILED|Decided|Dated|Date|Opinion Filed|Date Filed|Announced)[:\s]+"
+               rf"({_MONTH} \d{{1,2}}, \d{{4}}|\d{{1,2}} {_MONTH} \d{{4}})"),
     re.compile(rf"^[\[(]?({_MONTH} \d{{1,2}}, \d{{4}})[\])]?$", re.MULTILINE | re.IGNORECASE),
     re.compile(r"\bDate Filed:\s*(\d{1,2}/\d{1,2}/\d{4})"),
     re.compile(r"^[\[(]?(\d{1,2}/\d{1,2}/\d{4})[\])]?$", re.MULTILINE),  # a date line in figures ("05/10/2019")
@@ -1470,9 +1471,10 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
             continue
         if re.match(rf"^{_MATTER_HEAD}[:\s]+\S", text, re.IGNORECASE) and len(text) < 200:
             following = cells[at + 1] if at + 1 < len(cells) else ""
-            if not _TERMINAL.search(text) and following and len(following) < 80 and not _HEADING.search(following):
+            if (not _TERMINAL.search(text) and following and len(following) < 80 and not _HEADING.search(following)
+                    and not _PROCEEDINGS.match(following)):
                 text = f"{text} {following}"  # "IN RE: Bard IVC Filters Products" / "Liability Litigation,"
-            text = re.split(r"\s+(?:No\.|Nos\.|Case No|Docket|ORDER\b|OPINION\b)", text)[0]
+            text = re.split(r"\s+(?:No\.|Nos\.|Case No|Docket|Date:|ORDER\b|OPINION\b)", text)[0]
             return _clean_name(text.rstrip(" ,;:"))
     # a board's caption: its parties joined by "and", then the case number ("Sequel of New Mexico LLC,
     # d/b/a Bernalillo Academy and Andrea E. Baumgartner and District 1199NM, ... Case 28–RD–093404"):
@@ -1485,6 +1487,9 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
     return None
 
 
+#: The kind of proceedings under an immigration decision's caption ("MATTER OF CHAWATHE" / "In Preservation of
+#: Residence for Naturalization Proceedings", "In Removal Proceedings"): no part of its name.
+_PROCEEDINGS = re.compile(r"In\s+[A-Z][\w\s]*\bProceedings\b")
 #: Parties, then an NLRB-style case number ("Case 28–RD–093404", "Cases 07–CA–123456 and ...").
 _PARTIES_THEN_CASE = re.compile(r"(?P<parties>[A-Z][^\n]{3,400}?)\s+Cases?\s+\d{1,2}[–-][A-Z]{1,2}[–-]\d{4,}")
 

@@ -122,6 +122,9 @@ CAPTION_PDFS = Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-caption
     # "In the matter of:" in a ")" table, the party four cells below; the date a line of figures ("05/10/2019")
     ("doha-iscr-16-03770-page1", "In the matter of Applicant for Security Clearance",
      "In re Applicant for Sec. Clearance (2019)"),
+    # an immigration precedent's caption over the kind of its proceedings ("MATTER OF CHAWATHE" / "In
+    # Preservation of Residence for Naturalization Proceedings"): the second line was read into the name
+    ("aao-chawathe-2006-page2", "MATTER OF CHAWATHE", "In re Chawathe (2006)"),
 ])
 def test_genuine_pdf_caption_read(stem: str, expected_name: str, expected_cite: str) -> None:
     from statinterp.corpus.pin_cites import format_cite
@@ -185,3 +188,17 @@ def test_a_boards_caption_names_its_first_party() -> None:
     assert isinstance(record, CaseRecord)
     assert record.name == "Sequel of New Mexico LLC, d/b/a Bernalillo Academy"
     assert format_cite(record.name, "", record.court, record.decision_date) == "Sequel of N.M. LLC (2014)"
+
+
+def test_a_matter_caption_beside_its_date_cell() -> None:
+    """The AAO's non-precedent decisions set "In Re: 37223991" and "Date: FEB. 28, 2025" on one line,
+    "Appeal of Nebraska Service Center Decision" under it (USCIS Administrative Appeals Office, Feb. 28,
+    2025: the ninth held-apart half of the text-quality study, judged blind, then looked at; the PDF's
+    first page is a 400 KB scan, so its two lines are quoted here): the date cell and the line under
+    it were read into the name, and the date in capitals was none."""
+    from statinterp.sources.pdf import _caption_lines, _decided
+
+    lines = ["In Re: 37223991 Date: FEB. 28, 2025", "Appeal of Nebraska Service Center Decision"]
+    assert _caption_lines([], lines) == "In Re: 37223991"
+    assert _decided(lines[0]) == "2025-02-28"
+    assert cite_name("In Re: 37223991") == "In re 37223991"
