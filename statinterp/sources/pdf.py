@@ -856,7 +856,7 @@ _CLOSING_DATE = re.compile(rf"^(?:Dated|Date|Signed|Entered|Filed)\s*:?\s+({_MON
 #: Circuit's "Case: 25-1689, 07/15/2025, DktEntry: 28.1"): the day the order was filed, the last resort.
 _BANNER_DATE = re.compile(r"(?:\b(?:Document|Doc)\s*#?:?\s*\d+(?:-\d+)?\s+Filed:?\s+|\bCase:\s*[\w-]+,\s*)"
                           r"(\d{1,2}/\d{1,2}/\d{2,4})\b")  # (E.D. Ky.: "Doc #: 64 Filed: 10/28/19")
-_DOCKET = re.compile(r"\b(?:Docket |Case |Appeal )?(?:Nos?|NOS?)\.\s+([A-Z]{0,3}\d[\w:–-]*(?:,\s*\d[\w:–-]*)*)")
+_DOCKET = re.compile(r"\b(?:Docket |Case |Appeal )?(?:Nos?|NOS?)\.:?\s+([A-Z]{0,3}\d[\w:–-]*(?:,\s*\d[\w:–-]*)*)")
 
 
 def _decided(head: str, tail: str = "", banners: str = "") -> str:

@@ -54,3 +54,17 @@ def test_the_court_date_comes_before_the_closing_date_and_the_banner():
     assert _decided("", "", "Case: 25-1689, 07/15/2025, DktEntry: 28.1, Page 1 of 2") == "2025-07-15"
     # a date in a sentence is no decision date
     assert _decided("", "Plaintiff dated his original federal complaint November 13, 2018.", "") == ""
+
+
+@pytest.mark.parametrize(("line", "docket"), [
+    # N.D. Ala.'s three-judge court (ninth held-apart half, judged blind, then looked at): a colon after "No."
+    ("Case No.: 2:21-cv-1291-AMM", "2:21-cv-1291-AMM"),
+    # E.D. Ky. (the seventh half): "NO." in capitals
+    ("CIVIL ACTION NO. 2:19-00019 (WOB-CJS)", "2:19-00019"),
+    ("No. 21-50498", "21-50498"),
+])
+def test_a_docket_number_after_no_with_a_colon_or_in_capitals(line: str, docket: str) -> None:
+    from statinterp.sources.pdf import _DOCKET
+
+    m = _DOCKET.search(line)
+    assert m is not None and m.group(1) == docket
