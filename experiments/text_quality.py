@@ -185,7 +185,8 @@ def bracket_debris(stored: list[str], source: str) -> int:
 _GLUED = re.compile(r"(?<![\w.§])([A-Za-z]*[a-z]|[A-Za-z0-9.]*\([a-z0-9]{1,3}\))([.,;:]?[\"”’')\]]?)(\d{1,2})"
                     r"(?=[\s.,;:)]|$)")
 _BEFORE_NUMBER = frozenset("at no nos p pp n nn fn fns sec secs art arts rule rules title ch chap chapter para paras "
-                           "vol pt part ex exh tab tbl tbls fig figs app id op docs doc dkt r ct c cl subd sub amend stat".split())
+                           "vol pt part ex exh tab tbl tbls fig figs app id op docs doc dkt r ct c cl subd sub amend "
+                           "stat".split())
 
 
 def glued_marks(sentence: str) -> list[str]:
