@@ -303,6 +303,17 @@ def _page_lines(page, number: int) -> list[_Line]:
                         marks.append((mm.start(), mm.end(), mm.group(0)))
                         if at > first and box.right <= x0 + 0.5 and mm.end() >= len(seg.rstrip()):
                             leading = mm.group(0)  # the Eleventh Circuit's "§ 1328 refers ... 1": label 1
+                    elif len(mm.group(0)) > 1 and mm.group(0).isdigit():
+                        # a mark set right after a number of the text's size: the run's last digits in the
+                        # smaller font ("RIMS II⁴", its "II" read "11" by an OCR layer: "114")
+                        j = mm.end()
+                        while j > mm.start() + 1:
+                            get_box(raw, start + j - 1, at_box)
+                            if box.top - box.bottom >= MARK_RATIO * size:
+                                break
+                            j -= 1
+                        if j < mm.end():
+                            marks.append((j, mm.end(), seg[j:mm.end()]))
             cuts = [k - start for k in range(first + 1, last + 1) if k in spaced] if spaced else []
             if cuts:
                 seg, marks = _with_spaces(seg, cuts, marks)

@@ -98,3 +98,22 @@ def test_a_word_split_over_a_page_break_is_joined():
     text = "\n".join(case("scotus-11-889-tarrant-pp1-7").opinions[0].lines)
     assert "un- designated" not in text and "up- stream" not in text
     assert "subbasin 5 and undesignated water" in text
+
+
+def test_a_mark_right_after_a_number_leaves_it() -> None:
+    """The AAO's decision of Mar. 5, 2025 (ninth held-apart half of the text-quality study, judged blind,
+    then looked at; a scan under an OCR text layer): note 4's mark follows "RIMS II", which the OCR
+    layer reads "11", so the mark was read into the number ("RIMS 114 multipliers"). The digits of a
+    number's end in the smaller font are a mark."""
+    from pathlib import Path
+
+    from statinterp.sources.records import CaseRecord
+
+    record = read_pdf(Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-agency"
+                      / "aao-mar052025-03b5203-page4.pdf")
+    assert isinstance(record, CaseRecord)
+    op = record.opinions[0]
+    text = " ".join(op.paragraphs)
+    assert '"according to RIMS 11 multipliers, is expected' in text
+    assert "114" not in text
+    assert op.notes[0].startswith("The Regional Input-Output Modeling System (RIMS TT)")
