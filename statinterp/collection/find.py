@@ -422,7 +422,7 @@ class _PinCites:
         paragraph = self._paragraph_number(line) if self.neutral and not row.footnote else None
         c = self.case
         cite = format_cite(c.short_name or c.name, c.citation, c.court, c.date,
-                           page=page, footnote=footnote, paragraph=paragraph)
+                           page=page, footnote=footnote, paragraph=paragraph, docket=c.docket_number)
         return {"pin_page": page, "pin_cite": cite} if page is not None else {"pin_cite": cite}
 
 

@@ -12,7 +12,10 @@ How it decides:
 - **The citation** is the case's first citation (the official one, as the stored case gives it),
   parsed by eyecite (``VOLUME REPORTER PAGE``, the reporter's kind from reporters-db); a
   citation eyecite does not know (an unknown reporter) is parsed as ``VOLUME WORDS PAGE``. A
-  case with no citation gets ``Name (COURT YEAR)`` and no pin.
+  case with no citation but a docket number is cited as a slip opinion (The Bluebook's rule
+  10.8.1): ``Name, No. DOCKET, slip op. at PAGE (COURT Mon. D, YYYY)``, pinned to the page of
+  the court's own paper (a PDF's printed page numbers); one with neither gets ``Name (COURT
+  YEAR)`` and no pin.
 - **The pin**: ``, PAGE`` after the first page (``, PAGE n.N`` for a sentence in the opinion's
   N-th footnote: N is the footnote's position in the opinion, which is its number when the
   source numbers footnotes per opinion). When the case's citation is a public-domain
@@ -293,11 +296,14 @@ def _year(date: str) -> str:
 
 
 def format_cite(name: str, citation: str, court: str = "", date: str = "", *, short_court: str = "",
-                page: str | None = None, footnote: int | None = None, paragraph: int | None = None) -> str:
+                page: str | None = None, footnote: int | None = None, paragraph: int | None = None,
+                docket: str = "") -> str:
     """The citation of a case (``name``, its first ``citation``, ``court``, decision ``date``),
     pinned to ``page`` (and ``footnote``: its number), or to ``paragraph`` (a paragraph's number,
-    ``¶ 17``) for a public-domain citation; without a pin, the case's citation alone. The name is
-    written as cited (:func:`cite_name`). See the module docstring."""
+    ``¶ 17``) for a public-domain citation; without a pin, the case's citation alone. A case with no
+    citation but a ``docket`` number is cited as a slip opinion, pinned to the page of its own
+    paper (``Name, No. 3:24-cv-00839, slip op. at 6 (D. Or. Sept. 3, 2025)``). The name is written as
+    cited (:func:`cite_name`). See the module docstring."""
     name = cite_name(name, court)
     parsed = parse_cite(citation) if citation.strip() else None
     cite = parsed.written() if parsed is not None else " ".join(citation.split())
@@ -305,19 +311,39 @@ def format_cite(name: str, citation: str, court: str = "", date: str = "", *, sh
         pin = f", ¶ {paragraph}" if paragraph is not None else ""
         return ", ".join(p for p in (name, cite) if p) + pin
     head = ", ".join(p for p in (name, cite) if p)
+    when = _year(date)
     if cite and page:
         star = parsed.star_pin if parsed is not None else None
         head += star.format(page.lstrip("*")) if star else f", {page}"
         head += f" n.{footnote}" if footnote is not None else ""
-    paren = " ".join(p for p in (_court_in_parenthetical(parsed, court, short_court), _year(date)) if p)
+    elif not cite and docket.strip():
+        number = " ".join(docket.split())
+        head += f", {number}" if re.match(r"(?i)nos?\.", number) else f", No. {number}"
+        if page:
+            head += f", slip op. at {page.lstrip('*')}" + (f" n.{footnote}" if footnote is not None else "")
+        when = _full_date(date) or when
+    paren = " ".join(p for p in (_court_in_parenthetical(parsed, court, short_court), when) if p)
     return f"{head} ({paren})" if paren else head
+
+
+#: The Bluebook's abbreviations of months (table T12).
+_MONTH_ABBREVIATIONS = ("Jan.", "Feb.", "Mar.", "Apr.", "May", "June", "July", "Aug.", "Sept.", "Oct.", "Nov.", "Dec.")
+
+
+def _full_date(date: str) -> str:
+    """A slip opinion's date as cited ("Sept. 3, 2025") from YYYY-MM-DD, or ""."""
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", date.strip())
+    if m is None or not 1 <= int(m.group(2)) <= 12:
+        return ""
+    return f"{_MONTH_ABBREVIATIONS[int(m.group(2)) - 1]} {int(m.group(3))}, {m.group(1)}"
 
 
 def case_cite(case: Case, page: str | None = None, footnote: int | None = None,
               paragraph: int | None = None) -> str:
-    """:func:`format_cite` of a loaded case (its short name, official citation, court, date)."""
+    """:func:`format_cite` of a loaded case (its short name, official citation, court, date, docket number)."""
     return format_cite(case.short_name or case.name, case.citation, case.court, case.date,
-                       short_court=case.short_court, page=page, footnote=footnote, paragraph=paragraph)
+                       short_court=case.short_court, page=page, footnote=footnote, paragraph=paragraph,
+                       docket=case.docket_number)
 
 
 def sentence_pin_cite(term: TermData, sentence: Sentence) -> str:

@@ -67,6 +67,18 @@ from statinterp.sources.records import CaseRecord, OpinionRecord
     # a court named with its district: the court's abbreviation (Mendoza v. State, CourtListener JSON line)
     (("Mendoza v. State", "61 S.W.3d 498", "Court of Appeals of Texas, Fourth District, San Antonio", "2002-02-13"),
      {"page": "500"}, "Mendoza v. State, 61 S.W.3d 498, 500 (Tex. App. 2002)"),
+    # no citation but a docket number: a slip opinion, pinned to its own page, with the full date
+    # (D. Or.'s opinion and order of the text-quality study's ninth half; it was "... (D. Or. 2025)")
+    (("TYLER ALLEN LOFALL v. CLACKAMAS COUNTY", "", "ord", "2025-09-03"),
+     {"page": "6", "docket": "3:24-cv-00839-SB"},
+     "Lofall v. Clackamas Cnty., No. 3:24-cv-00839-SB, slip op. at 6 (D. Or. Sept. 3, 2025)"),
+    (("Doe v. Roe", "", "cadc", "2001-03-04"), {"page": "5", "footnote": 2, "docket": "No. 00-7001"},
+     "Doe v. Roe, No. 00-7001, slip op. at 5 n.2 (D.C. Cir. Mar. 4, 2001)"),
+    (("Doe v. Roe", "", "cadc", "2001-03-04"), {"docket": "00-7001"},
+     "Doe v. Roe, No. 00-7001 (D.C. Cir. Mar. 4, 2001)"),
+    # a citation: the docket number is not cited
+    (("Brown v. Smith", "203 F.2d 34", "cadc", "1953-01-05"), {"page": "36", "docket": "11223"},
+     "Brown v. Smith, 203 F.2d 34, 36 (D.C. Cir. 1953)"),
     # no citation at all: no pin
     (("Doe v. Roe", "", "cadc", "2001-03-04"), {"page": "5"}, "Doe v. Roe (D.C. Cir. 2001)"),
     (("Doe v. Roe", "", "", ""), {}, "Doe v. Roe"),
@@ -379,3 +391,25 @@ def test_a_footnote_of_several_lines_keeps_its_number_in_store_and_pin(tmp_path)
     got = {s["text"]: s["pin_cite"] for s in found.tables["sentence"].values()}
     assert got["(1) a motor vehicle is a car;"] == "Doe v. Roe, 203 F.2d 34, 35 n.2 (D.C. Cir. 2001)"
     assert got["A motor vehicle note."] == "Doe v. Roe, 203 F.2d 34, 35 n.3 (D.C. Cir. 2001)"
+
+
+def test_a_pdfs_slip_opinion_is_pinned_to_its_page(tmp_path, capsys):
+    """``rank --collection`` over a court's PDF with a docket number and no reporter citation pastes a
+    slip opinion's cite with the page the sentence is on (D. Or.'s findings and recommendation, pages
+    1-2: tests/fixtures/genuine/README.md); it was "Lofall v. Oregon (D. Or. 2024)", no pin."""
+    import shutil
+
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    shutil.copy(Path(__file__).parents[1] / "fixtures" / "genuine" / "pdf-modern" / "ord-24-839-doc9-pages1-2.pdf",
+                pdfs)
+    assert main(["ingest", str(pdfs), "--collection", str(tmp_path / "coll")]) == 0
+    capsys.readouterr()
+    assert main(["rank", "pro se", "--collection", str(tmp_path / "coll"), "--format", "json",
+                 "--provision", "Pro se pleadings are held to a less stringent standard."]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert rows
+    for row in rows:
+        assert row["pin_cite"] == (f"Lofall v. Oregon, No. 3:24-cv-00839-SB, slip op. at {row['pin_page']} "
+                                   "(D. Or. July 15, 2024)")
+    assert {row["pin_page"] for row in rows} <= {"1", "2"}
