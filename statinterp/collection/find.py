@@ -59,7 +59,7 @@ from statinterp.corpus.dataset import (
     tables_zip_bytes,
     term_key,
 )
-from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite
+from statinterp.corpus.pin_cites import format_cite, paragraph_number, parse_cite, slip_docket
 from statinterp.corpus.provisions import Provision
 from statinterp.text.headings import LABEL_RE, MAX_LINE_CHARS, is_heading_line, table_rows
 from statinterp.text.segmentation import build_pipeline, lines_may_join, sentence_spans
@@ -422,7 +422,7 @@ class _PinCites:
         paragraph = self._paragraph_number(line) if self.neutral and not row.footnote else None
         c = self.case
         cite = format_cite(c.short_name or c.name, c.citation, c.court, c.date,
-                           page=page, footnote=footnote, paragraph=paragraph, docket=c.docket_number)
+                           page=page, footnote=footnote, paragraph=paragraph, docket=slip_docket(c))
         return {"pin_page": page, "pin_cite": cite} if page is not None else {"pin_cite": cite}
 
 

@@ -12,10 +12,10 @@ How it decides:
 - **The citation** is the case's first citation (the official one, as the stored case gives it),
   parsed by eyecite (``VOLUME REPORTER PAGE``, the reporter's kind from reporters-db); a
   citation eyecite does not know (an unknown reporter) is parsed as ``VOLUME WORDS PAGE``. A
-  case with no citation but a docket number is cited as a slip opinion (The Bluebook's rule
-  10.8.1): ``Name, No. DOCKET, slip op. at PAGE (COURT Mon. D, YYYY)``, pinned to the page of
-  the court's own paper (a PDF's printed page numbers); one with neither gets ``Name (COURT
-  YEAR)`` and no pin.
+  case with no citation but a docket number, read from a court's PDF or a text (whose pages are
+  the court's own paper's: :data:`SLIP_OPINION_SOURCES`), is cited as a slip opinion (The
+  Bluebook's rule 10.8.1): ``Name, No. DOCKET, slip op. at PAGE (COURT Mon. D, YYYY)``; any other
+  gets ``Name (COURT YEAR)`` and no pin.
 - **The pin**: ``, PAGE`` after the first page (``, PAGE n.N`` for a sentence in the opinion's
   N-th footnote: N is the footnote's position in the opinion, which is its number when the
   source numbers footnotes per opinion). When the case's citation is a public-domain
@@ -326,6 +326,11 @@ def format_cite(name: str, citation: str, court: str = "", date: str = "", *, sh
     return f"{head} ({paren})" if paren else head
 
 
+#: The sources whose page labels are the pages of the court's own paper (a PDF's printed numbers, a
+#: text's page breaks): a case of theirs with a docket number and no citation is cited as a slip
+#: opinion. A CourtListener record's labels may be a reporter's star pages ("*Page 758"): not these.
+SLIP_OPINION_SOURCES = frozenset({"pdf", "text"})
+
 #: The Bluebook's abbreviations of months (table T12).
 _MONTH_ABBREVIATIONS = ("Jan.", "Feb.", "Mar.", "Apr.", "May", "June", "July", "Aug.", "Sept.", "Oct.", "Nov.", "Dec.")
 
@@ -340,10 +345,17 @@ def _full_date(date: str) -> str:
 
 def case_cite(case: Case, page: str | None = None, footnote: int | None = None,
               paragraph: int | None = None) -> str:
-    """:func:`format_cite` of a loaded case (its short name, official citation, court, date, docket number)."""
+    """:func:`format_cite` of a loaded case (its short name, official citation, court, date; its docket
+    number when it is a slip opinion: :data:`SLIP_OPINION_SOURCES`)."""
     return format_cite(case.short_name or case.name, case.citation, case.court, case.date,
                        short_court=case.short_court, page=page, footnote=footnote, paragraph=paragraph,
-                       docket=case.docket_number)
+                       docket=slip_docket(case))
+
+
+def slip_docket(case: Case) -> str:
+    """The docket number a case is cited by as a slip opinion ("" unless its source's pages are its own
+    paper's: :data:`SLIP_OPINION_SOURCES`)."""
+    return case.docket_number if case.source in SLIP_OPINION_SOURCES else ""
 
 
 def sentence_pin_cite(term: TermData, sentence: Sentence) -> str:
