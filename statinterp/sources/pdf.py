@@ -676,8 +676,8 @@ def _sort_out(pages: list) -> PdfLayout:
     court = next((named for _, _, lines in pages[:2] if (named := _court(lines))), "")
     two_columns = set()  # the pages set in two columns: their right column's lines marked and moved
     for page_no, (page, _, lines) in enumerate(pages):
-        if (shift := _columns(lines, width := page.get_size()[0])) is not None:
-            _move_right_column(lines, width, shift)
+        if (right_column := _columns(lines, page.get_size()[0])) is not None:
+            _move_right_column(*right_column)
             two_columns.add(page_no)
     all_lines = [ln for _, _, lines in pages for ln in lines]
     weights: Counter = Counter()
@@ -1023,24 +1023,24 @@ def _sides(lines: list[_Line], width: float) -> tuple[list[_Line], list[_Line], 
     return left, right, len(text) - len(left) - len(right)
 
 
-def _columns(lines: list[_Line], width: float) -> float | None:
-    """How far a page's right column stands right of its left column (the shift of its left edge)
-    when the page is set in two columns (an NLRB decision), or None: the lines on each side of the
-    page's middle tested by :func:`~statinterp.sources.cleaning.two_columns` (a single column's
-    lines cross the middle; a caption's ")" column, a signature block, a calendar or a table is
-    no second column). Pure: :func:`_move_right_column` acts on it."""
+def _columns(lines: list[_Line], width: float) -> tuple[list[_Line], float] | None:
+    """A page's right column's lines and how far that column stands right of its left column (the
+    shift of its left edge) when the page is set in two columns (an NLRB decision), or None: the
+    lines on each side of the page's middle tested by :func:`~statinterp.sources.cleaning.two_columns`
+    (a single column's lines cross the middle; a caption's ")" column, a signature block, a calendar
+    or a table is no second column). Pure: :func:`_move_right_column` acts on it."""
     left, right, across = _sides(lines, width)
     left_spans, right_spans = ([(ln.x0, ln.x1) for ln in side] for side in (left, right))
     if not two_columns(left_spans, right_spans, across):
         return None
-    return column_start(right_spans) - column_start(left_spans)
+    return right, column_start(right_spans) - column_start(left_spans)
 
 
-def _move_right_column(lines: list[_Line], width: float, shift: float) -> None:
+def _move_right_column(right: list[_Line], shift: float) -> None:
     """Mark a two-column page's right column's lines (``column`` 1) and move them left over the
     gutter by ``shift`` (:func:`_columns`), so that margins, indents and line ends read as in one
     column (its text follows the left column's, as the PDF writes it)."""
-    for ln in _sides(lines, width)[1]:
+    for ln in right:
         ln.column = 1
         ln.x0 -= shift
         ln.x1 -= shift
@@ -1494,7 +1494,7 @@ def _caption_lines(lines: list[_Line], paragraphs: list[str]) -> str | None:
         m = _PARTIES_THEN_CASE.match(text)
         if m:
             first = m["parties"].split(" and ")[0].rstrip(" ,;:.")
-            return _clean_name(re.sub(r"(?<=[a-z])- (?=[a-z])", "", first))  # "Acade- my": a line's end
+            return _clean_name(dehyphenate(first))  # "Acade- my": a line's end
     return None
 
 

@@ -107,7 +107,7 @@ def test_a_note_label_before_its_text_after_one_blank_line_above_a_foot_of_notes
 
 
 def test_the_column_test_moves_nothing_and_its_caller_moves_the_right_column():
-    """``_columns`` only tells the right column's shift (it used to move the lines as it decided);
+    """``_columns`` only tells the right column's lines and shift (it used to move them as it decided);
     ``_move_right_column`` marks and moves them. A page of ten justified lines a side, a
     paragraph's first line indented in each column."""
     lines = []
@@ -115,10 +115,13 @@ def test_the_column_test_moves_nothing_and_its_caller_moves_the_right_column():
         lines.append(_Line("left column text " * 3, 54 + 18 * (i == 0), 300, 700 - 12 * i, 10, 0))
         lines.append(_Line("right column text " * 3, 312 + 18 * (i == 5), 558, 700 - 12 * i, 10, 0))
     before = [(ln.x0, ln.x1, ln.column) for ln in lines]
-    shift = _columns(lines, 612.0)
+    found = _columns(lines, 612.0)
+    assert found is not None
+    right, shift = found
     assert shift == 258.0  # the right column's left edge (312) over the left column's (54)
+    assert right == [ln for ln in lines if ln.text.startswith("right")]
     assert [(ln.x0, ln.x1, ln.column) for ln in lines] == before
-    _move_right_column(lines, 612.0, shift)
+    _move_right_column(right, shift)
     assert [(ln.x0, ln.x1, ln.column) for ln in lines if ln.text.startswith("right")] == (
         [(54.0, 300.0, 1)] * 5 + [(72.0, 300.0, 1)] + [(54.0, 300.0, 1)] * 4)
     assert [(ln.x0, ln.x1, ln.column) for ln in lines if ln.text.startswith("left")] == before[::2]
